@@ -1,0 +1,46 @@
+"""kleene: complex event processing for Python, on Apache Spark through PySpark.
+
+>>> import kleene
+>>> events = [{"type": t, "ts": ts, "price": p} for t, ts, p in
+...           [("A", 1, 10), ("A", 2, 12), ("B", 3, 11), ("B", 4, 13), ("C", 5, 20)]]
+>>> for m in kleene.match("PATTERN SEQ(A a, B b, C c) WHERE b.price > a.price WITHIN 1 hour",
+...                       events):
+...     print(m.ids())
+{'a': (0,), 'b': (3,), 'c': (4,)}
+{'a': (1,), 'b': (3,), 'c': (4,)}
+"""
+
+from kleene.compiler.functions import register_function, unregister_function
+from kleene.compiler.options import Options
+from kleene.errors import EventError, KleeneError, PatternError, PatternSyntaxError, PlanError
+from kleene.events import Event, Watermark
+from kleene.language import builder
+from kleene.language.ast import Pattern
+from kleene.matches import Match
+from kleene.plans import compile, parse
+from kleene.plans.base import Plan
+from kleene.runtime.engine import Engine, match
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Engine",
+    "Event",
+    "EventError",
+    "KleeneError",
+    "Match",
+    "Options",
+    "Pattern",
+    "PatternError",
+    "PatternSyntaxError",
+    "Plan",
+    "PlanError",
+    "Watermark",
+    "__version__",
+    "builder",
+    "compile",
+    "match",
+    "parse",
+    "register_function",
+    "unregister_function",
+]

@@ -1,0 +1,1 @@
+"""From AST to what plans need: validation, analysis, options, functions, evaluation."""

@@ -1,0 +1,539 @@
+"""What every plan needs to know about a pattern, derived once.
+
+- the variables, positive and negated, in pattern order;
+- the WHERE clause as conditions (its top-level conjuncts): which variables each mentions,
+  whether it is a *property* (about one event of one variable) or a *relationship*, and when
+  it can be decided while a match is being built;
+- the equivalence tests (`[attr]`);
+- the *partition key*: attributes the equality closure of the conditions forces every event
+  of a match (and every event that could spoil it through a negation) to share;
+- the ordering constraints SEQ imposes, and for each negation the variables before and after;
+- the window and the event selection strategy.
+
+>>> from kleene import parse
+>>> from kleene.compiler.analysis import analyze
+>>> info = analyze(parse('''PATTERN SEQ(Shelf a, NOT(Register r), Exit c)
+...     WHERE [tag] and a.zone = 'A' and c.ts - a.ts > 5 WITHIN 12 hours'''))
+>>> [c.text for c in info.properties["a"]], [c.text for c in info.relationships]
+(["a.zone = 'A'"], ['c.ts - a.ts > 5'])
+>>> info.partition.describe(), sorted(info.negations["r"].before), info.negations["r"].after
+('tag', ['a'], frozenset({'c'}))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kleene.compiler.functions import known_functions
+from kleene.compiler.validate import validate
+from kleene.errors import PatternError
+from kleene.events import Event
+from kleene.language import ast as A
+from kleene.language.printer import expr_text
+
+__all__ = ["Analysis", "Condition", "Negated", "Partition", "Variable", "analyze", "positive"]
+
+
+@dataclass(frozen=True)
+class Variable:
+    """A pattern variable: its name, the event types it takes, its quantifier."""
+
+    name: str
+    types: frozenset[str]
+    quantifier: A.Quantifier | None
+    negated: bool
+
+    @property
+    def kleene(self) -> bool:
+        return self.quantifier is not None
+
+    @property
+    def min(self) -> int:
+        return 1 if self.quantifier is None else self.quantifier.min
+
+    @property
+    def max(self) -> int | None:
+        return 1 if self.quantifier is None else self.quantifier.max
+
+
+Bound = Mapping[str, tuple[Any, ...]]  # variable -> what it has bound so far (events or positions)
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One top-level conjunct of the WHERE clause, and when it can be decided.
+
+    A condition that mentions `b[i]` (or `b[..i-k]`) is a family of instances, one for each i
+    from `first_i` to b.len. An instance is *decidable* once every variable it mentions is
+    bound, the elements it indexes exist, and every Kleene variable it needs whole (`b[]`,
+    `b.len`, `b[b.len]`) is closed. A condition mentioning a variable the match does not bind
+    (one of another OR branch) does not apply to that match.
+    """
+
+    expr: A.Expr
+    text: str
+    variables: frozenset[str]
+    negated: str | None
+    indexed: str | None
+    first_i: int
+    whole: frozenset[str]
+    leading: Mapping[str, int]
+
+    @property
+    def property_of(self) -> str | None:
+        """The variable this condition is a property of (one event of it), if it is one."""
+        names = self.variables | ({self.negated} if self.negated else set())
+        if len(names) != 1 or self.whole or self.leading or self.first_i != 1:
+            return None
+        (name,) = names
+        return name if self.indexed in (None, name) else None
+
+    def instances(self, bound: Bound, closed: frozenset[str] | set[str]) -> list[int | None]:
+        """The instances (values of i, or [None]) decidable given what is bound and closed."""
+        for name in self.variables:
+            if name not in bound:
+                return []
+        for name in self.whole:
+            if name not in closed:
+                return []
+        for name, count in self.leading.items():
+            if len(bound[name]) < count and name not in closed:
+                return []
+        if self.indexed is None:
+            return [None]
+        return list(range(self.first_i, len(bound[self.indexed]) + 1))
+
+
+@dataclass(frozen=True)
+class Negated:
+    """A negated variable and the positive variables SEQ orders before and after it.
+
+    A negation inside an OR branch applies only to matches of that branch: `branches` holds,
+    for each OR around it, the variables only the branch it stands in declares; a match took
+    that branch when it binds one of them.
+    """
+
+    variable: Variable
+    before: frozenset[str]
+    after: frozenset[str]
+    conditions: tuple[Condition, ...]
+    branches: tuple[frozenset[str], ...] = ()
+
+    def applies(self, bound: Mapping[str, object]) -> bool:
+        """Does the negation concern a match binding these variables?"""
+        return all(any(name in bound for name in branch) for branch in self.branches)
+
+
+@dataclass(frozen=True)
+class Partition:
+    """The partition key: one attribute per equality class that covers every variable.
+
+    `by_type` maps each event type of the pattern to its key attributes, one per class;
+    `default` gives them for other event types when every class uses a single attribute name.
+    """
+
+    classes: tuple[tuple[tuple[str, str], ...], ...]
+    by_type: Mapping[str, tuple[str, ...]]
+    default: tuple[str, ...] | None
+
+    def key(self, event: Event) -> Hashable | None:
+        """The event's partition key; None when it lacks a value (such events form one more
+        partition: alone in any match they join, they spoil no other)."""
+        names = self.by_type.get(event.type, self.default)
+        if names is None:
+            return None
+        attrs = event.attrs
+        values = tuple(attrs.get(name) for name in names)
+        if None in values:
+            return None
+        try:
+            hash(values)
+        except TypeError:
+            return None
+        return values
+
+    def describe(self) -> str:
+        parts = []
+        for members in self.classes:
+            attrs = {attr for _, attr in members}
+            parts.append(
+                attrs.pop() if len(attrs) == 1 else " = ".join(f"{v}.{a}" for v, a in members)
+            )
+        return ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Everything derived from a pattern that plans share; see the module docstring."""
+
+    pattern: A.Pattern
+    structure: A.Element
+    variables: Mapping[str, Variable]
+    conditions: tuple[Condition, ...]
+    equivalences: tuple[str, ...]
+    negations: Mapping[str, Negated]
+    before: Mapping[str, frozenset[str]]
+    partition: Partition | None
+    strategy: str
+    functions: Mapping[str, Callable[..., Any]] = field(repr=False)
+
+    @property
+    def positive(self) -> tuple[Variable, ...]:
+        return tuple(v for v in self.variables.values() if not v.negated)
+
+    @property
+    def properties(self) -> dict[str, tuple[Condition, ...]]:
+        """Each variable's properties: conditions on one of its events alone."""
+        return {
+            name: tuple(c for c in self.conditions if c.property_of == name)
+            for name in self.variables
+        }
+
+    @property
+    def relationships(self) -> tuple[Condition, ...]:
+        """The conditions that relate several events."""
+        return tuple(c for c in self.conditions if c.property_of is None)
+
+    @property
+    def prefilter_safe(self) -> bool:
+        """May events no variable can take be dropped before matching?
+
+        Not under the contiguity strategies: there an irrelevant event still breaks a run.
+        """
+        return self.strategy in ("skip_till_next_match", "skip_till_any_match")
+
+
+def analyze(
+    pattern: A.Pattern, functions: Mapping[str, Callable[..., Any]] | None = None
+) -> Analysis:
+    """Validate `pattern` and derive its `Analysis`.
+
+    `functions` adds callables to the built-in and registered ones; a call of an unknown
+    function is a `PatternError`.
+    """
+    validate(pattern)
+    table = known_functions(functions)
+    variables = _variables(pattern.structure)
+    _check_functions(pattern, table)
+    conditions: list[Condition] = []
+    equivalences: list[str] = []
+    for conjunct in A.conjuncts(pattern.where):
+        if isinstance(conjunct, A.Equivalence):
+            equivalences.extend(a for a in conjunct.attrs if a not in equivalences)
+        else:
+            conditions.append(_condition(conjunct, variables))
+    before = _order(pattern.structure)
+    branches = _branches(pattern.structure)
+    negations = {
+        name: Negated(
+            variable,
+            frozenset(v for v in before[name] if not variables[v].negated),
+            frozenset(
+                v for v in variables if not variables[v].negated and name in before[v]
+            ),
+            tuple(c for c in conditions if c.negated == name),
+            branches.get(name, ()),
+        )
+        for name, variable in variables.items()
+        if variable.negated
+    }
+    strategy = pattern.strategy or "skip_till_any_match"
+    return Analysis(
+        pattern=pattern,
+        structure=pattern.structure,
+        variables=variables,
+        conditions=tuple(conditions),
+        equivalences=tuple(equivalences),
+        negations=negations,
+        before=before,
+        partition=_partition(pattern, variables, conditions, equivalences),
+        strategy=strategy,
+        functions=table,
+    )
+
+
+def positive(element: A.Element) -> A.Element | None:
+    """The structure without negations, nested SEQ/AND/OR flattened, one-item lists unwrapped."""
+    if isinstance(element, A.EventVar):
+        return element
+    if isinstance(element, A.Negation):
+        return None
+    items: list[A.Element] = []
+    for item in element.items:
+        kept = positive(item)
+        if kept is None:
+            continue
+        if type(kept) is type(element):
+            items.extend(kept.items)  # type: ignore[union-attr]
+        else:
+            items.append(kept)
+    if len(items) == 1:
+        return items[0]
+    return type(element)(tuple(items))
+
+
+def _variables(structure: A.Element) -> dict[str, Variable]:
+    found: dict[str, Variable] = {}
+
+    def visit(element: A.Element, negated: bool) -> None:
+        if isinstance(element, A.EventVar):
+            found.setdefault(
+                element.name,
+                Variable(element.name, frozenset(element.types), element.quantifier, negated),
+            )
+        elif isinstance(element, A.Negation):
+            visit(element.event, True)
+        else:
+            for item in element.items:
+                visit(item, negated)
+
+    visit(structure, False)
+    return found
+
+
+def _check_functions(pattern: A.Pattern, table: Mapping[str, Any]) -> None:
+    if pattern.where is None:
+        return
+    for node in A.walk(pattern.where):
+        if isinstance(node, A.Call) and node.name.lower() not in table:
+            names = ", ".join(sorted(table))
+            span = node.span
+            message = (
+                f"unknown function {node.name}; register it with kleene.register_function "
+                f"or pass functions={{...}} (known: {names})"
+            )
+            if span is None or not pattern.text:
+                raise PatternError(message, "", 0, 0)
+            raise PatternError(message, pattern.text, span.line, span.column, len(node.name))
+
+
+def _condition(expr: A.Expr, variables: Mapping[str, Variable]) -> Condition:
+    mentioned: set[str] = set()
+    negated: str | None = None
+    indexed: str | None = None
+    first_i = 1
+    whole: set[str] = set()
+    leading: dict[str, int] = {}
+    for node in A.walk(expr):
+        if not isinstance(node, A.Attr | A.Len | A.Aggregate):
+            continue
+        name = node.var
+        if variables[name].negated:
+            negated = name
+        else:
+            mentioned.add(name)
+        if isinstance(node, A.Len) or (isinstance(node, A.Aggregate) and node.upto is None):
+            whole.add(name)
+        elif isinstance(node, A.Aggregate):
+            indexed = name
+            first_i = max(first_i, 1 + (node.upto or 0))
+        elif node.index is not None:
+            if node.index.base == "i":
+                indexed = name
+                first_i = max(first_i, 1 - node.index.offset)
+            elif node.index.base == "last":
+                whole.add(name)
+            else:
+                leading[name] = max(leading.get(name, 0), node.index.offset)
+    return Condition(
+        expr=expr,
+        text=expr_text(expr),
+        variables=frozenset(mentioned),
+        negated=negated,
+        indexed=indexed,
+        first_i=first_i,
+        whole=frozenset(whole),
+        leading=leading,
+    )
+
+
+def _branches(structure: A.Element) -> dict[str, tuple[frozenset[str], ...]]:
+    """For each negated variable, the variables of its own in each OR branch around it."""
+    found: dict[str, tuple[frozenset[str], ...]] = {}
+
+    def positives(element: A.Element) -> set[str]:
+        return {v.name for v in A.event_vars(element)} - negated(element)
+
+    def negated(element: A.Element) -> set[str]:
+        if isinstance(element, A.Negation):
+            return {element.event.name}
+        if isinstance(element, A.EventVar):
+            return set()
+        return set().union(*(negated(item) for item in element.items))
+
+    def visit(element: A.Element, guards: tuple[frozenset[str], ...]) -> None:
+        if isinstance(element, A.Negation):
+            found[element.event.name] = guards
+        elif not isinstance(element, A.EventVar):
+            for item in element.items:
+                inner = guards
+                if isinstance(element, A.Or):
+                    others = set().union(*(positives(o) for o in element.items if o is not item))
+                    inner = (*guards, frozenset(positives(item) - others))
+                visit(item, inner)
+
+    visit(structure, ())
+    return found
+
+
+def _order(structure: A.Element) -> dict[str, frozenset[str]]:
+    """For each variable, the variables SEQ places before it."""
+    before: dict[str, set[str]] = {}
+
+    def names(element: A.Element) -> set[str]:
+        return {v.name for v in A.event_vars(element)}
+
+    def visit(element: A.Element, earlier: set[str]) -> None:
+        if isinstance(element, A.EventVar | A.Negation):
+            var = element if isinstance(element, A.EventVar) else element.event
+            before.setdefault(var.name, set()).update(earlier)
+            return
+        seen = set(earlier)
+        for item in element.items:
+            visit(item, seen if isinstance(element, A.Seq) else earlier)
+            if isinstance(element, A.Seq):
+                seen = seen | names(item)
+
+    visit(structure, set())
+    return {name: frozenset(found) for name, found in before.items()}
+
+
+# ---- the partition key -----------------------------------------------------------------
+
+
+def _mandatory(structure: A.Element) -> set[str]:
+    """Positive variables every match binds to at least one event (none under OR, no T*)."""
+    found: set[str] = set()
+
+    def visit(element: A.Element) -> None:
+        if isinstance(element, A.EventVar):
+            if element.quantifier is None or element.quantifier.min >= 1:
+                found.add(element.name)
+        elif isinstance(element, A.Seq | A.And):
+            for item in element.items:
+                visit(item)
+
+    visit(structure)
+    return found
+
+
+def _partition(
+    pattern: A.Pattern,
+    variables: Mapping[str, Variable],
+    conditions: list[Condition],
+    equivalences: list[str],
+) -> Partition | None:
+    """The attributes all events of a match, and every event that could spoil it, share.
+
+    An equivalence test `[x]` gives one directly. Equalities between variables give one when
+    they chain every positive variable together through variables each match binds (a chain
+    through an optional or OR-branch variable can break), and every negated variable is
+    equated to the chain by a condition of its own.
+    """
+    positives = [n for n, v in variables.items() if not v.negated]
+    mandatory = _mandatory(pattern.structure)
+    candidates: list[dict[str, str]] = [{name: attr for name in variables} for attr in equivalences]
+    if set(positives) <= mandatory:
+        candidates.extend(_equality_classes(variables, conditions, positives))
+    usable: list[dict[str, str]] = []
+    for members in candidates:
+        per_type: dict[str, str] = {}
+        if all(
+            per_type.setdefault(event_type, attr) == attr
+            for name, attr in members.items()
+            for event_type in variables[name].types
+        ) and members not in usable:
+            usable.append(members)
+    if not usable:
+        return None
+    classes = tuple(tuple((name, m[name]) for name in variables) for m in usable)
+    types = sorted({t for v in variables.values() for t in v.types})
+    by_type = {
+        event_type: tuple(
+            next(attr for name, attr in m.items() if event_type in variables[name].types)
+            for m in usable
+        )
+        for event_type in types
+    }
+    names = [set(m.values()) for m in usable]
+    default = tuple(n.pop() for n in names) if all(len(n) == 1 for n in names) else None
+    return Partition(classes, by_type, default)
+
+
+def _equality_classes(
+    variables: Mapping[str, Variable], conditions: list[Condition], positives: list[str]
+) -> list[dict[str, str]]:
+    """Classes of `v.x = w.y` equalities covering every variable (see `_partition`)."""
+    parent: dict[tuple[str, str], tuple[str, str]] = {}
+
+    def find(term: tuple[str, str]) -> tuple[str, str]:
+        parent.setdefault(term, term)
+        while parent[term] != term:
+            parent[term] = parent[parent[term]]
+            term = parent[term]
+        return term
+
+    uniform: set[tuple[str, str]] = set()  # Kleene terms whose elements all share the value
+    pairs: list[tuple[A.Attr, A.Attr]] = []
+    links: list[tuple[str, str, A.Attr]] = []  # negated variable, its attribute, the other side
+    for condition in conditions:
+        expr = condition.expr
+        if not (isinstance(expr, A.Compare) and expr.op == "="):
+            continue
+        left, right = expr.left, expr.right
+        if not (isinstance(left, A.Attr) and isinstance(right, A.Attr)):
+            continue
+        if condition.negated is not None:
+            mine, other = (left, right) if left.var == condition.negated else (right, left)
+            if other.var != condition.negated:
+                links.append((mine.var, mine.attr, other))
+            continue
+        if left.var == right.var:
+            chain = {left.index, right.index} == {A.Index("i"), A.Index("i", -1)}
+            if chain and left.attr == right.attr:
+                uniform.add((left.var, left.attr))
+            continue
+        for node in (left, right):
+            if node.index == A.Index("i"):
+                uniform.add((node.var, node.attr))
+        pairs.append((left, right))
+
+    def term(node: A.Attr) -> tuple[str, str] | None:
+        """The node as a class member: every event of its variable, or None."""
+        key = (node.var, node.attr)
+        if not variables[node.var].kleene:
+            return key
+        return key if key in uniform else None
+
+    for left, right in pairs:
+        a, b = term(left), term(right)
+        if a is not None and b is not None:
+            parent[find(a)] = find(b)
+    classes: dict[tuple[str, str], dict[str, str]] = {}
+    conflicted: set[tuple[str, str]] = set()
+    for member in parent:
+        root = find(member)
+        per_var = classes.setdefault(root, {})
+        if per_var.setdefault(member[0], member[1]) != member[1]:
+            conflicted.add(root)
+    result = []
+    for root, per_var in classes.items():
+        if root in conflicted or set(per_var) != set(positives):
+            continue
+        complete = dict(per_var)
+        for name, variable in variables.items():
+            if not variable.negated:
+                continue
+            found = [
+                attr
+                for negated, attr, other in links
+                if negated == name and (t := term(other)) is not None and find(t) == root
+            ]
+            if not found:
+                break
+            complete[name] = found[0]
+        else:
+            result.append(complete)
+    return result

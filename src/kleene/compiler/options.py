@@ -1,0 +1,70 @@
+"""The one frozen options object every plan receives.
+
+>>> from kleene.compiler.options import Options
+>>> Options.build(output="non_overlapping", time_unit="ms").window_length(2, "s")
+2000.0
+>>> Options.build(colour="red")
+Traceback (most recent call last):
+...
+kleene.errors.PlanError: unknown option 'colour'; the options are: functions, name, output, time_unit
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from types import MappingProxyType
+from typing import Any, Literal
+
+from kleene.errors import PlanError
+from kleene.language.to_ast import UNITS
+
+__all__ = ["OUTPUTS", "Options"]
+
+OUTPUTS = ("all", "non_overlapping")
+
+
+@dataclass(frozen=True)
+class Options:
+    """How a compiled plan behaves; plans pick what concerns them.
+
+    - `output`: "all" matches (default) or "non_overlapping" (SASE+ section 2: per partition,
+      a match is reported only if it starts after the previous reported one ended).
+    - `time_unit`: what one unit of a numeric timestamp is ("s" by default; "ms", "us", ...);
+      WITHIN amounts with units are converted to it. Datetime timestamps are measured in
+      seconds, so they need "s".
+    - `functions`: extra functions predicates may call, by name.
+    - `name`: the pattern's name in matches.
+    """
+
+    output: Literal["all", "non_overlapping"] = "all"
+    time_unit: str = "s"
+    functions: Mapping[str, Callable[..., Any]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    name: str = "pattern"
+
+    @classmethod
+    def build(cls, **options: Any) -> Options:
+        """Options from keyword arguments, rejecting unknown names and bad values."""
+        known = {f.name for f in fields(cls)}
+        for name in options:
+            if name not in known:
+                raise PlanError(
+                    f"unknown option {name!r}; the options are: {', '.join(sorted(known))}"
+                )
+        if options.get("output", "all") not in OUTPUTS:
+            raise PlanError(f"output must be one of {', '.join(OUTPUTS)}, not {options['output']!r}")
+        unit = options.get("time_unit", "s")
+        if not isinstance(unit, str) or unit.lower() not in UNITS:
+            raise PlanError(f"unknown time_unit {unit!r}; use one of {', '.join(sorted(UNITS))}")
+        options["time_unit"] = UNITS[unit.lower()][0]
+        if "functions" in options:
+            options["functions"] = MappingProxyType(dict(options["functions"]))
+        return cls(**options)
+
+    def window_length(self, amount: float, unit: str | None) -> float:
+        """A WITHIN amount in timestamp units (a bare amount is already in them)."""
+        if unit is None:
+            return amount
+        return amount * UNITS[unit][1] / UNITS[self.time_unit][1]

@@ -1,0 +1,312 @@
+"""Does a pattern make sense? Names resolve, Kleene references fit, negations can be decided.
+
+Every check raises `PatternError` pointing at the offending text (or, for a pattern built in
+Python, naming it). `kleene.parse` and `kleene.compile` both run `validate`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterator
+from typing import NoReturn
+
+from kleene.errors import PatternError
+from kleene.language import ast as A
+from kleene.language.printer import expr_text
+
+__all__ = ["guarantees_event", "nullable", "validate"]
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_RESERVED = {"pattern", "where", "within", "seq", "and", "or", "not", "true", "false", "null", "i"}
+
+Path = tuple[tuple[A.Element, int], ...]  # (ancestor, index of the child on the way down)
+
+
+def nullable(element: A.Element) -> bool:
+    """Can this element match without binding any event?"""
+    if isinstance(element, A.EventVar):
+        return element.quantifier is not None and element.quantifier.min == 0
+    if isinstance(element, A.Negation):
+        return True
+    if isinstance(element, A.Or):
+        return any(nullable(item) for item in element.items)
+    return all(nullable(item) for item in element.items)
+
+
+def guarantees_event(element: A.Element) -> bool:
+    """Does every match of this element bind at least one event?"""
+    if isinstance(element, A.EventVar):
+        return not nullable(element)
+    if isinstance(element, A.Negation):
+        return False
+    if isinstance(element, A.Or):
+        return all(guarantees_event(item) for item in element.items)
+    return any(guarantees_event(item) for item in element.items)
+
+
+def validate(pattern: A.Pattern) -> None:
+    """Raise `PatternError` if the pattern does not make sense."""
+    _Validator(pattern).run()
+
+
+class _Validator:
+    def __init__(self, pattern: A.Pattern) -> None:
+        self.pattern = pattern
+        self.text = pattern.text or ""
+        self.declared: dict[str, A.EventVar] = {}
+        self.negated: set[str] = set()
+
+    def fail(self, message: str, node: object | None = None) -> NoReturn:
+        span = getattr(node, "span", None)
+        if span is None or not self.text:
+            raise PatternError(message, "", 0, 0)
+        width = span.end - span.start if span.end_line == span.line else 1
+        raise PatternError(message, self.text, span.line, span.column, max(1, width))
+
+    def run(self) -> None:
+        pattern = self.pattern
+        self.declarations()
+        self.structure(pattern.structure, None)
+        if nullable(pattern.structure):
+            self.fail(
+                "this pattern can match without any event; make at least one element "
+                "required (T or T+, not T*)",
+                pattern.structure,
+            )
+        if pattern.within is None:
+            self.negation_windows()
+        self.strategy()
+        self.window()
+        self.predicates()
+
+    # -- structure -----------------------------------------------------------------------
+
+    def occurrences(
+        self, element: A.Element, path: Path = ()
+    ) -> Iterator[tuple[A.EventVar, bool, Path]]:
+        if isinstance(element, A.EventVar):
+            yield element, False, path
+        elif isinstance(element, A.Negation):
+            yield element.event, True, path
+        else:
+            for index, item in enumerate(element.items):
+                yield from self.occurrences(item, (*path, (element, index)))
+
+    def declarations(self) -> None:
+        seen: dict[str, tuple[A.EventVar, bool, Path]] = {}
+        for event, negated, path in self.occurrences(self.pattern.structure):
+            name = event.name
+            if not _IDENTIFIER.match(name) or name.lower() in _RESERVED:
+                self.fail(f"{name!r} cannot name a variable; pick another name", event)
+            if not event.types or any(not t for t in event.types):
+                self.fail(f"variable {name} needs an event type", event)
+            if name in seen:
+                first, first_negated, first_path = seen[name]
+                same = (first.types, first.quantifier, first_negated) == (
+                    event.types,
+                    event.quantifier,
+                    negated,
+                )
+                if not (same and _exclusive(first_path, path)):
+                    self.fail(
+                        f"variable {name} is declared twice; names must be unique (only "
+                        "separate OR branches may reuse a name, with the same declaration)",
+                        event,
+                    )
+                continue
+            seen[name] = (event, negated, path)
+            self.declared[name] = event
+            if negated:
+                self.negated.add(name)
+
+    def structure(self, element: A.Element, parent: A.Element | None) -> None:
+        if isinstance(element, A.EventVar):
+            return
+        if isinstance(element, A.Negation):
+            if not isinstance(parent, A.Seq | A.And):
+                self.fail(
+                    f"NOT({element.event.name}) must stand inside SEQ(...) or AND(...), "
+                    "next to the events it is absent between",
+                    element,
+                )
+            if element.event.kleene:
+                self.fail("a negation takes a single event, not a Kleene variable", element)
+            return
+        keyword = {A.Seq: "SEQ", A.And: "AND", A.Or: "OR"}[type(element)]
+        if not element.items:
+            self.fail(f"{keyword}() needs at least one element", element)
+        if all(isinstance(item, A.Negation) for item in element.items):
+            self.fail(f"{keyword}(...) needs at least one event that is not negated", element)
+        for item in element.items:
+            self.structure(item, element)
+            if isinstance(element, A.Or) and nullable(item):
+                self.fail("an OR branch must match at least one event", item)
+        if isinstance(element, A.Or):
+            self.own_variables(element)
+
+    def own_variables(self, element: A.Or) -> None:
+        """An OR branch holding a negation needs a variable no other branch declares, or no
+        one could tell whether a match took it (and so whether the negation applies)."""
+        for item in element.items:
+            names = {v.name for v in A.event_vars(item)}
+            has_negation = any(
+                isinstance(n, A.Negation) for n in _nodes(item)
+            )
+            others = set().union(
+                *({v.name for v in A.event_vars(o)} for o in element.items if o is not item)
+            )
+            if has_negation and not (names - others - self.negated):
+                self.fail(
+                    "this OR branch holds a negation, so it needs a variable of its own "
+                    "(one no other branch declares) to tell its matches apart",
+                    item,
+                )
+
+    def negation_windows(self) -> None:
+        for event, negated, path in self.occurrences(self.pattern.structure):
+            if not negated:
+                continue
+            before = after = False
+            for ancestor, index in path:
+                if isinstance(ancestor, A.Seq):
+                    before |= any(guarantees_event(x) for x in ancestor.items[:index])
+                    after |= any(guarantees_event(x) for x in ancestor.items[index + 1 :])
+            if not (before and after):
+                side = "ahead" if before else "back"
+                node = path[-1][0].items[path[-1][1]] if path else event
+                self.fail(
+                    f"NOT({event.name}) needs WITHIN: with no event on its {('right' if before else 'left')} "
+                    f"side, only a window says how far {side} the absence must hold",
+                    node,
+                )
+
+    # -- clauses -------------------------------------------------------------------------
+
+    def strategy(self) -> None:
+        pattern = self.pattern
+        if pattern.strategy is not None and pattern.strategy not in A.STRATEGIES:
+            self.fail(
+                f"unknown event selection strategy {pattern.strategy!r}; use one of "
+                + ", ".join(A.STRATEGIES)
+            )
+        for name in pattern.strategy_vars or ():
+            if name not in self.declared:
+                self.fail(self.unknown(name), pattern)
+
+    def window(self) -> None:
+        within = self.pattern.within
+        if within is None:
+            return
+        if not within.amount > 0:
+            self.fail("a window must be longer than 0", within)
+
+    def unknown(self, name: str) -> str:
+        close = difflib.get_close_matches(name, list(self.declared), n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        declared = ", ".join(self.declared)
+        return f"unknown variable {name}{hint}; the pattern declares {declared}"
+
+    # -- predicates ----------------------------------------------------------------------
+
+    def predicates(self) -> None:
+        where = self.pattern.where
+        if where is None:
+            return
+        for conjunct in A.conjuncts(where):
+            self.condition(conjunct)
+            indexed: list[tuple[str, A.Expr]] = []
+            negated: list[tuple[str, A.Expr]] = []
+            for node in A.walk(conjunct):
+                if isinstance(node, A.Equivalence) and node is not conjunct:
+                    self.fail(
+                        f"{expr_text(node)} tests the whole match; it must stand on its own, "
+                        "joined to the other conditions by 'and'",
+                        node,
+                    )
+                var = self.reference(node)
+                if var is None:
+                    continue
+                if var in self.negated:
+                    negated.append((var, node))
+                if _uses_i(node):
+                    indexed.append((var, node))
+            if len({v for v, _ in indexed}) > 1:
+                first = indexed[0][0]
+                var, node = next((v, n) for v, n in indexed if v != first)
+                self.fail(
+                    f"i already ranges over {first}[] in this condition; one condition can "
+                    f"iterate over one Kleene variable (split it, or use {var}[{var}.len])",
+                    node,
+                )
+            if len({v for v, _ in negated}) > 1:
+                first = negated[0][0]
+                var, node = next((v, n) for v, n in negated if v != first)
+                self.fail(
+                    f"this condition mentions two negated variables, {first} and {var}; "
+                    "each condition may constrain one absent event",
+                    node,
+                )
+
+    def reference(self, node: A.Expr) -> str | None:
+        """Check a node that names a variable; return the variable's name."""
+        if not isinstance(node, A.Attr | A.Len | A.Aggregate):
+            return None
+        var = node.var
+        if var not in self.declared:
+            self.fail(self.unknown(var), node)
+        kleene = self.declared[var].kleene
+        if isinstance(node, A.Attr) and node.index is None and kleene:
+            self.fail(
+                f"{var} is a Kleene variable; say which of its events: {var}[i].{node.attr} "
+                f"(each), {var}[1].{node.attr} (first), {var}[{var}.len].{node.attr} (last), or "
+                f"an aggregate such as avg({var}[].{node.attr})",
+                node,
+            )
+        if not kleene and not (isinstance(node, A.Attr) and node.index is None):
+            what = {A.Attr: "indexing", A.Len: ".len", A.Aggregate: "an aggregate"}[type(node)]
+            self.fail(
+                f"{what} needs a Kleene variable, and {var} binds a single event "
+                f"(declare it as T+ {var}[] to bind several)",
+                node,
+            )
+        return var
+
+    def condition(self, expr: A.Expr) -> None:
+        """Check that an expression can be true or false."""
+        if isinstance(expr, A.BoolOp):
+            for item in expr.items:
+                self.condition(item)
+        elif isinstance(expr, A.Unary) and expr.op == "not":
+            self.condition(expr.operand)
+        elif isinstance(expr, A.Literal) and not isinstance(expr.value, bool | None):
+            kind = "string" if isinstance(expr.value, str) else "number"
+            self.fail(f"{expr_text(expr)} is a {kind}, not a condition", expr)
+        elif isinstance(expr, A.Binary | A.Len | A.Aggregate | A.Unary):
+            self.fail(
+                f"{expr_text(expr)} is a number, not a condition; compare it with something",
+                expr,
+            )
+
+
+def _nodes(element: A.Element) -> Iterator[A.Element]:
+    yield element
+    if isinstance(element, A.Seq | A.And | A.Or):
+        for item in element.items:
+            yield from _nodes(item)
+
+
+def _uses_i(node: A.Expr) -> bool:
+    if isinstance(node, A.Attr):
+        return node.index is not None and node.index.base == "i"
+    return isinstance(node, A.Aggregate) and node.upto is not None
+
+
+def _exclusive(first: Path, second: Path) -> bool:
+    """Do two places in the structure lie in different branches of one OR?"""
+    for (node_a, index_a), (node_b, index_b) in zip(first, second, strict=False):
+        if node_a is not node_b:
+            return False
+        if index_a != index_b:
+            return isinstance(node_a, A.Or)
+    return False

@@ -1,0 +1,166 @@
+"""Events: what patterns match, and the watermark that says how far time has moved.
+
+>>> from kleene import Event
+>>> e = Event("Stock", 10, {"symbol": "IBM", "price": 97.5})
+>>> e["price"], e.get("volume"), e.id
+(97.5, None, None)
+>>> Event("Stock", 10, {"price": 1}, id=7)
+Event('Stock', 10, {'price': 1}, id=7)
+
+An event's `id` names it in matches; when it is None, the engine gives the event its arrival
+position. Timestamps are ints, floats or timezone-aware datetimes; `t` is the timestamp as a
+number (datetimes become seconds since the epoch), which is what windows measure.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from kleene.errors import EventError
+
+__all__ = ["Event", "Timestamp", "Watermark", "as_event", "numeric_time"]
+
+Timestamp = int | float | datetime
+
+
+def numeric_time(ts: object) -> float | int:
+    """A timestamp as a number: ints and floats stay, datetimes become epoch seconds.
+
+    >>> from datetime import datetime, timezone
+    >>> numeric_time(datetime(1970, 1, 2, tzinfo=timezone.utc))
+    86400.0
+    """
+    if isinstance(ts, bool):
+        raise EventError(f"a timestamp must be a number or a datetime, not {ts!r}", field="ts")
+    if isinstance(ts, int):
+        return ts
+    if isinstance(ts, float):
+        if math.isnan(ts):
+            raise EventError("a timestamp cannot be NaN", field="ts")
+        return ts
+    if isinstance(ts, datetime):
+        if ts.tzinfo is None or ts.utcoffset() is None:
+            raise EventError(
+                f"timestamp {ts.isoformat()} has no time zone; give it one "
+                "(readers take tz='UTC' for naive values)",
+                field="ts",
+            )
+        return ts.timestamp()
+    raise EventError(
+        f"a timestamp must be an int, a float or a datetime, not {type(ts).__name__} {ts!r}",
+        field="ts",
+    )
+
+
+class Event:
+    """One event: a type, a timestamp, attributes and an optional id. Immutable."""
+
+    __slots__ = ("attrs", "id", "t", "ts", "type")
+
+    type: str
+    ts: Timestamp
+    attrs: Mapping[str, Any]
+    id: Hashable | None
+    t: int | float
+
+    def __init__(
+        self,
+        type: str,  # noqa: A002 - the papers' word for it
+        ts: Timestamp,
+        attrs: Mapping[str, Any] | None = None,
+        id: Hashable | None = None,  # noqa: A002
+    ) -> None:
+        if not isinstance(type, str) or not type:
+            raise EventError(f"an event type must be a non-empty string, not {type!r}", field="type")
+        setter = object.__setattr__
+        setter(self, "type", type)
+        setter(self, "ts", ts)
+        setter(self, "t", numeric_time(ts))
+        setter(self, "attrs", attrs if attrs is not None else {})
+        setter(self, "id", id)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("events are immutable; make a new one with Event(...)")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError("events are immutable")
+
+    def __getitem__(self, name: str) -> Any:
+        return self.attrs[name]
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """An attribute, or `default` when the event has none of that name."""
+        return self.attrs.get(name, default)
+
+    def with_id(self, id: Hashable) -> Event:  # noqa: A002
+        """The same event with another id."""
+        return Event(self.type, self.ts, self.attrs, id)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain dict: id, type, ts (datetimes as ISO 8601 text), then the attributes."""
+        ts = self.ts.isoformat() if isinstance(self.ts, datetime) else self.ts
+        return {"id": self.id, "type": self.type, "ts": ts, **self.attrs}
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Event):
+            return NotImplemented
+        return (self.type, self.ts, self.id, dict(self.attrs)) == (
+            other.type,
+            other.ts,
+            other.id,
+            dict(other.attrs),
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.type, self.t, self.id))
+
+    def __repr__(self) -> str:
+        tail = f", id={self.id!r}" if self.id is not None else ""
+        return f"Event({self.type!r}, {self.ts!r}, {dict(self.attrs)!r}{tail})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Event, (self.type, self.ts, dict(self.attrs), self.id))
+
+
+_EVENT_FIELDS = ("type", "ts", "id")
+
+
+def as_event(item: Event | Mapping[str, Any], default_id: Hashable | None = None) -> Event:
+    """An `Event` from an event or a mapping with `type`, `ts`, optional `id` and attributes.
+
+    An event without an id gets `default_id`.
+
+    >>> as_event({"type": "A", "ts": 3, "x": 1}, default_id=0)
+    Event('A', 3, {'x': 1}, id=0)
+    """
+    if isinstance(item, Event):
+        return item if item.id is not None or default_id is None else item.with_id(default_id)
+    if not isinstance(item, Mapping):
+        raise EventError(f"an event must be a kleene.Event or a mapping, not {type(item).__name__}")
+    for key in ("type", "ts"):
+        if key not in item:
+            raise EventError(f"the mapping has no {key!r}: {dict(item)!r}", field=key)
+    attrs = {k: v for k, v in item.items() if k not in _EVENT_FIELDS}
+    event_id = item.get("id", None)
+    return Event(item["type"], item["ts"], attrs, default_id if event_id is None else event_id)
+
+
+@dataclass(frozen=True, slots=True)
+class Watermark:
+    """How far event time has moved: every event with t < `t` (or t <= `t` when `inclusive`)
+    has arrived.
+
+    >>> Watermark(5, inclusive=False).settles(5), Watermark(5).settles(5)
+    (False, True)
+    """
+
+    t: int | float
+    inclusive: bool = True
+
+    def settles(self, t: int | float) -> bool:
+        """Have all events with timestamps up to and including `t` arrived?"""
+        return t < self.t or (self.inclusive and t == self.t)

@@ -1,0 +1,352 @@
+"""The pattern AST: frozen dataclasses that keep source positions but compare without them.
+
+A query has two halves. The *structure* (the PATTERN clause) is a tree of `Seq`, `And`, `Or`,
+`Negation` and `EventVar` nodes. The *predicates* (the WHERE clause) are an expression tree.
+Both come from the parser (`to_ast.py`) or the builder (`builder.py`) and print back to text
+with `printer.py`.
+
+Two normal forms keep printing and parsing inverse to each other: `and`/`or` chains are flat
+(`BoolOp` never holds a `BoolOp` of the same operator), and a negative number is a `Literal`,
+never a minus applied to one. The helpers `conjunction`, `disjunction` and `negative` build
+those forms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal as Lit, TypeAlias
+
+__all__ = [
+    "AGGREGATES",
+    "STRATEGIES",
+    "Aggregate",
+    "And",
+    "Attr",
+    "Binary",
+    "BoolOp",
+    "Call",
+    "Compare",
+    "Element",
+    "Equivalence",
+    "EventVar",
+    "Expr",
+    "Index",
+    "Len",
+    "Literal",
+    "Negation",
+    "Or",
+    "Pattern",
+    "Quantifier",
+    "Seq",
+    "Span",
+    "Unary",
+    "Within",
+    "children",
+    "conjunction",
+    "conjuncts",
+    "disjunction",
+    "event_vars",
+    "negative",
+    "walk",
+]
+
+STRATEGIES = (
+    "strict_contiguity",
+    "partition_contiguity",
+    "skip_till_next_match",
+    "skip_till_any_match",
+)
+AGGREGATES = ("avg", "sum", "min", "max", "count")
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """Where a node stands in the query text (lines and columns from 1, offsets from 0)."""
+
+    start: int
+    end: int
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+def _span() -> Any:
+    return field(default=None, compare=False, repr=False, kw_only=True)
+
+
+# ---- structure -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Quantifier:
+    """How many events a Kleene variable binds: `+` is (1, None), `*` is (0, None)."""
+
+    min: int
+    max: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class EventVar:
+    """`T v`, `(T|U) v` or, with a quantifier, the Kleene variable `T+ v[]`."""
+
+    types: tuple[str, ...]
+    name: str
+    quantifier: Quantifier | None = None
+    span: Span | None = _span()
+
+    @property
+    def kleene(self) -> bool:
+        return self.quantifier is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Negation:
+    """`~(T v)`: no qualifying event of type T where the pattern puts it."""
+
+    event: EventVar
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Seq:
+    items: tuple[Element, ...]
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class And:
+    items: tuple[Element, ...]
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Or:
+    items: tuple[Element, ...]
+    span: Span | None = _span()
+
+
+Element: TypeAlias = EventVar | Negation | Seq | And | Or
+
+
+# ---- predicates ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Literal:
+    """A number, string, boolean or null (None)."""
+
+    value: int | float | str | bool | None
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Index:
+    """Which element of a Kleene variable b, as written between the brackets.
+
+    `b[i]` is Index("i"), `b[i-1]` is Index("i", -1), `b[3]` is Index("abs", 3), `b[b.len]`
+    is Index("last") and `b[b.len-1]` is Index("last", -1).
+    """
+
+    base: Lit["i", "abs", "last"]
+    offset: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Attr:
+    """`v.attr`, or `b[index].attr` for a Kleene variable."""
+
+    var: str
+    attr: str
+    index: Index | None = None
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Len:
+    """`b.len`: how many events the Kleene variable b bound."""
+
+    var: str
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Aggregate:
+    """`avg(b[].x)` over the whole binding, or `avg(b[..i-1].x)` over the elements before b[i].
+
+    `upto` is None for the whole binding and k for `b[..i-k]`; `attr` is None only for
+    `count(b[])`.
+    """
+
+    func: Lit["avg", "sum", "min", "max", "count"]
+    var: str
+    attr: str | None
+    upto: int | None = None
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """A call of a built-in or user-registered scalar function."""
+
+    name: str
+    args: tuple[Expr, ...]
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Unary:
+    op: Lit["-", "not"]
+    operand: Expr
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Binary:
+    op: Lit["+", "-", "*", "/", "%"]
+    left: Expr
+    right: Expr
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Compare:
+    op: Lit["=", "!=", "<", "<=", ">", ">="]
+    left: Expr
+    right: Expr
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class BoolOp:
+    """A flat `and` or `or` of two or more operands."""
+
+    op: Lit["and", "or"]
+    items: tuple[Expr, ...]
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Equivalence:
+    """`[symbol]` or `[a1, a2]`: every event of the match has the same value of each attribute."""
+
+    attrs: tuple[str, ...]
+    span: Span | None = _span()
+
+
+Expr: TypeAlias = (
+    Literal | Attr | Len | Aggregate | Call | Unary | Binary | Compare | BoolOp | Equivalence
+)
+
+
+def _chain(op: Lit["and", "or"], items: tuple[Expr, ...], span: Span | None) -> Expr:
+    flat: list[Expr] = []
+    for item in items:
+        if isinstance(item, BoolOp) and item.op == op:
+            flat.extend(item.items)
+        else:
+            flat.append(item)
+    if len(flat) == 1:
+        return flat[0]
+    return BoolOp(op, tuple(flat), span=span)
+
+
+def conjunction(*items: Expr, span: Span | None = None) -> Expr:
+    """`a and b and …` in normal form (flat; a single item stands alone)."""
+    return _chain("and", items, span)
+
+
+def disjunction(*items: Expr, span: Span | None = None) -> Expr:
+    """`a or b or …` in normal form."""
+    return _chain("or", items, span)
+
+
+def negative(operand: Expr, span: Span | None = None) -> Expr:
+    """`-operand` in normal form: a negative number stays a number."""
+    if (
+        isinstance(operand, Literal)
+        and isinstance(operand.value, int | float)
+        and not isinstance(operand.value, bool)
+    ):
+        return Literal(-operand.value, span=span)
+    return Unary("-", operand, span=span)
+
+
+def conjuncts(expr: Expr | None) -> tuple[Expr, ...]:
+    """The top-level conjuncts of a WHERE expression."""
+    if expr is None:
+        return ()
+    if isinstance(expr, BoolOp) and expr.op == "and":
+        return expr.items
+    return (expr,)
+
+
+# ---- the query -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Within:
+    """`WITHIN amount unit`; unit is None for a bare number (in timestamp units)."""
+
+    amount: int | float
+    unit: str | None = None
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Pattern:
+    """A whole SASE+ query: PATTERN structure, WHERE predicates and strategy, WITHIN window.
+
+    `strategy` is None when the query names none (skip_till_any_match applies);
+    `strategy_vars` keeps the variable list written after the strategy name, if any.
+    `text` is the source the parser read (None for built patterns).
+    """
+
+    structure: Element
+    where: Expr | None = None
+    strategy: str | None = None
+    strategy_vars: tuple[str, ...] | None = None
+    within: Within | None = None
+    text: str | None = field(default=None, compare=False, repr=False, kw_only=True)
+    span: Span | None = _span()
+
+    def __str__(self) -> str:
+        from kleene.language.printer import to_text
+
+        return to_text(self)
+
+
+# ---- walking ---------------------------------------------------------------------------
+
+
+def children(expr: Expr) -> tuple[Expr, ...]:
+    """The direct sub-expressions of an expression node."""
+    match expr:
+        case Unary(operand=operand):
+            return (operand,)
+        case Binary(left=left, right=right) | Compare(left=left, right=right):
+            return (left, right)
+        case BoolOp(items=items):
+            return items
+        case Call(args=args):
+            return args
+    return ()
+
+
+def walk(expr: Expr) -> Iterator[Expr]:
+    """Every node of an expression, the node itself first."""
+    yield expr
+    for child in children(expr):
+        yield from walk(child)
+
+
+def event_vars(element: Element) -> Iterator[EventVar]:
+    """Every event variable of a structure, negated ones included, in pattern order."""
+    if isinstance(element, EventVar):
+        yield element
+    elif isinstance(element, Negation):
+        yield element.event
+    else:
+        for item in element.items:
+            yield from event_vars(item)

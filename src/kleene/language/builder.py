@@ -1,0 +1,382 @@
+"""Build patterns in Python; the result is the same AST the parser makes.
+
+>>> import kleene
+>>> from kleene.language import builder as b
+>>> a, c = b.var("a"), b.var("c")
+>>> built = b.pattern(
+...     b.seq(b.event("Shelf", "a"), b.not_(b.event("Register", "r")), b.event("Exit", "c")),
+...     where=[b.equiv("tag_id"), c.ts - a.ts > 5],
+...     strategy="skip_till_next_match",
+...     within=(12, "hours"),
+... )
+>>> built == kleene.parse('''
+...     PATTERN SEQ(Shelf a, NOT(Register r), Exit c)
+...     WHERE skip_till_next_match { [tag_id] and c.ts - a.ts > 5 }
+...     WITHIN 12 hours''')
+True
+
+Kleene elements index like the text: `x[b.i]` is `x[i]`, `x[b.i - 1]` is `x[i-1]`, `x[1]` is
+`x[1]`, `x[b.last]` is `x[x.len]`; slices name the events an aggregate runs over: `x[:]` is
+`x[]` and `x[:b.i - 1]` is `x[..i-1]`.
+
+>>> x = b.var("x")
+>>> print(b.avg(x[:b.i - 1].price) < x[b.i].price)
+avg(x[..i-1].price) < x[i].price
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from kleene.language import ast as A
+from kleene.language.printer import expr_text
+
+__all__ = [
+    "E",
+    "and_",
+    "avg",
+    "call",
+    "count",
+    "equiv",
+    "event",
+    "i",
+    "last",
+    "length",
+    "lit",
+    "max_",
+    "min_",
+    "not_",
+    "or_",
+    "pattern",
+    "seq",
+    "sum_",
+    "var",
+]
+
+Operand = Any  # an E, or a Python value that becomes a literal
+
+
+@dataclass(frozen=True)
+class _Position:
+    """`i`, `i - k`, or `last`, `last - k`: a position inside a Kleene variable."""
+
+    base: str
+    offset: int = 0
+
+    def __sub__(self, amount: int) -> _Position:
+        return _Position(self.base, self.offset - amount)
+
+
+#: The element being bound (`b[i]`); `i - 1` is the one before it.
+i = _Position("i")
+#: The last element (`b[b.len]`).
+last = _Position("last")
+
+
+def _node(value: Operand) -> A.Expr:
+    if isinstance(value, E):
+        return value.node
+    if value is None or isinstance(value, bool | int | float | str):
+        return A.Literal(value)
+    raise TypeError(f"cannot use {value!r} in a predicate")
+
+
+class E:
+    """A predicate expression under construction; Python operators build the AST."""
+
+    __slots__ = ("node",)
+    __hash__ = None  # type: ignore[assignment]  # == builds a comparison
+
+    def __init__(self, node: A.Expr) -> None:
+        self.node = node
+
+    def __repr__(self) -> str:
+        return f"E({self.node!r})"
+
+    def __str__(self) -> str:
+        return expr_text(self.node)
+
+    def _binary(self, op: str, other: Operand, reverse: bool = False) -> E:
+        left, right = (_node(other), self.node) if reverse else (self.node, _node(other))
+        return E(A.Binary(op, left, right))  # type: ignore[arg-type]
+
+    def __add__(self, other: Operand) -> E:
+        return self._binary("+", other)
+
+    def __radd__(self, other: Operand) -> E:
+        return self._binary("+", other, reverse=True)
+
+    def __sub__(self, other: Operand) -> E:
+        return self._binary("-", other)
+
+    def __rsub__(self, other: Operand) -> E:
+        return self._binary("-", other, reverse=True)
+
+    def __mul__(self, other: Operand) -> E:
+        return self._binary("*", other)
+
+    def __rmul__(self, other: Operand) -> E:
+        return self._binary("*", other, reverse=True)
+
+    def __truediv__(self, other: Operand) -> E:
+        return self._binary("/", other)
+
+    def __rtruediv__(self, other: Operand) -> E:
+        return self._binary("/", other, reverse=True)
+
+    def __mod__(self, other: Operand) -> E:
+        return self._binary("%", other)
+
+    def __rmod__(self, other: Operand) -> E:
+        return self._binary("%", other, reverse=True)
+
+    def __neg__(self) -> E:
+        return E(A.negative(self.node))
+
+    def _compare(self, op: str, other: Operand) -> E:
+        return E(A.Compare(op, self.node, _node(other)))  # type: ignore[arg-type]
+
+    def __eq__(self, other: object) -> E:  # type: ignore[override]
+        return self._compare("=", other)
+
+    def __ne__(self, other: object) -> E:  # type: ignore[override]
+        return self._compare("!=", other)
+
+    def __lt__(self, other: Operand) -> E:
+        return self._compare("<", other)
+
+    def __le__(self, other: Operand) -> E:
+        return self._compare("<=", other)
+
+    def __gt__(self, other: Operand) -> E:
+        return self._compare(">", other)
+
+    def __ge__(self, other: Operand) -> E:
+        return self._compare(">=", other)
+
+    def __and__(self, other: Operand) -> E:
+        return and_(self, other)
+
+    def __rand__(self, other: Operand) -> E:
+        return and_(other, self)
+
+    def __or__(self, other: Operand) -> E:
+        return or_(self, other)
+
+    def __ror__(self, other: Operand) -> E:
+        return or_(other, self)
+
+    def __invert__(self) -> E:
+        return not_(self)
+
+    def __bool__(self) -> bool:
+        raise TypeError(
+            "a predicate has no truth value in Python; combine predicates with &, | and ~ "
+            "(or b.and_/b.or_/b.not_), not with and/or/not"
+        )
+
+
+class _Var:
+    """A pattern variable in predicates: `a.price`, `a[b.i].price`, `a.len`, `a[:b.i - 1]`."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str) -> None:
+        object.__setattr__(self, "_name", name)
+
+    def __getattr__(self, attr: str) -> E:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return self.attr(attr)
+
+    def attr(self, attr: str) -> E:
+        """`v.attr`, for any attribute name (also one that clashes with a method here)."""
+        return E(A.Attr(self._name, attr))
+
+    @property
+    def len(self) -> E:
+        """`v.len`: how many events the Kleene variable bound."""
+        return E(A.Len(self._name))
+
+    def __getitem__(self, key: int | _Position | slice) -> _Element | _Slice:
+        if isinstance(key, slice):
+            if key.start is not None or key.step is not None:
+                raise TypeError("a Kleene slice is v[:] or v[:b.i - k]")
+            if key.stop is None:
+                return _Slice(self._name, None)
+            if not isinstance(key.stop, _Position) or key.stop.base != "i":
+                raise TypeError("a Kleene slice ends at b.i - k")
+            return _Slice(self._name, -key.stop.offset)
+        if isinstance(key, int):
+            return _Element(self._name, A.Index("abs", key))
+        return _Element(self._name, A.Index(key.base, key.offset))  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class _Element:
+    var: str
+    index: A.Index
+
+    def __getattr__(self, attr: str) -> E:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return E(A.Attr(self.var, attr, self.index))
+
+
+@dataclass(frozen=True)
+class _Slice:
+    var: str
+    upto: int | None
+
+    def __getattr__(self, attr: str) -> _SliceAttr:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return _SliceAttr(self, attr)
+
+
+@dataclass(frozen=True)
+class _SliceAttr:
+    piece: _Slice
+    attr: str | None
+
+
+def var(name: str) -> _Var:
+    """A pattern variable to write predicates with."""
+    return _Var(name)
+
+
+def lit(value: bool | int | float | str | None) -> E:
+    """A literal value as an expression (plain Python values also work as operands)."""
+    return E(A.Literal(value))
+
+
+def _aggregate(func: str, arg: _Slice | _SliceAttr) -> E:
+    piece, attr = (arg, None) if isinstance(arg, _Slice) else (arg.piece, arg.attr)
+    return E(A.Aggregate(func, piece.var, attr, piece.upto))  # type: ignore[arg-type]
+
+
+def avg(arg: _Slice | _SliceAttr) -> E:
+    """`avg(b[].x)` or `avg(b[..i-k].x)`."""
+    return _aggregate("avg", arg)
+
+
+def sum_(arg: _Slice | _SliceAttr) -> E:
+    """`sum(b[].x)` or `sum(b[..i-k].x)`."""
+    return _aggregate("sum", arg)
+
+
+def min_(arg: _Slice | _SliceAttr) -> E:
+    """`min(b[].x)` or `min(b[..i-k].x)`."""
+    return _aggregate("min", arg)
+
+
+def max_(arg: _Slice | _SliceAttr) -> E:
+    """`max(b[].x)` or `max(b[..i-k].x)`."""
+    return _aggregate("max", arg)
+
+
+def count(arg: _Slice | _SliceAttr) -> E:
+    """`count(b[])` (events) or `count(b[].x)` (non-null values)."""
+    return _aggregate("count", arg)
+
+
+def length(name: str) -> E:
+    """`name.len`."""
+    return E(A.Len(name))
+
+
+def call(name: str, *args: Operand) -> E:
+    """A call of a built-in or registered function: `call("corr", a.history, c.history)`."""
+    return E(A.Call(name, tuple(_node(a) for a in args)))
+
+
+def equiv(*attrs: str) -> E:
+    """`[attr, …]`: every event of a match has the same value of each attribute."""
+    return E(A.Equivalence(attrs))
+
+
+_STRUCTURE = (A.EventVar, A.Negation, A.Seq, A.And, A.Or)
+
+
+def and_(*items: Any) -> Any:
+    """`AND(…)` of pattern elements, or the predicate `… and …` of expressions."""
+    if items and all(isinstance(item, _STRUCTURE) for item in items):
+        return A.And(items)
+    return E(A.conjunction(*(_node(item) for item in items)))
+
+
+def or_(*items: Any) -> Any:
+    """`OR(…)` of pattern elements, or the predicate `… or …` of expressions."""
+    if items and all(isinstance(item, _STRUCTURE) for item in items):
+        return A.Or(items)
+    return E(A.disjunction(*(_node(item) for item in items)))
+
+
+def not_(item: Operand | A.EventVar) -> Any:
+    """`not` of a predicate, or `NOT(T v)` of an event in the pattern structure."""
+    if isinstance(item, A.EventVar):
+        return A.Negation(item)
+    return E(A.Unary("not", _node(item)))
+
+
+# ---- structure -------------------------------------------------------------------------
+
+
+def event(types: str | Iterable[str], name: str, quantifier: str | None = None) -> A.EventVar:
+    """`T v`; `types` may list alternatives; `quantifier` is "+", "*", "{n}", "{n,}", "{n,m}".
+
+    A "+" or "*" at the end of a single type name works too: `event("Stock+", "a")`.
+    """
+    if isinstance(types, str):
+        if quantifier is None and types[-1:] in {"+", "*"}:
+            types, quantifier = types[:-1], types[-1]
+        names: tuple[str, ...] = (types,)
+    else:
+        names = tuple(types)
+    return A.EventVar(names, name, _quantifier(quantifier))
+
+
+def _quantifier(text: str | None) -> A.Quantifier | None:
+    if text is None:
+        return None
+    if text == "+":
+        return A.Quantifier(1, None)
+    if text == "*":
+        return A.Quantifier(0, None)
+    body = text.strip("{}")
+    if "," not in body:
+        return A.Quantifier(int(body), int(body))
+    low, high = body.split(",")
+    return A.Quantifier(int(low), int(high) if high.strip() else None)
+
+
+def seq(*items: A.Element) -> A.Seq:
+    return A.Seq(items)
+
+
+def pattern(
+    structure: A.Element,
+    where: E | Iterable[E] | None = None,
+    *,
+    strategy: str | None = None,
+    within: int | float | tuple[int | float, str] | None = None,
+) -> A.Pattern:
+    """A whole query; `where` may be one predicate or a list of conjuncts."""
+    condition: A.Expr | None
+    if where is None:
+        condition = None
+    elif isinstance(where, E):
+        condition = where.node
+    else:
+        condition = A.conjunction(*(item.node for item in where))
+    window = None
+    if within is not None:
+        from kleene.language.to_ast import UNITS
+
+        amount, unit = within if isinstance(within, tuple) else (within, None)
+        if unit is not None and unit.lower() not in UNITS:
+            raise ValueError(f"unknown time unit {unit!r}; use one of {', '.join(UNITS)}")
+        window = A.Within(amount, UNITS[unit.lower()][0] if unit else None)
+    return A.Pattern(structure, condition, strategy, None, window)

@@ -1,0 +1,520 @@
+"""Query text → AST: the lark parser, the tree transformer, and syntax errors in plain words.
+
+`read(text)` only reads: it checks the grammar and what the grammar leaves open (strategy
+names, units, `b[i]` indices, where aggregates may stand). Whether the names make sense
+together is `compiler/validate.py`'s job; `kleene.parse` runs both.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib.resources import files
+from typing import Any, NoReturn
+
+from lark import (
+    Lark,
+    Token,
+    Transformer,
+    UnexpectedCharacters,
+    UnexpectedInput,
+    UnexpectedToken,
+    v_args,
+)
+from lark.exceptions import VisitError
+from lark.tree import Meta
+
+from kleene.errors import PatternError, PatternSyntaxError
+from kleene.language import ast as A
+
+__all__ = ["UNITS", "read"]
+
+#: Window units and their length in seconds, by every spelling the parser accepts.
+UNITS: dict[str, tuple[str, float]] = {}
+for _canonical, _seconds, _spellings in (
+    ("us", 1e-6, ("us", "microsecond", "microseconds")),
+    ("ms", 1e-3, ("ms", "millisecond", "milliseconds")),
+    ("s", 1.0, ("s", "sec", "secs", "second", "seconds")),
+    ("min", 60.0, ("min", "mins", "minute", "minutes")),
+    ("hour", 3600.0, ("h", "hour", "hours")),
+    ("day", 86400.0, ("d", "day", "days")),
+    ("week", 604800.0, ("week", "weeks")),
+):
+    for _spelling in _spellings:
+        UNITS[_spelling] = (_canonical, _seconds)
+
+_COMPARE = {"==": "=", "=": "=", "!=": "!=", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0"}
+
+# Words for the grammar's terminals in error messages.
+_WORDS = {
+    "NAME": "a name",
+    "QUOTED_NAME": "a `quoted name`",
+    "NUMBER": "a number",
+    "INT": "a whole number",
+    "PERCENT": "a number",
+    "STRING": "a string",
+    "STRATEGY": "an event selection strategy",
+    "COMPARE": "an operator",
+    "PLUS": "an operator",
+    "MINUS": "an operator",
+    "STAR": "an operator",
+    "SLASH": "an operator",
+    "MODULO": "an operator",
+    "$END": "end of query",
+}
+_EXPRESSION_START = {"NAME", "NUMBER", "STRING", "LPAR"}
+_KEYWORDS = ("PATTERN", "WHERE", "WITHIN", "SEQ", "AND", "OR", "NOT", *A.STRATEGIES)
+
+
+@cache
+def _parser() -> Lark:
+    grammar = files("kleene.language").joinpath("sase.lark").read_text(encoding="utf-8")
+    return Lark(grammar, parser="lalr", propagate_positions=True)
+
+
+def read(text: str) -> A.Pattern:
+    """Parse query text into a `Pattern`, or raise `PatternSyntaxError` / `PatternError`."""
+    try:
+        tree = _parser().parse(text)
+    except UnexpectedInput as error:
+        raise _syntax_error(text, error) from None
+    try:
+        pattern: A.Pattern = _ToAst(text).transform(tree)
+    except VisitError as error:
+        raise error.orig_exc from None
+    return pattern
+
+
+# ---- syntax errors ---------------------------------------------------------------------
+
+
+def _describe(terminal: str) -> str:
+    if terminal in _WORDS:
+        return _WORDS[terminal]
+    try:
+        pattern = _parser().get_terminal(terminal).pattern
+    except KeyError:
+        return terminal
+    if pattern.type == "str":
+        return f"'{pattern.value}'" if not pattern.value.isalpha() else pattern.value.upper()
+    return terminal.strip("_").lower()
+
+
+def _expected_words(expected: set[str]) -> tuple[str, ...]:
+    expected = set(expected)
+    words: list[str] = []
+    if _EXPRESSION_START <= expected:
+        words.append("an expression")
+        expected -= _EXPRESSION_START | {
+            "PERCENT",
+            "MINUS",
+            "LSQB",
+            "QUOTED_NAME",
+            "_TRUE",
+            "_FALSE",
+            "_NULL",
+            "NOT",
+        }
+    words.extend(sorted({_describe(name) for name in expected}))
+    return tuple(words)
+
+
+def _near_miss(text: str, position: int) -> str:
+    """The keyword a word just before `position` looks like a misspelling of, or ""."""
+    before = re.findall(r"[A-Za-z_]+", text[:position])
+    for word in reversed(before[-2:]):
+        if word.upper() in _KEYWORDS or word.lower() in A.STRATEGIES:
+            continue
+        close = difflib.get_close_matches(word.upper(), [k.upper() for k in _KEYWORDS], n=1)
+        if close:
+            return next(k for k in _KEYWORDS if k.upper() == close[0])
+    return ""
+
+
+def _syntax_error(text: str, error: UnexpectedInput) -> PatternSyntaxError:
+    line, column = error.line, error.column
+    if isinstance(error, UnexpectedToken):
+        token = error.token
+        if token.type == "$END":
+            found, width = "end of query", 1
+            line, column = _end_position(text)
+        else:
+            found, width = repr(str(token.value)), len(str(token.value))
+        expected = _expected_words(error.expected)
+        position = token.start_pos if token.start_pos is not None else len(text)
+    elif isinstance(error, UnexpectedCharacters):
+        found, width = repr(text[error.pos_in_stream]), 1
+        expected = _expected_words(error.allowed or set())
+        position = error.pos_in_stream
+    else:  # pragma: no cover - LALR raises only the two above
+        found, width, expected, position = "input", 1, (), 0
+    message = f"unexpected {found}"
+    if expected:
+        what = expected[0] if len(expected) == 1 else "one of " + ", ".join(expected[:10])
+        message += f"; expected {what}"
+    hint = _near_miss(text, position + width)
+    if hint and hint not in expected:
+        message += f" (did you mean {hint}?)"
+    return PatternSyntaxError(message, text, line, column, expected, width)
+
+
+def _end_position(text: str) -> tuple[int, int]:
+    stripped = text.rstrip()
+    lines = stripped.splitlines() or [""]
+    return len(lines), len(lines[-1]) + 1
+
+
+# ---- tree → AST ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Slice:
+    """`b[]` or `b[..i-k]`: legal only as the argument of an aggregate."""
+
+    var: str
+    upto: int | None
+    attr: str | None
+    span: A.Span
+
+
+def _span(meta: Meta | Token) -> A.Span:
+    if isinstance(meta, Token):
+        return A.Span(
+            meta.start_pos or 0,
+            meta.end_pos or 0,
+            meta.line or 0,
+            meta.column or 0,
+            meta.end_line or 0,
+            meta.end_column or 0,
+        )
+    return A.Span(
+        meta.start_pos, meta.end_pos, meta.line, meta.column, meta.end_line, meta.end_column
+    )
+
+
+def _name(token: Token) -> str:
+    value = str(token)
+    return value[1:-1] if token.type == "QUOTED_NAME" else value
+
+
+def _unescape(literal: str) -> str:
+    body = literal[1:-1]
+    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), body)
+
+
+class _ToAst(Transformer[Token, Any]):
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def _fail(self, message: str, at: A.Span | Meta | Token) -> NoReturn:
+        span = at if isinstance(at, A.Span) else _span(at)
+        width = span.end - span.start if span.end_line == span.line else 1
+        raise PatternError(message, self.text, span.line, span.column, max(1, width))
+
+    def _expr(self, value: Any) -> A.Expr:
+        if isinstance(value, _Slice):
+            where = f"{value.var}[]" if value.upto is None else f"{value.var}[..i-{value.upto}]"
+            self._fail(
+                f"{where} names several events of {value.var}; it can only stand inside an "
+                f"aggregate such as avg({value.var}[].x)",
+                value.span,
+            )
+        result: A.Expr = value
+        return result
+
+    # -- query ---------------------------------------------------------------------------
+
+    def start(self, children: list[Any]) -> A.Pattern:
+        structure = children[0]
+        strategy = strategy_vars = where = within = None
+        for child in children[1:]:
+            if isinstance(child, A.Within):
+                within = child
+            else:
+                strategy, strategy_vars, where = child
+        span = A.Span(0, len(self.text), 1, 1, *_end_position(self.text))
+        return A.Pattern(
+            structure, where, strategy, strategy_vars, within, text=self.text, span=span
+        )
+
+    def pattern_clause(self, children: list[Any]) -> A.Element:
+        element: A.Element = children[0]
+        return element
+
+    # -- structure -----------------------------------------------------------------------
+
+    @staticmethod
+    def _op_name(token: Token) -> str:
+        return str(token).upper()
+
+    @v_args(meta=True)
+    def operator(self, meta: Meta, children: list[Any]) -> A.Element:
+        keyword, *items = children
+        node = {"SEQ": A.Seq, "AND": A.And, "OR": A.Or}[self._op_name(keyword)]
+        return node(tuple(items), span=_span(meta))
+
+    @v_args(meta=True)
+    def negation(self, meta: Meta, children: list[Any]) -> A.Negation:
+        return A.Negation(children[-1], span=_span(meta))
+
+    @v_args(meta=True)
+    def event(self, meta: Meta, children: list[Any]) -> A.EventVar:
+        types = children[0]
+        quantifier = next((c for c in children if isinstance(c, A.Quantifier)), None)
+        name = next(c for c in children if isinstance(c, Token) and c.type == "NAME")
+        brackets = "[]" in children
+        if brackets and quantifier is None:
+            self._fail(
+                f"{name}[] marks a Kleene variable, but its type has no quantifier; "
+                f"write {types[0]}+ {name}[] (one or more) or {types[0]}* {name}[] (zero or more)",
+                meta,
+            )
+        return A.EventVar(types, str(name), quantifier, span=_span(meta))
+
+    def single_type(self, children: list[Token]) -> tuple[str, ...]:
+        return (_name(children[0]),)
+
+    @v_args(meta=True)
+    def type_alternatives(self, meta: Meta, children: list[Token]) -> tuple[str, ...]:
+        types = tuple(_name(t) for t in children)
+        if len(set(types)) != len(types):
+            self._fail("a type is listed twice in these alternatives", meta)
+        return types
+
+    def kleene_brackets(self, children: list[Any]) -> str:
+        return "[]"
+
+    def plus(self, children: list[Any]) -> A.Quantifier:
+        return A.Quantifier(1, None)
+
+    def star(self, children: list[Any]) -> A.Quantifier:
+        return A.Quantifier(0, None)
+
+    @v_args(meta=True)
+    def exactly(self, meta: Meta, children: list[Token]) -> A.Quantifier:
+        count = int(children[0])
+        if count < 1:
+            self._fail("a repetition needs at least one event: {n} with n >= 1", meta)
+        return A.Quantifier(count, count)
+
+    @v_args(meta=True)
+    def bounded(self, meta: Meta, children: list[Token]) -> A.Quantifier:
+        low = int(children[0])
+        high = int(children[1]) if len(children) > 1 else None
+        if high is not None and (high < low or high < 1):
+            self._fail(f"a repetition {{{low},{high}}} needs {low} <= {high} and {high} >= 1", meta)
+        return A.Quantifier(low, high)
+
+    # -- WHERE ---------------------------------------------------------------------------
+
+    def where_strategy(
+        self, children: list[Any]
+    ) -> tuple[str, tuple[str, ...] | None, A.Expr | None]:
+        strategy = str(children[0]).lower()
+        names: tuple[str, ...] | None = None
+        where: A.Expr | None = None
+        for child in children[1:]:
+            if isinstance(child, tuple):
+                names = child
+            else:
+                where = self._expr(child)
+        return strategy, names, where
+
+    def where_plain(self, children: list[Any]) -> tuple[None, None, A.Expr]:
+        return None, None, self._expr(children[0])
+
+    def strategy_vars(self, children: list[str]) -> tuple[str, ...]:
+        return tuple(children)
+
+    def strategy_var(self, children: list[Any]) -> str:
+        return str(children[0])
+
+    @v_args(meta=True)
+    def or_expr(self, meta: Meta, children: list[Any]) -> A.Expr:
+        items = [self._expr(c) for c in children if not isinstance(c, Token)]
+        return A.disjunction(*items, span=_span(meta))
+
+    @v_args(meta=True)
+    def and_expr(self, meta: Meta, children: list[Any]) -> A.Expr:
+        items = [self._expr(c) for c in children if not isinstance(c, Token)]
+        return A.conjunction(*items, span=_span(meta))
+
+    @v_args(meta=True)
+    def not_(self, meta: Meta, children: list[Any]) -> A.Expr:
+        return A.Unary("not", self._expr(children[-1]), span=_span(meta))
+
+    @v_args(meta=True)
+    def comparison(self, meta: Meta, children: list[Any]) -> A.Expr:
+        left, op, right = children
+        return A.Compare(
+            _COMPARE[str(op)],  # type: ignore[arg-type]
+            self._expr(left),
+            self._expr(right),
+            span=_span(meta),
+        )
+
+    def _fold(self, meta: Meta, children: list[Any]) -> A.Expr:
+        result = self._expr(children[0])
+        for op, operand in zip(children[1::2], children[2::2], strict=True):
+            result = A.Binary(str(op), result, self._expr(operand), span=_span(meta))  # type: ignore[arg-type]
+        return result
+
+    @v_args(meta=True)
+    def sum(self, meta: Meta, children: list[Any]) -> A.Expr:
+        return self._fold(meta, children)
+
+    @v_args(meta=True)
+    def product(self, meta: Meta, children: list[Any]) -> A.Expr:
+        return self._fold(meta, children)
+
+    @v_args(meta=True)
+    def neg(self, meta: Meta, children: list[Any]) -> A.Expr:
+        return A.negative(self._expr(children[-1]), span=_span(meta))
+
+    def number(self, children: list[Token]) -> A.Literal:
+        text = str(children[0])
+        value: int | float = float(text) if any(c in text for c in ".eE") else int(text)
+        return A.Literal(value, span=_span(children[0]))
+
+    def percent(self, children: list[Token]) -> A.Literal:
+        return A.Literal(float(str(children[0])[:-1]) / 100, span=_span(children[0]))
+
+    def string(self, children: list[Token]) -> A.Literal:
+        return A.Literal(_unescape(str(children[0])), span=_span(children[0]))
+
+    @v_args(meta=True)
+    def true(self, meta: Meta, children: list[Any]) -> A.Literal:
+        return A.Literal(True, span=_span(meta))
+
+    @v_args(meta=True)
+    def false(self, meta: Meta, children: list[Any]) -> A.Literal:
+        return A.Literal(False, span=_span(meta))
+
+    @v_args(meta=True)
+    def null(self, meta: Meta, children: list[Any]) -> A.Literal:
+        return A.Literal(None, span=_span(meta))
+
+    @v_args(meta=True)
+    def attr(self, meta: Meta, children: list[Token]) -> A.Expr:
+        var, attr = children
+        if attr.type == "NAME" and str(attr) == "len":
+            return A.Len(str(var), span=_span(meta))
+        return A.Attr(str(var), _name(attr), span=_span(meta))
+
+    @v_args(meta=True)
+    def indexed_attr(self, meta: Meta, children: list[Any]) -> A.Attr:
+        var, index, attr = children
+        return A.Attr(str(var), _name(attr), self._index(str(var), index, meta), span=_span(meta))
+
+    def _index(self, var: str, index: tuple[str, Any, int], meta: Meta) -> A.Index:
+        kind, name, offset = index
+        if kind == "int":
+            if offset < 1:
+                self._fail(f"elements of {var}[] count from 1: write {var}[1] for the first", meta)
+            return A.Index("abs", offset)
+        if offset > 0:
+            self._fail(
+                f"{var}[...+{offset}] looks ahead; kleene binds elements in order, so compare "
+                f"{var}[i] with {var}[i-1] instead",
+                meta,
+            )
+        if kind == "name":
+            if name != "i":
+                self._fail(
+                    f"an index is i, i-k, a number or {var}.len, not {name!r}",
+                    meta,
+                )
+            return A.Index("i", offset)
+        owner, field = name
+        if owner != var or field != "len":
+            self._fail(f"the last element of {var}[] is {var}[{var}.len]", meta)
+        return A.Index("last", offset)
+
+    def index_name(self, children: list[Token]) -> tuple[str, Any, int]:
+        return "name", str(children[0]), self._offset(children[1:])
+
+    def index_len(self, children: list[Token]) -> tuple[str, Any, int]:
+        return "len", (str(children[0]), str(children[1])), self._offset(children[2:])
+
+    def index_int(self, children: list[Token]) -> tuple[str, Any, int]:
+        return "int", None, int(children[0])
+
+    @staticmethod
+    def _offset(tokens: list[Token]) -> int:
+        if not tokens:
+            return 0
+        sign, amount = tokens
+        return int(amount) if str(sign) == "+" else -int(amount)
+
+    @v_args(meta=True)
+    def prefix_ref(self, meta: Meta, children: list[Any]) -> _Slice:
+        var, index, *attr = children
+        kind, name, offset = index
+        if kind != "name" or name != "i" or offset > 0:
+            self._fail(
+                f"a prefix slice is {var}[..i] or {var}[..i-k] (the elements up to b[i-k])", meta
+            )
+        return _Slice(str(var), -offset, _name(attr[0]) if attr else None, _span(meta))
+
+    @v_args(meta=True)
+    def whole_ref(self, meta: Meta, children: list[Any]) -> _Slice:
+        var, *attr = children
+        return _Slice(str(var), None, _name(attr[0]) if attr else None, _span(meta))
+
+    @v_args(meta=True)
+    def call(self, meta: Meta, children: list[Any]) -> A.Expr:
+        name, *args = children
+        func = str(name).lower()
+        if func in A.AGGREGATES:
+            return self._aggregate(func, args, meta)
+        return A.Call(str(name), tuple(self._expr(a) for a in args), span=_span(meta))
+
+    def _aggregate(self, func: str, args: list[Any], meta: Meta) -> A.Aggregate:
+        if len(args) != 1 or not isinstance(args[0], _Slice):
+            self._fail(
+                f"{func} aggregates a Kleene variable: {func}(b[].x) over all of b, or "
+                f"{func}(b[..i-1].x) over the elements before b[i]",
+                meta,
+            )
+        piece = args[0]
+        if piece.attr is None and func != "count":
+            self._fail(f"{func} needs an attribute: {func}({piece.var}[].x)", meta)
+        return A.Aggregate(func, piece.var, piece.attr, piece.upto, span=_span(meta))  # type: ignore[arg-type]
+
+    @v_args(meta=True)
+    def equivalence(self, meta: Meta, children: list[Token]) -> A.Equivalence:
+        return A.Equivalence(tuple(_name(t) for t in children), span=_span(meta))
+
+    def bare_name(self, children: list[Token]) -> NoReturn:
+        token = children[0]
+        self._fail(
+            f"{str(token)!r} alone is not a value; write v.{token} for an attribute of the "
+            f"event bound to v, or '{token}' for a string",
+            token,
+        )
+
+    # -- WITHIN --------------------------------------------------------------------------
+
+    @v_args(meta=True)
+    def within_clause(self, meta: Meta, children: list[Token]) -> A.Within:
+        number = children[0]
+        text = str(number)
+        amount: int | float = float(text) if any(c in text for c in ".eE") else int(text)
+        if amount <= 0:
+            self._fail("a window must be longer than 0", number)
+        unit = None
+        if len(children) > 1:
+            word = str(children[1])
+            if word.lower() not in UNITS:
+                known = ", ".join(sorted({c for c, _ in UNITS.values()}, key=_unit_order))
+                self._fail(f"unknown time unit {word!r}; use one of {known}", children[1])
+            unit = UNITS[word.lower()][0]
+        return A.Within(amount, unit, span=_span(meta))
+
+
+def _unit_order(unit: str) -> float:
+    return next(seconds for canonical, seconds in UNITS.values() if canonical == unit)

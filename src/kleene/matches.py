@@ -1,0 +1,109 @@
+"""Matches: the events a pattern bound, variable by variable.
+
+>>> from kleene import Event, Match
+>>> m = Match({"a": (Event("A", 1, id=0),), "b": (Event("B", 2, id=1), Event("B", 5, id=3))})
+>>> m.start_ts, m.end_ts, [e.id for e in m.events]
+(1, 5, [0, 1, 3])
+>>> m
+Match(a=[0], b=[1, 3])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from typing import Any
+
+from kleene.events import Event, Timestamp
+
+__all__ = ["Match"]
+
+
+class Match:
+    """One match: each bound variable's events (a tuple, one event for a singleton variable).
+
+    Negated variables are never bound; a Kleene variable of `T*` may be bound to no events;
+    variables of an OR branch the match did not take are absent. Matches compare by pattern
+    name and bindings, and sort by end time, then start time, then event ids.
+    """
+
+    __slots__ = ("_key", "bindings", "pattern")
+
+    bindings: Mapping[str, tuple[Event, ...]]
+    pattern: str
+
+    def __init__(self, bindings: Mapping[str, tuple[Event, ...]], pattern: str = "pattern") -> None:
+        object.__setattr__(self, "bindings", dict(bindings))
+        object.__setattr__(self, "pattern", pattern)
+        object.__setattr__(self, "_key", None)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("matches are immutable")
+
+    @property
+    def events(self) -> tuple[Event, ...]:
+        """Every bound event, variable by variable in pattern order."""
+        return tuple(e for events in self.bindings.values() for e in events)
+
+    @property
+    def start(self) -> Event:
+        """The earliest event of the match."""
+        return min(self.events, key=lambda e: e.t)
+
+    @property
+    def end(self) -> Event:
+        """The latest event of the match."""
+        return max(self.events, key=lambda e: e.t)
+
+    @property
+    def start_ts(self) -> Timestamp:
+        return self.start.ts
+
+    @property
+    def end_ts(self) -> Timestamp:
+        return self.end.ts
+
+    def ids(self) -> dict[str, tuple[Hashable | None, ...]]:
+        """Each variable's event ids."""
+        return {name: tuple(e.id for e in events) for name, events in self.bindings.items()}
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        """The match as a value: pattern name and each variable's event ids."""
+        if self._key is None:
+            key = (self.pattern, tuple(self.ids().items()))
+            object.__setattr__(self, "_key", key)
+        return self._key  # type: ignore[return-value]
+
+    def sort_key(self) -> tuple[Any, ...]:
+        events = self.events
+        return (
+            max(e.t for e in events),
+            min(e.t for e in events),
+            tuple(e.id for e in events),
+            self.key,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict: pattern, start and end timestamps, each variable's events."""
+        start, end = self.start.to_dict()["ts"], self.end.to_dict()["ts"]
+        return {
+            "pattern": self.pattern,
+            "start_ts": start,
+            "end_ts": end,
+            "bindings": {n: [e.to_dict() for e in es] for n, es in self.bindings.items()},
+        }
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Match):
+            return NotImplemented
+        return self.pattern == other.pattern and self.bindings == other.bindings
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __repr__(self) -> str:
+        parts = ", ".join(f"{n}={[e.id for e in es]}" for n, es in self.bindings.items())
+        return f"Match({parts})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Match, (self.bindings, self.pattern))

@@ -1,0 +1,178 @@
+"""From complete positive bindings to reported matches: negation, output format, timing.
+
+A *candidate* is a binding of the positive variables that satisfies every condition. It
+becomes a match when no qualifying event of any negated variable lies where the negation
+forbids one (SASE+'s nested-query semantics, written out in docs/semantics.md):
+
+- after the latest event of the variables SEQ puts before the negation, and before the
+  earliest event of those it puts after it;
+- where one side has no such event, as far as the window reaches: back to end - W, ahead to
+  start + W. A candidate whose negation looks ahead is decided once every event up to
+  start + W has arrived;
+- a qualifying event has the negated type, is not an event of the candidate, shares its
+  equivalence values and satisfies every condition that mentions the negated variable.
+
+With output="non_overlapping", candidates of one partition are decided in the order they
+completed (ties: earliest start first) and a match is reported only if it starts after the
+previous reported match of that partition ended.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+
+from kleene.compiler.analysis import Analysis, Negated
+from kleene.compiler.evaluate import attribute
+from kleene.events import Watermark
+from kleene.plans.reference.checks import Binding, Checks, as_events
+from kleene.plans.reference.stream import Stream
+
+__all__ = ["Candidate", "Finalizer", "Pending"]
+
+
+@dataclass
+class Candidate:
+    binding: Binding
+    positions: frozenset[int]
+    first: int
+    last: int
+    start: float
+    end: float
+    key: Hashable | None
+    verdict: bool | None = None
+
+
+@dataclass
+class Pending:
+    """A reference state's candidates that are not reported yet."""
+
+    undecided: list[Candidate] = field(default_factory=list)
+    queues: dict[Hashable | None, deque[Candidate]] = field(default_factory=dict)
+    last_end: dict[Hashable | None, int] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.undecided) + sum(len(q) for q in self.queues.values())
+
+
+class Finalizer:
+    def __init__(
+        self, analysis: Analysis, checks: Checks, window: float | None, non_overlapping: bool
+    ) -> None:
+        self.analysis = analysis
+        self.checks = checks
+        self.window = window
+        self.non_overlapping = non_overlapping
+        self.negations = tuple(analysis.negations.values())
+
+    def candidate(self, binding: Binding, stream: Stream, key: Hashable | None) -> Candidate:
+        positions = frozenset(p for ps in binding.values() for p in ps)
+        first, last = min(positions), max(positions)
+        return Candidate(binding, positions, first, last, stream[first].t, stream[last].t, key)
+
+    def add(self, pending: Pending, candidates: list[Candidate]) -> None:
+        candidates.sort(key=lambda c: (c.last, c.first, sorted(c.positions)))
+        for candidate in candidates:
+            if self.non_overlapping:
+                pending.queues.setdefault(candidate.key, deque()).append(candidate)
+            else:
+                pending.undecided.append(candidate)
+
+    def settle(self, pending: Pending, stream: Stream, watermark: Watermark) -> list[Candidate]:
+        """The candidates that become matches now that time has reached `watermark`."""
+        reported: list[Candidate] = []
+        if not self.non_overlapping:
+            waiting = []
+            for candidate in pending.undecided:
+                verdict = self.verdict(candidate, stream, watermark)
+                if verdict is None:
+                    waiting.append(candidate)
+                elif verdict:
+                    reported.append(candidate)
+            pending.undecided = waiting
+            return reported
+        for key in list(pending.queues):
+            queue = pending.queues[key]
+            while queue:
+                candidate = queue[0]
+                if self.verdict(candidate, stream, watermark) is None:
+                    break
+                queue.popleft()
+                if candidate.verdict and candidate.first > pending.last_end.get(key, -1):
+                    reported.append(candidate)
+                    pending.last_end[key] = candidate.last
+            if not queue:
+                del pending.queues[key]
+        return reported
+
+    def deadline(self, pending: Pending) -> float | None:
+        """When the earliest undecided candidate can be decided (all events up to then in)."""
+        waiting = pending.undecided + [c for q in pending.queues.values() for c in q]
+        times = [c.start + self.window for c in waiting if self.window is not None]
+        return min(times, default=None)
+
+    def verdict(self, candidate: Candidate, stream: Stream, watermark: Watermark) -> bool | None:
+        """True: a match; False: a negation spoils it; None: not decidable yet."""
+        if candidate.verdict is None:
+            decided: bool | None = True
+            for negation in self.negations:
+                if not negation.applies(candidate.binding):
+                    continue
+                found = self.spoiled(candidate, negation, stream, watermark)
+                if found is True:
+                    decided = False
+                    break
+                if found is None:
+                    decided = None
+            candidate.verdict = decided
+        return candidate.verdict
+
+    def spoiled(
+        self, candidate: Candidate, negation: Negated, stream: Stream, watermark: Watermark
+    ) -> bool | None:
+        """Is there a qualifying event of the negated variable? None: not yet known."""
+        binding = candidate.binding
+        before = [p for v in negation.before if v in binding for p in binding[v]]
+        after = [p for v in negation.after if v in binding for p in binding[v]]
+        window = self.window
+        if before:
+            low = max(before) + 1
+        else:
+            assert window is not None, "validation requires WITHIN here"
+            low = stream.first_from(candidate.end - window)
+        settled = True
+        if after:
+            high = min(after) - 1
+        else:
+            assert window is not None, "validation requires WITHIN here"
+            high = stream.last_until(candidate.start + window)
+            settled = watermark.settles(candidate.start + window)
+        for position in range(max(low, stream.base), high + 1):
+            if position not in candidate.positions and self.qualifies(
+                candidate, negation, position, stream
+            ):
+                return True
+        return False if settled else None
+
+    def qualifies(
+        self, candidate: Candidate, negation: Negated, position: int, stream: Stream
+    ) -> bool:
+        event = stream[position]
+        variable = negation.variable
+        if event.type not in variable.types:
+            return False
+        if self.checks.equivalences:
+            some = stream[candidate.first]
+            for name in self.checks.equivalences:
+                value = attribute(event, name)
+                if value is None or value != attribute(some, name):
+                    return False
+        binding = {**candidate.binding, variable.name: (position,)}
+        events = as_events(binding, stream)
+        closed = frozenset(binding)
+        for condition in negation.conditions:
+            instances = condition.instances(binding, closed)
+            if instances and not self.checks.holds(condition, events, instances):
+                return False
+        return True

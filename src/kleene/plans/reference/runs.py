@@ -1,0 +1,251 @@
+"""The NFA^b run semantics of SASE+ (section 3), one run at a time, nothing shared.
+
+A run is where an automaton instance stands (its *residual*: what is left of the pattern),
+what it has bound, which Kleene variables it has closed, its start time, partition key and
+equivalence values. On each event a run may:
+
+- *take* the event into a variable it can bind next: a *direct* take binds at the state the
+  run is in (a singleton's or Kleene's begin, a Kleene's take); a *proceed* take first leaves
+  Kleene variables that have enough events (closing them) and binds at a later state. A take
+  is valid when the type fits, the window holds, the partition key and equivalence values
+  match the run's, and every condition instance it makes decidable holds;
+- *ignore* the event, as the strategy allows: never (strict contiguity); when the event is
+  in another partition (partition contiguity); when no direct take is valid (skip till next
+  match); always (skip till any match).
+
+A run whose residual can finish after a take completes a match (closing what is still open,
+whose conditions must then hold) and, if it can still take events, also goes on. Every event
+also begins new runs. SEQ is concatenation, AND runs its parts side by side on distinct
+events, OR commits to the branch of the first event it takes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kleene.compiler.analysis import Analysis, Variable
+from kleene.compiler.evaluate import attribute
+from kleene.events import Event
+from kleene.language import ast as A
+from kleene.plans.reference.checks import Binding, Checks
+from kleene.plans.reference.stream import Stream
+
+__all__ = ["Run", "Runs"]
+
+
+# ---- residuals: what is left of the pattern ----------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Var:
+    name: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class Seq:
+    items: tuple[Residual, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class All:
+    items: tuple[Residual, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Any_:
+    items: tuple[Residual, ...]
+
+
+Residual = Var | Seq | All | Any_
+DONE = Seq(())
+
+
+def residual(element: A.Element) -> Residual:
+    """The residual of a whole (positive, flattened) structure."""
+    if isinstance(element, A.EventVar):
+        return Var(element.name, 0)
+    assert not isinstance(element, A.Negation)
+    items = tuple(residual(item) for item in element.items)
+    return {A.Seq: Seq, A.And: All, A.Or: Any_}[type(element)](items)
+
+
+def _seq(items: tuple[Residual, ...]) -> Residual:
+    flat: list[Residual] = []
+    for item in items:
+        if isinstance(item, Seq):
+            flat.extend(item.items)
+        else:
+            flat.append(item)
+    return flat[0] if len(flat) == 1 else Seq(tuple(flat))
+
+
+def _all(items: tuple[Residual, ...]) -> Residual:
+    kept = tuple(item for item in items if item != DONE)
+    if not kept:
+        return DONE
+    return kept[0] if len(kept) == 1 else All(kept)
+
+
+Take = tuple[str, Residual, bool, frozenset[str]]  # variable, residual after, direct, closes
+
+
+class _Shape:
+    """Residual arithmetic for one pattern's variables."""
+
+    def __init__(self, variables: Mapping[str, Variable]) -> None:
+        self.variables = variables
+
+    def nullable(self, r: Residual) -> bool:
+        if isinstance(r, Var):
+            return r.count >= self.variables[r.name].min
+        if isinstance(r, Any_):
+            return any(self.nullable(item) for item in r.items)
+        return all(self.nullable(item) for item in r.items)
+
+    def open_vars(self, r: Residual) -> frozenset[str]:
+        if isinstance(r, Var):
+            return frozenset((r.name,))
+        return frozenset().union(*(self.open_vars(item) for item in r.items))
+
+    def takes(self, r: Residual) -> Iterator[Take]:
+        if isinstance(r, Var):
+            variable = self.variables[r.name]
+            if variable.max is None or r.count < variable.max:
+                after = DONE if not variable.kleene else Var(r.name, r.count + 1)
+                yield r.name, after, True, frozenset()
+        elif isinstance(r, Seq):
+            if not r.items:
+                return
+            head, rest = r.items[0], r.items[1:]
+            for name, after, direct, closes in self.takes(head):
+                yield name, _seq((after, *rest)), direct, closes
+            if self.nullable(head):
+                closing = self.open_vars(head)
+                for name, after, _, closes in self.takes(_seq(rest) if rest else DONE):
+                    yield name, after, False, closes | closing
+        elif isinstance(r, All):
+            for index, item in enumerate(r.items):
+                for name, after, direct, closes in self.takes(item):
+                    items = (*r.items[:index], after, *r.items[index + 1 :])
+                    yield name, _all(items), direct, closes
+        else:
+            for item in r.items:
+                yield from self.takes(item)
+
+
+# ---- runs --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    residual: Residual
+    bound: Mapping[str, tuple[int, ...]]
+    closed: frozenset[str]
+    start: float
+    key: Hashable | None
+    values: tuple[Hashable, ...]
+
+
+class Runs:
+    """Steps runs over events under a contiguity or skip-till-next-match strategy."""
+
+    def __init__(
+        self,
+        analysis: Analysis,
+        structure: A.Element,
+        checks: Checks,
+        window: float | None,
+        strategy: str,
+    ) -> None:
+        self.shape = _Shape(analysis.variables)
+        self.start = residual(structure)
+        self.analysis = analysis
+        self.checks = checks
+        self.window = window
+        self.strategy = strategy
+        self.partition = analysis.partition
+
+    def key(self, event: Event) -> Hashable | None:
+        return None if self.partition is None else self.partition.key(event)
+
+    def step(
+        self, runs: list[Run], event: Event, position: int, stream: Stream
+    ) -> tuple[list[Run], list[Binding]]:
+        """Advance every run over the event and begin new ones; return runs and completions."""
+        survivors: dict[Any, Run] = {}
+        completed: list[Binding] = []
+        for run in runs:
+            if self.window is not None and event.t - run.start > self.window:
+                continue
+            direct_taken = False
+            for take in self.shape.takes(run.residual):
+                moved = self.move(run, take, event, position, stream)
+                if moved is None:
+                    continue
+                direct_taken |= take[2]
+                self.keep(moved, survivors, completed, stream)
+            if self.ignorable(run, event, direct_taken):
+                survivors.setdefault((run.residual, tuple(run.bound.items()), run.closed), run)
+        values = self.checks.equivalent([event])
+        if values is not None:
+            fresh = Run(self.start, {}, frozenset(), event.t, self.key(event), values)
+            for take in self.shape.takes(self.start):
+                moved = self.move(fresh, take, event, position, stream)
+                if moved is not None:
+                    self.keep(moved, survivors, completed, stream)
+        return list(survivors.values()), completed
+
+    def ignorable(self, run: Run, event: Event, direct_taken: bool) -> bool:
+        strategy = self.strategy
+        if strategy == "skip_till_any_match":
+            return True
+        if strategy == "skip_till_next_match":
+            return not direct_taken
+        if strategy == "partition_contiguity":
+            return self.partition is not None and self.key(event) != run.key
+        return False
+
+    def move(
+        self, run: Run, take: Take, event: Event, position: int, stream: Stream
+    ) -> Run | None:
+        """The run after taking the event as `take` says, or None if the take is not valid."""
+        name, after, _, closes = take
+        if event.type not in self.analysis.variables[name].types:
+            return None
+        if self.window is not None and event.t - run.start > self.window:
+            return None
+        if self.partition is not None and self.key(event) != run.key:
+            return None
+        if run.values != self.checks.equivalent([event]):
+            return None
+        bound = dict(run.bound)
+        for closing in closes:
+            bound.setdefault(closing, ())
+        bound[name] = (*bound.get(name, ()), position)
+        closed = run.closed | closes
+        if not self.checks.new_instances_hold((run.bound, run.closed), (bound, closed), stream):
+            return None
+        return Run(after, bound, closed, run.start, run.key, run.values)
+
+    def keep(
+        self,
+        run: Run,
+        survivors: dict[Any, Run],
+        completed: list[Binding],
+        stream: Stream,
+    ) -> None:
+        """File a run that just took an event: it may complete a match, and may go on."""
+        shape = self.shape
+        if shape.nullable(run.residual):
+            closing = shape.open_vars(run.residual)
+            bound = dict(run.bound)
+            for name in closing:
+                bound.setdefault(name, ())
+            closed = run.closed | closing
+            if self.checks.new_instances_hold((run.bound, run.closed), (bound, closed), stream):
+                completed.append(bound)
+        if any(True for _ in shape.takes(run.residual)):
+            survivors.setdefault((run.residual, tuple(run.bound.items()), run.closed), run)

@@ -1,0 +1,1 @@
+"""Running a compiled plan over events: partitions, time, metrics."""

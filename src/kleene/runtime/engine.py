@@ -1,0 +1,211 @@
+"""The engine: feeds events to a compiled plan, one state per partition key, and moves time.
+
+>>> import kleene
+>>> engine = kleene.Engine("PATTERN SEQ(A a, NOT(B b), C c) WHERE [k] WITHIN 10")
+>>> engine.send({"type": "A", "ts": 1, "k": 1})
+[]
+>>> engine.send({"type": "C", "ts": 2, "k": 1})
+[Match(a=[0], c=[1])]
+>>> engine.send_many([{"type": "A", "ts": 3, "k": 2}, {"type": "B", "ts": 4, "k": 2},
+...                   {"type": "C", "ts": 5, "k": 2}])
+[]
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Hashable, Iterable, Mapping
+from itertools import count
+from typing import Any
+
+from kleene.errors import EventError, KleeneError
+from kleene.events import Event, Watermark, as_event, numeric_time
+from kleene.language.ast import Pattern
+from kleene.matches import Match
+from kleene.plans import compile
+from kleene.plans.base import Plan
+from kleene.runtime.metrics import Metrics
+
+__all__ = ["Engine", "match"]
+
+EventLike = Event | Mapping[str, Any]
+
+
+class Engine:
+    """Runs a pattern over events arriving one by one.
+
+    Events must come in timestamp order (equal timestamps keep their arrival order). An event
+    without an id gets its arrival position (0, 1, …). `advance_to(ts)` promises that every
+    event with a timestamp up to and including `ts` has been sent; patterns that end in a
+    negation report matches only once time has passed their window. `close()` ends the
+    stream and reports everything still pending.
+
+    With `partition=True` (the default) the engine splits the stream by the pattern's
+    partition key (its equivalence tests and equalities) and keeps one state per key (events
+    lacking a key value share one more); this never changes the matches, only the cost.
+    """
+
+    def __init__(
+        self,
+        pattern: Pattern | str,
+        plan: str = "auto",
+        *,
+        partition: bool = True,
+        **options: Any,
+    ) -> None:
+        self._start(compile(pattern, plan, **options), partition)
+
+    @classmethod
+    def from_plan(cls, plan: Plan, *, partition: bool = True) -> Engine:
+        """An engine around an already compiled plan."""
+        engine = cls.__new__(cls)
+        engine._start(plan, partition)
+        return engine
+
+    def _start(self, plan: Plan, partition: bool) -> None:
+        self.plan = plan
+        self.metrics = Metrics()
+        self._key = self.plan.partition_key if partition else None
+        self._states: dict[Hashable, Any] = {}
+        self._timers: list[tuple[float, int, Hashable]] = []
+        self._scheduled: dict[Hashable, float] = {}
+        self._tiebreak = count()
+        self._arrivals = 0
+        self._last_t: float | None = None
+        self._datetimes: bool | None = None
+        self._watermark: Watermark | None = None
+        self._closed = False
+
+    def send(self, event: EventLike) -> list[Match]:
+        """Feed one event (an `Event` or a mapping with type, ts, attributes)."""
+        if self._closed:
+            raise KleeneError("the engine is closed; make a new one for a new stream")
+        item = as_event(event, default_id=self._arrivals)
+        self._arrivals += 1
+        self._check_time(item)
+        self.metrics.events += 1
+        reported = self._fire(Watermark(item.t, inclusive=False))
+        key = None if self._key is None else self._key(item)
+        state = self._state(key)
+        reported.extend(self.plan.step(state, item))
+        self._schedule(key, state)
+        return self._report(reported)
+
+    def send_many(self, events: Iterable[EventLike]) -> list[Match]:
+        """Feed events in order; the matches they make final, in the order reported."""
+        reported: list[Match] = []
+        for event in events:
+            reported.extend(self.send(event))
+        return reported
+
+    def advance_to(self, ts: float | Any) -> list[Match]:
+        """Declare that every event with a timestamp up to and including `ts` has been sent."""
+        if self._closed:
+            raise KleeneError("the engine is closed")
+        t = numeric_time(ts)
+        if self._watermark is not None and t <= self._watermark.t:
+            return []
+        self._watermark = Watermark(t)
+        return self._report(self._fire(self._watermark))
+
+    def close(self) -> list[Match]:
+        """End the stream: report every match still waiting for time to pass."""
+        if self._closed:
+            return []
+        end = Watermark(math.inf)
+        reported: list[Match] = []
+        for state in self._states.values():
+            reported.extend(self.plan.advance(state, end))
+        self._closed = True
+        self._timers.clear()
+        return self._report(reported)
+
+    @property
+    def partitions(self) -> int:
+        """How many partition states the engine holds."""
+        return len(self._states)
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _check_time(self, event: Event) -> None:
+        is_datetime = not isinstance(event.ts, int | float)
+        if self._datetimes is None:
+            self._datetimes = is_datetime
+            if is_datetime and self.plan.options.time_unit != "s":
+                raise EventError(
+                    "datetime timestamps are measured in seconds; drop time_unit="
+                    f"{self.plan.options.time_unit!r}",
+                    row=self._arrivals,
+                    field="ts",
+                )
+        elif is_datetime != self._datetimes:
+            raise EventError(
+                "timestamps mix numbers and datetimes", row=self._arrivals, field="ts"
+            )
+        if self._last_t is not None and event.t < self._last_t:
+            raise EventError(
+                f"event {event.id!r} has ts {event.ts!r}, earlier than an event before it; "
+                "send events in timestamp order (sort the input by its timestamp)",
+                row=self._arrivals,
+                field="ts",
+            )
+        if self._watermark is not None and self._watermark.settles(event.t):
+            raise EventError(
+                f"event {event.id!r} has ts {event.ts!r}, but advance_to() already declared "
+                "every event up to that time sent",
+                row=self._arrivals,
+                field="ts",
+            )
+        self._last_t = event.t
+
+    def _state(self, key: Hashable | None) -> Any:
+        state = self._states.get(key)
+        if state is None:
+            state = self._states[key] = self.plan.new_state()
+            self.metrics.partitions += 1
+        return state
+
+    def _schedule(self, key: Hashable | None, state: Any) -> None:
+        deadline = self.plan.deadline(state)
+        if deadline is not None and self._scheduled.get(key) != deadline:
+            self._scheduled[key] = deadline
+            heapq.heappush(self._timers, (deadline, next(self._tiebreak), key))
+
+    def _fire(self, watermark: Watermark) -> list[Match]:
+        """Advance the states whose deadline `watermark` has reached."""
+        reported: list[Match] = []
+        while self._timers and watermark.settles(self._timers[0][0]):
+            deadline, _, key = heapq.heappop(self._timers)
+            if self._scheduled.get(key) != deadline:
+                continue
+            del self._scheduled[key]
+            state = self._states[key]
+            reported.extend(self.plan.advance(state, watermark))
+            self._schedule(key, state)
+        return reported
+
+    def _report(self, matches: list[Match]) -> list[Match]:
+        matches.sort(key=Match.sort_key)
+        self.metrics.matches += len(matches)
+        return matches
+
+
+def match(
+    pattern: Pattern | str,
+    events: Iterable[EventLike],
+    plan: str = "auto",
+    **options: Any,
+) -> list[Match]:
+    """All matches of `pattern` in `events`, sorted by end time, start time and event ids.
+
+    >>> import kleene
+    >>> events = [{"type": t, "ts": i} for i, t in enumerate("AABBC")]
+    >>> len(kleene.match("PATTERN SEQ(A a, B b, C c) WITHIN 1 hour", events))
+    4
+    """
+    engine = Engine(pattern, plan, **options)
+    found = engine.send_many(events)
+    found.extend(engine.close())
+    found.sort(key=Match.sort_key)
+    return found

@@ -1,0 +1,289 @@
+"""Hypothesis strategies: random ASTs, and random small patterns with streams to run them on.
+
+`asts()` draws any AST in normal form, sensible or not, for printer/parser round trips.
+`cases()` draws a valid pattern over types A, B, C with integer attributes `x` and `k`, and a
+short stream of A, B, C and D events (D never matches), for comparing plans.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hypothesis import strategies as st
+
+from kleene.compiler.validate import validate
+from kleene.errors import PatternError
+from kleene.events import Event
+from kleene.language import ast as A
+
+__all__ = ["Case", "asts", "cases", "streams"]
+
+# ---- any AST ---------------------------------------------------------------------------
+
+_names = st.from_regex(r"[a-z][a-z0-9_]{0,4}", fullmatch=True).filter(
+    lambda n: n not in {"i", "and", "or", "not", "seq", "len", "null", "true", "false"}
+)
+_odd_names = st.sampled_from(["Stock", "A", "org:resource", "Stock Tick", "AND", "len", "x-y"])
+_types = st.one_of(_odd_names, st.from_regex(r"[A-Z][A-Za-z0-9]{0,5}", fullmatch=True))
+_quantifiers = st.one_of(
+    st.none(),
+    st.sampled_from([A.Quantifier(1, None), A.Quantifier(0, None)]),
+    st.builds(lambda lo, extra: A.Quantifier(lo, lo + extra), st.integers(1, 3), st.integers(0, 3)),
+    st.builds(lambda lo: A.Quantifier(lo, None), st.integers(2, 4)),
+)
+
+
+@st.composite
+def _event_var(draw: st.DrawFn) -> A.EventVar:
+    types = tuple(draw(st.lists(_types, min_size=1, max_size=3, unique=True)))
+    return A.EventVar(types, draw(_names), draw(_quantifiers))
+
+
+def _elements() -> st.SearchStrategy[A.Element]:
+    leaf = st.one_of(_event_var(), st.builds(A.Negation, _event_var()))
+    return st.recursive(
+        leaf,
+        lambda inner: st.builds(
+            lambda kind, items: kind(tuple(items)),
+            st.sampled_from([A.Seq, A.And, A.Or]),
+            st.lists(inner, min_size=1, max_size=3),
+        ),
+        max_leaves=6,
+    )
+
+
+_literals = st.one_of(
+    st.integers(-1000, 1000),
+    st.floats(allow_nan=False, allow_infinity=False, width=64),
+    st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=6),
+    st.booleans(),
+    st.none(),
+).map(A.Literal)
+_index = st.one_of(
+    st.builds(lambda k: A.Index("i", -k), st.integers(0, 2)),
+    st.builds(lambda k: A.Index("abs", k), st.integers(1, 3)),
+    st.builds(lambda k: A.Index("last", -k), st.integers(0, 2)),
+)
+_attr_names = st.one_of(_names, st.sampled_from(["len", "org:resource", "price", "x y"]))
+_operands = st.one_of(
+    _literals,
+    st.builds(A.Attr, _names, _attr_names, st.one_of(st.none(), _index)),
+    st.builds(A.Len, _names),
+    st.builds(
+        A.Aggregate,
+        st.sampled_from(A.AGGREGATES),
+        _names,
+        _attr_names,
+        st.one_of(st.none(), st.integers(0, 2)),
+    ),
+    st.builds(A.Equivalence, st.lists(_attr_names, min_size=1, max_size=2).map(tuple)),
+)
+
+
+def _exprs() -> st.SearchStrategy[A.Expr]:
+    def extend(inner: st.SearchStrategy[A.Expr]) -> st.SearchStrategy[A.Expr]:
+        return st.one_of(
+            st.builds(A.Binary, st.sampled_from(["+", "-", "*", "/", "%"]), inner, inner),
+            st.builds(A.Compare, st.sampled_from(["=", "!=", "<", "<=", ">", ">="]), inner, inner),
+            st.builds(lambda xs: A.conjunction(*xs), st.lists(inner, min_size=2, max_size=3)),
+            st.builds(lambda xs: A.disjunction(*xs), st.lists(inner, min_size=2, max_size=3)),
+            st.builds(lambda x: A.Unary("not", x), inner),
+            inner.map(A.negative),
+            st.builds(
+                lambda name, args: A.Call(name, tuple(args)),
+                _names,
+                st.lists(inner, max_size=2),
+            ),
+        )
+
+    return st.recursive(_operands, extend, max_leaves=8)
+
+
+def asts() -> st.SearchStrategy[A.Pattern]:
+    """Any pattern AST in normal form (not necessarily one that makes sense)."""
+    return st.builds(
+        A.Pattern,
+        _elements(),
+        st.one_of(st.none(), _exprs()),
+        st.one_of(st.none(), st.sampled_from(A.STRATEGIES)),
+        st.one_of(st.none(), st.lists(_names, max_size=3).map(tuple)),
+        st.one_of(
+            st.none(),
+            st.builds(
+                A.Within,
+                st.one_of(st.integers(1, 10**6), st.floats(0.001, 1e6)),
+                st.sampled_from([None, "ms", "s", "min", "hour", "day"]),
+            ),
+        ),
+    ).filter(lambda p: p.strategy is not None or p.strategy_vars is None)
+
+
+# ---- valid patterns and streams ----------------------------------------------------------
+
+TYPES = ("A", "B", "C")
+
+
+@dataclass(frozen=True)
+class Case:
+    pattern: A.Pattern
+    events: tuple[Event, ...]
+
+    def __repr__(self) -> str:
+        rows = "\n".join(
+            f"    {e.type} ts={e.ts} id={e.id} {dict(e.attrs)}" for e in self.events
+        )
+        return f"Case(\n{self.pattern}\n--\n{rows}\n)"
+
+
+@st.composite
+def streams(draw: st.DrawFn, max_size: int = 7) -> tuple[Event, ...]:
+    """A short stream over types A-D with small integer attributes and shared timestamps."""
+    size = draw(st.integers(0, max_size))
+    t = 0
+    result = []
+    for position in range(size):
+        t += draw(st.sampled_from([0, 1, 1, 2]))
+        attrs: dict[str, Any] = {"k": draw(st.integers(0, 1))}
+        if draw(st.integers(0, 9)) > 0:
+            attrs["x"] = draw(st.integers(0, 3))
+        kind = draw(st.sampled_from(["A", "A", "B", "B", "C", "C", "D"]))
+        result.append(Event(kind, t, attrs, position))
+    return tuple(result)
+
+
+@st.composite
+def _structure(draw: st.DrawFn, depth: int = 0) -> A.Element:
+    kind = draw(st.sampled_from(["seq", "seq", "and", "or"] if depth == 0 else ["seq", "and", "leaf"]))
+    if kind == "leaf" or depth > 1:
+        return draw(_leaf())
+    size = draw(st.integers(1, 3))
+    items: list[A.Element] = [
+        draw(_structure(depth + 1)) if draw(st.integers(0, 3)) == 0 else draw(_leaf())
+        for _ in range(size)
+    ]
+    if kind != "or" and draw(st.integers(0, 2)) == 0:
+        where = draw(st.integers(0, len(items)))
+        items.insert(where, A.Negation(A.EventVar((draw(st.sampled_from(TYPES)),), "n")))
+    node = {"seq": A.Seq, "and": A.And, "or": A.Or}[kind]
+    return node(tuple(items))
+
+
+@st.composite
+def _leaf(draw: st.DrawFn) -> A.EventVar:
+    types = tuple(sorted(draw(st.sets(st.sampled_from(TYPES), min_size=1, max_size=2))))
+    quantifier = draw(
+        st.sampled_from(
+            [None, None, None, A.Quantifier(1, None), A.Quantifier(0, None), A.Quantifier(1, 2)]
+        )
+    )
+    return A.EventVar(types, "v", quantifier)
+
+
+def _rename(element: A.Element, counter: list[int]) -> A.Element:
+    if isinstance(element, A.EventVar):
+        counter[0] += 1
+        return A.EventVar(element.types, f"v{counter[0]}", element.quantifier)
+    if isinstance(element, A.Negation):
+        counter[0] += 1
+        return A.Negation(A.EventVar(element.event.types, f"n{counter[0]}"))
+    return type(element)(tuple(_rename(item, counter) for item in element.items))
+
+
+@st.composite
+def _conditions(draw: st.DrawFn, structure: A.Element) -> list[A.Expr]:
+    variables = list(A.event_vars(structure))
+    singles = [v.name for v in variables if not v.kleene]
+    kleene = [v.name for v in variables if v.kleene]
+    negated = {
+        e.event.name for e in _walk_structure(structure) if isinstance(e, A.Negation)
+    }
+    positives = [n for n in singles if n not in negated]
+    small = st.integers(0, 3).map(A.Literal)
+    options: list[st.SearchStrategy[A.Expr]] = []
+    if singles:
+        single = st.sampled_from(singles)
+        options.append(st.builds(lambda v, c: A.Compare(">=", A.Attr(v, "x"), c), single, small))
+        options.append(st.builds(lambda v, c: A.Compare("!=", A.Attr(v, "x"), c), single, small))
+    if len(singles) > 1:
+        pair = st.lists(st.sampled_from(singles), min_size=2, max_size=2, unique=True)
+        options.append(
+            st.builds(
+                lambda p, op: A.Compare(op, A.Attr(p[0], "x"), A.Attr(p[1], "x")),
+                pair,
+                st.sampled_from(["<", "<=", "="]),
+            ).filter(lambda c: not (c.left.var in negated and c.right.var in negated))  # type: ignore[union-attr]
+        )
+        options.append(
+            st.builds(
+                lambda p: A.disjunction(
+                    A.Compare("=", A.Attr(p[0], "x"), A.Literal(1)),
+                    A.Compare("=", A.Attr(p[1], "k"), A.Literal(0)),
+                ),
+                pair,
+            ).filter(lambda c: not all(x.left.var in negated for x in c.items))  # type: ignore[union-attr]
+        )
+    for name in kleene:
+        i, prev = A.Index("i"), A.Index("i", -1)
+        options.extend(
+            st.just(e)
+            for e in (
+                A.Compare(">=", A.Attr(name, "x", i), A.Attr(name, "x", prev)),
+                A.Compare(">", A.Attr(name, "x", i), A.Aggregate("avg", name, "x", 1)),
+                A.Compare("<=", A.Aggregate("sum", name, "x"), A.Literal(4)),
+                A.Compare("<=", A.Len(name), A.Literal(2)),
+                A.Compare("!=", A.Attr(name, "x", i), A.Literal(0)),
+                A.Unary("not", A.Compare("=", A.Attr(name, "x", A.Index("last")), A.Literal(2))),
+            )
+        )
+        if positives:
+            other = st.sampled_from(positives)
+            options.append(
+                st.builds(
+                    lambda v: A.Compare("<=", A.Attr(name, "x", A.Index("abs", 1)), A.Attr(v, "x")),
+                    other,
+                )
+            )
+            options.append(
+                st.builds(
+                    lambda v: A.Compare(">=", A.Attr(name, "x", i), A.Attr(v, "x")),
+                    other,
+                )
+            )
+    options.append(st.just(A.Equivalence(("k",))))
+    return draw(st.lists(st.one_of(*options), max_size=3))
+
+
+def _walk_structure(element: A.Element) -> list[A.Element]:
+    if isinstance(element, A.EventVar | A.Negation):
+        return [element]
+    return [element, *(n for item in element.items for n in _walk_structure(item))]
+
+
+@st.composite
+def cases(
+    draw: st.DrawFn, strategies: tuple[str, ...] = A.STRATEGIES, max_events: int = 7
+) -> Case:
+    """A valid pattern over A, B, C and a stream to run it on."""
+    structure = _rename(draw(_structure()), [0])
+    conditions = draw(_conditions(structure))
+    within = draw(st.one_of(st.none(), st.integers(1, 5).map(A.Within)))
+    strategy = draw(st.sampled_from(strategies))
+    pattern = A.Pattern(
+        structure,
+        A.conjunction(*conditions) if conditions else None,
+        None if strategy == "skip_till_any_match" and draw(st.booleans()) else strategy,
+        None,
+        within,
+    )
+    try:
+        validate(pattern)
+    except PatternError:
+        pattern = A.Pattern(pattern.structure, pattern.where, pattern.strategy, None, A.Within(3))
+        try:
+            validate(pattern)
+        except PatternError:
+            from hypothesis import reject
+
+            reject()
+    return Case(pattern, draw(streams(max_events)))

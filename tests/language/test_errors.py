@@ -1,0 +1,128 @@
+"""Malformed queries: the error names the place (line, column, caret) and what was expected."""
+
+import pytest
+
+import kleene
+
+
+def error(text, kind=kleene.PatternSyntaxError):
+    with pytest.raises(kind) as info:
+        kleene.parse(text)
+    return info.value
+
+
+def test_missing_operand_at_end():
+    e = error("PATTERN SEQ(A a, B b)\nWHERE a.x >")
+    assert (e.line, e.column) == (2, 12)
+    assert "unexpected end of query" in e.message
+    assert "an expression" in e.expected
+    assert str(e).endswith("  2 | WHERE a.x >\n    |            ^")
+
+
+def test_missing_comma_in_pattern():
+    e = error("PATTERN SEQ(A a B b)")
+    assert (e.line, e.column) == (1, 17)
+    assert "unexpected 'B'" in e.message
+    assert "','" in e.expected and "')'" in e.expected
+
+
+def test_misspelt_keyword_gets_a_hint():
+    e = error("PATERN SEQ(A a)")
+    assert (e.line, e.column, e.width) == (1, 1, 6)
+    assert "expected PATTERN" in e.message
+    e = error("PATTERN SEQ(A a) WHERE skip_till_nxt_match(a) { a.x > 1 }")
+    assert "did you mean skip_till_next_match?" in e.message
+    assert e.column == 47
+
+
+def test_unexpected_character():
+    e = error("PATTERN SEQ(A a) WHERE a.x > 1 @")
+    assert (e.line, e.column) == (1, 32)
+    assert "unexpected '@'" in e.message
+
+
+def test_empty_query():
+    e = error("")
+    assert "unexpected end of query" in e.message
+    assert "PATTERN" in e.expected
+
+
+@pytest.mark.parametrize(
+    ("text", "column", "message"),
+    [
+        ("PATTERN SEQ(A a) WHERE price > 1", 24, "'price' alone is not a value"),
+        ("PATTERN SEQ(A a) WHERE avg(a.x) > 1", 24, "avg aggregates a Kleene variable"),
+        ("PATTERN SEQ(A+ a[]) WHERE avg(a[i].x) > 1", 27, "avg aggregates a Kleene variable"),
+        ("PATTERN SEQ(A a[])", 13, "marks a Kleene variable"),
+        ("PATTERN SEQ(A+ a[]) WHERE a[i+1].x > 1", 27, "looks ahead"),
+        ("PATTERN SEQ(A+ a[]) WHERE a[0].x > 1", 27, "count from 1"),
+        ("PATTERN SEQ(A+ a[]) WHERE a[j].x > 1", 27, "an index is i"),
+        ("PATTERN SEQ(A+ a[]) WHERE a[].x > 1", 27, "can only stand inside an aggregate"),
+        ("PATTERN SEQ(A a) WITHIN 5 fortnights", 27, "unknown time unit 'fortnights'"),
+        ("PATTERN SEQ(A a) WITHIN 0", 25, "longer than 0"),
+        ("PATTERN SEQ(A{3,2} a[])", 14, "needs 3 <= 2"),
+        ("PATTERN SEQ((A|A) a)", 13, "listed twice"),
+    ],
+)
+def test_reading_errors_point_at_the_text(text, column, message):
+    e = error(text, kleene.PatternError)
+    assert e.line == 1
+    assert e.column == column
+    assert message in e.message
+    assert "^" in str(e)
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment", "message"),
+    [
+        ("PATTERN SEQ(A a) WHERE b.x > 1", "b.x", "unknown variable b"),
+        ("PATTERN SEQ(A abc) WHERE abd.x > 1", "abd.x", "did you mean abc?"),
+        ("PATTERN SEQ(A a) WHERE a[i].x > 1", "a[i].x", "binds a single event"),
+        ("PATTERN SEQ(A a) WHERE a.len > 1", "a.len", "binds a single event"),
+        ("PATTERN SEQ(A a) WHERE sum(a[].x) > 1", "sum(a[].x)", "binds a single event"),
+        ("PATTERN SEQ(A+ a[]) WHERE a.x > 1", "a.x", "say which of its events"),
+        (
+            "PATTERN SEQ(A+ a[], B+ b[]) WHERE a[i].x > b[i].x",
+            "b[i].x",
+            "i already ranges over a[]",
+        ),
+        (
+            "PATTERN SEQ(A a, NOT(B b), NOT(C c), D d) WHERE b.x = c.x",
+            "c.x",
+            "two negated variables",
+        ),
+        ("PATTERN SEQ(A a, B b) WHERE a.x > 1 or [k]", "[k]", "must stand on its own"),
+        ("PATTERN SEQ(A a, B a)", "B a", "declared twice"),
+        ("PATTERN SEQ(A a, NOT(B b))", "NOT(B b)", "needs WITHIN"),
+        ("PATTERN SEQ(NOT(B b), A a)", "NOT(B b)", "needs WITHIN"),
+        ("PATTERN AND(A a, NOT(B b))", "NOT(B b)", "needs WITHIN"),
+        ("PATTERN SEQ(A a, B* c[], NOT(D d))", "NOT(D d)", "needs WITHIN"),
+        ("PATTERN OR(A a, NOT(B b)) WITHIN 5", "NOT(B b)", "inside SEQ(...) or AND(...)"),
+        ("PATTERN NOT(B b) WITHIN 5", "NOT(B b)", "inside SEQ(...) or AND(...)"),
+        ("PATTERN SEQ(A a, NOT(B+ b[]), C c)", "NOT(B+ b[])", "not a Kleene variable"),
+        ("PATTERN SEQ(NOT(A a), NOT(B b)) WITHIN 5", "SEQ(NOT(A a), NOT(B b))", "not negated"),
+        ("PATTERN SEQ(A* a[], B* b[])", "SEQ(A* a[], B* b[])", "without any event"),
+        ("PATTERN OR(A a, B* b[])", "B* b[]", "OR branch must match"),
+        ("PATTERN SEQ(A i)", "A i", "cannot name a variable"),
+        ("PATTERN SEQ(A a) WHERE a.x + 1", "a.x + 1", "not a condition"),
+        ("PATTERN SEQ(A a) WHERE 5", "5", "is a number, not a condition"),
+        ("PATTERN SEQ(A a) WHERE skip_till_next_match(b) { a.x > 1 }", None, "unknown variable b"),
+    ],
+)
+def test_semantic_errors_point_at_the_offending_text(text, fragment, message):
+    e = error(text, kleene.PatternError)
+    assert message in e.message
+    if fragment is not None:
+        assert text[e.column - 1 : e.column - 1 + e.width] == fragment
+
+
+def test_or_branches_may_share_a_variable_declared_alike():
+    kleene.parse("PATTERN OR(SEQ(A a, B b, C c), SEQ(C c, D d, E e)) WITHIN 1 hour")
+    e = error("PATTERN OR(SEQ(A a, C c), SEQ(D c, E e))", kleene.PatternError)
+    assert "declared twice" in e.message
+
+
+def test_unknown_function_is_reported_at_compile_time():
+    with pytest.raises(kleene.PatternError, match="unknown function corelation") as info:
+        kleene.compile("PATTERN SEQ(A a, B b) WHERE corelation(a.h, b.h) > 0.5")
+    assert info.value.column == 29

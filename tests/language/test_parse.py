@@ -1,0 +1,188 @@
+"""Reading queries: every form the papers write, and errors that point at the text."""
+
+import pytest
+
+import kleene
+from kleene.language import ast as A
+
+SHOPLIFTING = """
+PATTERN SEQ(Shelf a, ~(Register b), Exit c)
+WHERE skip_till_next_match(a, b, c) {
+    a.tag_id = b.tag_id
+    and a.tag_id = c.tag_id
+    /* equivalently, [tag_id] */
+}
+WITHIN 12 hours
+"""
+
+STOCK_TREND = """
+PATTERN SEQ(Stock+ a[], Stock b)
+WHERE skip_till_next_match(a[], b) {
+    [symbol]
+    and a[1].volume > 1000
+    and a[i].price > avg(a[..i-1].price)
+    and b.volume < 80% * a[a.len].volume
+}
+WITHIN 1 hour
+"""
+
+
+def test_shoplifting_query_reads_as_the_paper_writes_it():
+    pattern = kleene.parse(SHOPLIFTING)
+    assert pattern.structure == A.Seq(
+        (
+            A.EventVar(("Shelf",), "a"),
+            A.Negation(A.EventVar(("Register",), "b")),
+            A.EventVar(("Exit",), "c"),
+        )
+    )
+    assert pattern.strategy == "skip_till_next_match"
+    assert pattern.strategy_vars == ("a", "b", "c")
+    assert pattern.within == A.Within(12, "hour")
+    assert A.conjuncts(pattern.where)[1] == A.Compare(
+        "=", A.Attr("a", "tag_id"), A.Attr("c", "tag_id")
+    )
+
+
+def test_stock_trend_query_has_kleene_references_aggregates_and_percent():
+    where = A.conjuncts(kleene.parse(STOCK_TREND).where)
+    assert where[0] == A.Equivalence(("symbol",))
+    assert where[1].left == A.Attr("a", "volume", A.Index("abs", 1))
+    assert where[2] == A.Compare(
+        ">", A.Attr("a", "price", A.Index("i")), A.Aggregate("avg", "a", "price", 1)
+    )
+    assert where[3].right == A.Binary(
+        "*", A.Literal(0.8), A.Attr("a", "volume", A.Index("last"))
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "structure"),
+    [
+        ("SEQ(A a, B b)", A.Seq((A.EventVar(("A",), "a"), A.EventVar(("B",), "b")))),
+        (
+            "AND(SEQ(A a, B b), SEQ(C c, D d), E e)",
+            A.And(
+                (
+                    A.Seq((A.EventVar(("A",), "a"), A.EventVar(("B",), "b"))),
+                    A.Seq((A.EventVar(("C",), "c"), A.EventVar(("D",), "d"))),
+                    A.EventVar(("E",), "e"),
+                )
+            ),
+        ),
+        (
+            "or(seq(A a, B b), (C|D) c)",
+            A.Or(
+                (
+                    A.Seq((A.EventVar(("A",), "a"), A.EventVar(("B",), "b"))),
+                    A.EventVar(("C", "D"), "c"),
+                )
+            ),
+        ),
+        ("SEQ(A a, NOT(B b), C c)", None),
+        ("SEQ(A a, !(B b), C c)", None),
+        ("SEQ(A a, B* b[], C c)", None),
+        ("SEQ(A a, B{2,4} b[], C c)", None),
+        ("SEQ(A a, B{3} b[], C c)", None),
+        ("SEQ(A a, B{2,} b[], C c)", None),
+        ("SEQ(A a, B+ b, C c)", None),
+        ("SEQ(`Stock Tick` a, `AND` b)", None),
+    ],
+)
+def test_pattern_forms(text, structure):
+    pattern = kleene.parse(f"PATTERN {text} WITHIN 5")
+    if structure is not None:
+        assert pattern.structure == structure
+    assert kleene.parse(str(pattern)) == pattern
+
+
+def test_negation_spellings_are_one_node():
+    forms = [kleene.parse(f"PATTERN SEQ(A a, {neg}(B b), C c)") for neg in ("NOT", "~", "!")]
+    assert forms[0] == forms[1] == forms[2]
+
+
+def test_quantifiers():
+    def quantifier(text):
+        return kleene.parse(f"PATTERN SEQ(A a, B{text} b[])").structure.items[1].quantifier
+
+    assert quantifier("+") == A.Quantifier(1, None)
+    assert quantifier("*") == A.Quantifier(0, None)
+    assert quantifier("{2,4}") == A.Quantifier(2, 4)
+    assert quantifier("{3}") == A.Quantifier(3, 3)
+    assert quantifier("{2,}") == A.Quantifier(2, None)
+
+
+@pytest.mark.parametrize(
+    ("where", "expected"),
+    [
+        ("a.x = 1", A.Compare("=", A.Attr("a", "x"), A.Literal(1))),
+        ("a.x == 1", A.Compare("=", A.Attr("a", "x"), A.Literal(1))),
+        ("a.x <> 1", A.Compare("!=", A.Attr("a", "x"), A.Literal(1))),
+        ("a.x != -1.5", A.Compare("!=", A.Attr("a", "x"), A.Literal(-1.5))),
+        ("a.s = 'it\\'s'", A.Compare("=", A.Attr("a", "s"), A.Literal("it's"))),
+        ('a.s = "tab\\t"', A.Compare("=", A.Attr("a", "s"), A.Literal("tab\t"))),
+        ("a.flag = TRUE", A.Compare("=", A.Attr("a", "flag"), A.Literal(True))),
+        ("a.v = null", A.Compare("=", A.Attr("a", "v"), A.Literal(None))),
+        ("a.price % 500 == 0", None),
+        ("a.x + 2 * c[i].y > 3", None),
+        ("not a.x > 1 and c.len >= 2 or a.y < 0", None),
+        ("c[b.len].x > 0", None),
+        ("c[i-2].x > c[c.len - 1].x", None),
+        ("sum(c[].x) > count(c[]) and min(c[..i].x) < max(c[..i-2].y)", None),
+        ("corr(a.history, c[1].history) > 0.7", None),
+        ("[symbol] and [a1, a2]", None),
+        ("a.`org:resource` = 'x'", A.Compare("=", A.Attr("a", "org:resource"), A.Literal("x"))),
+        ("a.`len` > 1", A.Compare(">", A.Attr("a", "len"), A.Literal(1))),
+    ],
+)
+def test_predicates(where, expected):
+    text = f"PATTERN SEQ(A a, C+ c[]) WHERE {where}"
+    if "b.len" in where:
+        with pytest.raises(kleene.PatternError, match=r"c\[c\.len\]"):
+            kleene.parse(text)
+        return
+    pattern = kleene.parse(text)
+    if expected is not None:
+        assert pattern.where == expected
+    assert kleene.parse(str(pattern)) == pattern
+
+
+def test_where_forms_and_keywords_ignore_case():
+    plain = kleene.parse("pattern seq(A a) where a.x > 1 within 1 HOUR")
+    braced = kleene.parse("PATTERN SEQ(A a) WHERE skip_till_any_match { a.x > 1 } WITHIN 1 hour")
+    listed = kleene.parse("PATTERN SEQ(A a) WHERE SKIP_TILL_ANY_MATCH(a) { a.x > 1 } WITHIN 1 h")
+    assert plain.where == braced.where == listed.where
+    assert plain.strategy is None
+    assert braced.strategy == listed.strategy == "skip_till_any_match"
+    assert plain.within == braced.within == listed.within == A.Within(1, "hour")
+    bare = kleene.parse("PATTERN SEQ(A a) WHERE strict_contiguity")
+    assert bare.strategy == "strict_contiguity"
+    assert bare.where is None
+
+
+@pytest.mark.parametrize(
+    ("within", "expected"),
+    [
+        ("500", A.Within(500)),
+        ("1.5 s", A.Within(1.5, "s")),
+        ("250 ms", A.Within(250, "ms")),
+        ("10 min", A.Within(10, "min")),
+        ("2 hours", A.Within(2, "hour")),
+        ("15 days", A.Within(15, "day")),
+        ("1hour", A.Within(1, "hour")),
+    ],
+)
+def test_windows(within, expected):
+    assert kleene.parse(f"PATTERN SEQ(A a) WITHIN {within}").within == expected
+
+
+def test_comments_are_ignored():
+    text = "-- a comment\nPATTERN SEQ(A a) # another\n/* and\na block */ WHERE a.x > 1"
+    assert kleene.parse(text) == kleene.parse("PATTERN SEQ(A a) WHERE a.x > 1")
+
+
+def test_positions_are_kept():
+    pattern = kleene.parse("PATTERN SEQ(A a,\n  B b)\nWHERE b.x > 1")
+    b = pattern.structure.items[1]
+    assert (b.span.line, b.span.column) == (2, 3)
+    assert (pattern.where.span.line, pattern.where.span.column) == (3, 7)

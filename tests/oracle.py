@@ -1,0 +1,248 @@
+"""A second, independent statement of skip-till-any-match, for checking `reference`.
+
+It shares nothing with the reference plan but the expression interpreter: it tries every
+assignment of events to the positive variables (every subset for a Kleene variable), keeps the
+ones that fit the structure, the window, the conditions and the negations, and returns their
+keys. Exponential; for streams of a handful of events.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from kleene.compiler.evaluate import Env, attribute, evaluate
+from kleene.compiler.functions import known_functions
+from kleene.events import Event
+from kleene.language import ast as A
+
+UNBOUND = None
+Assignment = dict[str, tuple[int, ...] | None]
+
+
+def matches(pattern: A.Pattern, events: Sequence[Event]) -> set[frozenset[tuple[str, tuple[Any, ...]]]]:
+    """The skip-till-any-match matches, each as a set of (variable, event ids)."""
+    positive, in_or = _positive_vars(pattern.structure)
+    choices = []
+    for var in positive:
+        options: list[tuple[int, ...] | None] = _choices(var, events)
+        if var.name in in_or:
+            options.append(UNBOUND)
+        choices.append(options)
+    window = None if pattern.within is None else pattern.within.amount
+    found = set()
+    for combination in itertools.product(*choices):
+        assignment: Assignment = {v.name: c for v, c in zip(positive, combination, strict=True)}
+        positions = [p for ps in assignment.values() if ps for p in ps]
+        if not positions or len(set(positions)) != len(positions):
+            continue
+        if not _fits(pattern.structure, assignment):
+            continue
+        times = [events[p].t for p in positions]
+        if window is not None and max(times) - min(times) > window:
+            continue
+        bound = {n: tuple(events[p] for p in ps) for n, ps in assignment.items() if ps is not None}
+        if not _conditions_hold(pattern, bound):
+            continue
+        if _negations_spoil(pattern, assignment, bound, events, window):
+            continue
+        found.add(frozenset((n, tuple(e.id for e in es)) for n, es in bound.items()))
+    return found
+
+
+def _positive_vars(structure: A.Element) -> tuple[list[A.EventVar], set[str]]:
+    seen: dict[str, A.EventVar] = {}
+    in_or: set[str] = set()
+
+    def visit(element: A.Element, under_or: bool) -> None:
+        if isinstance(element, A.EventVar):
+            seen.setdefault(element.name, element)
+            if under_or:
+                in_or.add(element.name)
+        elif isinstance(element, A.Seq | A.And | A.Or):
+            for item in element.items:
+                visit(item, under_or or isinstance(element, A.Or))
+
+    visit(structure, False)
+    return list(seen.values()), in_or
+
+
+def _choices(var: A.EventVar, events: Sequence[Event]) -> list[tuple[int, ...] | None]:
+    fitting = [p for p, e in enumerate(events) if e.type in var.types]
+    if var.quantifier is None:
+        return [(p,) for p in fitting]
+    low = var.quantifier.min
+    high = var.quantifier.max if var.quantifier.max is not None else len(fitting)
+    result: list[tuple[int, ...] | None] = []
+    for size in range(low, min(high, len(fitting)) + 1):
+        result.extend(itertools.combinations(fitting, size))
+    return result
+
+
+def _names(element: A.Element) -> set[str]:
+    if isinstance(element, A.EventVar):
+        return {element.name}
+    if isinstance(element, A.Negation):
+        return set()
+    return set().union(*(_names(item) for item in element.items))
+
+
+def _spots(element: A.Element, assignment: Assignment) -> list[int]:
+    return [p for n in _names(element) for p in (assignment.get(n) or ())]
+
+
+def _fits(element: A.Element, assignment: Assignment) -> bool:
+    if isinstance(element, A.EventVar):
+        return assignment[element.name] is not None
+    if isinstance(element, A.Negation):
+        return True
+    items = [item for item in element.items if not isinstance(item, A.Negation)]
+    if isinstance(element, A.Or):
+        fitting = []
+        for item in items:
+            mine = _names(item)
+            others = set().union(*(_names(o) for o in items if o is not item)) - mine
+            if all(assignment[n] is not None for n in mine) and all(
+                assignment[n] is None for n in others
+            ):
+                fitting.append(item)
+        return len(fitting) >= 1 and all(_fits(item, assignment) for item in fitting[:1])
+    if not all(_fits(item, assignment) for item in items):
+        return False
+    if isinstance(element, A.Seq):
+        for earlier, later in itertools.combinations(items, 2):
+            first, second = _spots(earlier, assignment), _spots(later, assignment)
+            if first and second and max(first) >= min(second):
+                return False
+    return True
+
+
+def _references(expr: A.Expr) -> Iterator[A.Attr | A.Len | A.Aggregate]:
+    for node in A.walk(expr):
+        if isinstance(node, A.Attr | A.Len | A.Aggregate):
+            yield node
+
+
+def _instances(expr: A.Expr, bound: dict[str, tuple[Event, ...]]) -> list[int | None]:
+    """The values of i a condition must hold for (one None when it has no i)."""
+    var, back = None, 0
+    for node in _references(expr):
+        if isinstance(node, A.Attr) and node.index is not None and node.index.base == "i":
+            var, back = node.var, max(back, -node.index.offset)
+        if isinstance(node, A.Aggregate) and node.upto is not None:
+            var, back = node.var, max(back, node.upto)
+    if var is None:
+        return [None]
+    return list(range(1 + back, len(bound[var]) + 1))
+
+
+def _holds(expr: A.Expr, bound: dict[str, tuple[Event, ...]]) -> bool:
+    functions = known_functions()
+    return all(
+        evaluate(expr, Env(bound, i, functions)) is True for i in _instances(expr, bound)
+    )
+
+
+def _conditions_hold(pattern: A.Pattern, bound: dict[str, tuple[Event, ...]]) -> bool:
+    negated = _negated_names(pattern.structure)
+    for conjunct in A.conjuncts(pattern.where):
+        if isinstance(conjunct, A.Equivalence):
+            events = [e for es in bound.values() for e in es]
+            for name in conjunct.attrs:
+                values = {attribute(e, name) for e in events}
+                if None in values or len(values) > 1:
+                    return False
+            continue
+        names = {node.var for node in _references(conjunct)}
+        if names & negated or not names <= set(bound):
+            continue
+        if not _holds(conjunct, bound):
+            return False
+    return True
+
+
+def _negated_names(structure: A.Element) -> set[str]:
+    if isinstance(structure, A.Negation):
+        return {structure.event.name}
+    if isinstance(structure, A.EventVar):
+        return set()
+    return set().union(*(_negated_names(item) for item in structure.items))
+
+
+def _taken(path: tuple[tuple[A.Element, int], ...], assignment: Assignment) -> bool:
+    """Did the assignment take every OR branch on the way down to this place?"""
+    for ancestor, index in path:
+        if isinstance(ancestor, A.Or):
+            mine = _names(ancestor.items[index])
+            others = set().union(*(_names(o) for j, o in enumerate(ancestor.items) if j != index))
+            if not any(assignment.get(n) is not None for n in mine - others):
+                return False
+    return True
+
+
+def _negations(element: A.Element, path: tuple[tuple[A.Element, int], ...] = ()) -> Iterator[
+    tuple[A.EventVar, tuple[tuple[A.Element, int], ...]]
+]:
+    if isinstance(element, A.Negation):
+        yield element.event, path
+    elif not isinstance(element, A.EventVar):
+        for index, item in enumerate(element.items):
+            yield from _negations(item, (*path, (element, index)))
+
+
+def _negations_spoil(
+    pattern: A.Pattern,
+    assignment: Assignment,
+    bound: dict[str, tuple[Event, ...]],
+    events: Sequence[Event],
+    window: float | None,
+) -> bool:
+    own = {p for ps in assignment.values() if ps for p in ps}
+    start = min(events[p].t for p in own)
+    end = max(events[p].t for p in own)
+    for var, path in _negations(pattern.structure):
+        if not _taken(path, assignment):
+            continue
+        before: list[int] = []
+        after: list[int] = []
+        for ancestor, index in path:
+            if isinstance(ancestor, A.Seq):
+                for item in ancestor.items[:index]:
+                    before.extend(_spots(item, assignment))
+                for item in ancestor.items[index + 1 :]:
+                    after.extend(_spots(item, assignment))
+        for position, event in enumerate(events):
+            if position in own or event.type not in var.types:
+                continue
+            if before and position <= max(before):
+                continue
+            if not before and (window is None or event.t < end - window):
+                continue
+            if after and position >= min(after):
+                continue
+            if not after and (window is None or event.t > start + window):
+                continue
+            if _qualifies(pattern, var, event, bound):
+                return True
+    return False
+
+
+def _qualifies(
+    pattern: A.Pattern, var: A.EventVar, event: Event, bound: dict[str, tuple[Event, ...]]
+) -> bool:
+    with_it = {**bound, var.name: (event,)}
+    for conjunct in A.conjuncts(pattern.where):
+        if isinstance(conjunct, A.Equivalence):
+            some = next(e for es in bound.values() for e in es)
+            for name in conjunct.attrs:
+                value = attribute(event, name)
+                if value is None or value != attribute(some, name):
+                    return False
+            continue
+        names = {node.var for node in _references(conjunct)}
+        if var.name not in names or not names <= set(with_it):
+            continue
+        if not _holds(conjunct, with_it):
+            return False
+    return True

@@ -1,0 +1,91 @@
+"""Random patterns and streams: the reference plan against independent statements of it."""
+
+import dataclasses
+
+from hypothesis import given
+
+import kleene
+from kleene.compiler.analysis import analyze
+from kleene.compiler.options import Options
+from kleene.language import ast as A
+from kleene.plans.reference import Reference
+from kleene.testing.strategies import cases
+from tests import oracle
+
+ANY = ("skip_till_any_match",)
+ORDER = ("strict_contiguity", "partition_contiguity", "skip_till_next_match", "skip_till_any_match")
+
+
+def keys(matches):
+    return {frozenset(m.ids().items()) for m in matches}
+
+
+def run(plan, events, partition=True):
+    engine = kleene.Engine.from_plan(plan, partition=partition)
+    return engine.send_many(events) + engine.close()
+
+
+@given(cases(strategies=ANY))
+def test_skip_till_any_match_equals_the_independent_enumerator(case):
+    found = kleene.match(case.pattern, case.events, plan="reference")
+    assert len(found) == len(keys(found)), "a match is reported twice"
+    assert keys(found) == oracle.matches(case.pattern, case.events)
+
+
+@given(cases(strategies=ANY))
+def test_run_semantics_with_everything_ignorable_equals_the_definition(case):
+    """NFA^b runs that may ignore any event find exactly the declarative matches."""
+    analysis = analyze(case.pattern)
+    by_runs = Reference(analysis, Options(), any_match_by_runs=True)
+    declared = Reference(analysis, Options())
+    assert keys(run(by_runs, case.events)) == keys(run(declared, case.events))
+
+
+@given(cases())
+def test_each_strategy_finds_a_subset_of_the_next_more_relaxed_one(case):
+    found = []
+    for strategy in ORDER:
+        pattern = dataclasses.replace(case.pattern, strategy=strategy, strategy_vars=None)
+        found.append(keys(kleene.match(pattern, case.events, plan="reference")))
+    for stricter, relaxed in zip(found, found[1:], strict=False):
+        assert stricter <= relaxed
+
+
+@given(cases())
+def test_partitioning_the_stream_changes_nothing(case):
+    plan = kleene.compile(case.pattern, plan="reference")
+    assert keys(run(plan, case.events, partition=False)) == keys(run(plan, case.events))
+
+
+@given(cases())
+def test_non_overlapping_matches_are_all_matches_that_do_not_overlap(case):
+    every = kleene.match(case.pattern, case.events, plan="reference")
+    some = kleene.match(case.pattern, case.events, plan="reference", output="non_overlapping")
+    assert keys(some) <= keys(every)
+    plan = kleene.compile(case.pattern, plan="reference")
+    key = plan.partition_key
+    last_end: dict = {}
+    position = {e.id: e.id for e in case.events}
+    for found in sorted(some, key=lambda m: max(position[e.id] for e in m.events)):
+        first = min(position[e.id] for e in found.events)
+        end = max(position[e.id] for e in found.events)
+        group = None if key is None else key(found.events[0])
+        assert first > last_end.get(group, -1)
+        last_end[group] = end
+    if every:
+        assert some
+
+
+@given(cases(strategies=ANY))
+def test_emission_timing_does_not_depend_on_partitioning(case):
+    """Per-step output is the same whether or not the engine splits the stream."""
+    plan = kleene.compile(case.pattern, plan="reference")
+    split = kleene.Engine.from_plan(plan)
+    whole = kleene.Engine.from_plan(plan, partition=False)
+    for event in case.events:
+        assert keys(split.send(event)) == keys(whole.send(event))
+    assert keys(split.close()) == keys(whole.close())
+
+
+def test_strategies_are_all_exercised():
+    assert set(ORDER) == set(A.STRATEGIES)
