@@ -1,0 +1,1 @@
+"""Benchmarks and the workloads they run: generators from the papers."""

@@ -1,0 +1,15 @@
+"""Events in and out: readers for CSV, JSON lines, Parquet, pandas and Arrow; writers."""
+
+from kleene.io.readers import Columns, EventReader, format_of, from_arrow, from_pandas, read_events
+from kleene.io.writers import write_columns, write_matches
+
+__all__ = [
+    "Columns",
+    "EventReader",
+    "format_of",
+    "from_arrow",
+    "from_pandas",
+    "read_events",
+    "write_columns",
+    "write_matches",
+]

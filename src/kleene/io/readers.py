@@ -1,0 +1,566 @@
+"""Reading events from CSV, JSON lines, Parquet, pandas and Arrow, a batch at a time.
+
+Every reader maps columns to events the same way (`Columns`): one column is the event type
+(or every row gets one constant type), one the timestamp, optionally one the id (else the
+row's position in the input, from 0); every other column is an attribute, with nulls left
+out. Timestamps may be numbers, datetimes (naive ones get the zone `tz`), dates, or ISO 8601
+text. Numbers stay numbers (the engine's `time_unit` says what one unit is) unless `ts_unit`
+says they count seconds, ms, us or ns since the epoch: then they become datetimes.
+
+A malformed row raises `EventError` naming the file, the row (data rows count from 1) and
+the field. With `on_error="skip"` the row is skipped instead and counted in `skipped`; the
+first few such errors are kept in `errors`.
+
+>>> import pyarrow as pa
+>>> from kleene.io import from_arrow
+>>> table = pa.table({"kind": ["A", "B", None], "time": [1, 2, 3], "price": [10, None, 30]})
+>>> reader = from_arrow(table, type_column="kind", ts_column="time", on_error="skip")
+>>> list(reader)
+[Event('A', 1, {'price': 10}, id=0), Event('B', 2, {}, id=1)]
+>>> reader.skipped, str(reader.errors[0])
+(1, "arrow, row 3, field 'kind': the event type is missing")
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta, tzinfo
+from pathlib import Path
+from typing import Any, Literal
+from zoneinfo import ZoneInfo
+
+from kleene.errors import EventError
+from kleene.events import Event
+
+__all__ = [
+    "FORMATS",
+    "Columns",
+    "EventReader",
+    "format_of",
+    "from_arrow",
+    "from_pandas",
+    "read_events",
+]
+
+#: File formats by extension.
+FORMATS = {
+    ".csv": "csv",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "jsonl",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
+OnError = Literal["raise", "skip"]
+_KEPT_ERRORS = 10
+_BATCH_ROWS = 65_536
+_CSV_BLOCK = 1 << 22  # bytes pyarrow reads per CSV block
+_CSV_TYPES = ("int", "float", "bool", "string")
+
+
+def format_of(path: str | Path) -> str:
+    """The format a file's extension names (a folder: the format of the files inside)."""
+    path = Path(path)
+    if path.is_dir():
+        found = {FORMATS[p.suffix.lower()] for p in path.iterdir() if p.suffix.lower() in FORMATS}
+        if len(found) != 1:
+            raise EventError(
+                f"cannot tell the format of folder {path}: it holds "
+                + (", ".join(sorted(found)) or "no csv, jsonl or parquet files")
+            )
+        return found.pop()
+    try:
+        return FORMATS[path.suffix.lower()]
+    except KeyError:
+        known = ", ".join(sorted(FORMATS))
+        raise EventError(f"cannot tell the format of {path}; name it with one of {known}") from None
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Which columns make an event's type, timestamp and id.
+
+    - `type`: the column holding the event type; ignored when `event_type` is set;
+    - `event_type`: one type for every row (for files of a single kind of event);
+    - `ts`: the timestamp column;
+    - `id`: the id column (None: the row's position in the input, from 0);
+    - `tz`: the time zone given to naive datetimes;
+    - `ts_unit`: "s", "ms", "us" or "ns" when numeric timestamps count that unit since the
+      epoch (they become datetimes); None keeps them numbers.
+    """
+
+    type: str = "type"
+    ts: str = "ts"
+    id: str | None = None
+    event_type: str | None = None
+    tz: str = "UTC"
+    ts_unit: str | None = None
+
+    def special(self) -> set[str]:
+        names = {self.ts}
+        if self.event_type is None:
+            names.add(self.type)
+        if self.id is not None:
+            names.add(self.id)
+        return names
+
+
+@dataclass
+class EventReader:
+    """An iterable of events read lazily from a source, with the count of skipped rows."""
+
+    source: str
+    batches: Callable[[EventReader], Iterator[Iterator[Event]]]
+    columns: Columns = field(default_factory=Columns)
+    on_error: OnError = "raise"
+    skipped: int = 0
+    rows: int = 0
+    errors: list[EventError] = field(default_factory=list)
+
+    def __iter__(self) -> Iterator[Event]:
+        for batch in self.batches(self):
+            yield from batch
+
+    def fail(self, error: EventError) -> None:
+        """Raise `error`, or count it when skipping."""
+        if self.on_error == "raise":
+            raise error
+        self.skipped += 1
+        if len(self.errors) < _KEPT_ERRORS:
+            self.errors.append(error)
+
+    def report(self) -> str:
+        """One line on what was skipped, or ""."""
+        if not self.skipped:
+            return ""
+        first = f"; first: {self.errors[0]}" if self.errors else ""
+        return f"skipped {self.skipped} malformed row{'s' if self.skipped != 1 else ''}{first}"
+
+
+# ---- rows to events ----------------------------------------------------------------------
+
+
+def _zone(name: str) -> tzinfo:
+    return UTC if name.upper() == "UTC" else ZoneInfo(name)
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_EPOCH_UNITS = {"s": 1_000_000, "ms": 1_000, "us": 1, "ns": 0.001}  # microseconds per unit
+
+
+def _timestamp(value: Any, zone: tzinfo, unit: str | None = None) -> int | float | datetime:
+    """A cell as a timestamp; raises ValueError with the reason.
+
+    With `unit`, a number counts that unit since the epoch and becomes a datetime.
+    """
+    if value is None:
+        raise ValueError("the timestamp is missing")
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not a time")
+    if isinstance(value, int | float):
+        if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+            raise ValueError(f"{value!r} is not a time")
+        if unit is None:
+            return value
+        if unit == "ns" and isinstance(value, int):
+            return _EPOCH + timedelta(microseconds=value // 1000)
+        return _EPOCH + timedelta(microseconds=value * _EPOCH_UNITS[unit])
+    if isinstance(value, datetime):
+        return value if value.tzinfo is not None else value.replace(tzinfo=zone)
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day, tzinfo=zone)
+    if isinstance(value, str):
+        text = value.strip()
+        for kind in (int, float):
+            try:
+                return _timestamp(kind(text), zone, unit)
+            except ValueError:
+                pass
+        try:
+            return _timestamp(datetime.fromisoformat(text), zone)
+        except ValueError:
+            raise ValueError(f"{value!r} is neither a number nor an ISO 8601 time") from None
+    raise ValueError(f"{value!r} ({type(value).__name__}) is not a time")
+
+
+class _Rows:
+    """Turns rows (dicts of cells) into events for one reader."""
+
+    def __init__(self, reader: EventReader) -> None:
+        self.reader = reader
+        self.columns = reader.columns
+        self.zone = _zone(reader.columns.tz)
+        self.special = reader.columns.special()
+
+    def event(self, row: dict[str, Any], where: str, number: int) -> Event | None:
+        columns, reader = self.columns, self.reader
+        try:
+            if columns.event_type is not None:
+                kind = columns.event_type
+            else:
+                raw = row.get(columns.type)
+                if raw is None or raw == "":
+                    raise _BadCellError(columns.type, "the event type is missing")
+                kind = raw if isinstance(raw, str) else str(raw)
+            if columns.ts not in row:
+                raise _BadCellError(columns.ts, "the timestamp column is missing")
+            try:
+                ts = _timestamp(row[columns.ts], self.zone, columns.ts_unit)
+            except ValueError as error:
+                raise _BadCellError(columns.ts, str(error)) from None
+            if columns.id is not None:
+                event_id = row.get(columns.id)
+                if event_id is None:
+                    raise _BadCellError(columns.id, "the id is missing")
+            else:
+                event_id = reader.rows
+            attrs = {k: v for k, v in row.items() if v is not None and k not in self.special}
+        except _BadCellError as bad:
+            reader.fail(EventError(bad.message, source=where, row=number, field=bad.field))
+            return None
+        reader.rows += 1
+        return Event(kind, ts, attrs, event_id)
+
+
+class _BadCellError(Exception):
+    def __init__(self, field: str, message: str) -> None:
+        self.field = field
+        self.message = message
+
+
+# ---- sources -----------------------------------------------------------------------------
+
+
+def read_events(
+    path: str | Path,
+    format: str | None = None,  # noqa: A002 - the user's word
+    *,
+    type_column: str = "type",
+    ts_column: str = "ts",
+    id_column: str | None = None,
+    event_type: str | None = None,
+    tz: str = "UTC",
+    ts_unit: str | None = None,
+    on_error: OnError = "raise",
+    column_types: dict[str, str] | None = None,
+) -> EventReader:
+    """Events from a CSV, JSON lines or Parquet file, or a folder of such files (read in name
+    order). The format comes from the extension unless given.
+
+    `column_types` (CSV only) fixes a column's type: "int", "float", "bool" or "string";
+    otherwise each column takes the type its first rows suggest.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise EventError(f"no such file or folder: {path}")
+    kind = format or format_of(path)
+    if kind not in FORMATS.values():
+        raise EventError(f"unknown format {kind!r}; use csv, jsonl or parquet")
+    for name, wanted in (column_types or {}).items():
+        if wanted not in _CSV_TYPES:
+            raise EventError(f"unknown column type {wanted!r} for {name}; use {_CSV_TYPES}")
+    files = (
+        sorted(p for p in path.iterdir() if FORMATS.get(p.suffix.lower()) == kind)
+        if path.is_dir()
+        else [path]
+    )
+    read = {"csv": _csv_batches, "jsonl": _jsonl_batches, "parquet": _parquet_batches}[kind]
+
+    def batches(reader: EventReader) -> Iterator[Iterator[Event]]:
+        for file in files:
+            yield from read(reader, file, column_types or {})
+
+    columns = _columns(type_column, ts_column, id_column, event_type, tz, ts_unit)
+    return EventReader(str(path), batches, columns, on_error)
+
+
+def _columns(
+    type_column: str,
+    ts_column: str,
+    id_column: str | None,
+    event_type: str | None,
+    tz: str,
+    ts_unit: str | None,
+) -> Columns:
+    if ts_unit is not None and ts_unit not in _EPOCH_UNITS:
+        raise EventError(f"ts_unit is one of {', '.join(_EPOCH_UNITS)}, not {ts_unit!r}")
+    try:
+        _zone(tz)
+    except (KeyError, ValueError):
+        raise EventError(f"unknown time zone {tz!r}") from None
+    return Columns(type_column, ts_column, id_column, event_type, tz, ts_unit)
+
+
+def from_arrow(
+    data: Any,
+    *,
+    type_column: str = "type",
+    ts_column: str = "ts",
+    id_column: str | None = None,
+    event_type: str | None = None,
+    tz: str = "UTC",
+    ts_unit: str | None = None,
+    on_error: OnError = "raise",
+    name: str = "arrow",
+) -> EventReader:
+    """Events from a pyarrow Table, RecordBatch, RecordBatchReader or iterable of batches."""
+    columns = _columns(type_column, ts_column, id_column, event_type, tz, ts_unit)
+
+    def batches(reader: EventReader) -> Iterator[Iterator[Event]]:
+        yield from _arrow_batches(reader, _record_batches(data), name)
+
+    return EventReader(name, batches, columns, on_error)
+
+
+def from_pandas(frame: Any, **options: Any) -> EventReader:
+    """Events from a pandas DataFrame (through Arrow); options as for `from_arrow`."""
+    import pyarrow as pa
+
+    options.setdefault("name", "dataframe")
+    return from_arrow(pa.Table.from_pandas(frame, preserve_index=False), **options)
+
+
+def _record_batches(data: Any) -> Iterable[Any]:
+    import pyarrow as pa
+
+    batches: Iterable[Any]
+    if isinstance(data, pa.Table):
+        batches = data.to_batches(max_chunksize=_BATCH_ROWS)
+    elif isinstance(data, pa.RecordBatch):
+        batches = [data]
+    else:
+        batches = data  # a RecordBatchReader or any iterable of record batches
+    return batches
+
+
+def _arrow_batches(
+    reader: EventReader, batches: Iterable[Any], where: str
+) -> Iterator[Iterator[Event]]:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    rows = _Rows(reader)
+    number = 0
+    for batch in batches:
+        names = batch.schema.names
+        columns = []
+        for column in batch.columns:
+            kind = column.type
+            if pa.types.is_timestamp(kind) and kind.unit == "ns":
+                columns.append(pc.cast(column, pa.timestamp("us", kind.tz), safe=False).to_pylist())
+            else:
+                columns.append(column.to_pylist())
+        numbers = range(number + 1, number + 1 + batch.num_rows)
+        number += batch.num_rows
+        yield _row_events(rows, names, columns, numbers, where)
+
+
+def _row_events(
+    rows: _Rows,
+    names: list[str],
+    columns: list[list[Any]],
+    numbers: Sequence[int],
+    where: str,
+    good: list[bool] | None = None,
+) -> Iterator[Event]:
+    """The events of one batch of rows (`good`, when given, marks rows already rejected)."""
+    for offset, values in enumerate(zip(*columns, strict=True)):
+        if good is not None and not good[offset]:
+            continue
+        event = rows.event(dict(zip(names, values, strict=True)), where, numbers[offset])
+        if event is not None:
+            yield event
+
+
+def _parquet_batches(
+    reader: EventReader, path: Path, column_types: dict[str, str]
+) -> Iterator[Iterator[Event]]:
+    import pyarrow.parquet as pq
+
+    with pq.ParquetFile(path) as file:
+        yield from _arrow_batches(reader, file.iter_batches(batch_size=_BATCH_ROWS), str(path))
+
+
+def _jsonl_batches(
+    reader: EventReader, path: Path, column_types: dict[str, str]
+) -> Iterator[Iterator[Event]]:
+    rows = _Rows(reader)
+
+    def events() -> Iterator[Event]:
+        with path.open(encoding="utf-8") as lines:
+            number = 0
+            for line in lines:
+                if not line.strip():
+                    continue
+                number += 1
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as error:
+                    reader.fail(EventError(f"not JSON: {error.msg}", source=str(path), row=number))
+                    continue
+                if not isinstance(row, dict):
+                    reader.fail(
+                        EventError("a line must hold a JSON object", source=str(path), row=number)
+                    )
+                    continue
+                event = rows.event(row, str(path), number)
+                if event is not None:
+                    yield event
+
+    yield events()
+
+
+def _csv_batches(
+    reader: EventReader, path: Path, column_types: dict[str, str]
+) -> Iterator[Iterator[Event]]:
+    """CSV through pyarrow's streaming reader, every cell read as text, then each attribute
+    column cast to the type its first batch suggests; a cell that does not fit is an error
+    naming its row and column."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    where = str(path)
+    with path.open(newline="", encoding="utf-8") as handle:
+        header = next(csv.reader(handle), None)
+    if not header:
+        return
+    bad_lines: list[tuple[int | None, str]] = []
+
+    def invalid(row: Any) -> str:
+        bad_lines.append(
+            (row.number, f"expected {row.expected_columns} fields, found {row.actual_columns}")
+        )
+        return "skip"
+
+    stream = pacsv.open_csv(
+        path,
+        read_options=pacsv.ReadOptions(use_threads=False, block_size=_CSV_BLOCK),
+        parse_options=pacsv.ParseOptions(invalid_row_handler=invalid),
+        convert_options=pacsv.ConvertOptions(
+            column_types={name: pa.string() for name in header}, strings_can_be_null=True
+        ),
+    )
+    textual = {reader.columns.ts} | (
+        set() if reader.columns.event_type is not None else {reader.columns.type}
+    )
+    kinds: dict[str, str] = dict(column_types)
+    rows = _Rows(reader)
+    skipped_lines: set[int] = set()  # data rows pyarrow dropped as malformed
+    row = 0  # the data row number of the last row handed out
+    for batch in stream:
+        for line, message in bad_lines:
+            number = None if line is None else line - 1
+            if number is not None:
+                skipped_lines.add(number)
+            reader.fail(EventError(message, source=where, row=number))
+        bad_lines.clear()
+        numbers = []
+        for _ in range(batch.num_rows):
+            row += 1
+            while row in skipped_lines:
+                row += 1
+            numbers.append(row)
+        table: dict[str, list[Any]] = {}
+        good = [True] * batch.num_rows
+        for name, column in zip(batch.schema.names, batch.columns, strict=True):
+            if name in textual:
+                table[name] = column.to_pylist()
+                continue
+            if name not in kinds:
+                kinds[name] = _infer(column)
+            table[name] = _cast(column, name, kinds, reader, where, numbers, good)
+        names = list(table)
+        yield _row_events(rows, names, [table[n] for n in names], numbers, where, good)
+    for line, message in bad_lines:
+        reader.fail(EventError(message, source=where, row=None if line is None else line - 1))
+
+
+def _infer(column: Any) -> str:
+    """The narrowest type every non-null cell of a text column fits: int, float, bool, string."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if column.null_count == len(column):
+        return "string"
+    for kind, arrow in (("int", pa.int64()), ("float", pa.float64()), ("bool", pa.bool_())):
+        try:
+            pc.cast(column, arrow)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            continue
+        return kind
+    return "string"
+
+
+def _cast(
+    column: Any,
+    name: str,
+    kinds: dict[str, str],
+    reader: EventReader,
+    where: str,
+    numbers: list[int],
+    good: list[bool],
+) -> list[Any]:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    arrow = {"int": pa.int64(), "float": pa.float64(), "bool": pa.bool_()}
+    kind = kinds[name]
+    if kind == "string":
+        return list(column.to_pylist())
+    try:
+        return list(pc.cast(column, arrow[kind]).to_pylist())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        pass
+    if kind == "int":
+        try:
+            values = pc.cast(column, pa.float64()).to_pylist()
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            pass
+        else:
+            kinds[name] = "float"
+            return list(values)
+    values = []
+    converters: dict[str, Callable[[str], Any]] = {"int": _number, "float": float, "bool": _boolean}
+    convert = converters[kind]
+    for offset, text in enumerate(column.to_pylist()):
+        if text is None:
+            values.append(None)
+            continue
+        try:
+            values.append(convert(text))
+        except ValueError:
+            values.append(None)
+            if good[offset]:
+                good[offset] = False
+                reader.fail(
+                    EventError(
+                        f"{text!r} is not {'a number' if kind != 'bool' else 'true or false'} "
+                        f"like the rest of the column (give the column a type with "
+                        f"column_types / --column-type {name}=string)",
+                        source=where,
+                        row=numbers[offset],
+                        field=name,
+                    )
+                )
+    return values
+
+
+def _number(text: str) -> int | float:
+    """An int, or a float where the column has widened."""
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
+
+
+def _boolean(text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in ("true", "1"):
+        return True
+    if lowered in ("false", "0"):
+        return False
+    raise ValueError(text)

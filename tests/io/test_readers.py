@@ -1,0 +1,190 @@
+"""Reading events from files, pandas and Arrow; malformed rows named by file, row, field."""
+
+import json
+from datetime import UTC, date, datetime
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import kleene
+from kleene.bench.workloads import StockStream
+from kleene.io import readers, write_columns
+
+
+@pytest.fixture
+def stocks(tmp_path):
+    """The same generated stream in every format."""
+    stream = StockStream(size=500, symbols=4, seed=3)
+    paths = {}
+    for suffix in ("csv", "jsonl", "parquet"):
+        paths[suffix] = tmp_path / f"stocks.{suffix}"
+        write_columns(stream.batches(), paths[suffix])
+    return list(stream.events()), paths
+
+
+@pytest.mark.parametrize("suffix", ["csv", "jsonl", "parquet"])
+def test_every_format_reads_back_the_generated_events(stocks, suffix):
+    expected, paths = stocks
+    assert list(kleene.read_events(paths[suffix])) == expected
+
+
+def test_pandas_and_arrow(stocks):
+    expected, paths = stocks
+    table = pq.read_table(paths["parquet"])
+    assert list(kleene.from_arrow(table)) == expected
+    assert list(kleene.from_arrow(table.to_batches()[0])) == expected
+    assert list(kleene.from_arrow(table.to_reader(max_chunksize=77))) == expected
+    assert list(kleene.from_pandas(table.to_pandas())) == expected
+
+
+def test_column_mapping(tmp_path):
+    path = tmp_path / "ticks.csv"
+    path.write_text(
+        "when,sym,px,key\n2024-05-01T10:00:00,IBM,1.5,k1\n2024-05-01T10:00:05+02:00,IBM,2,k2\n"
+    )
+    found = list(
+        kleene.read_events(
+            path, ts_column="when", event_type="Tick", id_column="key", tz="Europe/Paris"
+        )
+    )
+    assert [e.type for e in found] == ["Tick", "Tick"]
+    assert [e.id for e in found] == ["k1", "k2"]
+    assert found[0].ts == datetime(2024, 5, 1, 8, tzinfo=UTC)
+    assert found[0].attrs == {"sym": "IBM", "px": 1.5}
+    assert found[1].attrs["px"] == 2.0
+
+
+def test_numeric_ids_and_date_timestamps(tmp_path):
+    path = tmp_path / "days.parquet"
+    pq.write_table(
+        pa.table({"type": ["C", "P"], "ts": [date(2011, 1, 5), date(2011, 1, 6)], "id": [10, 11]}),
+        path,
+    )
+    found = list(kleene.read_events(path, id_column="id"))
+    assert [e.id for e in found] == [10, 11]
+    assert found[1].ts == datetime(2011, 1, 6, tzinfo=UTC)
+
+
+def test_nanosecond_and_naive_arrow_timestamps():
+    table = pa.table(
+        {
+            "type": ["A", "B"],
+            "ts": pa.array([1_000_000_000, 2_000_000_000], pa.timestamp("ns", tz="UTC")),
+            "local": pa.array([1, 2], pa.timestamp("s")),
+        }
+    )
+    first, _ = kleene.from_arrow(table)
+    assert type(first.ts) is datetime
+    assert first.ts == datetime(1970, 1, 1, 0, 0, 1, tzinfo=UTC)
+    naive = list(kleene.from_arrow(table.rename_columns(["type", "x", "ts"])))
+    assert naive[1].ts == datetime(1970, 1, 1, 0, 0, 2, tzinfo=UTC)
+
+
+BAD_CSV = """type,ts,id,price
+A,1,a1,10
+B,2,b1,11.5
+A,3,a2
+,4,x1,3
+C,soon,c1,1
+A,6,a3,12
+"""
+
+
+def test_malformed_csv_rows_raise_naming_file_row_and_field(tmp_path):
+    path = tmp_path / "bad.csv"
+    path.write_text(BAD_CSV)
+    with pytest.raises(kleene.EventError) as info:
+        list(kleene.read_events(path, id_column="id"))
+    assert (info.value.source, info.value.row, info.value.field) == (str(path), 3, None)
+    assert "expected 4 fields, found 3" in str(info.value)
+
+
+def test_malformed_rows_are_skipped_and_counted(tmp_path):
+    path = tmp_path / "bad.csv"
+    path.write_text(BAD_CSV)
+    reader = kleene.read_events(path, id_column="id", on_error="skip")
+    assert [e.id for e in reader] == ["a1", "b1", "a3"]
+    assert reader.skipped == 3
+    assert [(e.row, e.field) for e in reader.errors] == [(3, None), (4, "type"), (5, "ts")]
+    assert reader.report().startswith("skipped 3 malformed rows; first:")
+
+
+def test_a_cell_that_does_not_fit_its_column_is_named(tmp_path, monkeypatch):
+    monkeypatch.setattr(readers, "_CSV_BLOCK", 64)
+    rows = "".join(f"A,{n},{n}\n" for n in range(1, 20)) + "A,20,2.5\nA,21,lots\nA,22,7\n"
+    path = tmp_path / "late.csv"
+    path.write_text("type,ts,price\n" + rows)
+    with pytest.raises(kleene.EventError) as info:
+        list(kleene.read_events(path))
+    assert (info.value.row, info.value.field) == (21, "price")
+    assert "'lots' is not a number" in str(info.value)
+    reader = kleene.read_events(path, on_error="skip")
+    prices = [e["price"] for e in reader]
+    assert prices[-3:] == [19, 2.5, 7]
+    assert reader.skipped == 1
+    typed = kleene.read_events(path, column_types={"price": "string"})
+    assert [e["price"] for e in typed][-2:] == ["lots", "7"]
+
+
+def test_reading_is_lazy(tmp_path):
+    path = tmp_path / "tail.jsonl"
+    path.write_text(json.dumps({"type": "A", "ts": 1}) + "\n" + "not json\n")
+    events = iter(kleene.read_events(path))
+    assert next(events).type == "A"
+    with pytest.raises(kleene.EventError, match="row 2: not JSON"):
+        next(events)
+
+
+def test_jsonl_rows_must_be_objects(tmp_path):
+    path = tmp_path / "rows.jsonl"
+    path.write_text('{"type": "A", "ts": 1}\n\n[1, 2]\n{"type": "A", "ts": 3, "tags": ["x"]}\n')
+    reader = kleene.read_events(path, on_error="skip")
+    assert [e.attrs for e in reader] == [{}, {"tags": ["x"]}]
+    assert str(reader.errors[0]) == f"{path}, row 2: a line must hold a JSON object"
+
+
+def test_folders_read_their_files_in_name_order(tmp_path):
+    for name, ts in (("b.jsonl", 2), ("a.jsonl", 1)):
+        (tmp_path / name).write_text(json.dumps({"type": "A", "ts": ts}) + "\n")
+    assert [e.ts for e in kleene.read_events(tmp_path)] == [1, 2]
+    assert [e.id for e in kleene.read_events(tmp_path)] == [0, 1]
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("events.txt", "cannot tell the format"),
+        ("missing.csv", "no such file"),
+    ],
+)
+def test_unreadable_inputs(tmp_path, name, message):
+    if name.endswith(".txt"):
+        (tmp_path / name).write_text("x")
+    with pytest.raises(kleene.EventError, match=message):
+        kleene.read_events(tmp_path / name)
+
+
+def test_empty_inputs(tmp_path):
+    (tmp_path / "empty.csv").write_text("")
+    (tmp_path / "header.csv").write_text("type,ts\n")
+    assert list(kleene.read_events(tmp_path / "empty.csv")) == []
+    assert list(kleene.read_events(tmp_path / "header.csv")) == []
+    assert list(kleene.from_pandas(pd.DataFrame({"type": [], "ts": []}))) == []
+    assert kleene.match("PATTERN SEQ(A a)", []) == []
+
+
+def test_epoch_numbers_with_a_unit_become_datetimes(tmp_path):
+    path = tmp_path / "epoch.csv"
+    path.write_text("type,ts\nA,1700000000123\nB,1700000001000\n")
+    first, second = kleene.read_events(path, ts_unit="ms")
+    assert first.ts == datetime(2023, 11, 14, 22, 13, 20, 123000, tzinfo=UTC)
+    assert second.t - first.t == pytest.approx(0.877)
+    nanos = pa.table({"type": ["A"], "ts": [1_700_000_000_123_456_789]})
+    (event,) = kleene.from_arrow(nanos, ts_unit="ns")
+    assert event.ts == datetime(2023, 11, 14, 22, 13, 20, 123456, tzinfo=UTC)
+    with pytest.raises(kleene.EventError, match="ts_unit is one of"):
+        kleene.from_arrow(nanos, ts_unit="min")
+    with pytest.raises(kleene.EventError, match="unknown time zone"):
+        kleene.from_arrow(nanos, tz="Mars/Olympus")
