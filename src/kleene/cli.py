@@ -1,0 +1,328 @@
+"""The `kleene` command: match patterns in files, explain queries, generate data.
+
+    kleene match QUERY --input FILE [--output FILE] [--plan NAME] [--stats] ...
+    kleene explain QUERY
+    kleene gen stock --output FILE [--events N] [--symbols K] [--ratio R] ...
+
+QUERY is a query file or the query text itself. Matches go out as JSON lines; messages and
+the summary go to stderr. Exit status: 0 done, 1 a query or data error (the message says
+where), 2 a usage error, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+import kleene
+import kleene.io
+from kleene.errors import KleeneError
+from kleene.events import Event
+
+__all__ = ["main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        result: int = args.run(args)
+        return result
+    except KleeneError as error:
+        print(f"kleene: {error}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        _silence_stdout()
+        return 0
+    except KeyboardInterrupt:
+        print("kleene: interrupted", file=sys.stderr)
+        return 130
+
+
+def _silence_stdout() -> None:
+    """After the reader of our output went away (`| head`), drop what is left quietly."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kleene",
+        description="Complex event processing: find SASE+ patterns in event streams.",
+    )
+    parser.add_argument("--version", action="version", version=f"kleene {kleene.__version__}")
+    commands = parser.add_subparsers(title="commands", required=True, metavar="COMMAND")
+
+    match = commands.add_parser(
+        "match",
+        help="find a pattern's matches in a file of events",
+        description="Find a pattern's matches in a CSV, JSON lines or Parquet file (or a "
+        "folder of them), in-process. Matches are written as JSON lines.",
+    )
+    match.add_argument("query", help="a query file, or the query text itself")
+    match.add_argument("--input", "-i", required=True, help="events: a file or a folder")
+    _input_options(match)
+    match.add_argument("--output", "-o", help="write matches here (default: standard output)")
+    _plan_options(match)
+    match.add_argument(
+        "--non-overlapping",
+        action="store_true",
+        help="report only matches that start after the previous one ended (per partition)",
+    )
+    match.add_argument("--limit", type=int, help="stop after this many matches")
+    match.add_argument(
+        "--show",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also print the first N matches as short text lines on standard output",
+    )
+    match.add_argument("--stats", action="store_true", help="print the engine's counters")
+    match.add_argument(
+        "--progress",
+        choices=["auto", "on", "off"],
+        default="auto",
+        help="show progress on stderr (auto: when it is a terminal)",
+    )
+    match.set_defaults(run=_match)
+
+    explain = commands.add_parser(
+        "explain",
+        help="print a query in canonical form and what kleene derives from it",
+        description="Print the canonical query, its variables, properties, relationships, "
+        "partition key, ordering constraints, window and plan.",
+    )
+    explain.add_argument("query", help="a query file, or the query text itself")
+    _plan_options(explain)
+    explain.set_defaults(run=_explain)
+
+    gen = commands.add_parser("gen", help="generate event data", description="Generate event data.")
+    kinds = gen.add_subparsers(title="generators", required=True, metavar="KIND")
+    stock = kinds.add_parser(
+        "stock",
+        help="a stock ticker stream (SASE+ / AFA style)",
+        description="A stock ticker stream: symbols with frequencies from rarest to most "
+        "frequent by --ratio, a price random walk going up with probability --p-up, a "
+        "uniform volume in 1..1000. Deterministic for a seed. Columns: type, ts, symbol, "
+        "price, volume (and history).",
+    )
+    stock.add_argument(
+        "--output", "-o", required=True, help="file to write (.csv, .jsonl, .parquet)"
+    )
+    stock.add_argument("--events", "-n", type=int, default=10_000, help="how many events (10000)")
+    stock.add_argument("--symbols", type=int, default=10, help="how many symbols (10)")
+    stock.add_argument(
+        "--ratio", type=float, default=1.0, help="most frequent / rarest symbol frequency (1)"
+    )
+    stock.add_argument("--p-up", type=float, default=0.5, help="probability a price rises (0.5)")
+    stock.add_argument("--seed", type=int, default=0, help="random seed (0)")
+    stock.add_argument(
+        "--types",
+        choices=["constant", "symbol"],
+        default="constant",
+        help="event type: 'Stock' for all (constant) or the symbol (symbol)",
+    )
+    stock.add_argument("--interval", type=float, default=1.0, help="timestamp step (1)")
+    stock.add_argument("--history", type=int, default=0, help="previous prices per event (0)")
+    stock.set_defaults(run=_gen_stock)
+    return parser
+
+
+def _input_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("reading events")
+    group.add_argument("--format", choices=["csv", "jsonl", "parquet"], help="input format")
+    group.add_argument("--type-column", default="type", help="column with the event type")
+    group.add_argument("--event-type", help="give every row this event type instead")
+    group.add_argument("--ts-column", default="ts", help="column with the timestamp")
+    group.add_argument("--id-column", help="column with event ids (default: row position)")
+    group.add_argument("--tz", default="UTC", help="time zone of naive datetimes (UTC)")
+    group.add_argument(
+        "--ts-unit",
+        choices=["s", "ms", "us", "ns"],
+        help="numeric timestamps count this unit since the epoch (they become datetimes)",
+    )
+    group.add_argument(
+        "--time-unit",
+        default="s",
+        help="what one unit of a numeric timestamp is: ns, us, ms, s, min, hour, day (s)",
+    )
+    group.add_argument(
+        "--column-type",
+        action="append",
+        default=[],
+        metavar="NAME=TYPE",
+        help="fix a CSV column's type: int, float, bool or string (repeatable)",
+    )
+    group.add_argument(
+        "--on-error",
+        choices=["raise", "skip"],
+        default="raise",
+        help="on a malformed row: stop with an error (raise) or skip and count it",
+    )
+
+
+def _plan_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--plan", default="auto", help="evaluation plan (auto)")
+
+
+def _query(text: str) -> tuple[str, str]:
+    """The query text and a name for it, from a file path or the text itself."""
+    path = Path(text)
+    try:
+        is_file = path.is_file()
+    except OSError:  # a long query is no file name
+        is_file = False
+    if is_file:
+        return path.read_text(encoding="utf-8"), path.stem
+    if "pattern" not in text.lower():
+        raise KleeneError(f"no such query file: {text}")
+    return text, "pattern"
+
+
+def _match(args: argparse.Namespace) -> int:
+    text, name = _query(args.query)
+    engine = kleene.Engine(
+        text,
+        args.plan,
+        output="non_overlapping" if args.non_overlapping else "all",
+        time_unit=args.time_unit,
+        name=name,
+    )
+    column_types = dict(_pair(item) for item in args.column_type)
+    reader = kleene.io.read_events(
+        args.input,
+        args.format,
+        type_column=args.type_column,
+        ts_column=args.ts_column,
+        id_column=args.id_column,
+        event_type=args.event_type,
+        tz=args.tz,
+        ts_unit=args.ts_unit,
+        on_error=args.on_error,
+        column_types=column_types,
+    )
+    started = time.perf_counter()
+    written = 0
+    shown: list[kleene.Match] = []
+    with _opened(args.output) as out, _progress(args.progress) as tick:
+        for batch in _chunks(reader, tick):
+            found = engine.send_many(batch)
+            shown.extend(found[: args.show - len(shown)])
+            written += _emit(found, out, args.limit, written)
+            if args.limit is not None and written >= args.limit:
+                break
+        else:
+            found = engine.close()
+            shown.extend(found[: args.show - len(shown)])
+            written += _emit(found, out, args.limit, written)
+    for number, each in enumerate(shown, 1):
+        print(f"{number:>3}. {_short(each)}")
+    seconds = time.perf_counter() - started
+    metrics = engine.metrics
+    print(
+        f"kleene: {metrics.events:,} events, {written:,} matches, {seconds:.2f} s "
+        f"(plan {engine.plan.name})",
+        file=sys.stderr,
+    )
+    if reader.report():
+        print(f"kleene: {reader.report()}", file=sys.stderr)
+    if args.stats:
+        for key, value in metrics.as_dict().items():
+            print(f"  {key:<12} {value:>12,}", file=sys.stderr)
+    return 0
+
+
+def _short(found: kleene.Match) -> str:
+    """A match on one line: its time span and each variable's event ids."""
+    parts = " ".join(
+        f"{name}=[{', '.join(str(e.id) for e in events)}]"
+        for name, events in found.bindings.items()
+    )
+    return f"{found.start_ts} .. {found.end_ts}  {parts}"
+
+
+def _pair(item: str) -> tuple[str, str]:
+    if "=" not in item:
+        raise KleeneError(f"--column-type takes NAME=TYPE, not {item!r}")
+    name, kind = item.split("=", 1)
+    return name, kind
+
+
+def _chunks(events: Any, tick: Any, size: int = 4096) -> Iterator[list[Event]]:
+    chunk: list[Event] = []
+    for event in events:
+        chunk.append(event)
+        if len(chunk) >= size:
+            yield chunk
+            tick(len(chunk))
+            chunk = []
+    if chunk:
+        yield chunk
+        tick(len(chunk))
+
+
+def _emit(found: list[kleene.Match], out: IO[str], limit: int | None, written: int) -> int:
+    if limit is not None:
+        found = found[: max(0, limit - written)]
+    return kleene.io.write_matches(found, out)
+
+
+@contextmanager
+def _opened(path: str | None) -> Iterator[IO[str]]:
+    if path is None or path == "-":
+        yield sys.stdout
+        sys.stdout.flush()
+        return
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as out:
+        yield out
+
+
+@contextmanager
+def _progress(mode: str) -> Iterator[Any]:
+    show = mode == "on" or (mode == "auto" and sys.stderr.isatty())
+    if not show:
+        yield lambda count: None
+        return
+    from tqdm import tqdm
+
+    with tqdm(unit=" events", unit_scale=True, file=sys.stderr, leave=False) as bar:
+        yield bar.update
+
+
+def _explain(args: argparse.Namespace) -> int:
+    from kleene.compiler.explain import explain
+
+    text, _ = _query(args.query)
+    print(explain(kleene.compile(text, args.plan)))
+    return 0
+
+
+def _gen_stock(args: argparse.Namespace) -> int:
+    from kleene.bench.workloads import StockStream
+
+    interval: int | float = int(args.interval) if args.interval.is_integer() else args.interval
+    try:
+        stream = StockStream(
+            size=args.events,
+            symbols=args.symbols,
+            ratio=args.ratio,
+            p_up=args.p_up,
+            seed=args.seed,
+            types=args.types,
+            interval=interval,
+            history=args.history,
+        )
+    except ValueError as error:
+        raise KleeneError(str(error)) from None
+    rows = kleene.io.write_columns(stream.batches(), args.output)
+    print(f"kleene: wrote {rows:,} events to {args.output}", file=sys.stderr)
+    return 0

@@ -1,0 +1,87 @@
+"""`kleene explain`: a query in canonical form and what every plan derives from it.
+
+>>> import kleene
+>>> from kleene.compiler.explain import explain
+>>> print(explain(kleene.compile('''PATTERN SEQ(Shelf a, NOT(Register b), Exit c)
+...     WHERE skip_till_next_match { [tag_id] and a.zone = 'A' } WITHIN 12 hours''')))
+PATTERN SEQ(Shelf a, NOT(Register b), Exit c)
+WHERE skip_till_next_match { [tag_id] and a.zone = "A" }
+WITHIN 12 hours
+<BLANKLINE>
+variables:
+  a  Shelf     one event
+  b  Register  negated: none after a and before c
+  c  Exit      one event
+strategy:       skip_till_next_match
+window:         12 hours (43200 timestamp units)
+properties:
+  a: a.zone = "A"
+relationships:  none
+equivalence:    [tag_id]
+partition by:   tag_id
+order:          a < b, a < c, b < c
+plan:           reference
+"""
+
+from __future__ import annotations
+
+from kleene.compiler.analysis import Variable
+from kleene.language.printer import to_text, within_text
+from kleene.plans.base import Plan
+
+__all__ = ["explain"]
+
+
+def _describe(variable: Variable, before: list[str], after: list[str]) -> str:
+    if variable.negated:
+        left = f"after {', '.join(before)}" if before else "back through the window"
+        right = f"before {', '.join(after)}" if after else "ahead through the window"
+        return f"negated: none {left} and {right}"
+    if not variable.kleene:
+        return "one event"
+    low, high = variable.min, variable.max
+    return f"Kleene: {low} to {'any number of' if high is None else high} events"
+
+
+def explain(plan: Plan) -> str:
+    """The canonical query, then its variables, conditions, partition key, order and window."""
+    analysis = plan.analysis
+    pattern = analysis.pattern
+    lines = [to_text(pattern), "", "variables:"]
+    width = max(len(name) for name in analysis.variables)
+    type_width = max(len("|".join(sorted(v.types))) for v in analysis.variables.values())
+    for name, variable in analysis.variables.items():
+        negation = analysis.negations.get(name)
+        before = sorted(negation.before) if negation else []
+        after = sorted(negation.after) if negation else []
+        types = "|".join(sorted(variable.types))
+        lines.append(
+            f"  {name:<{width}}  {types:<{type_width}}  {_describe(variable, before, after)}"
+        )
+    lines.append(f"{'strategy:':<16}{analysis.strategy}")
+    if pattern.within is None:
+        lines.append(f"{'window:':<16}none")
+    else:
+        window = f"{within_text(pattern.within)} ({plan.window:g} timestamp units)"
+        lines.append(f"{'window:':<16}{window}")
+    properties: dict[str, list[str]] = {}
+    relationships = []
+    for condition in analysis.conditions:
+        subject = condition.subject
+        if subject is None:
+            relationships.append(condition.text)
+        else:
+            properties.setdefault(subject, []).append(condition.text)
+    lines.append("properties:" if properties else f"{'properties:':<16}none")
+    for subject, texts in properties.items():
+        lines.append(f"  {subject}: {' and '.join(texts)}")
+    lines.append("relationships:" if relationships else f"{'relationships:':<16}none")
+    lines.extend(f"  {text}" for text in relationships)
+    if analysis.equivalences:
+        lines.append(f"{'equivalence:':<16}[{', '.join(analysis.equivalences)}]")
+    partition = analysis.partition
+    lines.append(f"{'partition by:':<16}{partition.describe() if partition else 'nothing'}")
+    order = sorted((a, b) for b, earlier in analysis.before.items() for a in earlier)
+    lines.append(f"{'order:':<16}{', '.join(f'{a} < {b}' for a, b in order) or 'none'}")
+    lines.append(f"{'plan:':<16}{plan.name}")
+    return "\n".join(lines)

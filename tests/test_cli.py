@@ -1,0 +1,147 @@
+"""The kleene command: match, explain, gen; messages and exit codes."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kleene.cli import main
+
+EXAMPLES = Path(__file__).parent.parent / "examples"
+
+
+@pytest.fixture
+def stocks(tmp_path):
+    path = tmp_path / "stocks.csv"
+    assert (
+        main(["gen", "stock", "--events", "3000", "--symbols", "4", "--seed", "7", "-o", str(path)])
+        == 0
+    )
+    return path
+
+
+def test_gen_writes_every_format(tmp_path, capsys):
+    for name in ("s.csv", "s.jsonl", "s.parquet"):
+        assert main(["gen", "stock", "-n", "10", "-o", str(tmp_path / name)]) == 0
+    assert "wrote 10 events" in capsys.readouterr().err
+    lines = (tmp_path / "s.jsonl").read_text().splitlines()
+    assert json.loads(lines[0]).keys() == {"type", "ts", "symbol", "price", "volume"}
+
+
+def test_gen_refuses_lists_in_csv_and_bad_settings(tmp_path, capsys):
+    assert main(["gen", "stock", "-n", "10", "--history", "2", "-o", str(tmp_path / "s.csv")]) == 1
+    assert "CSV cannot hold lists (column history)" in capsys.readouterr().err
+    assert main(["gen", "stock", "--ratio", "0.5", "-o", str(tmp_path / "s.csv")]) == 1
+    assert "ratio" in capsys.readouterr().err
+
+
+def test_match_writes_json_lines(stocks, capsys):
+    query = EXAMPLES / "rally_fizzles.sase"
+    assert main(["match", str(query), "--input", str(stocks), "--stats"]) == 0
+    out, err = capsys.readouterr()
+    matches = [json.loads(line) for line in out.splitlines()]
+    assert matches
+    first = matches[0]
+    assert first["pattern"] == "rally_fizzles"
+    assert len(first["bindings"]["a"]) >= 3
+    assert first["bindings"]["a"][0]["volume"] > 900
+    assert first["bindings"]["b"][0]["volume"] < 100
+    assert "3,000 events" in err and "partitions" in err
+
+
+def test_match_output_file_limit_and_show(stocks, tmp_path, capsys):
+    out_path = tmp_path / "m" / "matches.jsonl"
+    query = "PATTERN SEQ(Stock a, Stock b) WHERE [symbol] and b.price > a.price + 1 WITHIN 20"
+    assert (
+        main(
+            ["match", query, "-i", str(stocks), "-o", str(out_path), "--limit", "4", "--show", "2"]
+        )
+        == 0
+    )
+    assert len(out_path.read_text().splitlines()) == 4
+    shown = capsys.readouterr().out.splitlines()
+    assert len(shown) == 2 and shown[0].startswith("  1. ")
+
+
+def test_match_reads_column_mappings(tmp_path, capsys):
+    path = tmp_path / "log.jsonl"
+    path.write_text('{"when": 1, "kind": "A"}\n{"when": 2, "kind": "B"}\n')
+    args = [
+        "match",
+        "PATTERN SEQ(A a, B b)",
+        "-i",
+        str(path),
+        "--type-column",
+        "kind",
+        "--ts-column",
+        "when",
+    ]
+    assert main(args) == 0
+    assert json.loads(capsys.readouterr().out)["bindings"]["b"][0]["ts"] == 2
+
+
+def test_match_skips_and_reports_bad_rows(tmp_path, capsys):
+    path = tmp_path / "bad.csv"
+    path.write_text("type,ts\nA,1\nB,x\nB,3\n")
+    assert main(["match", "PATTERN SEQ(A a, B b)", "-i", str(path)]) == 1
+    assert "row 2, field 'ts'" in capsys.readouterr().err
+    assert main(["match", "PATTERN SEQ(A a, B b)", "-i", str(path), "--on-error", "skip"]) == 0
+    out, err = capsys.readouterr()
+    assert len(out.splitlines()) == 1
+    assert "skipped 1 malformed row" in err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["match", "missing.sase", "-i", "x.csv"], "no such query file: missing.sase"),
+        (["match", "PATTERN SEQ(A a", "-i", "x.csv"], "line 1, column 16: unexpected end of query"),
+        (["match", "PATTERN SEQ(A a)", "-i", "nowhere.csv"], "no such file or folder"),
+        (["match", "PATTERN SEQ(A a)", "-i", "x.csv", "--plan", "fast"], "unknown plan 'fast'"),
+        (["explain", "PATTERN SEQ(A a) WHERE b.x > 1"], "unknown variable b"),
+    ],
+)
+def test_errors_exit_with_1_and_a_message(args, message, capsys):
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("kleene: ")
+    assert message in err
+
+
+def test_explain(capsys):
+    assert main(["explain", str(EXAMPLES / "rally_fizzles.sase")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("PATTERN SEQ(Stock+ a[], Stock b)")
+    assert "partition by:   symbol" in out
+    assert "a[1]: a[1].volume > 900" in out
+
+
+def test_usage_errors_exit_with_2(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["match"])
+    assert info.value.code == 2
+    assert "required" in capsys.readouterr().err
+
+
+def test_module_entry_point_and_help():
+    result = subprocess.run(
+        [sys.executable, "-m", "kleene", "match", "--help"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0
+    assert "--on-error {raise,skip}" in result.stdout
+    version = subprocess.run(
+        [sys.executable, "-m", "kleene", "--version"], capture_output=True, text=True, check=False
+    )
+    assert version.stdout.startswith("kleene ")
+
+
+def test_every_example_query_parses():
+    queries = sorted(EXAMPLES.glob("*.sase"))
+    assert queries
+    for query in queries:
+        assert main(["explain", str(query)]) == 0
