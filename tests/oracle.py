@@ -21,7 +21,9 @@ UNBOUND = None
 Assignment = dict[str, tuple[int, ...] | None]
 
 
-def matches(pattern: A.Pattern, events: Sequence[Event]) -> set[frozenset[tuple[str, tuple[Any, ...]]]]:
+def matches(
+    pattern: A.Pattern, events: Sequence[Event]
+) -> set[frozenset[tuple[str, tuple[Any, ...]]]]:
     """The skip-till-any-match matches, each as a set of (variable, event ids)."""
     positive, in_or = _positive_vars(pattern.structure)
     choices = []
@@ -139,9 +141,7 @@ def _instances(expr: A.Expr, bound: dict[str, tuple[Event, ...]]) -> list[int | 
 
 def _holds(expr: A.Expr, bound: dict[str, tuple[Event, ...]]) -> bool:
     functions = known_functions()
-    return all(
-        evaluate(expr, Env(bound, i, functions)) is True for i in _instances(expr, bound)
-    )
+    return all(evaluate(expr, Env(bound, i, functions)) is True for i in _instances(expr, bound))
 
 
 def _conditions_hold(pattern: A.Pattern, bound: dict[str, tuple[Event, ...]]) -> bool:
@@ -181,9 +181,9 @@ def _taken(path: tuple[tuple[A.Element, int], ...], assignment: Assignment) -> b
     return True
 
 
-def _negations(element: A.Element, path: tuple[tuple[A.Element, int], ...] = ()) -> Iterator[
-    tuple[A.EventVar, tuple[tuple[A.Element, int], ...]]
-]:
+def _negations(
+    element: A.Element, path: tuple[tuple[A.Element, int], ...] = ()
+) -> Iterator[tuple[A.EventVar, tuple[tuple[A.Element, int], ...]]]:
     if isinstance(element, A.Negation):
         yield element.event, path
     elif not isinstance(element, A.EventVar):

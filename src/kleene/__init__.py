@@ -6,6 +6,7 @@
 >>> for m in kleene.match("PATTERN SEQ(A a, B b, C c) WHERE b.price > a.price WITHIN 1 hour",
 ...                       events):
 ...     print(m.ids())
+{'a': (0,), 'b': (2,), 'c': (4,)}
 {'a': (0,), 'b': (3,), 'c': (4,)}
 {'a': (1,), 'b': (3,), 'c': (4,)}
 """
@@ -14,6 +15,7 @@ from kleene.compiler.functions import register_function, unregister_function
 from kleene.compiler.options import Options
 from kleene.errors import EventError, KleeneError, PatternError, PatternSyntaxError, PlanError
 from kleene.events import Event, Watermark
+from kleene.io import from_arrow, from_pandas, read_events
 from kleene.language import builder
 from kleene.language.ast import Pattern
 from kleene.matches import Match
@@ -39,8 +41,11 @@ __all__ = [
     "__version__",
     "builder",
     "compile",
+    "from_arrow",
+    "from_pandas",
     "match",
     "parse",
+    "read_events",
     "register_function",
     "unregister_function",
 ]

@@ -5,9 +5,9 @@
 ...     kleene.parse("PATTERN SEQ(A a, B b) WHERE a.x >")
 ... except kleene.PatternSyntaxError as error:
 ...     print(error)
-line 1, column 35: unexpected end of query; expected an expression
+line 1, column 34: unexpected end of query; expected an expression
   1 | PATTERN SEQ(A a, B b) WHERE a.x >
-    |                                   ^
+    |                                  ^
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def excerpt(text: str, line: int, column: int, width: int = 1) -> str:
     return f"{gutter}{source}\n{pad}{' ' * (column - 1)}{'^' * width}"
 
 
-class _Located(KleeneError):
+class _LocatedError(KleeneError):
     """An error at a place in a query's text."""
 
     def __init__(self, message: str, text: str, line: int, column: int, width: int = 1) -> None:
@@ -61,7 +61,7 @@ class _Located(KleeneError):
         return f"{head}\n{excerpt(self.text, self.line, self.column, self.width)}"
 
 
-class PatternSyntaxError(_Located):
+class PatternSyntaxError(_LocatedError):
     """The query text does not follow the grammar.
 
     `expected` lists, in words, what could have stood at the caret.
@@ -80,7 +80,7 @@ class PatternSyntaxError(_Located):
         super().__init__(message, text, line, column, width)
 
 
-class PatternError(_Located):
+class PatternError(_LocatedError):
     """The query is well-formed but does not make sense (an unknown variable, say).
 
     When the pattern was built in Python rather than parsed, there is no text: `line` and

@@ -75,7 +75,9 @@ class Event:
         id: Hashable | None = None,  # noqa: A002
     ) -> None:
         if not isinstance(type, str) or not type:
-            raise EventError(f"an event type must be a non-empty string, not {type!r}", field="type")
+            raise EventError(
+                f"an event type must be a non-empty string, not {type!r}", field="type"
+            )
         setter = object.__setattr__
         setter(self, "type", type)
         setter(self, "ts", ts)

@@ -26,15 +26,19 @@ class Match:
     name and bindings, and sort by end time, then start time, then event ids.
     """
 
-    __slots__ = ("_key", "bindings", "pattern")
+    __slots__ = ("bindings", "key", "pattern")
 
     bindings: Mapping[str, tuple[Event, ...]]
     pattern: str
+    #: The match as a value: pattern name and each variable's event ids.
+    key: tuple[Any, ...]
 
     def __init__(self, bindings: Mapping[str, tuple[Event, ...]], pattern: str = "pattern") -> None:
-        object.__setattr__(self, "bindings", dict(bindings))
-        object.__setattr__(self, "pattern", pattern)
-        object.__setattr__(self, "_key", None)
+        setter = object.__setattr__
+        setter(self, "bindings", dict(bindings))
+        setter(self, "pattern", pattern)
+        ids = tuple((n, tuple(e.id for e in es)) for n, es in self.bindings.items())
+        setter(self, "key", (pattern, ids))
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("matches are immutable")
@@ -65,14 +69,6 @@ class Match:
     def ids(self) -> dict[str, tuple[Hashable | None, ...]]:
         """Each variable's event ids."""
         return {name: tuple(e.id for e in events) for name, events in self.bindings.items()}
-
-    @property
-    def key(self) -> tuple[Any, ...]:
-        """The match as a value: pattern name and each variable's event ids."""
-        if self._key is None:
-            key = (self.pattern, tuple(self.ids().items()))
-            object.__setattr__(self, "_key", key)
-        return self._key  # type: ignore[return-value]
 
     def sort_key(self) -> tuple[Any, ...]:
         events = self.events

@@ -45,9 +45,8 @@ def test_operators():
     a, c = b.var("a"), b.var("c")
     built = b.pattern(
         b.seq(b.event("A", "a"), b.event("C*", "c")),
-        where=((a.x + 1) * 2 % 3 - a.y / 2 >= -a.z)
-        & ~(a.s != "x")
-        & (b.length("c") <= 3) | (b.count(c[:]) == 0)
+        where=((a.x + 1) * 2 % 3 - a.y / 2 >= -a.z) & ~(a.s != "x") & (b.length("c") <= 3)
+        | (b.count(c[:]) == 0)
         & (b.call("abs", a.x) > b.sum_(c[:].x))
         & (b.min_(c[: b.i].x) < b.max_(c[: b.i - 2].x))
         & (c[b.i].x > c[b.i - 1].x)

@@ -51,9 +51,7 @@ def test_stock_trend_query_has_kleene_references_aggregates_and_percent():
     assert where[2] == A.Compare(
         ">", A.Attr("a", "price", A.Index("i")), A.Aggregate("avg", "a", "price", 1)
     )
-    assert where[3].right == A.Binary(
-        "*", A.Literal(0.8), A.Attr("a", "volume", A.Index("last"))
-    )
+    assert where[3].right == A.Binary("*", A.Literal(0.8), A.Attr("a", "volume", A.Index("last")))
 
 
 @pytest.mark.parametrize(

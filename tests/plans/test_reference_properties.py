@@ -1,6 +1,7 @@
 """Random patterns and streams: the reference plan against independent statements of it."""
 
 import dataclasses
+import itertools
 
 from hypothesis import given
 
@@ -47,7 +48,7 @@ def test_each_strategy_finds_a_subset_of_the_next_more_relaxed_one(case):
     for strategy in ORDER:
         pattern = dataclasses.replace(case.pattern, strategy=strategy, strategy_vars=None)
         found.append(keys(kleene.match(pattern, case.events, plan="reference")))
-    for stricter, relaxed in zip(found, found[1:], strict=False):
+    for stricter, relaxed in itertools.pairwise(found):
         assert stricter <= relaxed
 
 

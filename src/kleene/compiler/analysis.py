@@ -15,7 +15,7 @@
 >>> info = analyze(parse('''PATTERN SEQ(Shelf a, NOT(Register r), Exit c)
 ...     WHERE [tag] and a.zone = 'A' and c.ts - a.ts > 5 WITHIN 12 hours'''))
 >>> [c.text for c in info.properties["a"]], [c.text for c in info.relationships]
-(["a.zone = 'A'"], ['c.ts - a.ts > 5'])
+(['a.zone = "A"'], ['c.ts - a.ts > 5'])
 >>> info.partition.describe(), sorted(info.negations["r"].before), info.negations["r"].after
 ('tag', ['a'], frozenset({'c'}))
 """
@@ -89,6 +89,29 @@ class Condition:
             return None
         (name,) = names
         return name if self.indexed in (None, name) else None
+
+    @property
+    def subject(self) -> str | None:
+        """The one event this condition is about, if it is about one: `b` (every event of b,
+        a property), `b[1]` or `b[b.len]` (one element); None when it relates several."""
+        name = self.property_of
+        if name is not None:
+            return name
+        names = self.variables | ({self.negated} if self.negated else set())
+        if len(names) != 1 or self.indexed is not None:
+            return None
+        (name,) = names
+        refs = [n for n in A.walk(self.expr) if isinstance(n, A.Len | A.Aggregate | A.Attr)]
+        indexes = {n.index for n in refs if isinstance(n, A.Attr)}
+        if len(indexes) != 1 or len(refs) != sum(isinstance(n, A.Attr) for n in refs):
+            return None
+        (index,) = indexes
+        if index is None:
+            return None
+        if index.base == "abs":
+            return f"{name}[{index.offset}]"
+        offset = f"-{-index.offset}" if index.offset else ""
+        return f"{name}[{name}.len{offset}]"
 
     def instances(self, bound: Bound, closed: frozenset[str] | set[str]) -> list[int | None]:
         """The instances (values of i, or [None]) decidable given what is bound and closed."""
@@ -230,9 +253,7 @@ def analyze(
         name: Negated(
             variable,
             frozenset(v for v in before[name] if not variables[v].negated),
-            frozenset(
-                v for v in variables if not variables[v].negated and name in before[v]
-            ),
+            frozenset(v for v in variables if not variables[v].negated and name in before[v]),
             tuple(c for c in conditions if c.negated == name),
             branches.get(name, ()),
         )
@@ -266,7 +287,8 @@ def positive(element: A.Element) -> A.Element | None:
         if kept is None:
             continue
         if type(kept) is type(element):
-            items.extend(kept.items)  # type: ignore[union-attr]
+            assert isinstance(kept, A.Seq | A.And | A.Or)
+            items.extend(kept.items)
         else:
             items.append(kept)
     if len(items) == 1:
@@ -434,17 +456,20 @@ def _partition(
     """
     positives = [n for n, v in variables.items() if not v.negated]
     mandatory = _mandatory(pattern.structure)
-    candidates: list[dict[str, str]] = [{name: attr for name in variables} for attr in equivalences]
+    candidates: list[dict[str, str]] = [dict.fromkeys(variables, attr) for attr in equivalences]
     if set(positives) <= mandatory:
         candidates.extend(_equality_classes(variables, conditions, positives))
     usable: list[dict[str, str]] = []
     for members in candidates:
         per_type: dict[str, str] = {}
-        if all(
-            per_type.setdefault(event_type, attr) == attr
-            for name, attr in members.items()
-            for event_type in variables[name].types
-        ) and members not in usable:
+        if (
+            all(
+                per_type.setdefault(event_type, attr) == attr
+                for name, attr in members.items()
+                for event_type in variables[name].types
+            )
+            and members not in usable
+        ):
             usable.append(members)
     if not usable:
         return None

@@ -6,7 +6,8 @@
 ...     return high - low
 >>> [m.events[0].id for m in kleene.match(
 ...     "PATTERN SEQ(Bar a) WHERE spread(a.high, a.low) > 2",
-...     [{"type": "Bar", "ts": 1, "high": 5, "low": 4}, {"type": "Bar", "ts": 2, "high": 9, "low": 1}],
+...     [{"type": "Bar", "ts": 1, "high": 5, "low": 4},
+...      {"type": "Bar", "ts": 2, "high": 9, "low": 1}],
 ... )]
 [1]
 
@@ -81,7 +82,9 @@ def unregister_function(name: str) -> None:
     _REGISTERED.pop(name.lower(), None)
 
 
-def known_functions(extra: Mapping[str, Callable[..., Any]] | None = None) -> dict[str, Callable[..., Any]]:
+def known_functions(
+    extra: Mapping[str, Callable[..., Any]] | None = None,
+) -> dict[str, Callable[..., Any]]:
     """Built-ins, then registered functions, then `extra` (the `functions=` option)."""
     table = {**BUILTINS, **_REGISTERED}
     for name, function in (extra or {}).items():

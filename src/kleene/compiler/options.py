@@ -6,7 +6,7 @@
 >>> Options.build(colour="red")
 Traceback (most recent call last):
 ...
-kleene.errors.PlanError: unknown option 'colour'; the options are: functions, name, output, time_unit
+kleene.errors.PlanError: unknown option 'colour'; the options are: functions, name, output, ...
 """
 
 from __future__ import annotations
@@ -54,7 +54,9 @@ class Options:
                     f"unknown option {name!r}; the options are: {', '.join(sorted(known))}"
                 )
         if options.get("output", "all") not in OUTPUTS:
-            raise PlanError(f"output must be one of {', '.join(OUTPUTS)}, not {options['output']!r}")
+            raise PlanError(
+                f"output must be one of {', '.join(OUTPUTS)}, not {options['output']!r}"
+            )
         unit = options.get("time_unit", "s")
         if not isinstance(unit, str) or unit.lower() not in UNITS:
             raise PlanError(f"unknown time_unit {unit!r}; use one of {', '.join(sorted(UNITS))}")

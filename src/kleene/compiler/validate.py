@@ -150,9 +150,7 @@ class _Validator:
         one could tell whether a match took it (and so whether the negation applies)."""
         for item in element.items:
             names = {v.name for v in A.event_vars(item)}
-            has_negation = any(
-                isinstance(n, A.Negation) for n in _nodes(item)
-            )
+            has_negation = any(isinstance(n, A.Negation) for n in _nodes(item))
             others = set().union(
                 *({v.name for v in A.event_vars(o)} for o in element.items if o is not item)
             )
@@ -174,10 +172,13 @@ class _Validator:
                     after |= any(guarantees_event(x) for x in ancestor.items[index + 1 :])
             if not (before and after):
                 side = "ahead" if before else "back"
-                node = path[-1][0].items[path[-1][1]] if path else event
+                parent, index = path[-1]
+                assert isinstance(parent, A.Seq | A.And | A.Or)
+                node = parent.items[index]
                 self.fail(
-                    f"NOT({event.name}) needs WITHIN: with no event on its {('right' if before else 'left')} "
-                    f"side, only a window says how far {side} the absence must hold",
+                    f"NOT({event.name}) needs WITHIN: with no event on its "
+                    f"{'right' if before else 'left'} side, only a window says how far "
+                    f"{side} the absence must hold",
                     node,
                 )
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal as Lit, TypeAlias
+from typing import Any, TypeAlias
+from typing import Literal as Lit
 
 __all__ = [
     "AGGREGATES",

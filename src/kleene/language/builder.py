@@ -157,19 +157,19 @@ class E:
         return self._compare(">=", other)
 
     def __and__(self, other: Operand) -> E:
-        return and_(self, other)
+        return E(A.conjunction(self.node, _node(other)))
 
     def __rand__(self, other: Operand) -> E:
-        return and_(other, self)
+        return E(A.conjunction(_node(other), self.node))
 
     def __or__(self, other: Operand) -> E:
-        return or_(self, other)
+        return E(A.disjunction(self.node, _node(other)))
 
     def __ror__(self, other: Operand) -> E:
-        return or_(other, self)
+        return E(A.disjunction(_node(other), self.node))
 
     def __invert__(self) -> E:
-        return not_(self)
+        return E(A.Unary("not", self.node))
 
     def __bool__(self) -> bool:
         raise TypeError(
@@ -182,6 +182,7 @@ class _Var:
     """A pattern variable in predicates: `a.price`, `a[b.i].price`, `a.len`, `a[:b.i - 1]`."""
 
     __slots__ = ("_name",)
+    _name: str
 
     def __init__(self, name: str) -> None:
         object.__setattr__(self, "_name", name)

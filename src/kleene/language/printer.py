@@ -14,7 +14,7 @@ import re
 
 from kleene.language import ast as A
 
-__all__ = ["expr_text", "quote_name", "to_text"]
+__all__ = ["expr_text", "quote_name", "to_text", "within_text"]
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _RESERVED = {
@@ -61,7 +61,7 @@ def to_text(pattern: A.Pattern) -> str:
     elif pattern.where is not None:
         lines.append(f"WHERE {_predicates(pattern.where, 6).strip()}")
     if pattern.within is not None:
-        lines.append(f"WITHIN {_within(pattern.within)}")
+        lines.append(f"WITHIN {within_text(pattern.within)}")
     return "\n".join(lines)
 
 
@@ -82,7 +82,8 @@ def _kleene_names(element: A.Element) -> set[str]:
     return set().union(*(_kleene_names(item) for item in element.items))
 
 
-def _within(within: A.Within) -> str:
+def within_text(within: A.Within) -> str:
+    """`12 hours`, `500 ms`, `90`: a window as WITHIN prints it."""
     amount = _number(within.amount)
     if within.unit is None:
         return amount
@@ -151,7 +152,7 @@ def expr_text(expr: A.Expr) -> str:
     """The text of a predicate expression.
 
     >>> from kleene.language import builder as b
-    >>> print(expr_text((b.var("a").x + 1) * 2 > b.avg(b.var("c")[:b.i - 1].y)))
+    >>> print(expr_text(((b.var("a").x + 1) * 2 > b.avg(b.var("c")[:b.i - 1].y)).node))
     (a.x + 1) * 2 > avg(c[..i-1].y)
     """
     return _expr(expr)[0]

@@ -106,7 +106,7 @@ def _describe(terminal: str) -> str:
 def _expected_words(expected: set[str]) -> tuple[str, ...]:
     expected = set(expected)
     words: list[str] = []
-    if _EXPRESSION_START <= expected:
+    if expected >= _EXPRESSION_START:
         words.append("an expression")
         expected -= _EXPRESSION_START | {
             "PERCENT",
@@ -146,9 +146,9 @@ def _syntax_error(text: str, error: UnexpectedInput) -> PatternSyntaxError:
         expected = _expected_words(error.expected)
         position = token.start_pos if token.start_pos is not None else len(text)
     elif isinstance(error, UnexpectedCharacters):
-        found, width = repr(text[error.pos_in_stream]), 1
+        found, width = repr(text[error.pos_in_stream or 0]), 1
         expected = _expected_words(error.allowed or set())
-        position = error.pos_in_stream
+        position = error.pos_in_stream or 0
     else:  # pragma: no cover - LALR raises only the two above
         found, width, expected, position = "input", 1, (), 0
     message = f"unexpected {found}"
@@ -241,21 +241,19 @@ class _ToAst(Transformer[Token, Any]):
             structure, where, strategy, strategy_vars, within, text=self.text, span=span
         )
 
-    def pattern_clause(self, children: list[Any]) -> A.Element:
-        element: A.Element = children[0]
-        return element
+    def pattern_clause(self, children: list[A.Element]) -> A.Element:
+        return children[0]
 
     # -- structure -----------------------------------------------------------------------
 
-    @staticmethod
-    def _op_name(token: Token) -> str:
-        return str(token).upper()
-
     @v_args(meta=True)
     def operator(self, meta: Meta, children: list[Any]) -> A.Element:
-        keyword, *items = children
-        node = {"SEQ": A.Seq, "AND": A.And, "OR": A.Or}[self._op_name(keyword)]
-        return node(tuple(items), span=_span(meta))
+        keyword, *rest = children
+        items, span = tuple(rest), _span(meta)
+        kind = str(keyword).upper()
+        if kind == "SEQ":
+            return A.Seq(items, span=span)
+        return A.And(items, span=span) if kind == "AND" else A.Or(items, span=span)
 
     @v_args(meta=True)
     def negation(self, meta: Meta, children: list[Any]) -> A.Negation:

@@ -33,7 +33,7 @@ def parse(text: str) -> Pattern:
     return pattern
 
 
-def compile(pattern: Pattern | str, plan: str = "reference", **options: Any) -> Plan:  # noqa: A001
+def compile(pattern: Pattern | str, plan: str = "reference", **options: Any) -> Plan:
     """Compile a pattern (or query text) with the plan of that name; see `Options`."""
     if isinstance(pattern, str):
         pattern = parse(pattern)

@@ -19,11 +19,11 @@ from collections.abc import Hashable, Iterable, Mapping
 from itertools import count
 from typing import Any
 
+from kleene import plans
 from kleene.errors import EventError, KleeneError
 from kleene.events import Event, Watermark, as_event, numeric_time
 from kleene.language.ast import Pattern
 from kleene.matches import Match
-from kleene.plans import compile
 from kleene.plans.base import Plan
 from kleene.runtime.metrics import Metrics
 
@@ -54,7 +54,7 @@ class Engine:
         partition: bool = True,
         **options: Any,
     ) -> None:
-        self._start(compile(pattern, plan, **options), partition)
+        self._start(plans.compile(pattern, plan, **options), partition)
 
     @classmethod
     def from_plan(cls, plan: Plan, *, partition: bool = True) -> Engine:
@@ -140,9 +140,7 @@ class Engine:
                     field="ts",
                 )
         elif is_datetime != self._datetimes:
-            raise EventError(
-                "timestamps mix numbers and datetimes", row=self._arrivals, field="ts"
-            )
+            raise EventError("timestamps mix numbers and datetimes", row=self._arrivals, field="ts")
         if self._last_t is not None and event.t < self._last_t:
             raise EventError(
                 f"event {event.id!r} has ts {event.ts!r}, earlier than an event before it; "

@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from kleene.compiler.analysis import Analysis, Variable
-from kleene.compiler.evaluate import attribute
 from kleene.events import Event
 from kleene.language import ast as A
 from kleene.plans.reference.checks import Binding, Checks
@@ -55,11 +54,11 @@ class All:
 
 
 @dataclass(frozen=True, slots=True)
-class Any_:
+class OneOf:
     items: tuple[Residual, ...]
 
 
-Residual = Var | Seq | All | Any_
+Residual = Var | Seq | All | OneOf
 DONE = Seq(())
 
 
@@ -69,7 +68,9 @@ def residual(element: A.Element) -> Residual:
         return Var(element.name, 0)
     assert not isinstance(element, A.Negation)
     items = tuple(residual(item) for item in element.items)
-    return {A.Seq: Seq, A.And: All, A.Or: Any_}[type(element)](items)
+    if isinstance(element, A.Seq):
+        return Seq(items)
+    return All(items) if isinstance(element, A.And) else OneOf(items)
 
 
 def _seq(items: tuple[Residual, ...]) -> Residual:
@@ -101,7 +102,7 @@ class _Shape:
     def nullable(self, r: Residual) -> bool:
         if isinstance(r, Var):
             return r.count >= self.variables[r.name].min
-        if isinstance(r, Any_):
+        if isinstance(r, OneOf):
             return any(self.nullable(item) for item in r.items)
         return all(self.nullable(item) for item in r.items)
 
@@ -114,8 +115,8 @@ class _Shape:
         if isinstance(r, Var):
             variable = self.variables[r.name]
             if variable.max is None or r.count < variable.max:
-                after = DONE if not variable.kleene else Var(r.name, r.count + 1)
-                yield r.name, after, True, frozenset()
+                grown: Residual = DONE if not variable.kleene else Var(r.name, r.count + 1)
+                yield r.name, grown, True, frozenset()
         elif isinstance(r, Seq):
             if not r.items:
                 return
@@ -208,9 +209,7 @@ class Runs:
             return self.partition is not None and self.key(event) != run.key
         return False
 
-    def move(
-        self, run: Run, take: Take, event: Event, position: int, stream: Stream
-    ) -> Run | None:
+    def move(self, run: Run, take: Take, event: Event, position: int, stream: Stream) -> Run | None:
         """The run after taking the event as `take` says, or None if the take is not valid."""
         name, after, _, closes = take
         if event.type not in self.analysis.variables[name].types:

@@ -1,0 +1,103 @@
+"""The interpreter: values, SQL nulls, three-valued logic, errors on clashing types."""
+
+import pytest
+
+import kleene
+from kleene import Event
+from kleene.compiler.evaluate import Env, evaluate
+from kleene.compiler.functions import known_functions
+
+
+def value(where, i=None, **bindings):
+    expr = kleene.parse(f"PATTERN SEQ(A a, B* b[]) WHERE {where}").where
+    events = {"a": (Event("A", 1, bindings.pop("a", {}), id=0),)}
+    events["b"] = tuple(
+        Event("B", 2 + k, attrs, id=1 + k) for k, attrs in enumerate(bindings.pop("b", []))
+    )
+    return evaluate(expr, Env(events, i, known_functions()))
+
+
+@pytest.mark.parametrize(
+    ("where", "expected"),
+    [
+        ("a.x + 2 * 3 = 7", True),
+        ("a.x / 0 = 1", None),
+        ("a.x % 0 = 1", None),
+        ("a.missing = 1", None),
+        ("a.missing = 1 or a.x = 1", True),
+        ("a.missing = 1 and a.x = 1", None),
+        ("a.missing = 1 and a.x = 2", False),
+        ("not a.missing = 1", None),
+        ("a.x != null", None),
+        ("a.ts = 1 and a.type = 'A' and a.id = 0", True),
+        ("abs(-a.x) = 1 and round(2.6) = 3 and lower('AB') = 'ab'", True),
+        ("sqrt(-1) = 1", None),
+        ("abs(a.missing) = 1", None),
+    ],
+)
+def test_scalars_and_nulls(where, expected):
+    assert value(where, a={"x": 1}) is expected
+
+
+@pytest.mark.parametrize(
+    ("where", "i", "expected"),
+    [
+        ("b.len = 3", None, True),
+        ("b[1].x = 1 and b[b.len].x = 5 and b[b.len-1].x = 2", None, True),
+        ("b[4].x = 1", None, None),
+        ("avg(b[].x) = 8 / 3 and sum(b[].x) = 8 and min(b[].x) = 1 and max(b[].x) = 5", None, True),
+        ("count(b[]) = 3 and count(b[].y) = 1", None, True),
+        ("b[i].x > avg(b[..i-1].x)", 3, True),
+        ("b[i].x > max(b[..i-1].x)", 2, True),
+        ("b[i-1].x = 1", 2, True),
+        ("avg(b[..i-2].x) = 1", 3, True),
+    ],
+)
+def test_kleene_references(where, i, expected):
+    assert value(where, i, b=[{"x": 1}, {"x": 2, "y": 0}, {"x": 5}]) is expected
+
+
+def test_aggregates_of_nothing():
+    assert value("sum(b[].x) = 0 and count(b[]) = 0", b=[]) is True
+    assert value("avg(b[].x) = 0", b=[]) is None
+    assert value("min(b[].x) = 0", b=[{"y": 1}]) is None
+
+
+def test_equivalence():
+    assert value("[k]", a={"k": 1}, b=[{"k": 1}, {"k": 1}]) is True
+    assert value("[k]", a={"k": 1}, b=[{"k": 2}]) is False
+    assert value("[k]", a={}, b=[]) is False
+
+
+def test_clashing_types_are_an_event_error():
+    with pytest.raises(kleene.EventError, match=r"cannot compute a.x > 1 with 'high' \(str\)"):
+        value("a.x > 1", a={"x": "high"})
+    with pytest.raises(kleene.EventError, match="must be true or false"):
+        value("a.flag and a.x = 1", a={"flag": 3, "x": 1})
+
+
+def test_registered_and_passed_functions():
+    kleene.register_function("double", lambda v: 2 * v)
+    try:
+        assert value("double(a.x) = 4", a={"x": 2}) is True
+        found = kleene.match(
+            "PATTERN SEQ(A a) WHERE triple(a.x) = 6",
+            [{"type": "A", "ts": 1, "x": 2}],
+            functions={"triple": lambda v: 3 * v},
+        )
+        assert len(found) == 1
+    finally:
+        kleene.unregister_function("double")
+    with pytest.raises(kleene.PatternError, match="unknown function double"):
+        kleene.compile("PATTERN SEQ(A a) WHERE double(a.x) = 4")
+
+
+def test_a_failing_function_names_itself():
+    kleene.register_function("boom", lambda v: {}[v])
+    try:
+        with pytest.raises(
+            kleene.EventError, match=r"boom\(a.x\) failed on arguments \[1\]: KeyError"
+        ):
+            value("boom(a.x) = 1", a={"x": 1})
+    finally:
+        kleene.unregister_function("boom")

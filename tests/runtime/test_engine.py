@@ -1,0 +1,142 @@
+"""The engine: ids, time order, watermarks, partitions, timers, picklable states."""
+
+import pickle
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+import kleene
+from kleene.testing import events, match_lines
+
+
+def test_ids_default_to_arrival_positions():
+    engine = kleene.Engine("PATTERN SEQ(A a, B b)")
+    engine.send({"type": "A", "ts": 1})
+    assert [m.ids() for m in engine.send(kleene.Event("B", 2))] == [{"a": (0,), "b": (1,)}]
+
+
+def test_timestamps_must_not_go_back():
+    engine = kleene.Engine("PATTERN SEQ(A a, B b)")
+    engine.send({"type": "A", "ts": 5})
+    with pytest.raises(kleene.EventError, match="earlier than an event before it") as info:
+        engine.send({"type": "B", "ts": 4})
+    assert (info.value.row, info.value.field) == (2, "ts")
+
+
+def test_events_after_a_watermark_are_late():
+    engine = kleene.Engine("PATTERN SEQ(A a, B b)")
+    engine.advance_to(10)
+    engine.send({"type": "A", "ts": 11})
+    late = kleene.Engine("PATTERN SEQ(A a)")
+    late.advance_to(3)
+    with pytest.raises(kleene.EventError, match="already declared"):
+        late.send({"type": "A", "ts": 3})
+
+
+def test_timestamps_do_not_mix_kinds():
+    engine = kleene.Engine("PATTERN SEQ(A a, B b)")
+    engine.send({"type": "A", "ts": datetime(2024, 1, 1, tzinfo=UTC)})
+    with pytest.raises(kleene.EventError, match="mix numbers and datetimes"):
+        engine.send({"type": "B", "ts": 5})
+    with pytest.raises(kleene.EventError, match="measured in seconds"):
+        kleene.Engine("PATTERN SEQ(A a)", time_unit="ms").send(
+            {"type": "A", "ts": datetime(2024, 1, 1, tzinfo=UTC)}
+        )
+
+
+def test_datetime_windows():
+    start = datetime(2011, 1, 5, tzinfo=UTC)
+    stream = [
+        {"type": "C", "ts": start},
+        {"type": "P", "ts": start + timedelta(days=14, hours=23)},
+        {"type": "P", "ts": start + timedelta(days=15, seconds=1)},
+    ]
+    found = kleene.match("PATTERN SEQ(C c, P p) WITHIN 15 days", stream)
+    assert [m.ids() for m in found] == [{"c": (0,), "p": (1,)}]
+
+
+def test_closed_engine():
+    engine = kleene.Engine("PATTERN SEQ(A a)")
+    engine.close()
+    assert engine.close() == []
+    with pytest.raises(kleene.KleeneError, match="closed"):
+        engine.send({"type": "A", "ts": 1})
+
+
+def test_trailing_negation_waits_for_time():
+    engine = kleene.Engine("PATTERN SEQ(A a, NOT(C c)) WHERE [k] WITHIN 10")
+    assert engine.send({"type": "A", "ts": 0, "k": 1}) == []
+    assert engine.send({"type": "A", "ts": 1, "k": 2}) == []
+    assert engine.send({"type": "C", "ts": 5, "k": 2}) == []
+    assert engine.advance_to(9) == []
+    assert [m.ids() for m in engine.advance_to(10)] == [{"a": (0,)}]
+    assert engine.advance_to(10) == []
+    assert engine.close() == []
+
+
+def test_a_later_event_of_another_partition_moves_time_for_all():
+    engine = kleene.Engine("PATTERN SEQ(A a, NOT(C c)) WHERE [k] WITHIN 10")
+    engine.send({"type": "A", "ts": 0, "k": 1})
+    assert [m.ids() for m in engine.send({"type": "B", "ts": 11, "k": 2})] == [{"a": (0,)}]
+    assert engine.metrics.as_dict() == {"events": 2, "matches": 1, "partitions": 2}
+
+
+def test_events_without_a_key_value_form_their_own_partition():
+    # b may be empty, so an A without x is a match on its own
+    query = "PATTERN SEQ(A a, B* b[], C c) WHERE a.x = c.x"
+    stream = events("""
+        type ts id x
+        A    1  a1 -
+        A    2  a2 1
+        C    3  c1 1
+        C    4  c2 -
+    """)
+    engine = kleene.Engine(query)
+    assert engine.plan.partition_key is None
+    keyed = "PATTERN SEQ(A a, B+ b[]) WHERE a.x = b[i].x"
+    engine = kleene.Engine(keyed)
+    found = engine.send_many(
+        events("""
+        type ts id x
+        A    1  a1 -
+        B    2  b1 -
+        A    3  a2 1
+        B    4  b2 1
+    """)
+    )
+    assert match_lines(found) == ["a=a2 b=b2"]
+    assert engine.partitions == 2
+    assert match_lines(kleene.match(query, stream)) == ["a=a2 b= c=c1"]
+
+
+def test_states_pickle_and_resume():
+    plan = kleene.compile(
+        "PATTERN SEQ(A a, B+ b[], NOT(C c)) WHERE skip_till_next_match { b[i].x > b[i-1].x } "
+        "WITHIN 10"
+    )
+    stream = events("""
+        type ts id x
+        A    1  a  0
+        B    2  b1 1
+        B    3  b2 2
+        C    20 c  0
+    """)
+    state = plan.new_state()
+    for event in stream[:3]:
+        plan.step(state, event)
+    resumed = pickle.loads(pickle.dumps(state))
+    expected = ["a=a b=b1", "a=a b=b1,b2"]
+    assert sorted(match_lines(plan.step(resumed, stream[3]))) == expected
+    assert sorted(match_lines(plan.step(state, stream[3]))) == expected
+
+
+def test_matches_come_sorted_by_end_start_and_ids():
+    stream = events("""
+        type ts id
+        A    1  a1
+        A    2  a2
+        B    3  b1
+        B    3  b2
+    """)
+    found = kleene.match("PATTERN SEQ(A a, B b)", stream)
+    assert match_lines(found) == ["a=a1 b=b1", "a=a1 b=b2", "a=a2 b=b1", "a=a2 b=b2"]

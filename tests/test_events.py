@@ -1,0 +1,73 @@
+"""Events and matches as values."""
+
+import pickle
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+import kleene
+from kleene import Event, Match
+from kleene.events import as_event
+
+
+def test_event_fields_and_numeric_time():
+    moment = datetime(2024, 5, 1, 12, tzinfo=timezone(timedelta(hours=2)))
+    event = Event("Tick", moment, {"price": 3})
+    assert event.t == moment.timestamp()
+    assert event["price"] == 3
+    assert event.get("volume", 0) == 0
+    assert Event("Tick", 7).t == 7
+
+
+@pytest.mark.parametrize(
+    ("ts", "message"),
+    [
+        (datetime(2024, 5, 1), "no time zone"),
+        (True, "not True"),
+        (float("nan"), "NaN"),
+        ("2024-05-01", "not str"),
+    ],
+)
+def test_bad_timestamps(ts, message):
+    with pytest.raises(kleene.EventError, match=message):
+        Event("Tick", ts)
+
+
+def test_bad_type():
+    with pytest.raises(kleene.EventError, match="non-empty string"):
+        Event("", 1)
+
+
+def test_events_are_immutable_values():
+    event = Event("A", 1, {"x": 1}, id=5)
+    with pytest.raises(AttributeError):
+        event.ts = 2
+    assert event == Event("A", 1, {"x": 1}, id=5)
+    assert event != Event("A", 1, {"x": 2}, id=5)
+    assert hash(event) == hash(Event("A", 1, {"x": 1}, id=5))
+    assert pickle.loads(pickle.dumps(event)) == event
+    assert event.with_id(9).id == 9
+
+
+def test_mappings_become_events():
+    event = as_event({"type": "A", "ts": 2, "id": "e", "x": 1}, default_id=0)
+    assert event == Event("A", 2, {"x": 1}, id="e")
+    assert as_event(Event("A", 2), default_id=3).id == 3
+    with pytest.raises(kleene.EventError, match="no 'ts'"):
+        as_event({"type": "A"})
+    with pytest.raises(kleene.EventError, match="a mapping"):
+        as_event(("A", 1))  # type: ignore[arg-type]
+
+
+def test_match_value():
+    a, b1, b2 = Event("A", 1, id=0), Event("B", 4, id=1), Event("B", 9, id=2)
+    found = Match({"a": (a,), "b": (b1, b2)}, "p")
+    assert found.events == (a, b1, b2)
+    assert (found.start_ts, found.end_ts) == (1, 9)
+    assert found.ids() == {"a": (0,), "b": (1, 2)}
+    assert found == Match({"a": (a,), "b": (b1, b2)}, "p")
+    assert found != Match({"a": (a,), "b": (b1, b2)}, "q")
+    assert pickle.loads(pickle.dumps(found)) == found
+    assert found.to_dict()["bindings"]["b"][1] == {"id": 2, "type": "B", "ts": 9}
+    later = Match({"a": (a,), "b": (b2,)}, "p")
+    assert sorted([later, found], key=Match.sort_key)[0].ids() == {"a": (0,), "b": (1, 2)}
