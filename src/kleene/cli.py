@@ -83,7 +83,8 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         default=0,
         metavar="N",
-        help="also print the first N matches as short text lines on standard output",
+        help="also print the first N matches as short lines (on standard output when "
+        "--output names a file, else on standard error)",
     )
     match.add_argument("--stats", action="store_true", help="print the engine's counters")
     match.add_argument(
@@ -223,8 +224,9 @@ def _match(args: argparse.Namespace) -> int:
             found = engine.close()
             shown.extend(found[: args.show - len(shown)])
             written += _emit(found, out, args.limit, written)
+    display = sys.stdout if args.output not in (None, "-") else sys.stderr
     for number, each in enumerate(shown, 1):
-        print(f"{number:>3}. {_short(each)}")
+        print(f"{number:>3}. {_short(each)}", file=display)
     seconds = time.perf_counter() - started
     metrics = engine.metrics
     print(

@@ -22,7 +22,7 @@ def keys(matches):
 
 
 def run(plan, events, partition=True):
-    engine = kleene.Engine.from_plan(plan, partition=partition)
+    engine = kleene.Engine(plan, partition=partition)
     return engine.send_many(events) + engine.close()
 
 
@@ -81,8 +81,8 @@ def test_non_overlapping_matches_are_all_matches_that_do_not_overlap(case):
 def test_emission_timing_does_not_depend_on_partitioning(case):
     """Per-step output is the same whether or not the engine splits the stream."""
     plan = kleene.compile(case.pattern, plan="reference")
-    split = kleene.Engine.from_plan(plan)
-    whole = kleene.Engine.from_plan(plan, partition=False)
+    split = kleene.Engine(plan)
+    whole = kleene.Engine(plan, partition=False)
     for event in case.events:
         assert keys(split.send(event)) == keys(whole.send(event))
     assert keys(split.close()) == keys(whole.close())

@@ -41,30 +41,26 @@ class Engine:
     negation report matches only once time has passed their window. `close()` ends the
     stream and reports everything still pending.
 
-    With `partition=True` (the default) the engine splits the stream by the pattern's
+    `pattern` may be query text, a `Pattern` or an already compiled `Plan`. With
+    `partition=True` (the default) the engine splits the stream by the pattern's
     partition key (its equivalence tests and equalities) and keeps one state per key (events
     lacking a key value share one more); this never changes the matches, only the cost.
     """
 
     def __init__(
         self,
-        pattern: Pattern | str,
+        pattern: Pattern | str | Plan,
         plan: str = "auto",
         *,
         partition: bool = True,
         **options: Any,
     ) -> None:
-        self._start(plans.compile(pattern, plan, **options), partition)
-
-    @classmethod
-    def from_plan(cls, plan: Plan, *, partition: bool = True) -> Engine:
-        """An engine around an already compiled plan."""
-        engine = cls.__new__(cls)
-        engine._start(plan, partition)
-        return engine
-
-    def _start(self, plan: Plan, partition: bool) -> None:
-        self.plan = plan
+        if isinstance(pattern, Plan):
+            if options or plan != "auto":
+                raise KleeneError("an already compiled plan takes no plan name or options")
+            self.plan = pattern
+        else:
+            self.plan = plans.compile(pattern, plan, **options)
         self.metrics = Metrics()
         self._key = self.plan.partition_key if partition else None
         self._states: dict[Hashable, Any] = {}

@@ -63,7 +63,7 @@ class Reference(Plan):
         )
         #: Skip-till-any-match by definition (False) or by running NFA^b runs (True, a test aid).
         self.declarative = analysis.strategy == "skip_till_any_match" and not any_match_by_runs
-        self.runs = Runs(analysis, structure, self.checks, self.window, analysis.strategy)
+        self.automaton = Runs(analysis, structure, self.checks, self.window, analysis.strategy)
 
     def new_state(self) -> ReferenceState:
         return ReferenceState()
@@ -76,7 +76,7 @@ class Reference(Plan):
                 self.analysis, self.structure, self.checks, stream, position, self.window
             )
         else:
-            state.runs, bindings = self.runs.step(state.runs, event, position, stream)
+            state.runs, bindings = self.automaton.step(state.runs, event, position, stream)
         self.finalizer.add(state.pending, [self.candidate(b, stream) for b in bindings])
         return self.settle(state, Watermark(event.t, inclusive=False))
 
