@@ -1,36 +1,42 @@
-# Two commands: `make run` sets up and runs the main job on generated sample data;
-# `make test` sets up and runs the whole suite (ruff, mypy, pytest).
+# Two commands: `make run` sets up and runs the main job (Spark, local) on generated sample
+# data; `make test` sets up and runs the whole suite (ruff, mypy, pytest). Both need Java 17.
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 SAMPLE := build/sample
 
-.PHONY: run test lint clean
+.PHONY: run test lint clean java
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(VENV)/.run: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet -e ".[spark]"
 	touch $@
 
 $(VENV)/.test: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[test]"
 	touch $@ $(VENV)/.run
 
-run: $(VENV)/.run
+java:
+	@command -v java >/dev/null 2>&1 || { \
+		echo "kleene runs on Apache Spark, which needs Java 17, and no 'java' is on PATH."; \
+		echo "Install it (Debian/Ubuntu: sudo apt-get install openjdk-17-jre-headless) and retry."; \
+		exit 1; }
+
+run: java $(VENV)/.run
 	$(BIN)/kleene gen stock --events 20000 --symbols 10 --seed 7 --output $(SAMPLE)/stocks.csv
-	$(BIN)/kleene match examples/rally_fizzles.sase --input $(SAMPLE)/stocks.csv \
-		--output $(SAMPLE)/matches.jsonl --show 5 --stats
+	$(BIN)/kleene run examples/rally_fizzles.sase --input $(SAMPLE)/stocks.csv \
+		--output $(SAMPLE)/matches.parquet --overwrite --show 5
 
 lint: $(VENV)/.test
 	$(BIN)/ruff check src tests
 	$(BIN)/ruff format --check src tests
 	$(BIN)/mypy
 
-test: lint
+test: java lint
 	KLEENE_HYPOTHESIS=ci $(BIN)/pytest
 
 clean:

@@ -1,5 +1,6 @@
 """The `kleene` command: match patterns in files, explain queries, generate data.
 
+    kleene run QUERY --input PATH --output PATH [--master URL] [--conf KEY=VALUE] ...
     kleene match QUERY --input FILE [--output FILE] [--plan NAME] [--stats] ...
     kleene explain QUERY
     kleene gen stock --output FILE [--events N] [--symbols K] [--ratio R] ...
@@ -61,6 +62,35 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"kleene {kleene.__version__}")
     commands = parser.add_subparsers(title="commands", required=True, metavar="COMMAND")
 
+    run = commands.add_parser(
+        "run",
+        help="find a pattern's matches in files with Spark (the main job)",
+        description="Read events (CSV, JSON lines or Parquet: a file or a folder) with Spark, "
+        "find the pattern's matches in parallel, and write them (Parquet, CSV or JSON lines, "
+        "by the output's extension; Spark writes a folder). Needs the spark extra and Java.",
+    )
+    run.add_argument("query", help="a query file, or the query text itself")
+    run.add_argument("--input", "-i", required=True, help="events: a file or a folder")
+    run.add_argument("--output", "-o", required=True, help="where to write the matches")
+    run.add_argument("--overwrite", action="store_true", help="replace an existing output")
+    _input_options(run)
+    _plan_options(run)
+    run.add_argument(
+        "--non-overlapping",
+        action="store_true",
+        help="report only matches that start after the previous one ended (per partition)",
+    )
+    run.add_argument(
+        "--partition-by", help="comma-separated columns to group events by (overrides the query)"
+    )
+    run.add_argument("--slices", type=int, help="time slices for a query without partition key")
+    run.add_argument("--master", default="local[*]", help="Spark master (local[*])")
+    run.add_argument(
+        "--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting"
+    )
+    run.add_argument("--show", type=int, default=0, metavar="N", help="print the first N matches")
+    run.set_defaults(run=_run)
+
     match = commands.add_parser(
         "match",
         help="find a pattern's matches in a file of events",
@@ -104,6 +134,32 @@ def _parser() -> argparse.ArgumentParser:
     explain.add_argument("query", help="a query file, or the query text itself")
     _plan_options(explain)
     explain.set_defaults(run=_explain)
+
+    bench = commands.add_parser(
+        "bench", help="run a benchmark", description="Run a benchmark; see docs/benchmarks.md."
+    )
+    suites = bench.add_subparsers(title="benchmarks", required=True, metavar="NAME")
+    spark = suites.add_parser(
+        "spark",
+        help="the Spark pipeline against the in-process engine",
+        description="Generate stock streams and run a partitioned and an unpartitioned query "
+        "in-process and on Spark local[n]; print a Markdown table.",
+    )
+    spark.add_argument(
+        "--events", type=int, nargs="+", default=[1_000_000], help="stream sizes (1000000)"
+    )
+    spark.add_argument("--keys", type=int, default=1000, help="symbols in the stream (1000)")
+    spark.add_argument("--cores", type=int, nargs="+", default=[1, 2], help="Spark cores (1 2)")
+    spark.add_argument(
+        "--queries",
+        nargs="+",
+        choices=["keyed", "unkeyed"],
+        default=["keyed", "unkeyed"],
+        help="which queries (both)",
+    )
+    spark.add_argument("--skip-in-process", action="store_true", help="only run Spark")
+    spark.add_argument("--work", default="build/bench", help="folder for generated data")
+    spark.set_defaults(run=_bench_spark)
 
     gen = commands.add_parser("gen", help="generate event data", description="Generate event data.")
     kinds = gen.add_subparsers(title="generators", required=True, metavar="KIND")
@@ -300,11 +356,106 @@ def _progress(mode: str) -> Iterator[Any]:
         yield bar.update
 
 
+def _run(args: argparse.Namespace) -> int:
+    import shutil
+
+    if shutil.which("java") is None:
+        raise KleeneError(
+            "kleene run needs Java 17 for Spark, and no 'java' is on PATH; install it "
+            "(Debian/Ubuntu: apt-get install openjdk-17-jre-headless)"
+        )
+    try:
+        from kleene.spark import detection, spark_session
+    except ImportError as error:
+        raise KleeneError(str(error)) from None
+    from kleene.spark.files import check_output, read_events_frame, write_matches_frame
+
+    text, name = _query(args.query)
+    kleene.compile(text, args.plan, time_unit=args.time_unit)  # query errors before Spark starts
+    check_output(args.output, overwrite=args.overwrite)
+    if args.column_type:
+        raise KleeneError("--column-type applies to kleene match; Spark infers column types")
+    started = time.perf_counter()
+    spark = spark_session(args.master, dict(_pair(item) for item in args.conf))
+    ready = time.perf_counter()
+    frame = read_events_frame(spark, args.input, args.format)
+    result = detection(
+        frame,
+        text,
+        ts=args.ts_column,
+        type=args.type_column,
+        event_type=args.event_type,
+        id=args.id_column,
+        ts_unit=args.ts_unit,
+        partition_by=args.partition_by.split(",") if args.partition_by else None,
+        slices=args.slices,
+        plan=args.plan,
+        on_error=args.on_error,
+        output="non_overlapping" if args.non_overlapping else "all",
+        time_unit=args.time_unit,
+        name=name,
+    )
+    matches = result.matches.persist() if args.show else result.matches
+    written = write_matches_frame(matches, args.output, overwrite=args.overwrite)
+    finished = time.perf_counter()
+    counts = result.counts()
+    print(
+        f"kleene: {counts['read']:,} events read, {counts['kept']:,} after filtering, "
+        f"{written:,} matches in {finished - ready:.1f} s (+{ready - started:.1f} s Spark start; "
+        f"plan {result.plan.name}, grouped {result.grouping})",
+        file=sys.stderr,
+    )
+    if counts["skipped"]:
+        print(
+            f"kleene: skipped {counts['skipped']:,} rows without timestamp or type", file=sys.stderr
+        )
+    if args.show:
+        from kleene.spark.batch import DEFAULT_ID
+
+        variables = [v.name for v in result.plan.analysis.positive]
+        id_field = args.id_column or DEFAULT_ID
+        shown = matches.orderBy("end_ts", "start_ts").limit(args.show).collect()
+        for number, row in enumerate(shown, 1):
+            print(f"{number:>3}. {_short_row(row, variables, id_field)}")
+    return 0
+
+
+def _short_row(row: Any, variables: list[str], id_field: str) -> str:
+    """A match row of the Spark output on one line: its time span and each variable's ids."""
+    parts = [
+        f"{name}=[{', '.join(str(e[id_field]) for e in row[name])}]"
+        for name in variables
+        if row[name] is not None
+    ]
+    return f"{row['start_ts']} .. {row['end_ts']}  {' '.join(parts)}"
+
+
 def _explain(args: argparse.Namespace) -> int:
     from kleene.compiler.explain import explain
 
     text, _ = _query(args.query)
     print(explain(kleene.compile(text, args.plan)))
+    return 0
+
+
+def _bench_spark(args: argparse.Namespace) -> int:
+    from kleene.bench import spark as bench
+
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    queries = {"keyed": bench.KEYED, "unkeyed": bench.UNKEYED}
+    results = []
+    for size in args.events:
+        path = bench.generate(work, size, args.keys)
+        for name in args.queries:
+            setting = f"{name}, {size:,} events, {args.keys:,} symbols"
+            if not args.skip_in_process:
+                results.append(bench.in_process(path, queries[name], setting))
+                print(f"kleene: {results[-1]}", file=sys.stderr)
+            for cores in args.cores:
+                results.append(bench.on_spark(path, queries[name], cores, setting))
+                print(f"kleene: {results[-1]}", file=sys.stderr)
+    print(bench.table(results))
     return 0
 
 

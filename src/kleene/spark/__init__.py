@@ -1,0 +1,23 @@
+"""kleene on Apache Spark: find pattern matches in DataFrames and files.
+
+    from kleene.spark import detect, spark_session
+
+    spark = spark_session("local[*]")
+    ticks = spark.read.parquet("ticks.parquet")
+    detect(ticks, open("examples/rally_fizzles.sase").read()).show()
+
+Needs the `spark` extra (`pip install 'kleene[spark]'`) and Java 17; `import kleene` works
+without them.
+"""
+
+try:
+    import pyspark  # noqa: F401
+except ImportError as error:  # pragma: no cover - depends on the installation
+    raise ImportError(
+        "kleene.spark needs pyspark: pip install 'kleene[spark]' (and Java 17 to run it)"
+    ) from error
+
+from kleene.spark.batch import Detection, detect, detection, match_schema
+from kleene.spark.session import spark_session
+
+__all__ = ["Detection", "detect", "detection", "match_schema", "spark_session"]

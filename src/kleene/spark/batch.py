@@ -1,0 +1,417 @@
+"""Detect patterns in a Spark DataFrame: the batch pipeline.
+
+1. Compile the query on the driver and check the DataFrame against it (columns the query
+   reads, an orderable timestamp, the type column) before any job starts.
+2. Number the rows in arrival order and push the union of the variables' single-event
+   predicates down as a Spark filter (only where dropping events cannot change a match).
+3. Group the events: by the partition key (the query's equivalence tests and equalities, or
+   `partition_by=`) when there is one; otherwise by time slice, each slice extended by the
+   window on both sides so every match starting in it is found there.
+4. Sort each Spark partition by group, timestamp and arrival, and run the plan over it in
+   Python workers through Arrow batches (`mapInArrow`), one state per group.
+5. Return the matches as a DataFrame (see `match_schema`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.accumulators import Accumulator
+from pyspark.sql import Column, DataFrame, Observation
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from pyspark.sql.pandas.types import to_arrow_schema
+
+from kleene import plans
+from kleene.errors import EventError, KleeneError
+from kleene.language import ast as A
+from kleene.plans.base import Plan
+from kleene.spark.pushdown import EventColumns, col, prefilter
+from kleene.spark.worker import GROUP, HOME, SEQ, JobSpec, PeakParam, match_batches
+
+__all__ = ["Detection", "detect", "detection", "match_schema"]
+
+#: The id column detect() adds when the DataFrame names none.
+DEFAULT_ID = "kleene_id"
+
+_TIME_TYPES = (
+    T.ByteType,
+    T.ShortType,
+    T.IntegerType,
+    T.LongType,
+    T.FloatType,
+    T.DoubleType,
+    T.DecimalType,
+    T.TimestampType,
+    T.TimestampNTZType,
+    T.DateType,
+)
+_EPOCH = {
+    "s": F.timestamp_seconds,
+    "ms": F.timestamp_millis,
+    "us": F.timestamp_micros,
+}
+
+
+@dataclass
+class Detection:
+    """The matches DataFrame of a detect() call, with counters filled in as its job runs.
+
+    `counts()` (after an action on `matches`) gives the events read, the rows skipped as
+    malformed, the events left after the push-down filter, and the largest resident memory a
+    Python worker reached (KiB).
+    """
+
+    matches: DataFrame
+    plan: Plan
+    grouping: str
+    read: Observation
+    skipped: Observation | None
+    kept: Observation
+    peak: Accumulator[int]
+
+    def counts(self) -> dict[str, Any]:
+        skipped = 0 if self.skipped is None else int(self.skipped.get.get("skipped") or 0)
+        return {
+            "read": int(self.read.get.get("read") or 0),
+            "skipped": skipped,
+            "kept": int(self.kept.get.get("kept") or 0),
+            "worker_peak_kib": int(self.peak.value),
+        }
+
+
+def detect(df: DataFrame, query: str | A.Pattern, **arguments: Any) -> DataFrame:
+    """The matches of `query` in `df` as a DataFrame; arguments as for `detection`."""
+    return detection(df, query, **arguments).matches
+
+
+def detection(
+    df: DataFrame,
+    query: str | A.Pattern,
+    *,
+    ts: str = "ts",
+    type: str | None = "type",  # noqa: A002 - the column's role
+    event_type: str | None = None,
+    id: str | None = None,  # noqa: A002
+    ts_unit: str | None = None,
+    partition_by: Sequence[str] | None = None,
+    slices: int | None = None,
+    plan: str = "auto",
+    on_error: str = "raise",
+    **options: Any,
+) -> Detection:
+    """Prepare the detection of `query` in `df`; see the module docstring for the steps.
+
+    - `ts`: the timestamp column (numbers, timestamps or dates); `ts_unit` ("s", "ms", "us",
+      "ns") when numbers count that unit since the epoch (they become timestamps);
+    - `type`: the event type column, or `event_type`: one type for every row;
+    - `id`: a column of event ids; without one, detect adds `kleene_id` (unique, not dense);
+    - `partition_by`: columns to group events by instead of the query's partition key (a
+      promise that events with different values never belong to one match);
+    - `slices`: for a query without a partition key, how many time slices to split the stream
+      into (default: from the cores and the window);
+    - `on_error`: "raise" stops at an event without timestamp or type; "skip" drops and
+      counts such rows;
+    - `plan` and `**options` (`output`, `time_unit`, `functions`, `name`): as for
+      `kleene.compile`.
+    """
+    compiled = plans.compile(query, plan, **options)
+    if on_error not in ("raise", "skip"):
+        raise KleeneError(f"on_error is 'raise' or 'skip', not {on_error!r}")
+    df, events = _event_columns(df, compiled, ts, type, event_type, id, ts_unit, partition_by)
+    keys = _keys(compiled, events, partition_by)
+    bounds = None if keys is not None else _bounds(df, compiled, events, slices)
+    df = df.withColumn(SEQ, F.monotonically_increasing_id())
+    read = Observation("kleene_read")
+    df = df.observe(read, F.count(F.lit(1)).alias("read"))
+    skipped = None
+    if on_error == "skip":
+        skipped = Observation("kleene_skipped")
+        valid = col(events.ts).isNotNull()
+        if isinstance(events.types[events.ts], T.FloatType | T.DoubleType):
+            valid = valid & ~F.isnan(col(events.ts))
+        if events.type is not None:
+            valid = valid & col(events.type).isNotNull()
+        df = df.observe(skipped, F.sum((~valid).cast("long")).alias("skipped")).filter(valid)
+    condition = prefilter(compiled.analysis, events)
+    if condition is not None:
+        df = df.filter(condition)
+    kept = Observation("kleene_kept")
+    df = df.observe(kept, F.count(F.lit(1)).alias("kept"))
+
+    event_names = [name for name in df.columns if name != SEQ]
+    key_names: tuple[str, ...] = ()
+    if keys is not None:
+        key_names = tuple(name for name, _ in keys)
+        grouped = df.select(
+            *(expr.cast("string").alias(f"{GROUP}{g}") for g, (_, expr) in enumerate(keys)),
+            *(col(n) for n in event_names),
+            col(SEQ),
+        )
+        grouped = grouped.repartition(*(col(f"{GROUP}{g}") for g in range(len(keys))))
+        groups, sliced, grouping = len(keys), False, "by " + ", ".join(key_names)
+    else:
+        grouped, count = _slices(df, events, event_names, compiled.window, bounds)
+        groups, sliced, grouping = 1, True, f"{count} time slice{'s' if count != 1 else ''}"
+    order = [col(f"{GROUP}{g}") for g in range(groups)] + [col(events.ts), col(SEQ)]
+    grouped = grouped.sortWithinPartitions(*order).drop(SEQ)
+
+    event_fields = [df.schema[name] for name in event_names]
+    schema = match_schema(compiled, events, event_fields, keys)
+    spec = JobSpec(
+        pattern=compiled.analysis.pattern,
+        plan=compiled.name,
+        options=_shipped_options(compiled),
+        columns=tuple(event_names),
+        ts=events.ts,
+        type=events.type,
+        event_type=events.event_type,
+        id=events.id,
+        groups=groups,
+        sliced=sliced,
+        schema=to_arrow_schema(schema, timezone="UTC"),
+        key_names=key_names,
+    )
+    peak = df.sparkSession.sparkContext.accumulator(0, PeakParam())
+    matches = grouped.mapInArrow(match_batches(spec, peak), schema)
+    return Detection(matches, compiled, grouping, read, skipped, kept, peak)
+
+
+def _shipped_options(plan: Plan) -> dict[str, Any]:
+    options = plan.options
+    shipped: dict[str, Any] = {
+        "output": options.output,
+        "time_unit": options.time_unit,
+        "name": options.name,
+    }
+    if options.functions:
+        shipped["functions"] = dict(options.functions)
+    return shipped
+
+
+def _event_columns(
+    df: DataFrame,
+    plan: Plan,
+    ts: str,
+    type_column: str | None,
+    event_type: str | None,
+    id_column: str | None,
+    ts_unit: str | None,
+    partition_by: Sequence[str] | None,
+) -> tuple[DataFrame, EventColumns]:
+    """Check the DataFrame against the query; normalize the timestamp, type and id columns."""
+    names = set(df.columns)
+    listing = ", ".join(df.columns)
+
+    def missing(name: str, role: str) -> EventError:
+        return EventError(
+            f"the DataFrame has no column {name!r} ({role}); it has {listing}", field=name
+        )
+
+    for name in names:
+        if name.startswith("_kleene"):
+            raise EventError(
+                f"column names starting with _kleene are kleene's own: {name}", field=name
+            )
+    if ts not in names:
+        raise missing(ts, "the timestamp")
+    kind = df.schema[ts].dataType
+    if ts_unit is not None:
+        if not isinstance(kind, T.IntegralType | T.FloatType | T.DoubleType | T.DecimalType):
+            raise EventError(
+                f"ts_unit needs numbers in {ts!r}, not {kind.simpleString()}", field=ts
+            )
+        if ts_unit == "ns":
+            df = df.withColumn(ts, F.timestamp_micros(F.floor(col(ts) / 1000).cast("long")))
+        elif ts_unit in _EPOCH:
+            df = df.withColumn(ts, _EPOCH[ts_unit](col(ts)))
+        else:
+            raise EventError(f"ts_unit is one of s, ms, us, ns, not {ts_unit!r}", field=ts)
+    elif not isinstance(kind, _TIME_TYPES):
+        hint = (
+            "; convert text with pyspark.sql.functions.to_timestamp"
+            if isinstance(kind, T.StringType)
+            else ""
+        )
+        raise EventError(
+            f"the timestamp column {ts!r} holds {kind.simpleString()}, which cannot be ordered "
+            f"in time; it must hold numbers, timestamps or dates{hint}",
+            field=ts,
+        )
+    elif isinstance(kind, T.DateType | T.TimestampNTZType):
+        df = df.withColumn(ts, col(ts).cast("timestamp"))
+    elif isinstance(kind, T.DecimalType):
+        df = df.withColumn(ts, col(ts).cast("double"))
+    if event_type is None:
+        if type_column is None:
+            raise EventError("name the event type column (type=...) or give event_type=...")
+        if type_column not in names:
+            raise missing(type_column, "the event type")
+        if not isinstance(df.schema[type_column].dataType, T.StringType):
+            df = df.withColumn(type_column, col(type_column).cast("string"))
+        type_name: str | None = type_column
+    else:
+        type_name = None  # a column named like type_column is then a plain attribute
+    if id_column is None:
+        if DEFAULT_ID in names:
+            raise EventError(f"the DataFrame has a column {DEFAULT_ID!r}; pass id={DEFAULT_ID!r}")
+        df = df.withColumn(DEFAULT_ID, F.monotonically_increasing_id())
+        id_column = DEFAULT_ID
+    elif id_column not in names:
+        raise missing(id_column, "the event id")
+    for name in partition_by or ():
+        if name not in names:
+            raise missing(name, "partition_by")
+    events = EventColumns(
+        {f.name: f.dataType for f in df.schema.fields}, ts, type_name, event_type, id_column
+    )
+    for attr, place in _attributes(plan):
+        if events.field(attr) is None:
+            raise EventError(
+                f"the query reads {place} but the DataFrame has no column {attr!r}; it has "
+                + listing,
+                field=attr,
+            )
+    return df, events
+
+
+def _attributes(plan: Plan) -> list[tuple[str, str]]:
+    """The attribute names a query reads, each with a place it reads it."""
+    found: list[tuple[str, str]] = []
+    where = plan.analysis.pattern.where
+    if where is None:
+        return found
+    for node in A.walk(where):
+        if isinstance(node, A.Attr):
+            found.append((node.attr, f"{node.var}.{node.attr}"))
+        elif isinstance(node, A.Aggregate) and node.attr is not None:
+            found.append((node.attr, f"{node.func}({node.var}[].{node.attr})"))
+        elif isinstance(node, A.Equivalence):
+            found.extend((attr, f"[{attr}]") for attr in node.attrs)
+    return found
+
+
+def _keys(
+    plan: Plan, events: EventColumns, partition_by: Sequence[str] | None
+) -> list[tuple[str, Column]] | None:
+    """The group columns (name, expression) of a partitioned query, or None."""
+    if partition_by:
+        return [(name, col(name)) for name in partition_by]
+    partition = plan.analysis.partition
+    if partition is None or plan.partition_key is None:
+        return None
+    keys = []
+    for index, members in enumerate(partition.classes):
+        attrs = {attr for _, attr in members}
+        name = next(iter(attrs)) if len(attrs) == 1 else f"key{index}"
+        if events.event_type is not None:
+            per_type = partition.by_type.get(events.event_type)
+            expr = F.lit(None) if per_type is None else col(per_type[index])
+        elif len(attrs) == 1:
+            expr = col(name)
+        else:
+            assert events.type is not None
+            expr = F.lit(None)
+            chain: Column | None = None
+            for event_type, per_type in sorted(partition.by_type.items()):
+                branch = col(events.type) == event_type
+                value = col(per_type[index]).cast("string")
+                chain = F.when(branch, value) if chain is None else chain.when(branch, value)
+            expr = chain if chain is not None else expr
+        keys.append((name, expr))
+    return keys
+
+
+def _seconds(events: EventColumns) -> Column:
+    """The timestamp as a number, as `Event.t` measures it (epoch seconds for timestamps)."""
+    kind = events.types[events.ts]
+    if isinstance(kind, T.TimestampType):
+        return F.unix_micros(col(events.ts)) / 1_000_000
+    return col(events.ts).cast("double")
+
+
+def _bounds(
+    df: DataFrame, plan: Plan, events: EventColumns, slices: int | None
+) -> tuple[float, float, int] | None:
+    """For an unpartitioned query: the time range and how many slices to cut it into, or None
+    for one slice (no window, non-overlapping output, or a single instant)."""
+    if slices is not None and slices < 1:
+        raise KleeneError(f"slices must be at least 1, not {slices}")
+    window = plan.window
+    if window is None or plan.options.output == "non_overlapping" or slices == 1:
+        return None
+    t = _seconds(events)
+    row = df.agg(F.min(t), F.max(t)).first()
+    low, high = (None, None) if row is None else (row[0], row[1])
+    if low is None or high is None or high <= low:
+        return None
+    span = float(high - low)
+    parallelism = df.sparkSession.sparkContext.defaultParallelism
+    count = slices or max(1, min(4 * parallelism, math.ceil(span / window)))
+    return float(low), span / count, count
+
+
+def _slices(
+    df: DataFrame,
+    events: EventColumns,
+    names: list[str],
+    window: float | None,
+    bounds: tuple[float, float, int] | None,
+) -> tuple[DataFrame, int]:
+    """Events grouped by time slice: each event goes to every slice whose matches may need it
+    (its own, and those within a window and a slice of it), and carries its home slice:
+    where the matches it starts are kept."""
+    if bounds is None or window is None:
+        single = df.select(
+            F.lit(0).alias(f"{GROUP}0"),
+            F.lit(0).alias(HOME),
+            *(col(n) for n in names),
+            col(SEQ),
+        ).repartition(1)
+        return single, 1
+    low, width, count = bounds
+    t = _seconds(events)
+
+    def slot(value: Column) -> Column:
+        position = F.floor((value - F.lit(low)) / F.lit(width)).cast("int")
+        return F.least(F.greatest(position, F.lit(0)), F.lit(count - 1))
+
+    exploded = df.select(
+        F.explode(F.sequence(slot(t - F.lit(window)) - 1, slot(t + F.lit(window)) + 1)).alias(
+            f"{GROUP}0"
+        ),
+        slot(t).alias(HOME),
+        *(col(n) for n in names),
+        col(SEQ),
+    ).filter(col(f"{GROUP}0").between(0, count - 1))
+    return exploded.repartition(col(f"{GROUP}0")), count
+
+
+def match_schema(
+    plan: Plan,
+    events: EventColumns,
+    event_fields: Sequence[T.StructField],
+    keys: list[tuple[str, Column]] | None,
+) -> T.StructType:
+    """One row a match: `match_id` (stable across runs), `pattern`, `start_ts` and `end_ts`
+    (the timestamp column's type), `key` (a struct of the group's key values, when the
+    query is partitioned), and one column a positive variable: the events it bound, an
+    array of structs with the DataFrame's columns (null for a variable of an OR branch the
+    match did not take)."""
+    ts_type = events.types[events.ts]
+    fields = [
+        T.StructField("match_id", T.LongType(), False),
+        T.StructField("pattern", T.StringType(), False),
+        T.StructField("start_ts", ts_type, False),
+        T.StructField("end_ts", ts_type, False),
+    ]
+    if keys is not None:
+        key_fields = [T.StructField(name, T.StringType(), True) for name, _ in keys]
+        fields.append(T.StructField("key", T.StructType(key_fields), True))
+    event = T.StructType(list(event_fields))
+    for variable in plan.analysis.positive:
+        fields.append(T.StructField(variable.name, T.ArrayType(event, False), True))
+    return T.StructType(fields)

@@ -1,0 +1,68 @@
+"""Reading event files into DataFrames and writing match DataFrames, by extension."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from kleene.errors import EventError, KleeneError
+from kleene.io.readers import format_of
+
+__all__ = ["check_output", "read_events_frame", "write_matches_frame"]
+
+_KINDS = {".parquet": "parquet", ".pq": "parquet", ".jsonl": "json", ".json": "json", ".csv": "csv"}
+
+
+def check_output(path: str, *, overwrite: bool = False) -> str:
+    """The format an output path names ("parquet", "json", "csv"); fails early on a path
+    with another extension, or one that exists when not overwriting."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in _KINDS:
+        raise KleeneError(f"name the output .parquet, .jsonl or .csv, not {path}")
+    if Path(path).exists() and not overwrite:
+        raise KleeneError(f"{path} exists; pass --overwrite to replace it")
+    return _KINDS[suffix]
+
+
+def read_events_frame(spark: SparkSession, path: str, format: str | None = None) -> DataFrame:  # noqa: A002
+    """A CSV (with a header; types inferred), JSON lines or Parquet file or folder as a
+    DataFrame."""
+    if not Path(path).exists():
+        raise EventError(f"no such file or folder: {path}")
+    kind = format or format_of(path)
+    if kind == "csv":
+        return spark.read.option("header", True).option("inferSchema", True).csv(path)
+    if kind == "jsonl":
+        return spark.read.json(path)
+    return spark.read.parquet(path)
+
+
+def write_matches_frame(matches: DataFrame, path: str, *, overwrite: bool = False) -> int:
+    """Write matches as Parquet, JSON lines or CSV (nested columns as JSON text), by the
+    path's extension; Spark writes a folder of part files. Return how many matches."""
+    kind = check_output(path, overwrite=overwrite)
+    from pyspark.sql import Observation
+
+    counted = Observation("kleene_written")
+    frame = matches.observe(counted, F.count(F.lit(1)).alias("matches"))
+    if kind == "csv":
+        nested = (T.ArrayType, T.StructType, T.MapType)
+        frame = frame.select(
+            *(
+                F.to_json(F.col(f.name)).alias(f.name)
+                if isinstance(f.dataType, nested)
+                else F.col(f.name)
+                for f in frame.schema.fields
+            )
+        )
+    writer = frame.write.mode("overwrite" if overwrite else "errorifexists")
+    if kind == "csv":
+        writer.option("header", True).csv(path)
+    elif kind == "json":
+        writer.json(path)
+    else:
+        writer.parquet(path)
+    return int(counted.get.get("matches") or 0)

@@ -1,0 +1,213 @@
+"""What runs inside Spark's Python workers: sorted Arrow batches in, match batches out.
+
+The driver ships a `JobSpec` (the pattern as an AST, options, which columns play which part);
+each worker process compiles it once. A Spark partition arrives sorted by group (partition
+key, or time slice), then timestamp, then arrival; the worker runs one plan state per group
+and finishes a group's state as soon as the next group starts, so memory holds one group's
+window at a time, however long the partition.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import resource
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import pyarrow as pa
+from pyspark.accumulators import Accumulator, AccumulatorParam
+
+from kleene import plans
+from kleene.errors import EventError
+from kleene.events import Event, Watermark
+from kleene.language.ast import Pattern
+from kleene.matches import Match
+from kleene.plans.base import Plan
+
+__all__ = ["GROUP", "HOME", "SEQ", "JobSpec", "PeakParam", "match_batches"]
+
+#: Helper columns detect() adds: the group (key columns or slice), an event's home slice, and
+#: the arrival sequence.
+GROUP = "_kleene_group"
+HOME = "_kleene_home"
+SEQ = "_kleene_seq"
+_END = Watermark(float("inf"))
+_OUTPUT_ROWS = 4096
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """Everything a worker needs, small and picklable."""
+
+    pattern: Pattern
+    plan: str
+    options: Mapping[str, Any]
+    columns: tuple[str, ...]  # the event columns, in input order
+    ts: str
+    type: str | None
+    event_type: str | None
+    id: str
+    groups: int  # how many group columns precede the event columns (0: one group)
+    sliced: bool  # groups are time slices: keep a match only in its start event's home slice
+    schema: pa.Schema = field(compare=False)  # the output batches' Arrow schema
+    key_names: tuple[str, ...] = ()
+
+
+_PLANS: dict[int, Plan] = {}
+
+
+def _plan(spec: JobSpec) -> Plan:
+    """The compiled plan, once per worker process."""
+    key = hash(
+        (spec.pattern, spec.plan, tuple(sorted((k, repr(v)) for k, v in spec.options.items())))
+    )
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _PLANS[key] = plans.compile(spec.pattern, spec.plan, **spec.options)
+    return plan
+
+
+def match_id(found: Match) -> int:
+    """A stable 64-bit id for a match: its pattern and events' ids, hashed."""
+    text = repr(found.key).encode("utf-8")
+    return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "big", signed=True)
+
+
+class _Output:
+    """Match rows, gathered and handed out as Arrow batches of the output schema."""
+
+    def __init__(self, spec: JobSpec, positives: list[str]) -> None:
+        self.spec = spec
+        self.positives = positives
+        self.rows: list[dict[str, Any]] = []
+
+    def extend(self, matches: list[Match], group: tuple[Any, ...]) -> None:
+        for found in matches:
+            self.add(found, group)
+
+    def add(self, found: Match, group: tuple[Any, ...]) -> None:
+        spec = self.spec
+        row: dict[str, Any] = {
+            "match_id": match_id(found),
+            "pattern": found.pattern,
+            "start_ts": found.start_ts,
+            "end_ts": found.end_ts,
+        }
+        if spec.key_names:
+            row["key"] = dict(zip(spec.key_names, group, strict=True))
+        for name in self.positives:
+            bound = found.bindings.get(name)
+            row[name] = None if bound is None else [self.record(e) for e in bound]
+        self.rows.append(row)
+
+    def record(self, event: Event) -> dict[str, Any]:
+        spec = self.spec
+        values = dict(event.attrs)
+        values[spec.ts] = event.ts
+        values[spec.id] = event.id
+        if spec.type is not None:
+            values[spec.type] = event.type
+        return {name: values.get(name) for name in spec.columns}
+
+    def full(self) -> bool:
+        return len(self.rows) >= _OUTPUT_ROWS
+
+    def batch(self) -> pa.RecordBatch:
+        rows, self.rows = self.rows, []
+        return pa.RecordBatch.from_pylist(rows, schema=self.spec.schema)
+
+
+class _Group:
+    """One group's plan state: a partition key's events, or a time slice's."""
+
+    def __init__(self, plan: Plan, spec: JobSpec, key: tuple[Any, ...]) -> None:
+        self.plan = plan
+        self.key = key
+        self.state = plan.new_state()
+        #: For a time slice: its number; a match belongs to the slice of its start event.
+        self.slice = key[0] if spec.sliced else None
+
+    def step(self, event: Event) -> list[Match]:
+        return self.keep(self.plan.step(self.state, event))
+
+    def finish(self) -> list[Match]:
+        return self.keep(self.plan.advance(self.state, _END))
+
+    def keep(self, matches: list[Match]) -> list[Match]:
+        if self.slice is None:
+            return matches
+        return [m for m in matches if m.start.attrs[HOME] == self.slice]
+
+
+class PeakParam(AccumulatorParam[int]):
+    """An accumulator of the largest value added: workers' peak memory, in KiB."""
+
+    def zero(self, value: int) -> int:
+        return 0
+
+    def addInPlace(self, value1: int, value2: int) -> int:  # noqa: N802 - pyspark's name
+        return max(value1, value2)
+
+
+def match_batches(
+    spec: JobSpec, peak: Accumulator[int] | None = None
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The function mapInArrow runs over one Spark partition; it adds the worker's peak
+    resident memory (KiB) to `peak` when done."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        plan = _plan(spec)
+        output = _Output(spec, [v.name for v in plan.analysis.positive])
+        group: _Group | None = None
+        for batch in batches:
+            table = {name: _values(batch, name) for name in batch.schema.names}
+            keys = [table[f"{GROUP}{g}"] for g in range(spec.groups)]
+            for row, event in enumerate(_events(spec, table, batch.num_rows)):
+                key = tuple(column[row] for column in keys)
+                if group is None or key != group.key:
+                    if group is not None:
+                        output.extend(group.finish(), group.key)
+                    group = _Group(plan, spec, key)
+                output.extend(group.step(event), key)
+                if output.full():
+                    yield output.batch()
+        if group is not None:
+            output.extend(group.finish(), group.key)
+        if output.rows:
+            yield output.batch()
+        if peak is not None:
+            peak.add(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+
+    return run
+
+
+def _values(batch: pa.RecordBatch, name: str) -> list[Any]:
+    column = batch.column(name)
+    kind = column.type
+    if pa.types.is_timestamp(kind) and kind.unit == "ns":
+        column = column.cast(pa.timestamp("us", kind.tz))
+    return list(column.to_pylist())
+
+
+def _events(spec: JobSpec, table: dict[str, list[Any]], rows: int) -> Iterator[Event]:
+    helper = {spec.ts, spec.id, *([spec.type] if spec.type else [])}
+    attrs = [name for name in spec.columns if name not in helper]
+    if spec.sliced:
+        attrs.append(HOME)
+    ts_values, ids = table[spec.ts], table[spec.id]
+    types = table[spec.type] if spec.type else None
+    for row in range(rows):
+        ts = ts_values[row]
+        if ts is None:
+            raise EventError("the timestamp is missing", source="spark", row=None, field=spec.ts)
+        if isinstance(ts, datetime) and ts.tzinfo is None:
+            ts = ts.replace(tzinfo=UTC)
+        kind = spec.event_type if spec.event_type is not None else types[row]  # type: ignore[index]
+        if kind is None:
+            raise EventError(
+                f"the event type of event {ids[row]!r} is missing", source="spark", field=spec.type
+            )
+        values = {name: table[name][row] for name in attrs if table[name][row] is not None}
+        yield Event(kind, ts, values, ids[row])

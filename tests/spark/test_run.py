@@ -1,0 +1,101 @@
+"""kleene run: files in, matches out, the same as kleene match on the same file."""
+
+import json
+
+import pytest
+
+import kleene
+from kleene.cli import main
+
+QUERY = (
+    "PATTERN SEQ(Stock a, Stock+ b[], Stock c) WHERE skip_till_next_match { [symbol] and "
+    "a.volume > 900 and b[i].price > b[i-1].price and c.price < b[b.len].price } WITHIN 30"
+)
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("inputs")
+    paths = {}
+    for suffix in ("csv", "jsonl", "parquet"):
+        paths[suffix] = folder / f"stocks.{suffix}"
+        assert (
+            main(
+                [
+                    "gen",
+                    "stock",
+                    "-n",
+                    "1500",
+                    "--symbols",
+                    "5",
+                    "--seed",
+                    "2",
+                    "-o",
+                    str(paths[suffix]),
+                ]
+            )
+            == 0
+        )
+    return paths
+
+
+def local_keys(path):
+    matches = kleene.match(QUERY, kleene.read_events(path))
+    return {tuple((n, ids) for n, ids in m.ids().items()) for m in matches}
+
+
+def spark_keys(rows):
+    return {
+        tuple((n, tuple(e["kleene_id"] for e in row[n])) for n in ("a", "b", "c")) for row in rows
+    }
+
+
+@pytest.mark.parametrize("source", ["csv", "jsonl", "parquet"])
+@pytest.mark.parametrize("target", ["parquet", "jsonl", "csv"])
+def test_round_trip(spark, inputs, tmp_path, source, target, capsys):
+    out = tmp_path / f"matches.{target}"
+    assert (
+        main(["run", QUERY, "-i", str(inputs[source]), "-o", str(out), "--master", "local[2]"]) == 0
+    )
+    err = capsys.readouterr().err
+    assert "1,500 events read" in err and "grouped by symbol" in err
+    if target == "parquet":
+        rows = spark.read.parquet(str(out)).collect()
+    elif target == "jsonl":
+        rows = [
+            json.loads(line)
+            for part in sorted(out.glob("part-*"))
+            for line in part.read_text().splitlines()
+        ]
+    else:
+        frame = spark.read.option("header", True).csv(str(out))
+        rows = [{n: json.loads(r[n]) for n in ("a", "b", "c")} for r in frame.collect()]
+    assert spark_keys(rows) == local_keys(inputs[source])
+    assert f"{len(rows):,} matches" in err
+
+
+def test_show_overwrite_and_errors(spark, inputs, tmp_path, capsys):
+    out = tmp_path / "m.parquet"
+    args = ["run", QUERY, "-i", str(inputs["parquet"]), "-o", str(out), "--show", "2"]
+    assert main(args) == 0
+    shown = capsys.readouterr().out.splitlines()
+    assert len(shown) == 2 and shown[0].startswith("  1. ")
+    assert main(args) == 1
+    assert "exists; pass --overwrite" in capsys.readouterr().err
+    assert main([*args, "--overwrite"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "PATTERN SEQ(Stock a) WHERE a.sector = 'x'",
+                "-i",
+                str(inputs["csv"]),
+                "-o",
+                str(tmp_path / "x.parquet"),
+            ]
+        )
+        == 1
+    )
+    assert "no column 'sector'" in capsys.readouterr().err
+    assert main(["run", QUERY, "-i", str(inputs["csv"]), "-o", str(tmp_path / "x.txt")]) == 1
+    assert "name the output .parquet, .jsonl or .csv" in capsys.readouterr().err
