@@ -69,17 +69,11 @@ def _parser() -> argparse.ArgumentParser:
         "find the pattern's matches in parallel, and write them (Parquet, CSV or JSON lines, "
         "by the output's extension; Spark writes a folder). Needs the spark extra and Java.",
     )
-    run.add_argument("query", help="a query file, or the query text itself")
-    run.add_argument("--input", "-i", required=True, help="events: a file or a folder")
+    _query_and_input(run)
     run.add_argument("--output", "-o", required=True, help="where to write the matches")
     run.add_argument("--overwrite", action="store_true", help="replace an existing output")
     _input_options(run)
-    _plan_options(run)
-    run.add_argument(
-        "--non-overlapping",
-        action="store_true",
-        help="report only matches that start after the previous one ended (per partition)",
-    )
+    _plan_options(run, output_format=True)
     run.add_argument(
         "--partition-by", help="comma-separated columns to group events by (overrides the query)"
     )
@@ -97,16 +91,10 @@ def _parser() -> argparse.ArgumentParser:
         description="Find a pattern's matches in a CSV, JSON lines or Parquet file (or a "
         "folder of them), in-process. Matches are written as JSON lines.",
     )
-    match.add_argument("query", help="a query file, or the query text itself")
-    match.add_argument("--input", "-i", required=True, help="events: a file or a folder")
+    _query_and_input(match)
     _input_options(match)
     match.add_argument("--output", "-o", help="write matches here (default: standard output)")
-    _plan_options(match)
-    match.add_argument(
-        "--non-overlapping",
-        action="store_true",
-        help="report only matches that start after the previous one ended (per partition)",
-    )
+    _plan_options(match, output_format=True)
     match.add_argument("--limit", type=int, help="stop after this many matches")
     match.add_argument(
         "--show",
@@ -226,8 +214,19 @@ def _input_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _plan_options(parser: argparse.ArgumentParser) -> None:
+def _query_and_input(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("query", help="a query file, or the query text itself")
+    parser.add_argument("--input", "-i", required=True, help="events: a file or a folder")
+
+
+def _plan_options(parser: argparse.ArgumentParser, *, output_format: bool = False) -> None:
     parser.add_argument("--plan", default="auto", help="evaluation plan (auto)")
+    if output_format:
+        parser.add_argument(
+            "--non-overlapping",
+            action="store_true",
+            help="report only matches that start after the previous one ended (per partition)",
+        )
 
 
 def _query(text: str) -> tuple[str, str]:

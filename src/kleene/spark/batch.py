@@ -29,7 +29,7 @@ from kleene import plans
 from kleene.errors import EventError, KleeneError
 from kleene.language import ast as A
 from kleene.plans.base import Plan
-from kleene.spark.pushdown import EventColumns, col, prefilter
+from kleene.spark.pushdown import NUMERIC, EventColumns, col, prefilter
 from kleene.spark.worker import GROUP, HOME, SEQ, JobSpec, PeakParam, match_batches
 
 __all__ = ["Detection", "detect", "detection", "match_schema"]
@@ -37,18 +37,7 @@ __all__ = ["Detection", "detect", "detection", "match_schema"]
 #: The id column detect() adds when the DataFrame names none.
 DEFAULT_ID = "kleene_id"
 
-_TIME_TYPES = (
-    T.ByteType,
-    T.ShortType,
-    T.IntegerType,
-    T.LongType,
-    T.FloatType,
-    T.DoubleType,
-    T.DecimalType,
-    T.TimestampType,
-    T.TimestampNTZType,
-    T.DateType,
-)
+_TIME_TYPES = (*NUMERIC, T.TimestampType, T.TimestampNTZType, T.DateType)
 _EPOCH = {
     "s": F.timestamp_seconds,
     "ms": F.timestamp_millis,
@@ -220,7 +209,7 @@ def _event_columns(
         raise missing(ts, "the timestamp")
     kind = df.schema[ts].dataType
     if ts_unit is not None:
-        if not isinstance(kind, T.IntegralType | T.FloatType | T.DoubleType | T.DecimalType):
+        if not isinstance(kind, NUMERIC):
             raise EventError(
                 f"ts_unit needs numbers in {ts!r}, not {kind.simpleString()}", field=ts
             )

@@ -19,7 +19,7 @@ from pyspark.sql import types as T
 from kleene.compiler.analysis import Analysis
 from kleene.language import ast as A
 
-__all__ = ["EventColumns", "column", "prefilter"]
+__all__ = ["NUMERIC", "EventColumns", "column", "prefilter"]
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,8 @@ def col(name: str) -> Column:
     return F.col("`" + name.replace("`", "``") + "`")
 
 
-_NUMERIC = (
+#: Spark's number types (for kleene, all one kind of value).
+NUMERIC = (
     T.ByteType,
     T.ShortType,
     T.IntegerType,
@@ -57,7 +58,7 @@ _NUMERIC = (
 
 
 def _kind(data_type: T.DataType) -> str:
-    if isinstance(data_type, _NUMERIC):
+    if isinstance(data_type, NUMERIC):
         return "number"
     if isinstance(data_type, T.StringType):
         return "string"
