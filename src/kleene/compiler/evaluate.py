@@ -28,7 +28,7 @@ from kleene.events import Event
 from kleene.language import ast as A
 from kleene.language.printer import expr_text
 
-__all__ = ["Env", "attribute", "evaluate", "holds"]
+__all__ = ["Env", "attribute", "evaluate", "holds", "shared_values"]
 
 _ARITHMETIC: dict[str, Callable[[Any, Any], Any]] = {
     "+": operator.add,
@@ -127,11 +127,7 @@ def evaluate(expr: A.Expr, env: Env) -> Any:
             return result
         case A.Equivalence(attrs=attrs):
             events = [e for bound in env.bindings.values() for e in bound]
-            for name in attrs:
-                values = {_hashable(attribute(e, name)) for e in events}
-                if None in values or len(values) > 1:
-                    return False
-            return True
+            return shared_values(events, attrs) is not None
     raise TypeError(f"not an expression node: {expr!r}")
 
 
@@ -196,6 +192,18 @@ def _truth(value: Any, expr: A.Expr) -> bool | None:
     if value is None or isinstance(value, bool):
         return value
     raise EventError(f"{expr_text(expr)} is {value!r}, but a condition must be true or false")
+
+
+def shared_values(events: Sequence[Event], attrs: Sequence[str]) -> tuple[Any, ...] | None:
+    """The value of each attribute that all `events` share (an equivalence test), or None
+    when some event lacks one or two differ. With no events, every value is None."""
+    values: list[Any] = []
+    for name in attrs:
+        seen = {_hashable(attribute(e, name)) for e in events}
+        if len(seen) > 1 or None in seen:
+            return None
+        values.append(seen.pop() if seen else None)
+    return tuple(values)
 
 
 def _hashable(value: Any) -> Any:

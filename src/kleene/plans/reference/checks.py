@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from typing import Any
 
 from kleene.compiler.analysis import Analysis, Condition
-from kleene.compiler.evaluate import Env, attribute, evaluate
+from kleene.compiler.evaluate import Env, evaluate, shared_values
 from kleene.events import Event
 from kleene.plans.reference.stream import Stream
 
@@ -73,14 +72,4 @@ class Checks:
 
     def equivalent(self, events: Sequence[Event]) -> tuple[Hashable, ...] | None:
         """The shared values of the equivalence attributes, or None when the events differ."""
-        values: list[Any] = []
-        for name in self.equivalences:
-            seen = {_hashable(attribute(e, name)) for e in events}
-            if len(seen) > 1 or None in seen:
-                return None
-            values.append(seen.pop() if seen else None)
-        return tuple(values)
-
-
-def _hashable(value: Any) -> Any:
-    return tuple(value) if isinstance(value, list) else value
+        return shared_values(events, self.equivalences)

@@ -52,9 +52,6 @@ class Pending:
     queues: dict[Hashable | None, deque[Candidate]] = field(default_factory=dict)
     last_end: dict[Hashable | None, int] = field(default_factory=dict)
 
-    def __len__(self) -> int:
-        return len(self.undecided) + sum(len(q) for q in self.queues.values())
-
 
 class Finalizer:
     def __init__(
