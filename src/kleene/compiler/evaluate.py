@@ -28,16 +28,28 @@ from kleene.events import Event
 from kleene.language import ast as A
 from kleene.language.printer import expr_text
 
-__all__ = ["Env", "attribute", "evaluate", "holds", "shared_values"]
+__all__ = [
+    "ARITHMETIC",
+    "COMPARE",
+    "Env",
+    "aggregate",
+    "apply",
+    "attribute",
+    "call",
+    "evaluate",
+    "holds",
+    "shared_values",
+    "truth",
+]
 
-_ARITHMETIC: dict[str, Callable[[Any, Any], Any]] = {
+ARITHMETIC: dict[str, Callable[[Any, Any], Any]] = {
     "+": operator.add,
     "-": operator.sub,
     "*": operator.mul,
     "/": operator.truediv,
     "%": operator.mod,
 }
-_COMPARE: dict[str, Callable[[Any, Any], Any]] = {
+COMPARE: dict[str, Callable[[Any, Any], Any]] = {
     "=": operator.eq,
     "!=": operator.ne,
     "<": operator.lt,
@@ -88,29 +100,32 @@ def evaluate(expr: A.Expr, env: Env) -> Any:
         case A.Aggregate():
             return _aggregate(expr, env)
         case A.Call(name=name, args=args):
-            return _call(expr, name, [evaluate(arg, env) for arg in args], env)
+            function = env.functions.get(name.lower())
+            if function is None:
+                raise KleeneError(f"unknown function {name}")
+            return call(expr, function, [evaluate(arg, env) for arg in args])
         case A.Unary(op="not", operand=operand):
-            value = _truth(evaluate(operand, env), operand)
+            value = truth(evaluate(operand, env), operand)
             return None if value is None else not value
         case A.Unary(op="-", operand=operand):
             value = evaluate(operand, env)
-            return None if value is None else _apply(expr, operator.neg, value)
+            return None if value is None else apply(expr, operator.neg, value)
         case A.Binary(op=op, left=left, right=right):
             lhs, rhs = evaluate(left, env), evaluate(right, env)
             if lhs is None or rhs is None:
                 return None
             if op in "/%" and rhs == 0:
                 return None
-            return _apply(expr, _ARITHMETIC[op], lhs, rhs)
+            return apply(expr, ARITHMETIC[op], lhs, rhs)
         case A.Compare(op=op, left=left, right=right):
             lhs, rhs = evaluate(left, env), evaluate(right, env)
             if lhs is None or rhs is None:
                 return None
-            return bool(_apply(expr, _COMPARE[op], lhs, rhs))
+            return bool(apply(expr, COMPARE[op], lhs, rhs))
         case A.BoolOp(op="and", items=items):
             result: bool | None = True
             for item in items:
-                value = _truth(evaluate(item, env), item)
+                value = truth(evaluate(item, env), item)
                 if value is False:
                     return False
                 if value is None:
@@ -119,7 +134,7 @@ def evaluate(expr: A.Expr, env: Env) -> Any:
         case A.BoolOp(op="or", items=items):
             result = False
             for item in items:
-                value = _truth(evaluate(item, env), item)
+                value = truth(evaluate(item, env), item)
                 if value is True:
                     return True
                 if value is None:
@@ -150,22 +165,26 @@ def _aggregate(expr: A.Aggregate, env: Env) -> Any:
         events = events[: max(0, env.i - expr.upto)]
     if expr.attr is None:
         return len(events)
-    values = [v for v in (attribute(e, expr.attr) for e in events) if v is not None]
+    return aggregate(expr, [attribute(e, expr.attr) for e in events])
+
+
+def aggregate(expr: A.Aggregate, values: Sequence[Any]) -> Any:
+    """An aggregate of attribute values, nulls skipped: an empty sum is 0, an empty avg, min
+    or max is null."""
+    values = [v for v in values if v is not None]
     if expr.func == "count":
         return len(values)
     if expr.func == "sum":
-        return _apply(expr, sum, values) if values else 0
+        return apply(expr, sum, values) if values else 0
     if not values:
         return None
     if expr.func == "avg":
-        return _apply(expr, lambda vs: sum(vs) / len(vs), values)
-    return _apply(expr, min if expr.func == "min" else max, values)
+        return apply(expr, lambda vs: sum(vs) / len(vs), values)
+    return apply(expr, min if expr.func == "min" else max, values)
 
 
-def _call(expr: A.Call, name: str, args: list[Any], env: Env) -> Any:
-    function = env.functions.get(name.lower())
-    if function is None:
-        raise KleeneError(f"unknown function {name}")
+def call(expr: A.Call, function: Callable[..., Any], args: list[Any]) -> Any:
+    """A function call with SQL nulls: null in, null out; arithmetic failures are null."""
     if any(arg is None for arg in args):
         return None
     try:
@@ -178,7 +197,9 @@ def _call(expr: A.Call, name: str, args: list[Any], env: Env) -> Any:
         ) from error
 
 
-def _apply(expr: A.Expr, function: Callable[..., Any], *values: Any) -> Any:
+def apply(expr: A.Expr, function: Callable[..., Any], *values: Any) -> Any:
+    """`function(*values)` for the node `expr`: a type clash is an `EventError` naming the
+    expression, an arithmetic failure is null."""
     try:
         return function(*values)
     except TypeError:
@@ -188,7 +209,8 @@ def _apply(expr: A.Expr, function: Callable[..., Any], *values: Any) -> Any:
         return None
 
 
-def _truth(value: Any, expr: A.Expr) -> bool | None:
+def truth(value: Any, expr: A.Expr) -> bool | None:
+    """A value used as a condition: true, false or null; anything else is an `EventError`."""
     if value is None or isinstance(value, bool):
         return value
     raise EventError(f"{expr_text(expr)} is {value!r}, but a condition must be true or false")

@@ -35,6 +35,7 @@ class Options:
       seconds, so they need "s".
     - `functions`: extra functions predicates may call, by name.
     - `name`: the pattern's name in matches.
+    - `merge`: the `nfa` plan merges equivalent runs (True); False measures what that saves.
     """
 
     output: Literal["all", "non_overlapping"] = "all"
@@ -43,6 +44,7 @@ class Options:
         default_factory=lambda: MappingProxyType({})
     )
     name: str = "pattern"
+    merge: bool = True
 
     @classmethod
     def build(cls, **options: Any) -> Options:

@@ -13,8 +13,8 @@ forbids one (SASE+'s nested-query semantics, written out in docs/semantics.md):
   equivalence values and satisfies every condition that mentions the negated variable.
 
 With output="non_overlapping", candidates of one partition are decided in the order they
-completed (ties: earliest start first) and a match is reported only if it starts after the
-previous reported match of that partition ended.
+completed (ties: earliest start first, then by positions, then by variable bindings) and a
+match is reported only if it starts after the previous reported match of that partition ended.
 """
 
 from __future__ import annotations
@@ -69,7 +69,10 @@ class Finalizer:
         return Candidate(binding, positions, first, last, stream[first].t, stream[last].t, key)
 
     def add(self, pending: Pending, candidates: list[Candidate]) -> None:
-        candidates.sort(key=lambda c: (c.last, c.first, sorted(c.positions)))
+        # ties (one set of events bound two ways) go by the binding, so every plan agrees
+        candidates.sort(
+            key=lambda c: (c.last, c.first, sorted(c.positions), sorted(c.binding.items()))
+        )
         for candidate in candidates:
             if self.non_overlapping:
                 pending.queues.setdefault(candidate.key, deque()).append(candidate)

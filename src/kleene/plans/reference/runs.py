@@ -21,120 +21,18 @@ events, OR commits to the branch of the first event it takes.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator, Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kleene.compiler.analysis import Analysis, Variable
+from kleene.compiler.analysis import Analysis
+from kleene.compiler.residuals import Residual, Shape, Take, residual
 from kleene.events import Event
 from kleene.language import ast as A
 from kleene.plans.reference.checks import Binding, Checks
 from kleene.plans.reference.stream import Stream
 
 __all__ = ["Run", "Runs"]
-
-
-# ---- residuals: what is left of the pattern ----------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Var:
-    name: str
-    count: int
-
-
-@dataclass(frozen=True, slots=True)
-class Seq:
-    items: tuple[Residual, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class All:
-    items: tuple[Residual, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class OneOf:
-    items: tuple[Residual, ...]
-
-
-Residual = Var | Seq | All | OneOf
-DONE = Seq(())
-
-
-def residual(element: A.Element) -> Residual:
-    """The residual of a whole (positive, flattened) structure."""
-    if isinstance(element, A.EventVar):
-        return Var(element.name, 0)
-    assert not isinstance(element, A.Negation)
-    items = tuple(residual(item) for item in element.items)
-    if isinstance(element, A.Seq):
-        return Seq(items)
-    return All(items) if isinstance(element, A.And) else OneOf(items)
-
-
-def _seq(items: tuple[Residual, ...]) -> Residual:
-    flat: list[Residual] = []
-    for item in items:
-        if isinstance(item, Seq):
-            flat.extend(item.items)
-        else:
-            flat.append(item)
-    return flat[0] if len(flat) == 1 else Seq(tuple(flat))
-
-
-def _all(items: tuple[Residual, ...]) -> Residual:
-    kept = tuple(item for item in items if item != DONE)
-    if not kept:
-        return DONE
-    return kept[0] if len(kept) == 1 else All(kept)
-
-
-Take = tuple[str, Residual, bool, frozenset[str]]  # variable, residual after, direct, closes
-
-
-class _Shape:
-    """Residual arithmetic for one pattern's variables."""
-
-    def __init__(self, variables: Mapping[str, Variable]) -> None:
-        self.variables = variables
-
-    def nullable(self, r: Residual) -> bool:
-        if isinstance(r, Var):
-            return r.count >= self.variables[r.name].min
-        if isinstance(r, OneOf):
-            return any(self.nullable(item) for item in r.items)
-        return all(self.nullable(item) for item in r.items)
-
-    def open_vars(self, r: Residual) -> frozenset[str]:
-        if isinstance(r, Var):
-            return frozenset((r.name,))
-        return frozenset().union(*(self.open_vars(item) for item in r.items))
-
-    def takes(self, r: Residual) -> Iterator[Take]:
-        if isinstance(r, Var):
-            variable = self.variables[r.name]
-            if variable.max is None or r.count < variable.max:
-                grown: Residual = DONE if not variable.kleene else Var(r.name, r.count + 1)
-                yield r.name, grown, True, frozenset()
-        elif isinstance(r, Seq):
-            if not r.items:
-                return
-            head, rest = r.items[0], r.items[1:]
-            for name, after, direct, closes in self.takes(head):
-                yield name, _seq((after, *rest)), direct, closes
-            if self.nullable(head):
-                closing = self.open_vars(head)
-                for name, after, _, closes in self.takes(_seq(rest) if rest else DONE):
-                    yield name, after, False, closes | closing
-        elif isinstance(r, All):
-            for index, item in enumerate(r.items):
-                for name, after, direct, closes in self.takes(item):
-                    items = (*r.items[:index], after, *r.items[index + 1 :])
-                    yield name, _all(items), direct, closes
-        else:
-            for item in r.items:
-                yield from self.takes(item)
 
 
 # ---- runs --------------------------------------------------------------------------------
@@ -161,7 +59,7 @@ class Runs:
         window: float | None,
         strategy: str,
     ) -> None:
-        self.shape = _Shape(analysis.variables)
+        self.shape = Shape(analysis.variables)
         self.start = residual(structure)
         self.analysis = analysis
         self.checks = checks

@@ -1,0 +1,411 @@
+"""The `nfa` plan: SASE+ NFA^b runs over a shared versioned buffer, with run merging.
+
+Compilation follows the paper's steps: the automaton's states and edges from the PATTERN
+clause with each condition instance placed where it becomes decidable (`automaton.py`), every
+edge's formulas compiled into Python functions over the computation state vector V
+(`vector.py`). At run time a partition's state holds its runs, the shared versioned buffer
+(`buffer.py`) and the events still needed. On each event every run evaluates the edges of its
+state for the event's type, splits where several hold, and ignores the event as the strategy
+allows; the window is tested on every edge. Runs that end in the same state with the same
+partition, equivalence values and masked V are merged. A completed run's matches are read from
+the buffer along its version; negation (a nested query over the events between) and the output
+format are then applied as `reference` applies them.
+
+>>> import kleene
+>>> events = [{"type": "Stock", "ts": t, "symbol": "A", "price": p, "volume": v}
+...           for t, (p, v) in enumerate([(10, 900), (12, 800), (11, 700), (13, 100)])]
+>>> query = '''PATTERN SEQ(Stock+ a[], Stock b)
+...     WHERE skip_till_next_match { [symbol] AND a[i].price > a[i-1].price
+...                                  AND b.volume < a[a.len].volume }'''
+>>> [m.ids() for m in kleene.match(query, events, plan="nfa")][:3]
+[{'a': (0,), 'b': (1,)}, {'a': (0, 1), 'b': (2,)}, {'a': (1,), 'b': (2,)}]
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kleene.compiler.analysis import Analysis
+from kleene.compiler.evaluate import shared_values
+from kleene.compiler.options import Options
+from kleene.events import Event, Watermark
+from kleene.matches import Match
+from kleene.plans.base import Plan, register
+from kleene.plans.nfa.automaton import Automaton, Edge, build
+from kleene.plans.nfa.buffer import Buffer, Entry, Version
+from kleene.plans.nfa.vector import Compiled, EdgeCode, compile_automaton
+from kleene.plans.reference.checks import Binding, Checks, as_events
+from kleene.plans.reference.finalize import Finalizer, Pending
+from kleene.plans.reference.stream import Stream
+
+__all__ = ["Nfa", "NfaState", "Run"]
+
+
+class _Node:
+    """A state at run time: its edges by event type, and how to read its merge key."""
+
+    __slots__ = ("by_type", "id", "label", "mask")
+
+    def __init__(
+        self,
+        id: int,  # noqa: A002 - the automaton state's id
+        label: str,
+        by_type: dict[str, tuple[tuple[Edge, EdgeCode, _Node | None], ...]],
+        mask: Callable[[tuple[Any, ...]], Any],
+    ) -> None:
+        self.id = id
+        self.label = label
+        self.by_type = by_type
+        self.mask = mask
+
+
+class Run:
+    """A run's computation state: where it stands, V, partition and equivalence values, the
+    youngest start time and its position, the oldest start position (for pruning), its
+    version, how many branches it has split off, and its last entry in the buffer."""
+
+    __slots__ = (
+        "children",
+        "horizon",
+        "key",
+        "last",
+        "node",
+        "origin",
+        "start",
+        "values",
+        "vector",
+        "version",
+    )
+
+    def __init__(
+        self,
+        node: _Node,
+        vector: tuple[Any, ...],
+        key: Hashable | None,
+        values: tuple[Hashable, ...],
+        start: float,
+        origin: int,
+        horizon: int,
+        version: Version,
+        last: Entry | None,
+    ) -> None:
+        self.node = node
+        self.vector = vector
+        self.key = key
+        self.values = values
+        self.start = start
+        self.origin = origin
+        self.horizon = horizon
+        self.version = version
+        self.children = 0
+        self.last = last
+
+
+@dataclass
+class NfaState:
+    """One partition's runs, buffer, needed events and undecided candidates."""
+
+    stream: Stream = field(default_factory=Stream)
+    runs: list[Run] = field(default_factory=list)
+    buffer: Buffer = field(default_factory=Buffer)
+    pending: Pending = field(default_factory=Pending)
+    versions: int = 0
+    counters: dict[str, int] = field(
+        default_factory=lambda: dict.fromkeys(
+            ("runs_created", "runs_merged", "peak_runs", "edge_evaluations", "completions"), 0
+        )
+    )
+
+
+@register
+class Nfa(Plan):
+    """SASE+ NFA^b with a shared versioned buffer and merging of equivalent runs."""
+
+    name = "nfa"
+
+    def __init__(self, analysis: Analysis, options: Options) -> None:
+        super().__init__(analysis, options)
+        self.automaton: Automaton = build(analysis)
+        self.code: Compiled = compile_automaton(analysis, self.automaton)
+        self.checks = Checks(analysis)
+        self.finalizer = Finalizer(
+            analysis, self.checks, self.window, options.output == "non_overlapping"
+        )
+        self.merge = options.merge
+        strategy = analysis.strategy
+        self.partition = analysis.partition
+        self.ignore_always = strategy == "skip_till_any_match"
+        self.ignore_unless_taken = strategy == "skip_till_next_match"
+        self.ignore_other_keys = strategy == "partition_contiguity" and self.partition is not None
+        self.equivalences = analysis.equivalences
+        self.negated = bool(analysis.negations)
+        self.nodes = self._nodes()
+        self.start_node = self.nodes[0]
+
+    def _nodes(self) -> list[_Node]:
+        variables = self.automaton.variables
+        nodes: list[_Node] = []
+        for state in self.automaton.states:
+            mask = self.code.masks[state.id]
+            getter: Callable[[tuple[Any, ...]], Any] = (
+                operator.itemgetter(*mask) if mask else _nothing
+            )
+            nodes.append(_Node(state.id, state.label, {}, getter))
+        for state in self.automaton.states:
+            by_type: dict[str, list[tuple[Edge, EdgeCode, _Node | None]]] = {}
+            for position, edge in enumerate(state.edges):
+                code = self.code.edges[state.id, position]
+                target = None if edge.target is None else nodes[edge.target]
+                for event_type in sorted(variables[edge.variable].types):
+                    by_type.setdefault(event_type, []).append((edge, code, target))
+            nodes[state.id].by_type = {t: tuple(moves) for t, moves in by_type.items()}
+        return nodes
+
+    def new_state(self) -> NfaState:
+        return NfaState()
+
+    def live_runs(self, state: NfaState) -> int:
+        return len(state.runs)
+
+    def counters(self, state: NfaState) -> dict[str, int]:
+        return {**state.counters, "buffer_writes": state.buffer.writes}
+
+    # -- one event ----------------------------------------------------------------------
+
+    def step(self, state: NfaState, event: Event) -> list[Match]:
+        stream = state.stream
+        position = stream.append(event)
+        t = event.t
+        partition = self.partition
+        key = None if partition is None else partition.key(event)
+        values = shared_values([event], self.equivalences) if self.equivalences else ()
+        window = self.window
+        buffer = state.buffer
+        event_type = event.type
+        survivors: list[Run] = []
+        completed: list[Binding] = []
+        evaluations = 0
+        created = 0
+        horizon = position + 1
+        for run in state.runs:
+            if window is not None and t - run.start > window:
+                continue
+            moves: list[tuple[Edge, Any, _Node]] | None = None
+            taken = False
+            if run.key == key and run.values == values:
+                for edge, code, target in run.node.by_type.get(event_type, ()):
+                    evaluations += 1
+                    if code.local is not None and not code.local(event):
+                        continue
+                    vector = run.vector if code.update is None else code.update(run.vector, event)
+                    if code.check is not None and not code.check(event, vector):
+                        continue
+                    if edge.direct:
+                        taken = True
+                    if edge.completes and (code.final is None or code.final(event, vector)):
+                        self._complete(run, edge, position, event, completed, buffer)
+                    if target is not None:
+                        if moves is None:
+                            moves = []
+                        moves.append((edge, vector, target))
+            if self.ignore_always:
+                ignored = True
+            elif self.ignore_unless_taken:
+                ignored = not taken
+            else:
+                ignored = self.ignore_other_keys and key != run.key
+            if ignored:
+                survivors.append(run)
+                horizon = min(horizon, run.horizon)
+            if moves is not None:
+                created += len(moves)
+                if not ignored and len(moves) == 1:
+                    # the run goes on one way: it keeps its version
+                    edge, vector, target = moves[0]
+                    successor = self._spawn(
+                        buffer, run, edge, vector, target, run.version, position, event, survivors
+                    )
+                    successor.children = run.children
+                else:
+                    # the run splits: every branch, the ignoring one too, gets a new version,
+                    # so a version labels only pointers written before its branch split off
+                    base = run.version
+                    for edge, vector, target in moves:
+                        version = (*base, run.children)
+                        run.children += 1
+                        self._spawn(
+                            buffer, run, edge, vector, target, version, position, event, survivors
+                        )
+                    if ignored:
+                        run.version = (*base, run.children)
+                        run.children = 0
+                horizon = min(horizon, run.horizon)
+        if values is not None:
+            fresh = Run(
+                self.start_node, self.code.initial, key, values, t, position, position, (), None
+            )
+            for edge, code, target in self.start_node.by_type.get(event_type, ()):
+                evaluations += 1
+                if code.local is not None and not code.local(event):
+                    continue
+                vector = fresh.vector if code.update is None else code.update(fresh.vector, event)
+                if code.check is not None and not code.check(event, vector):
+                    continue
+                if edge.completes and (code.final is None or code.final(event, vector)):
+                    self._complete(fresh, edge, position, event, completed, buffer)
+                if target is not None:
+                    state.versions += 1
+                    version = (state.versions,)
+                    last = buffer.add(edge.stack, edge.variable, position, event, version, None)
+                    survivors.append(
+                        Run(target, vector, key, values, t, position, position, version, last)
+                    )
+                    created += 1
+                    horizon = min(horizon, position)
+        counters = state.counters
+        counters["edge_evaluations"] += evaluations
+        counters["runs_created"] += created
+        if self.merge and len(survivors) > 1:
+            survivors = self._merged(state, survivors)
+        state.runs = survivors
+        counters["peak_runs"] = max(counters["peak_runs"], len(survivors))
+        if completed:
+            counters["completions"] += len(completed)
+            self.finalizer.add(state.pending, [self._candidate(b, stream) for b in completed])
+        matches = self._settle(state, Watermark(t, inclusive=False))
+        buffer.prune(horizon)
+        return matches
+
+    @staticmethod
+    def _spawn(
+        buffer: Buffer,
+        run: Run,
+        edge: Edge,
+        vector: tuple[Any, ...],
+        target: _Node,
+        version: Version,
+        position: int,
+        event: Event,
+        survivors: list[Run],
+    ) -> Run:
+        """The run after taking the event along `edge`, its event selected into the buffer."""
+        last = buffer.add(edge.stack, edge.variable, position, event, version, run.last)
+        successor = Run(
+            target, vector, run.key, run.values, run.start, run.origin, run.horizon, version, last
+        )
+        survivors.append(successor)
+        return successor
+
+    def _complete(
+        self,
+        run: Run,
+        edge: Edge,
+        position: int,
+        event: Event,
+        completed: list[Binding],
+        buffer: Buffer,
+    ) -> None:
+        """Read the matches a run completes on this take from the buffer."""
+        window = self.window
+        for path in buffer.paths(run.last, run.version):
+            if window is not None and path and event.t - path[0][2].t > window:
+                continue  # a merged run that expired
+            bound: dict[str, list[int]] = {name: [] for name in edge.bound}
+            for variable, at, _ in path:
+                bound[variable].append(at)
+            bound[edge.variable].append(position)
+            completed.append({name: tuple(ps) for name, ps in bound.items()})
+
+    def _merged(self, state: NfaState, runs: list[Run]) -> list[Run]:
+        """Merge runs with equal state, partition, equivalence values and masked V."""
+        groups: dict[Hashable, list[Run]] = {}
+        for run in runs:
+            node = run.node
+            groups.setdefault((node.id, run.key, run.values, node.mask(run.vector)), []).append(run)
+        if len(groups) == len(runs):
+            return runs
+        merged: list[Run] = []
+        for group in groups.values():
+            if len(group) == 1:
+                merged.append(group[0])
+                continue
+            state.versions += 1
+            version = (state.versions,)
+            join = state.buffer.join(version, [(r.last, r.version) for r in group])
+            youngest = max(group, key=lambda r: r.start)
+            merged.append(
+                Run(
+                    youngest.node,
+                    youngest.vector,
+                    youngest.key,
+                    youngest.values,
+                    youngest.start,
+                    max(r.origin for r in group),
+                    min(r.horizon for r in group),
+                    version,
+                    join,
+                )
+            )
+            state.counters["runs_merged"] += len(group)
+        return merged
+
+    def _candidate(self, binding: Binding, stream: Stream) -> Any:
+        key = None
+        if self.options.output == "non_overlapping":
+            partition = self.partition_key
+            if partition is not None:
+                first = min(p for ps in binding.values() for p in ps)
+                key = partition(stream[first])
+        return self.finalizer.candidate(binding, stream, key)
+
+    # -- time ---------------------------------------------------------------------------
+
+    def advance(self, state: NfaState, watermark: Watermark) -> list[Match]:
+        if self.window is not None:
+            state.runs = [r for r in state.runs if watermark.t - r.start <= self.window]
+        return self._settle(state, watermark)
+
+    def deadline(self, state: NfaState) -> float | None:
+        return self.finalizer.deadline(state.pending)
+
+    def _settle(self, state: NfaState, watermark: Watermark) -> list[Match]:
+        stream = state.stream
+        pending = state.pending
+        reported = self.finalizer.settle(pending, stream, watermark)
+        matches = [Match(as_events(c.binding, stream), self.pattern_name) for c in reported]
+        if reported and self.options.output == "non_overlapping":
+            # a run that started before a reported match ended can only overlap it
+            by_key = self.partition_key is not None
+            ends = pending.last_end
+            state.runs = [
+                r for r in state.runs if r.origin > ends.get(r.key if by_key else None, -1)
+            ]
+        self._forget(state, watermark)
+        return matches
+
+    def _forget(self, state: NfaState, watermark: Watermark) -> None:
+        """Drop the events no run, undecided candidate or negation can still need."""
+        stream = state.stream
+        needed = stream.end
+        for run in state.runs:
+            needed = min(needed, run.horizon)
+        pending = state.pending
+        for candidate in pending.undecided:
+            needed = min(needed, candidate.first)
+        for queue in pending.queues.values():
+            for candidate in queue:
+                needed = min(needed, candidate.first)
+        if needed >= stream.end:
+            cut = watermark.t if stream.end == stream.base else stream[stream.end - 1].t
+        else:
+            cut = stream[needed].t
+        if self.negated and self.window is not None:
+            cut = min(cut, watermark.t - 2 * self.window)  # a negation looks back a window
+        stream.drop_before(cut)
+
+
+def _nothing(vector: tuple[Any, ...]) -> None:
+    return None

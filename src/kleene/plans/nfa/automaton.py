@@ -1,0 +1,273 @@
+"""NFA^b structure: states, edges and where each condition is decided (SASE+ steps 1-4).
+
+A state is what a run needs to know about its past to go on: the residual of the pattern,
+which variables it has bound and how many events each holds, and which Kleene variables it has
+closed. Counts are capped at the largest number any condition or quantifier distinguishes, so
+a Kleene variable `a[]` of a plain pattern gives the paper's state pair `a[1]` (no event yet)
+and `a[i]` (one or more). AND and OR need no separate automata: a residual of AND is the
+product of its parts' states, one of OR commits to a branch.
+
+Each edge takes the event into one variable:
+
+- *begin*: the first event of a variable, where the run stands;
+- *take*: one more event of the Kleene variable where the run stands (the looping edge);
+- *proceed*: leave Kleene variables that hold enough events (closing them) and begin a later
+  one; the paper's proceed edge taken only together with the next state's begin (step 6).
+
+Ignore edges are not listed: their formula is the strategy's (step 3), and the plan applies
+it. Every condition instance is placed on the edge where it becomes decidable (step 2): the
+instance `i` of a condition over `b[i]` on the take of the i-th event of b, a condition over
+`b[b.len]` on the edge that closes b, a condition naming c on c's begin. The window (step 4)
+is tested on every edge (step 5) by the plan.
+
+>>> from kleene import parse
+>>> from kleene.compiler.analysis import analyze
+>>> automaton = build(analyze(parse('''PATTERN SEQ(Stock+ a[], Stock b)
+...     WHERE a[i].price > a[i-1].price AND b.volume < a[a.len].volume''')))
+>>> for state in automaton.states:
+...     print(state.label, [str(edge) for edge in state.edges])
+a[1] ['begin a -> a[i]']
+a[i] ['take a -> a[i] {a[i].price > a[i - 1].price}', 'proceed b -> F {b.volume < a[a.len].volume}']
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from kleene.compiler.analysis import Analysis, Condition, Variable, positive
+from kleene.compiler.residuals import DONE, All, OneOf, Residual, Seq, Shape, Var, residual
+
+__all__ = ["Automaton", "Edge", "Instance", "State", "build"]
+
+Counts = tuple[tuple[str, int], ...]  # bound variables (sorted) and their capped counts
+
+
+@dataclass(frozen=True)
+class Instance:
+    """Where a condition is decided on an edge, and for which i.
+
+    - "one": a condition without i, decided once;
+    - "element": the instance i = the new length of the taken Kleene variable;
+    - "all": every instance from `first_i` to the length of `over`, decided at once (the
+      condition just became decidable, e.g. `b[i].x < c.x` on c's begin).
+
+    `final` instances are decided when the run completes (closing what is still open).
+    """
+
+    condition: Condition
+    kind: Literal["one", "element", "all"]
+    over: str | None = None
+    final: bool = False
+
+
+@dataclass(frozen=True)
+class Edge:
+    kind: Literal["begin", "take", "proceed"]
+    variable: str
+    source: int
+    target: int | None  # None: after this take the run can only complete
+    closes: frozenset[str]
+    completes: bool
+    before: Counts  # counts where the edge starts
+    after: Counts  # counts after the take
+    instances: tuple[Instance, ...]
+    stack: str  # the buffer stack the taken event goes to (its state's name for the variable)
+    bound: tuple[str, ...]  # every variable a match completed here binds
+
+    @property
+    def direct(self) -> bool:
+        """Is the take at the state the run stands in (not after proceeding)?"""
+        return self.kind != "proceed"
+
+    def __str__(self) -> str:
+        target = "F" if self.target is None else f"#{self.target}"
+        text = f"{self.kind} {self.variable} -> {target}"
+        taken = [i.condition.text for i in self.instances if not i.final]
+        final = [i.condition.text for i in self.instances if i.final]
+        if taken:
+            text += " {" + " and ".join(taken) + "}"
+        if final:
+            text += " final {" + " and ".join(final) + "}"
+        return text
+
+
+@dataclass
+class State:
+    id: int
+    residual: Residual
+    counts: Counts
+    closed: frozenset[str]
+    label: str = ""
+    edges: tuple[Edge, ...] = ()
+
+
+@dataclass
+class Automaton:
+    states: list[State]
+    caps: Mapping[str, int]
+    variables: Mapping[str, Variable] = field(repr=False)
+
+    @property
+    def start(self) -> State:
+        return self.states[0]
+
+
+def build(analysis: Analysis) -> Automaton:
+    """The NFA^b of a pattern's positive structure."""
+    structure = positive(analysis.structure)
+    assert structure is not None, "validation guarantees a positive event"
+    variables = {n: v for n, v in analysis.variables.items() if not v.negated}
+    conditions = tuple(c for c in analysis.conditions if c.negated is None)
+    caps = _caps(variables, conditions)
+    shape = Shape(variables)
+
+    def capped(r: Residual) -> Residual:
+        if isinstance(r, Var):
+            return Var(r.name, min(r.count, caps[r.name]))
+        items = tuple(capped(item) for item in r.items)
+        return (
+            Seq(items) if isinstance(r, Seq) else All(items) if isinstance(r, All) else OneOf(items)
+        )
+
+    start = State(0, capped(residual(structure)), (), frozenset())
+    states = [start]
+    index: dict[tuple[Residual, Counts, frozenset[str]], int] = {
+        (start.residual, start.counts, start.closed): 0
+    }
+    queue = deque([start])
+    pending: list[tuple[State, list[dict[str, object]]]] = []
+    while queue:
+        state = queue.popleft()
+        edges: list[dict[str, object]] = []
+        for name, residual_after, direct, closes in shape.takes(state.residual):
+            after = capped(residual_after)
+            counts = dict(state.counts)
+            for closing in closes:
+                counts.setdefault(closing, 0)
+            before_count = counts.get(name, 0)
+            counts[name] = before_count + 1  # uncapped: `_placed` compares it with first_i
+            closed = state.closed | closes
+            new_counts = tuple(sorted((n, min(c, caps[n])) for n, c in counts.items()))
+            target: int | None = None
+            if any(True for _ in shape.takes(after)):
+                key = (after, new_counts, closed)
+                if key not in index:
+                    index[key] = len(states)
+                    states.append(State(len(states), after, new_counts, closed))
+                    queue.append(states[-1])
+                target = index[key]
+            completes = shape.nullable(after)
+            final_closed = closed | shape.open_vars(after) if completes else closed
+            final_counts = dict(counts)
+            for closing in final_closed:
+                final_counts.setdefault(closing, 0)
+            before = dict(state.counts)
+            instances = _placed(conditions, caps, name, before, state.closed, counts, closed)
+            if completes:
+                instances += tuple(
+                    Instance(i.condition, i.kind, i.over, final=True)
+                    for i in _placed(
+                        conditions, caps, None, counts, closed, final_counts, final_closed
+                    )
+                )
+            kind = "proceed" if not direct else "begin" if before_count == 0 else "take"
+            edges.append(
+                {
+                    "kind": kind,
+                    "variable": name,
+                    "source": state.id,
+                    "target": target,
+                    "closes": closes,
+                    "completes": completes,
+                    "before": state.counts,
+                    "after": new_counts,
+                    "instances": instances,
+                    "stack": _element(variables[name], before_count, caps[name]),
+                    "bound": tuple(sorted(final_counts)),
+                }
+            )
+        pending.append((state, edges))
+    for state, edges in pending:
+        state.edges = tuple(Edge(**e) for e in edges)  # type: ignore[arg-type]
+        state.label = _label(state, variables, caps)
+    return Automaton(states, caps, variables)
+
+
+def _caps(variables: Mapping[str, Variable], conditions: tuple[Condition, ...]) -> dict[str, int]:
+    """For each variable, the count from which on more events change nothing the automaton
+    decides: quantifier bounds, absolute indexes, and one less than the first i of conditions
+    over it (the take from that count on is an instance). A state's count equal to the cap
+    means "at least the cap"."""
+    caps = {}
+    for name, variable in variables.items():
+        cap = max(1, variable.min, variable.max or 0)
+        for condition in conditions:
+            if condition.indexed == name:
+                cap = max(cap, condition.first_i - 1)
+            cap = max(cap, condition.leading.get(name, 0))
+        caps[name] = cap
+    return caps
+
+
+def _decidable(
+    condition: Condition, counts: Mapping[str, int], closed: frozenset[str] | set[str]
+) -> bool:
+    if not condition.variables <= counts.keys() or not condition.whole <= closed:
+        return False
+    return all(counts[n] >= k or n in closed for n, k in condition.leading.items())
+
+
+def _placed(
+    conditions: tuple[Condition, ...],
+    caps: Mapping[str, int],
+    taken: str | None,
+    counts: Mapping[str, int],
+    closed: frozenset[str],
+    new_counts: Mapping[str, int],
+    new_closed: frozenset[str],
+) -> tuple[Instance, ...]:
+    """The condition instances a move from (counts, closed) to (new_counts, new_closed) makes
+    decidable, the move taking one event into `taken` (None: only closing). The taken
+    variable's new count is uncapped (its old count plus one), so comparing it with first_i
+    is exact; other counts at their cap mean "at least"."""
+    placed = []
+    for condition in conditions:
+        if not _decidable(condition, new_counts, new_closed):
+            continue
+        was = _decidable(condition, counts, closed)
+        over = condition.indexed
+        if over is None:
+            if not was:
+                placed.append(Instance(condition, "one"))
+        elif was:
+            if over == taken and new_counts[over] >= condition.first_i:
+                placed.append(Instance(condition, "element", over))
+        else:
+            count = new_counts[over]
+            exact = over == taken or count < caps[over]
+            if count >= condition.first_i or not exact:  # else: surely no instance yet
+                placed.append(Instance(condition, "all", over))
+    return tuple(placed)
+
+
+def _element(variable: Variable, count: int, cap: int) -> str:
+    """The name of the state a variable's next event is taken at: b, a[1], a[2], a[i]."""
+    if not variable.kleene:
+        return variable.name
+    return f"{variable.name}[{count + 1 if count < cap else 'i'}]"
+
+
+def _label(state: State, variables: Mapping[str, Variable], caps: Mapping[str, int]) -> str:
+    counts = dict(state.counts)
+    parts = []
+    for edge in state.edges:
+        if edge.direct:
+            name = edge.variable
+            parts.append(_element(variables[name], counts.get(name, 0), caps[name]))
+    return " | ".join(dict.fromkeys(parts)) or "F"
+
+
+assert Seq(()) == DONE

@@ -1,0 +1,548 @@
+"""A run's computation state vector V (SASE+ section 5.2) and the code that reads and writes it.
+
+V holds only what later edges read: for each pattern variable the attribute values its
+conditions need, a Kleene variable's last few elements, its first few, its length, running
+aggregates (`sum`, `avg`, `min`, `max`, `count` over `b[..i-k]` or `b[]`) and, only when a
+condition over every `b[i]` is decided after b has moved on, the needed values of every
+element. Each slot is one column of V; `masks[state]` lists the columns a run in that state
+may still read, so two runs in the same state with equal masked values are equivalent and can
+be merged (section 5.2.2).
+
+Every edge's formulas are compiled once into Python functions (one module of generated code
+per automaton; no expression tree is walked per event):
+
+- `local(e)`: the instances that read only the new event (its properties);
+- `update(V, e)`: V after the take;
+- `check(e, V)`: the other instances, on V after the take;
+- `final(e, V)`: the instances decided when the run completes.
+
+Values follow `kleene.compiler.evaluate` exactly: SQL nulls, three-valued logic, type clashes
+as `EventError`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kleene.compiler.analysis import Analysis
+from kleene.compiler.evaluate import (
+    ARITHMETIC,
+    COMPARE,
+    aggregate,
+    apply,
+    attribute,
+    call,
+    truth,
+)
+from kleene.errors import EventError
+from kleene.events import Event
+from kleene.language import ast as A
+from kleene.language.printer import expr_text
+from kleene.plans.nfa.automaton import Automaton, Edge, Instance, State
+
+__all__ = ["Compiled", "EdgeCode", "Slot", "compile_automaton"]
+
+_FIELDS = ("ts", "type", "id")
+
+
+# ---- slots -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One column of V.
+
+    kind: "value" (a single variable's attribute), "last" (element len-n of a Kleene
+    variable), "first" (element n), "count", "running" (aggregate `func` over elements
+    1..len-n), "elements" (every element's needed attributes).
+    """
+
+    kind: str
+    var: str
+    attr: str | None = None
+    n: int = 0
+    func: str | None = None
+
+    def __str__(self) -> str:
+        match self.kind:
+            case "value":
+                return f"{self.var}.{self.attr}"
+            case "last":
+                return f"{self.var}[len{-self.n or ''}].{self.attr}"
+            case "first":
+                return f"{self.var}[{self.n}].{self.attr}"
+            case "count":
+                return f"{self.var}.len"
+            case "running":
+                upto = f"..len-{self.n}" if self.n else ""
+                return f"{self.func}({self.var}[{upto}].{self.attr})"
+        return f"{self.var}[*]"
+
+    @property
+    def initial(self) -> Any:
+        if self.kind == "count":
+            return 0
+        if self.kind == "elements":
+            return ()
+        if self.kind == "running":
+            return {"sum": 0, "count": 0, "avg": (0, 0)}.get(self.func or "")
+        return None
+
+
+@dataclass(frozen=True)
+class Failed:
+    """A running aggregate that met values it cannot combine; reading it is an error."""
+
+    func: str
+    values: tuple[Any, ...]
+
+
+def _running_add(func: str, acc: Any, value: Any) -> Any:
+    if value is None or type(acc) is Failed:
+        return acc
+    try:
+        if func == "sum":
+            return acc + value
+        if func == "avg":
+            return (acc[0] + value, acc[1] + 1)
+        if func == "count":
+            return acc + 1
+        if func == "min":
+            return value if acc is None or value < acc else acc
+        return value if acc is None or value > acc else acc
+    except TypeError:
+        return Failed(func, (acc, value))
+
+
+def _running_value(acc: Any, node: A.Aggregate) -> Any:
+    if type(acc) is Failed:
+        shown = ", ".join(f"{v!r} ({type(v).__name__})" for v in acc.values)
+        raise EventError(f"cannot compute {expr_text(node)} with {shown}")
+    if node.func == "avg":
+        total, n = acc
+        return apply(node, operator.truediv, total, n) if n else None
+    return acc
+
+
+def _element(elements: tuple[tuple[Any, ...], ...], position: int, index: int) -> Any:
+    """Attribute `index` of element `position` (from 1), or null when there is none."""
+    if 1 <= position <= len(elements):
+        return elements[position - 1][index]
+    return None
+
+
+def _elements_aggregate(
+    node: A.Aggregate, elements: tuple[tuple[Any, ...], ...], index: int, upto: int | None
+) -> Any:
+    chosen = elements if upto is None else elements[: max(0, upto)]
+    if node.attr is None:
+        return len(chosen)
+    return aggregate(node, [element[index] for element in chosen])
+
+
+def _compare(function: Callable[[Any, Any], Any], a: Any, b: Any, node: A.Expr) -> Any:
+    if a is None or b is None:
+        return None
+    return bool(apply(node, function, a, b))
+
+
+def _arithmetic(function: Callable[[Any, Any], Any], a: Any, b: Any, node: A.Binary) -> Any:
+    if a is None or b is None:
+        return None
+    if node.op in "/%" and b == 0:
+        return None
+    return apply(node, function, a, b)
+
+
+def _negate(value: Any, node: A.Expr) -> Any:
+    return None if value is None else apply(node, operator.neg, value)
+
+
+def _not(value: Any, node: A.Expr) -> Any:
+    value = truth(value, node)
+    return None if value is None else not value
+
+
+_HELPERS: dict[str, Any] = {
+    "_attr": attribute,
+    "_running_add": _running_add,
+    "_running_value": _running_value,
+    "_element": _element,
+    "_elements_aggregate": _elements_aggregate,
+    "_compare": _compare,
+    "_arithmetic": _arithmetic,
+    "_negate": _negate,
+    "_not": _not,
+    "_truth": truth,
+    "_call": call,
+}
+
+
+# ---- the compiled automaton ---------------------------------------------------------------
+
+
+@dataclass
+class EdgeCode:
+    """An edge's compiled formulas (None: nothing to test or change)."""
+
+    local: Callable[[Event], bool] | None
+    update: Callable[[tuple[Any, ...], Event], tuple[Any, ...]] | None
+    check: Callable[[Event, tuple[Any, ...]], bool] | None
+    final: Callable[[Event, tuple[Any, ...]], bool] | None
+    source: str = field(repr=False, default="")
+
+
+@dataclass
+class Compiled:
+    slots: list[Slot]
+    initial: tuple[Any, ...]
+    edges: dict[tuple[int, int], EdgeCode]  # (state id, edge number) -> code
+    masks: dict[int, tuple[int, ...]]  # state id -> the columns of V it may still read
+    source: str
+
+
+class _Generator:
+    """Writes the Python source of every edge's functions."""
+
+    def __init__(self, analysis: Analysis, automaton: Automaton) -> None:
+        self.analysis = analysis
+        self.automaton = automaton
+        self.variables = automaton.variables
+        self.slots: dict[Slot, int] = {}
+        self.constants: dict[str, Any] = {}
+        self.names = itertools.count()
+        # the attributes "all" instances read of each variable's elements
+        self.element_attrs: dict[str, list[str]] = {}
+        for state in automaton.states:
+            for edge in state.edges:
+                for instance in edge.instances:
+                    if instance.kind == "all" and instance.over is not None:
+                        attrs = self.element_attrs.setdefault(instance.over, [])
+                        for node in A.walk(instance.condition.expr):
+                            if (
+                                isinstance(node, A.Attr | A.Aggregate)
+                                and node.var == instance.over
+                                and node.attr is not None
+                                and node.attr not in attrs
+                            ):
+                                attrs.append(node.attr)
+
+    # -- slots ------------------------------------------------------------------------
+
+    def slot(self, slot: Slot) -> str:
+        if slot not in self.slots:
+            if slot.kind == "last" and slot.n > 0:
+                self.slot(Slot("last", slot.var, slot.attr, slot.n - 1))
+            if slot.kind == "running" and slot.n > 0:
+                self.slot(Slot("last", slot.var, slot.attr, slot.n - 1))
+            self.slots[slot] = len(self.slots)
+        return f"V[{self.slots[slot]}]"
+
+    def constant(self, value: Any) -> str:
+        name = f"k{next(self.names)}"
+        self.constants[name] = value
+        return name
+
+    # -- expressions ------------------------------------------------------------------
+
+    def expr(self, node: A.Expr, ctx: _Context) -> str:
+        match node:
+            case A.Literal(value=value):
+                if value is None or isinstance(value, bool | int):
+                    return repr(value)
+                return self.constant(value)
+            case A.Attr() | A.Len() | A.Aggregate():
+                return self.term(node, ctx)
+            case A.Call(name=name, args=args):
+                callee = self.constant(self.analysis.functions[name.lower()])
+                inner = ", ".join(self.expr(arg, ctx) for arg in args)
+                return f"_call({self.constant(node)}, {callee}, [{inner}])"
+            case A.Unary(op="not", operand=operand):
+                return f"_not({self.expr(operand, ctx)}, {self.constant(operand)})"
+            case A.Unary(op="-", operand=operand):
+                return f"_negate({self.expr(operand, ctx)}, {self.constant(node)})"
+            case A.Binary(op=op, left=left, right=right):
+                arithmetic = self.constant(ARITHMETIC[op])
+                lhs, rhs = self.expr(left, ctx), self.expr(right, ctx)
+                return f"_arithmetic({arithmetic}, {lhs}, {rhs}, {self.constant(node)})"
+            case A.Compare(op=op, left=left, right=right):
+                comparison = self.constant(COMPARE[op])
+                lhs, rhs = self.expr(left, ctx), self.expr(right, ctx)
+                return f"_compare({comparison}, {lhs}, {rhs}, {self.constant(node)})"
+            case A.BoolOp(op=op, items=items):
+                return self.boolean(op, items, ctx)
+        raise TypeError(f"cannot compile {node!r}")  # pragma: no cover - validation
+
+    def boolean(self, op: str, items: tuple[A.Expr, ...], ctx: _Context) -> str:
+        """Three-valued `and`/`or`, evaluated left to right, stopping where the reference does."""
+        stop = "False" if op == "and" else "True"
+        names = []
+        text = ""
+        for item in items:
+            name = f"t{next(self.names)}"
+            names.append(name)
+            text += (
+                f"({stop} if ({name} := _truth({self.expr(item, ctx)}, "
+                f"{self.constant(item)})) is {stop} else "
+            )
+        nulls = " or ".join(f"{n} is None" for n in names)
+        text += f"(None if {nulls} else {'True' if op == 'and' else 'False'})"
+        return text + ")" * len(items)
+
+    def current(self, attr: str) -> str:
+        if attr in _FIELDS:
+            return f"_attr(e, {attr!r})"
+        return f"e.attrs.get({attr!r})"
+
+    def term(self, node: A.Attr | A.Len | A.Aggregate, ctx: _Context) -> str:
+        var = node.var
+        if ctx.over == var and ctx.kind == "all":
+            return self.element_term(node)
+        if isinstance(node, A.Len):
+            return self.slot(Slot("count", var))
+        if isinstance(node, A.Aggregate):
+            if node.attr is None:
+                count = self.slot(Slot("count", var))
+                return count if node.upto is None else f"max(0, {count} - {node.upto})"
+            running = Slot("running", var, node.attr, node.upto or 0, node.func)
+            return f"_running_value({self.slot(running)}, {self.constant(node)})"
+        if not self.variables[var].kleene:
+            return (
+                self.current(node.attr)
+                if var == ctx.taken
+                else self.slot(Slot("value", var, node.attr))
+            )
+        index = node.index
+        assert index is not None, "validation: a Kleene variable's attribute needs an index"
+        if index.base == "i":
+            if index.offset == 0:
+                return self.current(node.attr)
+            return self.slot(Slot("last", var, node.attr, -index.offset))
+        if index.base == "last":
+            return self.slot(Slot("last", var, node.attr, -index.offset))
+        n = index.offset
+        length, exact = ctx.count(var)
+        if exact and length < n:
+            return "None"
+        if exact and length == n and var == ctx.taken:
+            return self.current(node.attr)
+        return self.slot(Slot("first", var, node.attr, n))
+
+    def element_term(self, node: A.Attr | A.Len | A.Aggregate) -> str:
+        var = node.var
+        elements = self.slot(Slot("elements", var))
+        attrs = self.element_attrs[var]
+        if isinstance(node, A.Len):
+            return f"len({elements})"
+        if isinstance(node, A.Aggregate):
+            column = attrs.index(node.attr) if node.attr is not None else 0
+            upto = "None" if node.upto is None else f"i - {node.upto}"
+            return f"_elements_aggregate({self.constant(node)}, {elements}, {column}, {upto})"
+        where = node.index
+        assert where is not None
+        column = attrs.index(node.attr)
+        position = {
+            "i": f"i + {where.offset}",
+            "abs": str(where.offset),
+            "last": f"len({elements}) + {where.offset}",
+        }[where.base]
+        return f"_element({elements}, {position}, {column})"
+
+    def condition(self, instance: Instance, ctx: _Context) -> tuple[str, str]:
+        """Code that is True when the instance holds: a fast form and a safe one.
+
+        A top-level comparison fails on null and on false alike, so the fast form compares
+        inline; a type clash there raises TypeError, and the caller then runs the safe form,
+        which raises the `EventError` the reference raises."""
+        expr = instance.condition.expr
+        if instance.kind == "all":
+            name = f"each{next(self.names)}"
+            body = self.expr(expr, ctx)
+            self.functions.append(f"def {name}(e, V, i):\n    return {body}\n")
+            count = f"len({self.slot(Slot('elements', ctx.over or ''))})"
+            first = instance.condition.first_i
+            code = f"all({name}(e, V, i) is True for i in range({first}, {count} + 1))"
+            return code, code
+        safe = f"({self.expr(expr, ctx)}) is True"
+        if not isinstance(expr, A.Compare):
+            return safe, safe
+        lhs, rhs = self.expr(expr.left, ctx), self.expr(expr.right, ctx)
+        a, b = f"a{next(self.names)}", f"b{next(self.names)}"
+        symbol = {"=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}[expr.op]
+        fast = f"(({a} := {lhs}) is not None and ({b} := {rhs}) is not None and {a} {symbol} {b})"
+        return fast, safe
+
+    # -- edges ------------------------------------------------------------------------
+
+    def edge(self, number: int, edge: Edge) -> dict[str, str | None]:
+        """Write the edge's formulas; return their function names (None: nothing to test)."""
+        counts = dict(edge.before)
+        before = counts.get(edge.variable, 0)
+        counts[edge.variable] = before + 1
+        for closing in edge.closes:
+            counts.setdefault(closing, 0)
+        parts: dict[str, list[tuple[str, str]]] = {"local": [], "check": [], "final": []}
+        written = len(self.functions)
+        for instance in edge.instances:
+            ctx = _Context(edge.variable, instance.kind, instance.over, counts, self.automaton.caps)
+            extra = len(self.functions)
+            fast, safe = self.condition(instance, ctx)
+            reads_v = "V[" in safe or len(self.functions) > extra
+            kind = "final" if instance.final else "check" if reads_v else "local"
+            parts[kind].append((fast, safe))
+        names: dict[str, str | None] = {}
+        for kind, codes in parts.items():
+            if not codes:
+                names[kind] = None
+                continue
+            name = f"{kind}{number}"
+            args = "e" if kind == "local" else "e, V"
+            fast = " and ".join(f for f, _ in codes)
+            safe = " and ".join(s for _, s in codes)
+            if fast == safe:
+                body = f"    return {fast}\n"
+            else:
+                body = (
+                    f"    try:\n        return {fast}\n"
+                    f"    except TypeError:\n        return {safe}\n"
+                )
+            self.functions.append(f"def {name}({args}):\n{body}")
+            names[kind] = name
+        text = "".join(self.functions[written:])
+        self.reads[number] = {c for slot, c in self.slots.items() if f"V[{c}]" in text}
+        self.updates.append((number, edge, before))
+        return names
+
+    def update(self, number: int, edge: Edge, before: int) -> str:
+        var = edge.variable
+        values = []
+        attrs: dict[str, str] = {}
+
+        def read(attr: str) -> str:
+            if attr not in attrs:
+                attrs[attr] = f"x{len(attrs)}"
+            return attrs[attr]
+
+        for slot, column in sorted(self.slots.items(), key=lambda item: item[1]):
+            old = f"V[{column}]"
+            new = old
+            if slot.var == var:
+                match slot.kind:
+                    case "value":
+                        new = read(slot.attr or "")
+                    case "last":
+                        if slot.n == 0:
+                            new = read(slot.attr or "")
+                        else:
+                            new = f"V[{self.slots[Slot('last', var, slot.attr, slot.n - 1)]}]"
+                    case "first":
+                        if before == slot.n - 1:
+                            new = read(slot.attr or "")
+                    case "count":
+                        new = f"{old} + 1"
+                    case "running":
+                        entering = (
+                            read(slot.attr or "")
+                            if slot.n == 0
+                            else f"V[{self.slots[Slot('last', var, slot.attr, slot.n - 1)]}]"
+                        )
+                        new = f"_running_add({slot.func!r}, {old}, {entering})"
+                    case "elements":
+                        fields = ", ".join(read(a) for a in self.element_attrs[var])
+                        new = f"{old} + (({fields},),)"
+            values.append(new)
+        lines = [f"def update{number}(V, e):"]
+        lines += [f"    {name} = {self.current(attr)}" for attr, name in attrs.items()]
+        tuple_text = ", ".join(values) + ("," if len(values) == 1 else "")
+        lines.append(f"    return ({tuple_text})")
+        return "\n".join(lines) + "\n"
+
+    def generate(self) -> Compiled:
+        self.functions: list[str] = []
+        self.updates: list[tuple[int, Edge, int]] = []
+        self.reads: dict[int, set[int]] = {}
+        numbered: list[tuple[State, int, dict[str, str | None]]] = []
+        for state in self.automaton.states:
+            for edge in state.edges:
+                numbered.append((state, len(numbered), self.edge(len(numbered), edge)))
+        # updates last: every slot is known once all formulas are written
+        touched = set()
+        for number, edge, before in self.updates:
+            if any(slot.var == edge.variable for slot in self.slots):
+                touched.add(number)
+                self.functions.append(self.update(number, edge, before))
+        source = "\n".join(self.functions)
+        namespace: dict[str, Any] = {**_HELPERS, **self.constants}
+        exec(compile(source, "<kleene nfa>", "exec"), namespace)
+        edges: dict[tuple[int, int], EdgeCode] = {}
+        by_state: dict[int, int] = {}
+        for state, number, names in numbered:
+            position = by_state.get(state.id, 0)
+            by_state[state.id] = position + 1
+            found = {k: None if n is None else namespace[n] for k, n in names.items()}
+            update = namespace[f"update{number}"] if number in touched else None
+            edges[state.id, position] = EdgeCode(
+                found["local"], update, found["check"], found["final"]
+            )
+        slots = [slot for slot, _ in sorted(self.slots.items(), key=lambda item: item[1])]
+        masks = self.masks([(state, number) for state, number, _ in numbered], slots)
+        return Compiled(slots, tuple(s.initial for s in slots), edges, masks, source)
+
+    def masks(
+        self, numbered: list[tuple[State, int]], slots: list[Slot]
+    ) -> dict[int, tuple[int, ...]]:
+        """For each state, the columns of V that any edge from it on may read, with the
+        columns their updates derive them from."""
+        reads: dict[int, set[int]] = {state.id: set() for state in self.automaton.states}
+        for state, number in numbered:
+            reads[state.id] |= self.reads[number]
+        successors = {
+            state.id: {e.target for e in state.edges if e.target is not None}
+            for state in self.automaton.states
+        }
+        masks = {}
+        for state in self.automaton.states:
+            seen, todo, needed = {state.id}, [state.id], set()
+            while todo:
+                current = todo.pop()
+                needed |= reads[current]
+                for following in successors[current]:
+                    if following not in seen:
+                        seen.add(following)
+                        todo.append(following)
+            for column in list(needed):
+                needed |= self.sources(slots[column])
+            masks[state.id] = tuple(sorted(needed))
+        return masks
+
+    def sources(self, slot: Slot) -> set[int]:
+        """The columns a slot's updates read."""
+        if slot.kind in ("last", "running") and slot.n > 0:
+            found = set()
+            for n in range(slot.n):
+                found.add(self.slots[Slot("last", slot.var, slot.attr, n)])
+            return found
+        return set()
+
+
+@dataclass
+class _Context:
+    taken: str | None
+    kind: str
+    over: str | None
+    counts: Mapping[str, int]
+    caps: Mapping[str, int]
+
+    def count(self, var: str) -> tuple[int, bool]:
+        """The variable's count after the take, and whether it is exact (not "at least")."""
+        count = self.counts.get(var, 0)
+        return count, var == self.taken or count < self.caps[var]
+
+
+def compile_automaton(analysis: Analysis, automaton: Automaton) -> Compiled:
+    """Generate and load the code of every edge of `automaton`."""
+    return _Generator(analysis, automaton).generate()
