@@ -13,6 +13,8 @@ where), 2 a usage error, 130 interrupted.
 from __future__ import annotations
 
 import argparse
+import shutil
+import subprocess
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -121,6 +123,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     explain.add_argument("query", help="a query file, or the query text itself")
     _plan_options(explain)
+    explain.add_argument("--dot", metavar="FILE", help="write the plan's automaton as Graphviz DOT")
+    explain.add_argument(
+        "--png", metavar="FILE", help="draw the automaton as PNG (needs Graphviz's dot command)"
+    )
     explain.set_defaults(run=_explain)
 
     bench = commands.add_parser(
@@ -433,7 +439,22 @@ def _explain(args: argparse.Namespace) -> int:
     from kleene.compiler.explain import explain
 
     text, _ = _query(args.query)
-    print(explain(kleene.compile(text, args.plan)))
+    plan = kleene.compile(text, args.plan)
+    print(explain(plan))
+    if args.dot or args.png:
+        graph = plan.dot()
+        if graph is None:
+            raise KleeneError(f"plan {plan.name!r} has no automaton to draw; try --plan nfa")
+        if args.dot:
+            Path(args.dot).write_text(graph + "\n")
+        if args.png:
+            dot = shutil.which("dot")
+            if dot is None:
+                raise KleeneError(
+                    "--png needs Graphviz's dot command (Debian: apt-get install graphviz); "
+                    "--dot writes the graph for any Graphviz viewer"
+                )
+            subprocess.run([dot, "-Tpng", "-o", args.png], input=graph, text=True, check=True)
     return 0
 
 

@@ -3,7 +3,8 @@
 >>> import kleene
 >>> from kleene.compiler.explain import explain
 >>> print(explain(kleene.compile('''PATTERN SEQ(Shelf a, NOT(Register b), Exit c)
-...     WHERE skip_till_next_match { [tag_id] and a.zone = 'A' } WITHIN 12 hours''')))
+...     WHERE skip_till_next_match { [tag_id] and a.zone = 'A' } WITHIN 12 hours''',
+...     plan="reference")))
 PATTERN SEQ(Shelf a, NOT(Register b), Exit c)
 WHERE skip_till_next_match { [tag_id] and a.zone = "A" }
 WITHIN 12 hours
@@ -84,4 +85,7 @@ def explain(plan: Plan) -> str:
     order = sorted((a, b) for b, earlier in analysis.before.items() for a in earlier)
     lines.append(f"{'order:':<16}{', '.join(f'{a} < {b}' for a, b in order) or 'none'}")
     lines.append(f"{'plan:':<16}{plan.name}")
+    described = plan.describe()
+    if described:
+        lines.append(described)
     return "\n".join(lines)

@@ -80,6 +80,23 @@ class Plan(ABC):
         """The timestamp after which `advance` would make matches final (None: no need)."""
         return None
 
+    def describe(self) -> str | None:
+        """What the plan compiled the pattern into, as text (None: nothing beyond the
+        analysis)."""
+        return None
+
+    def dot(self) -> str | None:
+        """The plan's automaton in Graphviz DOT (None: it has none)."""
+        return None
+
+    def live_runs(self, state: Any) -> int:
+        """How many partial matches the state holds now (0 for plans without runs)."""
+        return 0
+
+    def counters(self, state: Any) -> dict[str, int]:
+        """The plan's own work counters for this state, cumulative."""
+        return {}
+
 
 PLANS: dict[str, type[Plan]] = {}
 P = TypeVar("P", bound=type[Plan])
@@ -101,7 +118,7 @@ def plan_class(name: str) -> type[Plan]:
 
 
 #: The order `auto` tries plans in: fastest first; `reference` runs everything.
-PREFERENCE: tuple[str, ...] = ("reference",)
+PREFERENCE: tuple[str, ...] = ("nfa", "reference")
 
 
 def choose(analysis: Analysis, options: Options) -> type[Plan]:

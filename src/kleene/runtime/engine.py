@@ -61,7 +61,9 @@ class Engine:
             self.plan = pattern
         else:
             self.plan = plans.compile(pattern, plan, **options)
-        self.metrics = Metrics()
+        self._metrics = Metrics()
+        self._live: dict[Hashable, int] = {}
+        self._total_live = 0
         self._key = self.plan.partition_key if partition else None
         self._states: dict[Hashable, Any] = {}
         self._timers: list[tuple[float, int, Hashable]] = []
@@ -80,11 +82,17 @@ class Engine:
         item = as_event(event, default_id=self._arrivals)
         self._arrivals += 1
         self._check_time(item)
-        self.metrics.events += 1
+        metrics = self._metrics
+        metrics.events += 1
         reported = self._fire(Watermark(item.t, inclusive=False))
         key = None if self._key is None else self._key(item)
         state = self._state(key)
         reported.extend(self.plan.step(state, item))
+        live = self.plan.live_runs(state)
+        if live or self._live:
+            self._total_live += live - self._live.get(key, 0)
+            self._live[key] = live
+            metrics.peak_runs = max(metrics.peak_runs, self._total_live)
         self._schedule(key, state)
         return self._report(reported)
 
@@ -116,6 +124,19 @@ class Engine:
         self._closed = True
         self._timers.clear()
         return self._report(reported)
+
+    @property
+    def metrics(self) -> Metrics:
+        """The engine's counters, the plan's summed over partitions."""
+        totals: dict[str, int] = {}
+        for state in self._states.values():
+            for name, value in self.plan.counters(state).items():
+                if name.startswith("peak_"):
+                    totals[name] = max(totals.get(name, 0), value)
+                else:
+                    totals[name] = totals.get(name, 0) + value
+        self._metrics.plan = totals
+        return self._metrics
 
     @property
     def partitions(self) -> int:
@@ -157,7 +178,7 @@ class Engine:
         state = self._states.get(key)
         if state is None:
             state = self._states[key] = self.plan.new_state()
-            self.metrics.partitions += 1
+            self._metrics.partitions += 1
         return state
 
     def _schedule(self, key: Hashable | None, state: Any) -> None:
@@ -181,7 +202,7 @@ class Engine:
 
     def _report(self, matches: list[Match]) -> list[Match]:
         matches.sort(key=Match.sort_key)
-        self.metrics.matches += len(matches)
+        self._metrics.matches += len(matches)
         return matches
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
 
 __all__ = ["Metrics"]
 
@@ -13,12 +14,21 @@ class Metrics:
 
     - `events`: events sent;
     - `matches`: matches reported;
-    - `partitions`: partition states created (1 when the pattern has no partition key).
+    - `partitions`: partition states created (1 when the pattern has no partition key);
+    - `peak_runs`: the most partial matches (runs) alive at once, over all partitions, for
+      plans that keep runs;
+    - `plan`: the plan's own counters summed over partitions (for `nfa`: runs created and
+      merged, edge evaluations, buffer writes, completions).
     """
 
     events: int = 0
     matches: int = 0
     partitions: int = 0
+    peak_runs: int = 0
+    plan: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, int]:
-        return asdict(self)
+        """Every counter by name, the plan's included."""
+        counts = asdict(self)
+        plan: Mapping[str, int] = counts.pop("plan")
+        return {**counts, **plan}

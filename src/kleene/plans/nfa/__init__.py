@@ -115,7 +115,7 @@ class NfaState:
     versions: int = 0
     counters: dict[str, int] = field(
         default_factory=lambda: dict.fromkeys(
-            ("runs_created", "runs_merged", "peak_runs", "edge_evaluations", "completions"), 0
+            ("runs_created", "runs_merged", "edge_evaluations", "completions"), 0
         )
     )
 
@@ -163,6 +163,22 @@ class Nfa(Plan):
                     by_type.setdefault(event_type, []).append((edge, code, target))
             nodes[state.id].by_type = {t: tuple(moves) for t, moves in by_type.items()}
         return nodes
+
+    def describe(self) -> str:
+        """The automaton, then the columns of V and the ones each state's merging compares."""
+        lines = ["automaton:"]
+        lines += [f"  {line}" for line in self.automaton.describe().splitlines()]
+        slots = self.code.slots
+        lines.append(f"{'vector V:':<16}{', '.join(map(str, slots)) or 'empty'}")
+        lines.append("merge on:" if self.merge else f"{'merge on:':<16}off (merge=False)")
+        if self.merge:
+            for state in self.automaton.states:
+                columns = [str(slots[c]) for c in self.code.masks[state.id]]
+                lines.append(f"  {state.label}: state, key{''.join(', ' + c for c in columns)}")
+        return "\n".join(lines)
+
+    def dot(self) -> str:
+        return self.automaton.dot(self.analysis.strategy)
 
     def new_state(self) -> NfaState:
         return NfaState()
@@ -271,7 +287,6 @@ class Nfa(Plan):
         if self.merge and len(survivors) > 1:
             survivors = self._merged(state, survivors)
         state.runs = survivors
-        counters["peak_runs"] = max(counters["peak_runs"], len(survivors))
         if completed:
             counters["completions"] += len(completed)
             self.finalizer.add(state.pending, [self._candidate(b, stream) for b in completed])

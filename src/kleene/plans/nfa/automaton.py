@@ -24,10 +24,12 @@ is tested on every edge (step 5) by the plan.
 >>> from kleene.compiler.analysis import analyze
 >>> automaton = build(analyze(parse('''PATTERN SEQ(Stock+ a[], Stock b)
 ...     WHERE a[i].price > a[i-1].price AND b.volume < a[a.len].volume''')))
->>> for state in automaton.states:
-...     print(state.label, [str(edge) for edge in state.edges])
-a[1] ['begin a -> a[i]']
-a[i] ['take a -> a[i] {a[i].price > a[i - 1].price}', 'proceed b -> F {b.volume < a[a.len].volume}']
+>>> print(automaton.describe())
+a[1]
+  begin a -> a[i]
+a[i]
+  take a -> a[i]  if a[i].price > a[i-1].price
+  proceed b -> F  if b.volume < a[a.len].volume
 """
 
 from __future__ import annotations
@@ -82,15 +84,14 @@ class Edge:
         """Is the take at the state the run stands in (not after proceeding)?"""
         return self.kind != "proceed"
 
-    def __str__(self) -> str:
-        target = "F" if self.target is None else f"#{self.target}"
-        text = f"{self.kind} {self.variable} -> {target}"
+    @property
+    def formula(self) -> str:
+        """The edge's conditions as text ("" when it has none)."""
         taken = [i.condition.text for i in self.instances if not i.final]
         final = [i.condition.text for i in self.instances if i.final]
-        if taken:
-            text += " {" + " and ".join(taken) + "}"
+        text = " and ".join(taken)
         if final:
-            text += " final {" + " and ".join(final) + "}"
+            text += ("; " if text else "") + "to complete: " + " and ".join(final)
         return text
 
 
@@ -113,6 +114,55 @@ class Automaton:
     @property
     def start(self) -> State:
         return self.states[0]
+
+    def target(self, edge: Edge) -> str:
+        """Where an edge leads: a state's label, F (the match completes), or both."""
+        if edge.target is None:
+            return "F"
+        label = self.states[edge.target].label
+        return f"{label} (or F)" if edge.completes else label
+
+    def describe(self) -> str:
+        """The states, each with its edges and their formulas, as text."""
+        lines = []
+        for state in self.states:
+            lines.append(state.label)
+            for edge in state.edges:
+                formula = f"  if {edge.formula}" if edge.formula else ""
+                lines.append(f"  {edge.kind} {edge.variable} -> {self.target(edge)}{formula}")
+        return "\n".join(lines)
+
+    def dot(self, strategy: str = "skip_till_any_match") -> str:
+        """The automaton in Graphviz DOT: begin/take edges solid, proceed edges dashed, the
+        strategy's ignore loops dotted (none under strict contiguity, none at the start)."""
+        ignore = {
+            "partition_contiguity": "ignore: other partition",
+            "skip_till_next_match": "ignore: no take",
+            "skip_till_any_match": "ignore",
+        }.get(strategy)
+        lines = ["digraph nfa {", "  rankdir=LR;", '  node [shape=circle, fontname="Helvetica"];']
+        lines.append('  F [shape=doublecircle, label="F"];')
+        for state in self.states:
+            lines.append(f'  s{state.id} [label="{_escape(state.label)}"];')
+            if ignore is not None and state.id != 0:
+                lines.append(f'  s{state.id} -> s{state.id} [style=dotted, label="{ignore}"];')
+        for state in self.states:
+            for edge in state.edges:
+                style = "dashed" if edge.kind == "proceed" else "solid"
+                label = _escape(f"{edge.kind} {edge.variable}")
+                if edge.formula:
+                    label += "\\n" + _escape(edge.formula)
+                targets = ["F"] if edge.target is None else [f"s{edge.target}"]
+                if edge.completes and edge.target is not None:
+                    targets.append("F")
+                for target in targets:
+                    lines.append(f'  s{state.id} -> {target} [style={style}, label="{label}"];')
+        lines.append("}")
+        return "\n".join(lines)
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def build(analysis: Analysis) -> Automaton:
