@@ -216,8 +216,10 @@ class Nfa(Plan):
                     evaluations += 1
                     if code.local is not None and not code.local(event):
                         continue
+                    if code.check is not None and not code.check(event, run.vector):
+                        continue
                     vector = run.vector if code.update is None else code.update(run.vector, event)
-                    if code.check is not None and not code.check(event, vector):
+                    if code.late is not None and not code.late(event, vector):
                         continue
                     if edge.direct:
                         taken = True
@@ -267,8 +269,10 @@ class Nfa(Plan):
                 evaluations += 1
                 if code.local is not None and not code.local(event):
                     continue
+                if code.check is not None and not code.check(event, fresh.vector):
+                    continue
                 vector = fresh.vector if code.update is None else code.update(fresh.vector, event)
-                if code.check is not None and not code.check(event, vector):
+                if code.late is not None and not code.late(event, vector):
                     continue
                 if edge.completes and (code.final is None or code.final(event, vector)):
                     self._complete(fresh, edge, position, event, completed, buffer)

@@ -297,9 +297,10 @@ def _placed(
                 placed.append(Instance(condition, "element", over))
         else:
             count = new_counts[over]
-            exact = over == taken or count < caps[over]
-            if count >= condition.first_i or not exact:  # else: surely no instance yet
-                placed.append(Instance(condition, "all", over))
+            if over == taken and count == condition.first_i:
+                placed.append(Instance(condition, "element", over))  # the new event alone
+            elif count >= condition.first_i or (over != taken and count >= caps[over]):
+                placed.append(Instance(condition, "all", over))  # else: surely none yet
     return tuple(placed)
 
 

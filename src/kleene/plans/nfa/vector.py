@@ -12,9 +12,12 @@ Every edge's formulas are compiled once into Python functions (one module of gen
 per automaton; no expression tree is walked per event):
 
 - `local(e)`: the instances that read only the new event (its properties);
+- `check(e, V)`: the other instances, on the run's V (before the take: `b[i-1]` is V's last
+  element of b, `min(b[..i-1])` its running minimum);
 - `update(V, e)`: V after the take;
-- `check(e, V)`: the other instances, on V after the take;
-- `final(e, V)`: the instances decided when the run completes.
+- `late(e, V)`: the few instances that need V after the take (`b[..i]`, or `b[..i-1]`
+  decided only once b is closed);
+- `final(e, V)`: the instances decided when the run completes, on V after the take.
 
 Values follow `kleene.compiler.evaluate` exactly: SQL nulls, three-valued logic, type clashes
 as `EventError`.
@@ -25,7 +28,7 @@ from __future__ import annotations
 import itertools
 import operator
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from kleene.compiler.analysis import Analysis
@@ -192,8 +195,8 @@ class EdgeCode:
     local: Callable[[Event], bool] | None
     update: Callable[[tuple[Any, ...], Event], tuple[Any, ...]] | None
     check: Callable[[Event, tuple[Any, ...]], bool] | None
+    late: Callable[[Event, tuple[Any, ...]], bool] | None
     final: Callable[[Event, tuple[Any, ...]], bool] | None
-    source: str = field(repr=False, default="")
 
 
 @dataclass
@@ -299,31 +302,37 @@ class _Generator:
         return f"e.attrs.get({attr!r})"
 
     def term(self, node: A.Attr | A.Len | A.Aggregate, ctx: _Context) -> str:
+        """Code reading a variable's value: from the new event, from V before the take (the
+        run's V as it stands) or, with `ctx.post`, from V after it."""
         var = node.var
+        shift = 0 if ctx.post or var != ctx.taken else 1  # V before the take lags by one
         if ctx.over == var and ctx.kind == "all":
-            return self.element_term(node)
+            return self.element_term(node, ctx)
         if isinstance(node, A.Len):
             return self.slot(Slot("count", var))
         if isinstance(node, A.Aggregate):
             if node.attr is None:
                 count = self.slot(Slot("count", var))
-                return count if node.upto is None else f"max(0, {count} - {node.upto})"
-            running = Slot("running", var, node.attr, node.upto or 0, node.func)
+                if node.upto is None:
+                    return count
+                return f"max(0, {count} + {shift} - {node.upto})"
+            lag = (node.upto or 0) - shift
+            if lag < 0:
+                raise _AfterTake
+            running = Slot("running", var, node.attr, lag, node.func)
             return f"_running_value({self.slot(running)}, {self.constant(node)})"
         if not self.variables[var].kleene:
-            return (
-                self.current(node.attr)
-                if var == ctx.taken
-                else self.slot(Slot("value", var, node.attr))
-            )
+            if var == ctx.taken:
+                return self.current(node.attr)
+            return self.slot(Slot("value", var, node.attr))
         index = node.index
         assert index is not None, "validation: a Kleene variable's attribute needs an index"
         if index.base == "i":
             if index.offset == 0:
                 return self.current(node.attr)
-            return self.slot(Slot("last", var, node.attr, -index.offset))
+            return self.slot(Slot("last", var, node.attr, -index.offset - shift))
         if index.base == "last":
-            return self.slot(Slot("last", var, node.attr, -index.offset))
+            return self.slot(Slot("last", var, node.attr, -index.offset - shift))
         n = index.offset
         length, exact = ctx.count(var)
         if exact and length < n:
@@ -332,10 +341,13 @@ class _Generator:
             return self.current(node.attr)
         return self.slot(Slot("first", var, node.attr, n))
 
-    def element_term(self, node: A.Attr | A.Len | A.Aggregate) -> str:
+    def element_term(self, node: A.Attr | A.Len | A.Aggregate, ctx: _Context) -> str:
         var = node.var
         elements = self.slot(Slot("elements", var))
         attrs = self.element_attrs[var]
+        if var == ctx.taken and not ctx.post:
+            fields = "".join(f"{self.current(a)}, " for a in attrs)
+            elements = f"({elements} + (({fields}),))"
         if isinstance(node, A.Len):
             return f"len({elements})"
         if isinstance(node, A.Aggregate):
@@ -363,7 +375,7 @@ class _Generator:
             name = f"each{next(self.names)}"
             body = self.expr(expr, ctx)
             self.functions.append(f"def {name}(e, V, i):\n    return {body}\n")
-            count = f"len({self.slot(Slot('elements', ctx.over or ''))})"
+            count = self.element_term(A.Len(ctx.over or ""), ctx)
             first = instance.condition.first_i
             code = f"all({name}(e, V, i) is True for i in range({first}, {count} + 1))"
             return code, code
@@ -385,14 +397,28 @@ class _Generator:
         counts[edge.variable] = before + 1
         for closing in edge.closes:
             counts.setdefault(closing, 0)
-        parts: dict[str, list[tuple[str, str]]] = {"local": [], "check": [], "final": []}
+        parts: dict[str, list[tuple[str, str]]] = {
+            "local": [],
+            "check": [],
+            "late": [],
+            "final": [],
+        }
         written = len(self.functions)
+        caps = self.automaton.caps
         for instance in edge.instances:
-            ctx = _Context(edge.variable, instance.kind, instance.over, counts, self.automaton.caps)
             extra = len(self.functions)
-            fast, safe = self.condition(instance, ctx)
-            reads_v = "V[" in safe or len(self.functions) > extra
-            kind = "final" if instance.final else "check" if reads_v else "local"
+            try:
+                if instance.final:
+                    raise _AfterTake
+                ctx = _Context(edge.variable, instance.kind, instance.over, counts, caps, False)
+                fast, safe = self.condition(instance, ctx)
+                reads_v = "V[" in safe or len(self.functions) > extra
+                kind = "check" if reads_v else "local"
+            except _AfterTake:
+                del self.functions[extra:]
+                ctx = _Context(edge.variable, instance.kind, instance.over, counts, caps, True)
+                fast, safe = self.condition(instance, ctx)
+                kind = "final" if instance.final else "late"
             parts[kind].append((fast, safe))
         names: dict[str, str | None] = {}
         for kind, codes in parts.items():
@@ -486,7 +512,7 @@ class _Generator:
             found = {k: None if n is None else namespace[n] for k, n in names.items()}
             update = namespace[f"update{number}"] if number in touched else None
             edges[state.id, position] = EdgeCode(
-                found["local"], update, found["check"], found["final"]
+                found["local"], update, found["check"], found["late"], found["final"]
             )
         slots = [slot for slot, _ in sorted(self.slots.items(), key=lambda item: item[1])]
         masks = self.masks([(state, number) for state, number, _ in numbered], slots)
@@ -529,13 +555,21 @@ class _Generator:
         return set()
 
 
+class _AfterTake(Exception):
+    """An instance that can only be read from V after the take (e.g. over `b[..i]`)."""
+
+
 @dataclass
 class _Context:
+    """Where an instance is evaluated: the taken variable, the kind of instance, the counts
+    after the take, and whether V is read before the take (False) or after it (True)."""
+
     taken: str | None
     kind: str
     over: str | None
     counts: Mapping[str, int]
     caps: Mapping[str, int]
+    post: bool
 
     def count(self, var: str) -> tuple[int, bool]:
         """The variable's count after the take, and whether it is exact (not "at least")."""
