@@ -84,7 +84,7 @@ class Engine:
         self._check_time(item)
         metrics = self._metrics
         metrics.events += 1
-        reported = self._fire(Watermark(item.t, inclusive=False))
+        reported = self._fire(Watermark(item.t, inclusive=False)) if self._timers else []
         key = None if self._key is None else self._key(item)
         state = self._state(key)
         reported.extend(self.plan.step(state, item))

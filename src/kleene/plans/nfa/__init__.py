@@ -113,6 +113,7 @@ class NfaState:
     buffer: Buffer = field(default_factory=Buffer)
     pending: Pending = field(default_factory=Pending)
     versions: int = 0
+    kept: int = 64
     counters: dict[str, int] = field(
         default_factory=lambda: dict.fromkeys(
             ("runs_created", "runs_merged", "edge_evaluations", "completions"), 0
@@ -144,6 +145,8 @@ class Nfa(Plan):
         self.negated = bool(analysis.negations)
         self.nodes = self._nodes()
         self.start_node = self.nodes[0]
+        self._last: tuple[Event | None, Hashable | None] = (None, None)
+        self._values = _equivalence(self.equivalences)
 
     def _nodes(self) -> list[_Node]:
         variables = self.automaton.variables
@@ -163,6 +166,22 @@ class Nfa(Plan):
                     by_type.setdefault(event_type, []).append((edge, code, target))
             nodes[state.id].by_type = {t: tuple(moves) for t, moves in by_type.items()}
         return nodes
+
+    @property
+    def partition_key(self) -> Callable[[Event], Hashable | None] | None:
+        """The base plan's key, remembering the last event's: `step` needs it too."""
+        if super().partition_key is None:
+            return None
+        return self._key
+
+    def _key(self, event: Event) -> Hashable | None:
+        last = self._last
+        if last[0] is event:
+            return last[1]
+        assert self.partition is not None
+        key = self.partition.key(event)
+        self._last = (event, key)
+        return key
 
     def describe(self) -> str:
         """The automaton, then the columns of V and the ones each state's merging compares."""
@@ -195,9 +214,8 @@ class Nfa(Plan):
         stream = state.stream
         position = stream.append(event)
         t = event.t
-        partition = self.partition
-        key = None if partition is None else partition.key(event)
-        values = shared_values([event], self.equivalences) if self.equivalences else ()
+        key = None if self.partition is None else self._key(event)
+        values = self._values(event)
         window = self.window
         buffer = state.buffer
         event_type = event.type
@@ -294,7 +312,12 @@ class Nfa(Plan):
         if completed:
             counters["completions"] += len(completed)
             self.finalizer.add(state.pending, [self._candidate(b, stream) for b in completed])
-        matches = self._settle(state, Watermark(t, inclusive=False))
+        if state.pending.undecided or state.pending.queues:
+            matches = self._settle(state, Watermark(t, inclusive=False))
+        else:
+            matches = []
+            if len(stream.events) > state.kept:
+                self._forget(state, Watermark(t, inclusive=False))
         buffer.prune(horizon)
         return matches
 
@@ -424,7 +447,25 @@ class Nfa(Plan):
         if self.negated and self.window is not None:
             cut = min(cut, watermark.t - 2 * self.window)  # a negation looks back a window
         stream.drop_before(cut)
+        state.kept = 2 * len(stream.events) + 64  # forget again when the stream has doubled
 
 
 def _nothing(vector: tuple[Any, ...]) -> None:
     return None
+
+
+def _equivalence(attrs: tuple[str, ...]) -> Callable[[Event], tuple[Hashable, ...] | None]:
+    """The event's values of the equivalence attributes (None: it lacks one)."""
+    if not attrs:
+        return lambda event: ()
+    if len(attrs) == 1 and attrs[0] not in ("ts", "type", "id"):
+        (name,) = attrs
+
+        def one(event: Event) -> tuple[Hashable, ...] | None:
+            value = event.attrs.get(name)
+            if value is None:
+                return None
+            return (tuple(value) if isinstance(value, list) else value,)
+
+        return one
+    return lambda event: shared_values([event], attrs)

@@ -318,7 +318,7 @@ class _Generator:
                 return f"max(0, {count} + {shift} - {node.upto})"
             lag = (node.upto or 0) - shift
             if lag < 0:
-                raise _AfterTake
+                raise _AfterTakeError
             running = Slot("running", var, node.attr, lag, node.func)
             return f"_running_value({self.slot(running)}, {self.constant(node)})"
         if not self.variables[var].kleene:
@@ -409,12 +409,12 @@ class _Generator:
             extra = len(self.functions)
             try:
                 if instance.final:
-                    raise _AfterTake
+                    raise _AfterTakeError
                 ctx = _Context(edge.variable, instance.kind, instance.over, counts, caps, False)
                 fast, safe = self.condition(instance, ctx)
                 reads_v = "V[" in safe or len(self.functions) > extra
                 kind = "check" if reads_v else "local"
-            except _AfterTake:
+            except _AfterTakeError:
                 del self.functions[extra:]
                 ctx = _Context(edge.variable, instance.kind, instance.over, counts, caps, True)
                 fast, safe = self.condition(instance, ctx)
@@ -555,7 +555,7 @@ class _Generator:
         return set()
 
 
-class _AfterTake(Exception):
+class _AfterTakeError(Exception):
     """An instance that can only be read from V after the take (e.g. over `b[..i]`)."""
 
 

@@ -81,6 +81,8 @@ class Finalizer:
 
     def settle(self, pending: Pending, stream: Stream, watermark: Watermark) -> list[Candidate]:
         """The candidates that become matches now that time has reached `watermark`."""
+        if not (pending.undecided or pending.queues):
+            return []
         reported: list[Candidate] = []
         if not self.non_overlapping:
             waiting = []
@@ -108,6 +110,8 @@ class Finalizer:
 
     def deadline(self, pending: Pending) -> float | None:
         """When the earliest undecided candidate can be decided (all events up to then in)."""
+        if self.window is None or not (pending.undecided or pending.queues):
+            return None
         waiting = pending.undecided + [c for q in pending.queues.values() for c in q]
         times = [c.start + self.window for c in waiting if self.window is not None]
         return min(times, default=None)
