@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import kleene
 from kleene.bench.workloads import StockStream
@@ -78,7 +79,7 @@ class Result:
 
 
 def measure(
-    text: str, plan: str, stream: StockStream, setting: str = "", **options: object
+    text: str, plan: str, stream: StockStream, setting: str = "", **options: Any
 ) -> Result:
     """Run one query with one plan over the stream's events; time only the matching."""
     events = list(stream.events())
