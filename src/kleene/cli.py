@@ -155,6 +155,27 @@ def _parser() -> argparse.ArgumentParser:
     spark.add_argument("--work", default="build/bench", help="folder for generated data")
     spark.set_defaults(run=_bench_spark)
 
+    nfa = suites.add_parser(
+        "nfa",
+        help="the SASE+ experiments: Kleene closure queries, basic vs merging",
+        description="Run the SASE+ paper's query template (PATTERN SEQ(Stock+ a[], Stock b)) "
+        "over a generated two-symbol stock stream with each predicate, strategy and partition "
+        "window; print a Markdown table with throughput ratios to the first plan setting.",
+    )
+    nfa.add_argument("--events", type=int, default=20_000, help="stream size (20000)")
+    nfa.add_argument("--predicates", nargs="+", default=["p1", "p2", "p3"], help="p1 p2 p3")
+    nfa.add_argument("--strategies", nargs="+", default=["s2", "s3"], help="s2 s3")
+    nfa.add_argument("--windows", type=int, nargs="+", default=[500], help="partition windows")
+    nfa.add_argument("--modulus", type=int, default=100, help="M in a[1].price %% M = 0 (100)")
+    nfa.add_argument("--p-up", type=float, default=0.7, help="chance a price rises (0.7)")
+    nfa.add_argument(
+        "--plans",
+        nargs="+",
+        default=["nfa:merge=False", "nfa"],
+        help="plans to compare, NAME or NAME:option=value (nfa:merge=False nfa)",
+    )
+    nfa.set_defaults(run=_bench_nfa)
+
     gen = commands.add_parser("gen", help="generate event data", description="Generate event data.")
     kinds = gen.add_subparsers(title="generators", required=True, metavar="KIND")
     stock = kinds.add_parser(
@@ -314,7 +335,7 @@ def _short(found: kleene.Match) -> str:
 
 def _pair(item: str) -> tuple[str, str]:
     if "=" not in item:
-        raise KleeneError(f"--column-type takes NAME=TYPE, not {item!r}")
+        raise KleeneError(f"expected NAME=VALUE, not {item!r}")
     name, kind = item.split("=", 1)
     return name, kind
 
@@ -476,6 +497,32 @@ def _bench_spark(args: argparse.Namespace) -> int:
                 results.append(bench.on_spark(path, queries[name], cores, setting))
                 print(f"kleene: {results[-1]}", file=sys.stderr)
     print(bench.table(results))
+    return 0
+
+
+def _bench_nfa(args: argparse.Namespace) -> int:
+    from kleene.bench import nfa as bench
+    from kleene.bench.workloads import StockStream
+
+    stream = StockStream(size=args.events, symbols=2, p_up=args.p_up, seed=1)
+    settings = []
+    for spec in args.plans:
+        name, _, rest = spec.partition(":")
+        options: dict[str, Any] = {}
+        for item in filter(None, rest.split(",")):
+            key, value = _pair(item)
+            options[key] = {"True": True, "False": False}.get(value, value)
+        settings.append((name, options))
+    results = []
+    for predicate in args.predicates:
+        for strategy in args.strategies:
+            for window in args.windows:
+                text = bench.query(predicate, strategy, window, args.modulus)
+                for name, options in settings:
+                    setting = f"{predicate}{strategy} W={window}"
+                    results.append(bench.measure(text, name, stream, setting, **options))
+                    print(f"kleene: {results[-1]}", file=sys.stderr)
+    print(bench.table(results, baseline=results[0].plan if results else None))
     return 0
 
 

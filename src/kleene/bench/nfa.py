@@ -10,7 +10,7 @@ min(a[..i-1].price)`), ES one of s2 (partition contiguity) and s3 (skip till nex
 paper's partition window W (events of one symbol a run may read) is T times the share of one
 symbol: with two symbols and one event per time unit, T = 2W. The paper uses M = 500 on a
 price range lost in its text; our price is a ±1 random walk, on which M = 500 would begin a run
-once per ~900 events of a symbol, so M is a parameter (default 10).
+once per ~900 events of a symbol, so M is a parameter (default 100).
 
 Each `measure` runs one query with one plan over the same generated events in-process and
 reports throughput with the paper's profile: runs per event, mean match length, and (with
@@ -41,7 +41,7 @@ PREDICATES = {
 STRATEGIES = {"s2": "partition_contiguity", "s3": "skip_till_next_match"}
 
 
-def query(predicate: str, strategy: str, window: int, modulus: int = 10) -> str:
+def query(predicate: str, strategy: str, window: int, modulus: int = 100) -> str:
     """The template with P, ES and the partition window W filled in."""
     return (
         f"PATTERN SEQ(Stock+ a[], Stock b)\n"
@@ -78,9 +78,7 @@ class Result:
         )
 
 
-def measure(
-    text: str, plan: str, stream: StockStream, setting: str = "", **options: Any
-) -> Result:
+def measure(text: str, plan: str, stream: StockStream, setting: str = "", **options: Any) -> Result:
     """Run one query with one plan over the stream's events; time only the matching."""
     events = list(stream.events())
     engine = kleene.Engine(text, plan, **options)

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Hashable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from kleene.compiler.analysis import Analysis, Negated
 from kleene.compiler.evaluate import attribute
@@ -35,13 +36,16 @@ __all__ = ["Candidate", "Finalizer", "Pending"]
 @dataclass
 class Candidate:
     binding: Binding
-    positions: frozenset[int]
     first: int
     last: int
     start: float
     end: float
     key: Hashable | None
     verdict: bool | None = None
+
+    @cached_property
+    def positions(self) -> frozenset[int]:
+        return frozenset(p for ps in self.binding.values() for p in ps)
 
 
 @dataclass
@@ -64,20 +68,20 @@ class Finalizer:
         self.negations = tuple(analysis.negations.values())
 
     def candidate(self, binding: Binding, stream: Stream, key: Hashable | None) -> Candidate:
-        positions = frozenset(p for ps in binding.values() for p in ps)
-        first, last = min(positions), max(positions)
-        return Candidate(binding, positions, first, last, stream[first].t, stream[last].t, key)
+        first = min(ps[0] for ps in binding.values() if ps)
+        last = max(ps[-1] for ps in binding.values() if ps)
+        return Candidate(binding, first, last, stream[first].t, stream[last].t, key)
 
     def add(self, pending: Pending, candidates: list[Candidate]) -> None:
+        if not self.non_overlapping:
+            pending.undecided.extend(candidates)  # reported in any order; the engine sorts
+            return
         # ties (one set of events bound two ways) go by the binding, so every plan agrees
         candidates.sort(
             key=lambda c: (c.last, c.first, sorted(c.positions), sorted(c.binding.items()))
         )
         for candidate in candidates:
-            if self.non_overlapping:
-                pending.queues.setdefault(candidate.key, deque()).append(candidate)
-            else:
-                pending.undecided.append(candidate)
+            pending.queues.setdefault(candidate.key, deque()).append(candidate)
 
     def settle(self, pending: Pending, stream: Stream, watermark: Watermark) -> list[Candidate]:
         """The candidates that become matches now that time has reached `watermark`."""
