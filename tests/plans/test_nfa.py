@@ -43,3 +43,12 @@ def test_nfa_without_partitioning_equals_reference(case):
     plan = kleene.compile(case.pattern, plan="nfa")
     expected = ids(kleene.match(case.pattern, case.events, plan="reference"))
     assert ids(run(plan, case.events, partition=False)) == expected
+
+
+@given(cases(max_events=9), st.sampled_from(OUTPUTS))
+def test_nfa_backtrack_equals_reference(case, output):
+    expected = ids(kleene.match(case.pattern, case.events, plan="reference", output=output))
+    assert (
+        ids(kleene.match(case.pattern, case.events, plan="nfa_backtrack", output=output))
+        == expected
+    )

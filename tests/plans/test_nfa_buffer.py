@@ -46,9 +46,11 @@ def test_a_join_reads_one_match_per_merged_run():
     buffer = Buffer()
     x = buffer.add("a[1]", "a", 1, "x", (1,), None)
     y = buffer.add("a[1]", "a", 2, "y", (2,), None)
-    join = buffer.join((3,), [(x, (1,)), (y, (2,))])
+    join = buffer.join((3,), [(x, (1,), 1.0), (y, (2,), 2.0)])
     z = buffer.add("a[i]", "a", 3, "z", (3,), join)
     assert matches(buffer, z, (3,)) == [[1, 3], [2, 3]]
+    assert [p[0][1] for p in buffer.paths(z, (3,), since=1.5)] == [2]
+    assert len(join.pointers) == 1, "the expired history is gone for good"
     buffer.prune(2)
     assert [e.position for e in buffer.stacks["a[1]"]] == [2]
 

@@ -24,7 +24,7 @@ format are then applied as `reference` applies them.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,7 +41,7 @@ from kleene.plans.reference.checks import Binding, Checks, as_events
 from kleene.plans.reference.finalize import Finalizer, Pending
 from kleene.plans.reference.stream import Stream
 
-__all__ = ["Nfa", "NfaState", "Run"]
+__all__ = ["Nfa", "NfaState", "Run", "moves"]
 
 
 class _Node:
@@ -227,7 +227,7 @@ class Nfa(Plan):
         for run in state.runs:
             if window is not None and t - run.start > window:
                 continue
-            moves: list[tuple[Edge, Any, _Node]] | None = None
+            branches: list[tuple[Edge, Any, _Node]] | None = None
             taken = False
             if run.key == key and run.values == values:
                 for edge, code, target in run.node.by_type.get(event_type, ()):
@@ -244,9 +244,9 @@ class Nfa(Plan):
                     if edge.completes and (code.final is None or code.final(event, vector)):
                         self._complete(run, edge, position, event, completed, buffer)
                     if target is not None:
-                        if moves is None:
-                            moves = []
-                        moves.append((edge, vector, target))
+                        if branches is None:
+                            branches = []
+                        branches.append((edge, vector, target))
             if self.ignore_always:
                 ignored = True
             elif self.ignore_unless_taken:
@@ -256,11 +256,11 @@ class Nfa(Plan):
             if ignored:
                 survivors.append(run)
                 horizon = min(horizon, run.horizon)
-            if moves is not None:
-                created += len(moves)
-                if not ignored and len(moves) == 1:
+            if branches is not None:
+                created += len(branches)
+                if not ignored and len(branches) == 1:
                     # the run goes on one way: it keeps its version
-                    edge, vector, target = moves[0]
+                    edge, vector, target = branches[0]
                     successor = self._spawn(
                         buffer, run, edge, vector, target, run.version, position, event, survivors
                     )
@@ -269,7 +269,7 @@ class Nfa(Plan):
                     # the run splits: every branch, the ignoring one too, gets a new version,
                     # so a version labels only pointers written before its branch split off
                     base = run.version
-                    for edge, vector, target in moves:
+                    for edge, vector, target in branches:
                         version = (*base, run.children)
                         run.children += 1
                         self._spawn(
@@ -283,16 +283,9 @@ class Nfa(Plan):
             fresh = Run(
                 self.start_node, self.code.initial, key, values, t, position, position, (), None
             )
-            for edge, code, target in self.start_node.by_type.get(event_type, ()):
-                evaluations += 1
-                if code.local is not None and not code.local(event):
-                    continue
-                if code.check is not None and not code.check(event, fresh.vector):
-                    continue
-                vector = fresh.vector if code.update is None else code.update(fresh.vector, event)
-                if code.late is not None and not code.late(event, vector):
-                    continue
-                if edge.completes and (code.final is None or code.final(event, vector)):
+            evaluations += len(self.start_node.by_type.get(event_type, ()))
+            for edge, vector, target, completes in moves(self.start_node, fresh.vector, event):
+                if completes:
                     self._complete(fresh, edge, position, event, completed, buffer)
                 if target is not None:
                     state.versions += 1
@@ -352,9 +345,10 @@ class Nfa(Plan):
     ) -> None:
         """Read the matches a run completes on this take from the buffer."""
         window = self.window
-        for path in buffer.paths(run.last, run.version):
-            if window is not None and path and event.t - path[0][2].t > window:
-                continue  # a merged run that expired
+        since = None if window is None else event.t - window
+        for path in buffer.paths(run.last, run.version, since):
+            if since is not None and path and path[0][2].t < since:
+                continue  # one of the merged runs has expired
             bound: dict[str, list[int]] = {name: [] for name in edge.bound}
             for variable, at, _ in path:
                 bound[variable].append(at)
@@ -376,7 +370,7 @@ class Nfa(Plan):
                 continue
             state.versions += 1
             version = (state.versions,)
-            join = state.buffer.join(version, [(r.last, r.version) for r in group])
+            join = state.buffer.join(version, [(r.last, r.version, r.start) for r in group])
             youngest = max(group, key=lambda r: r.start)
             merged.append(
                 Run(
@@ -428,12 +422,10 @@ class Nfa(Plan):
         self._forget(state, watermark)
         return matches
 
-    def _forget(self, state: NfaState, watermark: Watermark) -> None:
+    def _forget(self, state: Any, watermark: Watermark) -> None:
         """Drop the events no run, undecided candidate or negation can still need."""
         stream = state.stream
-        needed = stream.end
-        for run in state.runs:
-            needed = min(needed, run.horizon)
+        needed = min((run.horizon for run in state.runs), default=stream.end)
         pending = state.pending
         for candidate in pending.undecided:
             needed = min(needed, candidate.first)
@@ -448,6 +440,24 @@ class Nfa(Plan):
             cut = min(cut, watermark.t - 2 * self.window)  # a negation looks back a window
         stream.drop_before(cut)
         state.kept = 2 * len(stream.events) + 64  # forget again when the stream has doubled
+
+
+def moves(
+    node: _Node, vector: tuple[Any, ...], event: Event
+) -> Iterator[tuple[Edge, tuple[Any, ...], _Node | None, bool]]:
+    """The takes a run standing at `node` with `vector` may make on `event`: each edge whose
+    formulas hold, with V after the take, the state it leads to (None: it can only complete)
+    and whether the run completes a match there."""
+    for edge, code, target in node.by_type.get(event.type, ()):
+        if code.local is not None and not code.local(event):
+            continue
+        if code.check is not None and not code.check(event, vector):
+            continue
+        after = vector if code.update is None else code.update(vector, event)
+        if code.late is not None and not code.late(event, after):
+            continue
+        completes = edge.completes and (code.final is None or code.final(event, after))
+        yield edge, after, target, completes
 
 
 def _nothing(vector: tuple[Any, ...]) -> None:

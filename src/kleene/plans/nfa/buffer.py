@@ -36,8 +36,9 @@ Version = tuple[int, ...]
 class Entry:
     """An event selected at one stack, with one labelled pointer per run that selected it.
 
-    A pointer is (label, predecessor entry or None, version to go on with or None: the same).
-    A join entry (merged runs) has no stack, variable or event.
+    A pointer is (label, predecessor entry or None, version to go on with or None: the same,
+    the latest start of the histories behind it or None). A join entry (merged runs) has no
+    stack, variable or event.
     """
 
     __slots__ = ("event", "pointers", "position", "variable")
@@ -46,7 +47,7 @@ class Entry:
         self.variable = variable
         self.position = position
         self.event = event
-        self.pointers: list[tuple[Version, Entry | None, Version | None]] = []
+        self.pointers: list[tuple[Version, Entry | None, Version | None, float | None]] = []
 
     def __repr__(self) -> str:
         return f"Entry({self.variable}, {self.position}, {len(self.pointers)} pointers)"
@@ -77,20 +78,25 @@ class Buffer:
         else:
             entry = Entry(variable, position, event)
             entries.append(entry)
-        entry.pointers.append((label, predecessor, None))
+        entry.pointers.append((label, predecessor, None, None))
         self.writes += 1
         return entry
 
-    def join(self, label: Version, members: list[tuple[Entry | None, Version]]) -> Entry:
-        """An entry standing for several merged runs, each (last entry, version)."""
+    def join(self, label: Version, members: list[tuple[Entry | None, Version, float]]) -> Entry:
+        """An entry standing for several merged runs, each (last entry, version, the latest
+        start among its histories)."""
         entry = Entry(None, -1, None)
-        entry.pointers = [(label, last, version) for last, version in members]
+        entry.pointers = [(label, last, version, start) for last, version, start in members]
         self.writes += len(members)
         return entry
 
-    def paths(self, entry: Entry | None, version: Version) -> Iterator[list[tuple[str, int, Any]]]:
+    def paths(
+        self, entry: Entry | None, version: Version, since: float | None = None
+    ) -> Iterator[list[tuple[str, int, Any]]]:
         """Every match history reachable from `entry` for the run of `version`: lists of
-        (variable, position, event), oldest first."""
+        (variable, position, event), oldest first. With `since`, merged histories that all
+        started before it are skipped, and dropped from their join for good (time only moves
+        on, so they stay expired)."""
         todo: list[tuple[Entry | None, Version, tuple[Any, ...] | None]] = [(entry, version, None)]
         while todo:
             current, version, taken = todo.pop()
@@ -103,7 +109,9 @@ class Buffer:
                 continue
             if current.variable is not None:
                 taken = ((current.variable, current.position, current.event), taken)
-            for label, predecessor, switch in current.pointers:
+            elif since is not None:
+                current.pointers = [p for p in current.pointers if p[3] is None or p[3] >= since]
+            for label, predecessor, switch, _ in current.pointers:
                 if version[: len(label)] == label:
                     todo.append((predecessor, version if switch is None else switch, taken))
 

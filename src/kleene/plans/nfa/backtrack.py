@@ -1,0 +1,256 @@
+"""The `nfa_backtrack` plan: the SASE+ paper's backtrack algorithm (section 5.3), for comparison.
+
+One run per partition at a time, the *singleton*, reads events until it fails or goes on
+caught up with the stream; a run the singleton splits off (by non-determinism) and every run an
+event begins are *postponed* on a stack with the position of the next event they must read.
+When the singleton fails, the most recently postponed run becomes the singleton and re-reads
+the stored events from its position on: depth first, where `nfa` goes breadth first. Each run
+keeps its own match (no shared buffer, no merging). The automaton and compiled formulas are
+`nfa`'s.
+
+A match is final once every run has read past its last event, so matches are reported later
+than `nfa` reports them (at the latest when the stream closes); the set of matches is the same.
+
+>>> import kleene
+>>> events = [{"type": t, "ts": i} for i, t in enumerate("AABB")]
+>>> engine = kleene.Engine("PATTERN SEQ(A a, B b)", plan="nfa_backtrack")
+>>> found = engine.send_many(events) + engine.close()
+>>> sorted(tuple(m.ids().values()) for m in found)
+[((0,), (2,)), ((0,), (3,)), ((1,), (2,)), ((1,), (3,))]
+>>> engine.metrics.as_dict()["reprocessed"] > 0
+True
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kleene.events import Event, Watermark
+from kleene.matches import Match
+from kleene.plans.base import register
+from kleene.plans.nfa import Nfa, _Node, moves
+from kleene.plans.reference.checks import Binding, as_events
+from kleene.plans.reference.finalize import Candidate, Pending
+from kleene.plans.reference.stream import Stream
+
+__all__ = ["BacktrackState", "NfaBacktrack"]
+
+Path = tuple[str, int, Any] | None  # (variable, position, the rest of the path) newest first
+
+
+class Branch:
+    """A run: where it stands, V, partition and equivalence values, start time and position,
+    its own match so far, and the position of the next event it reads (`fresh`: it has read
+    nothing yet)."""
+
+    __slots__ = ("fresh", "key", "next", "node", "origin", "path", "start", "values", "vector")
+
+    def __init__(
+        self,
+        node: _Node,
+        vector: tuple[Any, ...],
+        key: Hashable | None,
+        values: tuple[Hashable, ...],
+        start: float,
+        origin: int,
+        path: Path,
+        next: int,  # noqa: A002 - the position it reads next
+        fresh: bool = False,
+    ) -> None:
+        self.origin = origin
+        self.node = node
+        self.vector = vector
+        self.key = key
+        self.values = values
+        self.start = start
+        self.path = path
+        self.next = next
+        self.fresh = fresh
+
+
+@dataclass
+class BacktrackState:
+    stream: Stream = field(default_factory=Stream)
+    singleton: Branch | None = None
+    postponed: list[Branch] = field(default_factory=list)
+    found: list[tuple[int, int, Binding]] = field(default_factory=list)  # heap by last event
+    pending: Pending = field(default_factory=Pending)
+    tiebreak: int = 0
+    kept: int = 64
+    counters: dict[str, int] = field(
+        default_factory=lambda: dict.fromkeys(
+            ("runs_created", "edge_evaluations", "completions", "reprocessed"), 0
+        )
+    )
+
+
+@register
+class NfaBacktrack(Nfa):
+    """The backtrack algorithm over `nfa`'s automaton: depth first, one run at a time."""
+
+    name = "nfa_backtrack"
+
+    def new_state(self) -> BacktrackState:  # type: ignore[override]
+        return BacktrackState()
+
+    def live_runs(self, state: BacktrackState) -> int:  # type: ignore[override]
+        return len(state.postponed) + (state.singleton is not None)
+
+    def counters(self, state: BacktrackState) -> dict[str, int]:  # type: ignore[override]
+        return dict(state.counters)
+
+    def step(self, state: BacktrackState, event: Event) -> list[Match]:  # type: ignore[override]
+        position = state.stream.append(event)
+        values = self._values(event)
+        if values is not None:
+            key = None if self.partition is None else self._key(event)
+            begun = Branch(
+                self.start_node,
+                self.code.initial,
+                key,
+                values,
+                event.t,
+                position,
+                None,
+                position,
+                True,
+            )
+            state.postponed.append(begun)
+            state.counters["runs_created"] += 1
+        self._catch_up(state, position)
+        return self._release(state, Watermark(event.t, inclusive=False))
+
+    def advance(self, state: BacktrackState, watermark: Watermark) -> list[Match]:  # type: ignore[override]
+        if watermark.t == float("inf"):
+            self._drain(state, state.stream.end - 1)
+        return self._release(state, watermark)
+
+    def deadline(self, state: BacktrackState) -> float | None:  # type: ignore[override]
+        return self.finalizer.deadline(state.pending)
+
+    # -- depth first ----------------------------------------------------------------------
+
+    def _catch_up(self, state: BacktrackState, upto: int) -> None:
+        """Run the singleton to `upto`; while it fails, backtrack to the latest postponed run."""
+        while True:
+            run = state.singleton
+            if run is None:
+                if not state.postponed:
+                    return
+                run = state.postponed.pop()
+                if run.next < upto:  # events it reads from the queue after the fact
+                    state.counters["reprocessed"] += upto - run.next
+            state.singleton = self._read(state, run, upto)
+            if state.singleton is not None:
+                return
+
+    def _drain(self, state: BacktrackState, upto: int) -> None:
+        """Run every postponed run to `upto` (the stream ends)."""
+        caught: list[Branch] = []
+        while state.singleton is not None or state.postponed:
+            self._catch_up(state, upto)
+            if state.singleton is not None:
+                caught.append(state.singleton)
+                state.singleton = None
+        state.postponed = caught
+
+    def _read(self, state: BacktrackState, run: Branch | None, upto: int) -> Branch | None:
+        """Feed the run the events from its next position to `upto`; split-off runs are
+        postponed. The run that goes on, or None when it fails."""
+        stream = state.stream
+        window = self.window
+        counters = state.counters
+        while run is not None and run.next <= upto:
+            position = run.next
+            event = stream[position]
+            if window is not None and event.t - run.start > window:
+                return None
+            branches: list[Branch] = []
+            taken = False
+            key = None if self.partition is None else self._key(event)
+            if run.key == key and run.values == self._values(event):
+                counters["edge_evaluations"] += len(run.node.by_type.get(event.type, ()))
+                for edge, vector, target, completes in moves(run.node, run.vector, event):
+                    taken = taken or edge.direct
+                    path = (edge.variable, position, run.path)
+                    if completes:
+                        self._found(state, edge.bound, path)
+                    if target is not None:
+                        branches.append(
+                            Branch(
+                                target,
+                                vector,
+                                run.key,
+                                run.values,
+                                run.start,
+                                run.origin,
+                                path,
+                                position + 1,
+                            )
+                        )
+            if not run.fresh and self._ignores(run, key, taken):
+                run.next = position + 1
+                branches.insert(0, run)
+            counters["runs_created"] += len(branches) - (branches[:1] == [run])
+            if not branches:
+                return None
+            run = branches[0]
+            state.postponed.extend(reversed(branches[1:]))
+        return run
+
+    def _forget(self, state: Any, watermark: Watermark) -> None:
+        """Drop the events no run will read, no match found or pending binds, and no
+        negation of theirs can look back to (a window before their first event)."""
+        stream = state.stream
+        if stream.end == stream.base:
+            return
+        needed = stream.end - 1
+        for run in [*state.postponed, *([state.singleton] if state.singleton else [])]:
+            needed = min(needed, run.origin)
+        firsts = [min(ps[0] for ps in b.values() if ps) for _, _, b in state.found]
+        firsts += [c.first for c in state.pending.undecided]
+        firsts += [c.first for queue in state.pending.queues.values() for c in queue]
+        needed = max(stream.base, min(needed, *firsts)) if firsts else max(stream.base, needed)
+        cut = stream[needed].t
+        if self.negated and self.window is not None:
+            cut -= self.window
+        stream.drop_before(cut)
+
+    def _ignores(self, run: Branch, key: Hashable | None, taken: bool) -> bool:
+        if self.ignore_always:
+            return True
+        if self.ignore_unless_taken:
+            return not taken
+        return self.ignore_other_keys and key != run.key
+
+    def _found(self, state: BacktrackState, bound: tuple[str, ...], path: Path) -> None:
+        positions: dict[str, list[int]] = {name: [] for name in bound}
+        last = path[1] if path is not None else -1
+        while path is not None:
+            variable, position, path = path
+            positions[variable].append(position)
+        binding = {name: tuple(reversed(ps)) for name, ps in positions.items()}
+        state.tiebreak += 1
+        heapq.heappush(state.found, (last, state.tiebreak, binding))
+        state.counters["completions"] += 1
+
+    # -- reporting ------------------------------------------------------------------------
+
+    def _release(self, state: BacktrackState, watermark: Watermark) -> list[Match]:
+        """Hand the matches every run has read past to the finalizer, in completion order."""
+        stream = state.stream
+        runs = [*state.postponed, *([state.singleton] if state.singleton else [])]
+        frontier = min((r.next for r in runs), default=stream.end)
+        released: list[Candidate] = []
+        while state.found and state.found[0][0] < frontier:
+            _, _, binding = heapq.heappop(state.found)
+            released.append(self._candidate(binding, stream))
+        if released:
+            self.finalizer.add(state.pending, released)
+        reported = self.finalizer.settle(state.pending, stream, watermark)
+        matches = [Match(as_events(c.binding, stream), self.pattern_name) for c in reported]
+        self._forget(state, watermark)
+        return matches
