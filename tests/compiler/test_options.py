@@ -29,7 +29,7 @@ def test_bad_options(options, message):
 
 def test_unknown_plan():
     with pytest.raises(
-        kleene.PlanError, match="unknown plan 'fast'; the plans are: auto, nfa, reference"
+        kleene.PlanError, match="unknown plan 'fast'; the plans are: auto, nfa, nfa_backtrack, reference"
     ):
         kleene.compile("PATTERN SEQ(A a)", plan="fast")
 
