@@ -42,11 +42,19 @@ STRATEGIES = {"s2": "partition_contiguity", "s3": "skip_till_next_match"}
 
 
 def query(predicate: str, strategy: str, window: int, modulus: int = 100) -> str:
-    """The template with P, ES and the partition window W filled in."""
+    """The template with P, ES and the partition window W filled in. "p3*" is experiment 4's
+    harder variant: p3 followed by a third event c with `a[1].price < c.price <
+    a[a.len].price`."""
+    if predicate == "p3*":
+        structure = "SEQ(Stock+ a[], Stock b, Stock c)"
+        extra = " AND c.price > a[1].price AND c.price < a[a.len].price"
+        predicate = "p3"
+    else:
+        structure, extra = "SEQ(Stock+ a[], Stock b)", ""
     return (
-        f"PATTERN SEQ(Stock+ a[], Stock b)\n"
+        f"PATTERN {structure}\n"
         f"WHERE {STRATEGIES[strategy]} {{ [symbol] AND a[1].price % {modulus} = 0\n"
-        f"    AND {PREDICATES[predicate]} AND b.volume < 150 }}\n"
+        f"    AND {PREDICATES[predicate]} AND b.volume < 150{extra} }}\n"
         f"WITHIN {2 * window}"
     )
 
