@@ -304,7 +304,10 @@ class Nfa(Plan):
         state.runs = survivors
         if completed:
             counters["completions"] += len(completed)
-            self.finalizer.add(state.pending, [self._candidate(b, stream) for b in completed])
+            self.finalizer.add(
+                state.pending,
+                [self.finalizer.candidate(b, stream, self.partition_key) for b in completed],
+            )
         if state.pending.undecided or state.pending.queues:
             matches = self._settle(state, Watermark(t, inclusive=False))
         else:
@@ -387,15 +390,6 @@ class Nfa(Plan):
             )
             state.counters["runs_merged"] += len(group)
         return merged
-
-    def _candidate(self, binding: Binding, stream: Stream) -> Any:
-        key = None
-        if self.options.output == "non_overlapping":
-            partition = self.partition_key
-            if partition is not None:
-                first = min(p for ps in binding.values() for p in ps)
-                key = partition(stream[first])
-        return self.finalizer.candidate(binding, stream, key)
 
     # -- time ---------------------------------------------------------------------------
 

@@ -247,7 +247,7 @@ class NfaBacktrack(Nfa):
         released: list[Candidate] = []
         while state.found and state.found[0][0] < frontier:
             _, _, binding = heapq.heappop(state.found)
-            released.append(self._candidate(binding, stream))
+            released.append(self.finalizer.candidate(binding, stream, self.partition_key))
         if released:
             self.finalizer.add(state.pending, released)
         reported = self.finalizer.settle(state.pending, stream, watermark)

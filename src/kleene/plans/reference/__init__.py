@@ -27,8 +27,8 @@ from kleene.events import Event, Watermark
 from kleene.matches import Match
 from kleene.plans.base import Plan, register
 from kleene.plans.reference.bindings import completed_at
-from kleene.plans.reference.checks import Binding, Checks, as_events
-from kleene.plans.reference.finalize import Candidate, Finalizer, Pending
+from kleene.plans.reference.checks import Checks, as_events
+from kleene.plans.reference.finalize import Finalizer, Pending
 from kleene.plans.reference.runs import Run, Runs
 from kleene.plans.reference.stream import Stream
 
@@ -77,7 +77,10 @@ class Reference(Plan):
             )
         else:
             state.runs, bindings = self.automaton.step(state.runs, event, position, stream)
-        self.finalizer.add(state.pending, [self.candidate(b, stream) for b in bindings])
+        self.finalizer.add(
+            state.pending,
+            [self.finalizer.candidate(b, stream, self.partition_key) for b in bindings],
+        )
         return self.settle(state, Watermark(event.t, inclusive=False))
 
     def advance(self, state: ReferenceState, watermark: Watermark) -> list[Match]:
@@ -87,15 +90,6 @@ class Reference(Plan):
 
     def deadline(self, state: ReferenceState) -> float | None:
         return self.finalizer.deadline(state.pending)
-
-    def candidate(self, binding: Binding, stream: Stream) -> Candidate:
-        key = None
-        if self.options.output == "non_overlapping":
-            partition = self.partition_key
-            if partition is not None:
-                first = min(p for ps in binding.values() for p in ps)
-                key = partition(stream[first])
-        return self.finalizer.candidate(binding, stream, key)
 
     def settle(self, state: ReferenceState, watermark: Watermark) -> list[Match]:
         stream = state.stream

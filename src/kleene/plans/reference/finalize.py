@@ -20,13 +20,13 @@ match is reported only if it starts after the previous reported match of that pa
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from functools import cached_property
 
 from kleene.compiler.analysis import Analysis, Negated
 from kleene.compiler.evaluate import attribute
-from kleene.events import Watermark
+from kleene.events import Event, Watermark
 from kleene.plans.reference.checks import Binding, Checks, as_events
 from kleene.plans.reference.stream import Stream
 
@@ -67,9 +67,20 @@ class Finalizer:
         self.non_overlapping = non_overlapping
         self.negations = tuple(analysis.negations.values())
 
-    def candidate(self, binding: Binding, stream: Stream, key: Hashable | None) -> Candidate:
+    def candidate(
+        self,
+        binding: Binding,
+        stream: Stream,
+        partition: Callable[[Event], Hashable | None] | None,
+    ) -> Candidate:
+        """A complete binding as a candidate; with non-overlapping output, `partition` (the
+        plan's partition key, None: the whole stream is one) groups candidates by the key of
+        their first event."""
         first = min(ps[0] for ps in binding.values() if ps)
         last = max(ps[-1] for ps in binding.values() if ps)
+        key = None
+        if self.non_overlapping and partition is not None:
+            key = partition(stream[first])
         return Candidate(binding, first, last, stream[first].t, stream[last].t, key)
 
     def add(self, pending: Pending, candidates: list[Candidate]) -> None:
