@@ -174,6 +174,12 @@ def _parser() -> argparse.ArgumentParser:
         default=["nfa:merge=False", "nfa"],
         help="plans to compare, NAME or NAME:option=value (nfa:merge=False nfa)",
     )
+    nfa.add_argument(
+        "--breakdown",
+        action="store_true",
+        help="run each nfa setting again with construct=False and report the share of time "
+        "spent matching (the rest builds the matches)",
+    )
     nfa.set_defaults(run=_bench_nfa)
 
     gen = commands.add_parser("gen", help="generate event data", description="Generate event data.")
@@ -520,7 +526,9 @@ def _bench_nfa(args: argparse.Namespace) -> int:
                 text = bench.query(predicate, strategy, window, args.modulus)
                 for name, options in settings:
                     setting = f"{predicate}{strategy} W={window}"
-                    results.append(bench.measure(text, name, stream, setting, **options))
+                    results.append(
+                        bench.measure(text, name, stream, setting, args.breakdown, **options)
+                    )
                     print(f"kleene: {results[-1]}", file=sys.stderr)
     print(bench.table(results, baseline=results[0].plan if results else None))
     return 0

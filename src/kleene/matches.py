@@ -11,11 +11,16 @@ Match(a=[0], b=[1, 3])
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
+from itertools import chain
+from operator import attrgetter
 from typing import Any
 
 from kleene.events import Event, Timestamp
 
 __all__ = ["Match"]
+
+_id = attrgetter("id")
+_t = attrgetter("t")
 
 
 class Match:
@@ -37,7 +42,7 @@ class Match:
         setter = object.__setattr__
         setter(self, "bindings", dict(bindings))
         setter(self, "pattern", pattern)
-        ids = tuple((n, tuple(e.id for e in es)) for n, es in self.bindings.items())
+        ids = tuple((n, tuple(map(_id, es))) for n, es in self.bindings.items())
         setter(self, "key", (pattern, ids))
 
     def __setattr__(self, name: str, value: object) -> None:
@@ -46,7 +51,7 @@ class Match:
     @property
     def events(self) -> tuple[Event, ...]:
         """Every bound event, variable by variable in pattern order."""
-        return tuple(e for events in self.bindings.values() for e in events)
+        return tuple(chain.from_iterable(self.bindings.values()))
 
     @property
     def start(self) -> Event:
@@ -68,16 +73,11 @@ class Match:
 
     def ids(self) -> dict[str, tuple[Hashable | None, ...]]:
         """Each variable's event ids."""
-        return {name: tuple(e.id for e in events) for name, events in self.bindings.items()}
+        return {name: tuple(map(_id, events)) for name, events in self.bindings.items()}
 
     def sort_key(self) -> tuple[Any, ...]:
         events = self.events
-        return (
-            max(e.t for e in events),
-            min(e.t for e in events),
-            tuple(e.id for e in events),
-            self.key,
-        )
+        return (max(map(_t, events)), min(map(_t, events)), tuple(map(_id, events)), self.key)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict: pattern, start and end timestamps, each variable's events."""

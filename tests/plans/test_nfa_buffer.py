@@ -1,11 +1,13 @@
 """The shared versioned buffer (SASE+ section 5.1, Figure 4) and the nfa plan's counters."""
 
+import pytest
+
 import kleene
 from kleene.plans.nfa.buffer import Buffer
 
 
 def matches(buffer, entry, version):
-    return sorted([position for _, position, _ in path] for path in buffer.paths(entry, version))
+    return sorted([entry.position for entry in path] for path in buffer.paths(entry, version))
 
 
 def test_versions_keep_two_runs_apart_in_shared_stacks():
@@ -49,7 +51,7 @@ def test_a_join_reads_one_match_per_merged_run():
     join = buffer.join((3,), [(x, (1,), 1.0), (y, (2,), 2.0)])
     z = buffer.add("a[i]", "a", 3, "z", (3,), join)
     assert matches(buffer, z, (3,)) == [[1, 3], [2, 3]]
-    assert [p[0][1] for p in buffer.paths(z, (3,), since=1.5)] == [2]
+    assert [p[0].position for p in buffer.paths(z, (3,), since=1.5)] == [2]
     assert len(join.pointers) == 1, "the expired history is gone for good"
     buffer.prune(2)
     assert [e.position for e in buffer.stacks["a[1]"]] == [2]
@@ -84,3 +86,27 @@ def test_equivalent_runs_merge_and_still_give_every_match():
     assert counts["peak_runs"] < basic.metrics.as_dict()["peak_runs"]
     assert counts["runs_created"] > 0 and counts["edge_evaluations"] > 0
     assert counts["buffer_writes"] > 0 and counts["completions"] == len(found)
+
+
+def test_construct_false_matches_without_building():
+    """SASE+ Expt 6 times matching alone: the runs still reach the final state as often, but
+    no match is read from the buffer."""
+    events = stock([(5, 900), (5, 900), (6, 900), (7, 100), (8, 100), (9, 100)])
+    full = kleene.Engine(QUERY, plan="nfa")
+    found = full.send_many(events) + full.close()
+    bare = kleene.Engine(QUERY, plan="nfa", construct=False)
+    assert bare.send_many(events) + bare.close() == []
+    counts, bare_counts = full.metrics.as_dict(), bare.metrics.as_dict()
+    assert found and bare_counts["completions"] == 0
+    assert bare_counts["final_takes"] == counts["final_takes"] > 0
+    assert bare_counts["edge_evaluations"] == counts["edge_evaluations"]
+
+
+def test_construct_false_is_refused_where_it_cannot_hold():
+    for plan, options in [
+        ("reference", {}),
+        ("nfa_backtrack", {}),
+        ("nfa", {"output": "non_overlapping"}),
+    ]:
+        with pytest.raises(kleene.PlanError, match="construct=False"):
+            kleene.Engine(QUERY, plan=plan, construct=False, **options)

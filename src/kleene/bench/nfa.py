@@ -14,7 +14,7 @@ once per ~900 events of a symbol, so M is a parameter (default 100).
 
 Each `measure` runs one query with one plan over the same generated events in-process and
 reports throughput with the paper's profile: runs per event, mean match length, and (with
-`construct=False`) the matching cost alone.
+`breakdown`) the share of the time spent matching rather than building matches.
 
 >>> from kleene.bench.nfa import measure, query
 >>> result = measure(query("p2", "s2", 50), "nfa", StockStream(size=2000, symbols=2, p_up=0.7))
@@ -25,11 +25,14 @@ reports throughput with the paper's profile: runs per event, mean match length, 
 from __future__ import annotations
 
 import time
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
 import kleene
 from kleene.bench.workloads import StockStream
+from kleene.errors import PlanError
+from kleene.events import Event
 
 __all__ = ["PREDICATES", "STRATEGIES", "Result", "measure", "query", "table"]
 
@@ -69,6 +72,8 @@ class Result:
     runs_created: int
     peak_runs: int
     matched_events: int
+    #: The same run's time without building matches (None: not measured).
+    matching_seconds: float | None = None
 
     @property
     def throughput(self) -> float:
@@ -78,17 +83,58 @@ class Result:
     def mean_length(self) -> float:
         return self.matched_events / self.matches if self.matches else 0.0
 
+    @property
+    def matching_share(self) -> float | None:
+        """The share of the time spent matching; the rest builds the matches (Table 2)."""
+        if self.matching_seconds is None or not self.seconds:
+            return None
+        return min(1.0, self.matching_seconds / self.seconds)
+
     def __str__(self) -> str:
-        return (
+        text = (
             f"{self.setting} {self.plan}: {self.throughput:,.0f} events/s, "
             f"{self.matches:,} matches of {self.mean_length:.1f} events, "
             f"{self.runs_created / max(1, self.events):.3f} runs/event"
         )
+        share = self.matching_share
+        return text if share is None else f"{text}, {share:.0%} matching"
 
 
-def measure(text: str, plan: str, stream: StockStream, setting: str = "", **options: Any) -> Result:
-    """Run one query with one plan over the stream's events; time only the matching."""
+def measure(
+    text: str,
+    plan: str,
+    stream: StockStream,
+    setting: str = "",
+    breakdown: bool = False,
+    **options: Any,
+) -> Result:
+    """Run one query with one plan over the stream's events; time only the engine. With
+    `breakdown`, run it again with `construct=False` to split the time into matching and
+    match construction."""
     events = list(stream.events())
+    seconds, matches, matched_events, counts = _run(text, plan, events, options)
+    matching = None
+    if breakdown:
+        with suppress(PlanError):  # a plan that always builds its matches: no breakdown
+            matching = _run(text, plan, events, {**options, "construct": False})[0]
+    label = plan if not options else f"{plan} ({', '.join(f'{k}={v}' for k, v in options.items())})"
+    return Result(
+        setting,
+        label,
+        len(events),
+        seconds,
+        matches,
+        counts.get("runs_created", 0),
+        counts.get("peak_runs", 0),
+        matched_events,
+        matching,
+    )
+
+
+def _run(
+    text: str, plan: str, events: list[Event], options: dict[str, Any]
+) -> tuple[float, int, int, dict[str, Any]]:
+    """Seconds, matches, matched events and metrics of one engine run over the events."""
     engine = kleene.Engine(text, plan, **options)
     matches = 0
     matched_events = 0
@@ -101,25 +147,18 @@ def measure(text: str, plan: str, stream: StockStream, setting: str = "", **opti
         matches += 1
         matched_events += len(found.events)
     seconds = time.perf_counter() - start
-    counts = engine.metrics.as_dict()
-    label = plan if not options else f"{plan} ({', '.join(f'{k}={v}' for k, v in options.items())})"
-    return Result(
-        setting,
-        label,
-        len(events),
-        seconds,
-        matches,
-        counts.get("runs_created", 0),
-        counts.get("peak_runs", 0),
-        matched_events,
-    )
+    return seconds, matches, matched_events, engine.metrics.as_dict()
 
 
 def table(results: list[Result], baseline: str | None = None) -> str:
     """A Markdown table; with `baseline`, each row's throughput as a ratio to that plan's
-    in the same setting."""
+    in the same setting; with breakdowns, the share of time spent matching."""
     head = "| setting | plan | events/s | matches | mean length | runs/event | peak runs |"
     rule = "|---|---|---:|---:|---:|---:|---:|"
+    shares = any(r.matching_share is not None for r in results)
+    if shares:
+        head += " matching |"
+        rule += "---:|"
     if baseline is not None:
         head += f" vs {baseline} |"
         rule += "---:|"
@@ -130,6 +169,9 @@ def table(results: list[Result], baseline: str | None = None) -> str:
             f"| {r.setting} | {r.plan} | {r.throughput:,.0f} | {r.matches:,} | "
             f"{r.mean_length:.1f} | {r.runs_created / max(1, r.events):.3f} | {r.peak_runs:,} |"
         )
+        if shares:
+            share = r.matching_share
+            row += " |" if share is None else f" {share:.0%} |"
         if baseline is not None:
             ratio = r.throughput / base[r.setting] if r.setting in base else float("nan")
             row += f" {ratio:.2f}x |"

@@ -36,6 +36,9 @@ class Options:
     - `functions`: extra functions predicates may call, by name.
     - `name`: the pattern's name in matches.
     - `merge`: the `nfa` plan merges equivalent runs (True); False measures what that saves.
+    - `construct`: the `nfa` plan reads each match from its buffer (True); False skips that
+      and returns no matches, so a benchmark can time the pattern matching alone (SASE+
+      Expt 6). The metrics still count the runs reaching the final state (`final_takes`).
     """
 
     output: Literal["all", "non_overlapping"] = "all"
@@ -45,6 +48,7 @@ class Options:
     )
     name: str = "pattern"
     merge: bool = True
+    construct: bool = True
 
     @classmethod
     def build(cls, **options: Any) -> Options:

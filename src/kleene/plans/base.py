@@ -47,6 +47,8 @@ class Plan(ABC):
     @classmethod
     def unsupported(cls, analysis: Analysis, options: Options) -> str | None:
         """Why this plan cannot run the pattern, or None when it can."""
+        if not options.construct:
+            return "it always builds its matches (construct=False is for the nfa plan)"
         return None
 
     @property

@@ -201,7 +201,8 @@ class Engine:
         return reported
 
     def _report(self, matches: list[Match]) -> list[Match]:
-        matches.sort(key=Match.sort_key)
+        if len(matches) > 1:
+            matches.sort(key=Match.sort_key)
         self._metrics.matches += len(matches)
         return matches
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
+from itertools import groupby
 from typing import Any
 
 from kleene.compiler.analysis import Analysis
@@ -116,7 +117,7 @@ class NfaState:
     kept: int = 64
     counters: dict[str, int] = field(
         default_factory=lambda: dict.fromkeys(
-            ("runs_created", "runs_merged", "edge_evaluations", "completions"), 0
+            ("runs_created", "runs_merged", "edge_evaluations", "final_takes", "completions"), 0
         )
     )
 
@@ -136,6 +137,7 @@ class Nfa(Plan):
             analysis, self.checks, self.window, options.output == "non_overlapping"
         )
         self.merge = options.merge
+        self.construct = options.construct
         strategy = analysis.strategy
         self.partition = analysis.partition
         self.ignore_always = strategy == "skip_till_any_match"
@@ -147,6 +149,15 @@ class Nfa(Plan):
         self.start_node = self.nodes[0]
         self._last: tuple[Event | None, Hashable | None] = (None, None)
         self._values = _equivalence(self.equivalences)
+
+    @classmethod
+    def unsupported(cls, analysis: Analysis, options: Options) -> str | None:
+        if not options.construct and options.output != "all":
+            return (
+                "construct=False needs output='all' "
+                "(non-overlapping output prunes runs by the matches it reports)"
+            )
+        return None
 
     def _nodes(self) -> list[_Node]:
         variables = self.automaton.variables
@@ -223,6 +234,7 @@ class Nfa(Plan):
         completed: list[Binding] = []
         evaluations = 0
         created = 0
+        finals = 0
         horizon = position + 1
         for run in state.runs:
             if window is not None and t - run.start > window:
@@ -242,7 +254,9 @@ class Nfa(Plan):
                     if edge.direct:
                         taken = True
                     if edge.completes and (code.final is None or code.final(event, vector)):
-                        self._complete(run, edge, position, event, completed, buffer)
+                        finals += 1
+                        if self.construct:
+                            self._complete(run, edge, position, event, completed, buffer)
                     if target is not None:
                         if branches is None:
                             branches = []
@@ -286,7 +300,9 @@ class Nfa(Plan):
             evaluations += len(self.start_node.by_type.get(event_type, ()))
             for edge, vector, target, completes in moves(self.start_node, fresh.vector, event):
                 if completes:
-                    self._complete(fresh, edge, position, event, completed, buffer)
+                    finals += 1
+                    if self.construct:
+                        self._complete(fresh, edge, position, event, completed, buffer)
                 if target is not None:
                     state.versions += 1
                     version = (state.versions,)
@@ -299,6 +315,7 @@ class Nfa(Plan):
         counters = state.counters
         counters["edge_evaluations"] += evaluations
         counters["runs_created"] += created
+        counters["final_takes"] += finals
         if self.merge and len(survivors) > 1:
             survivors = self._merged(state, survivors)
         state.runs = survivors
@@ -350,11 +367,11 @@ class Nfa(Plan):
         window = self.window
         since = None if window is None else event.t - window
         for path in buffer.paths(run.last, run.version, since):
-            if since is not None and path and path[0][2].t < since:
+            if since is not None and path and path[0].event.t < since:
                 continue  # one of the merged runs has expired
             bound: dict[str, list[int]] = {name: [] for name in edge.bound}
-            for variable, at, _ in path:
-                bound[variable].append(at)
+            for variable, entries in groupby(path, _variable):
+                bound[variable].extend(map(_position, entries))
             bound[edge.variable].append(position)
             completed.append({name: tuple(ps) for name, ps in bound.items()})
 
@@ -452,6 +469,10 @@ def moves(
             continue
         completes = edge.completes and (code.final is None or code.final(event, after))
         yield edge, after, target, completes
+
+
+_variable = operator.attrgetter("variable")
+_position = operator.attrgetter("position")
 
 
 def _nothing(vector: tuple[Any, ...]) -> None:

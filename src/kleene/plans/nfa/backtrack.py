@@ -28,6 +28,8 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kleene.compiler.analysis import Analysis
+from kleene.compiler.options import Options
 from kleene.events import Event, Watermark
 from kleene.matches import Match
 from kleene.plans.base import register
@@ -92,6 +94,15 @@ class NfaBacktrack(Nfa):
     """The backtrack algorithm over `nfa`'s automaton: depth first, one run at a time."""
 
     name = "nfa_backtrack"
+
+    @classmethod
+    def unsupported(cls, analysis: Analysis, options: Options) -> str | None:
+        if not options.construct:
+            return (
+                "the backtrack algorithm builds each match as it finds it "
+                "(construct=False is for the nfa plan)"
+            )
+        return None
 
     def new_state(self) -> BacktrackState:  # type: ignore[override]
         return BacktrackState()

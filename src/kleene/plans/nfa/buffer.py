@@ -6,7 +6,9 @@ every run that selected the event, labelled with that run's *version*: a Dewey n
 grows as runs split. A run keeps its version while it goes one way; when it splits, each new
 branch gets the version extended by a fresh digit. A pointer labelled v belongs to the history
 of run u when v is a prefix of u, so a traversal from a run's last entry along pointers whose
-labels are prefixes of its version retrieves exactly that run's match.
+labels are prefixes of its version retrieves exactly that run's match. The versions of the
+runs alive at one time are prefix-free (a run that splits gives up its version), so at most
+one pointer of an entry fits a version, and a traversal stops looking at the first.
 
 Merged runs (section 5.2.2) get a fresh version and a *join* entry that points to the last
 entry of each merged run under its own version; a traversal through a join yields one match
@@ -18,7 +20,7 @@ per merged run.
 >>> e3 = buffer.add("a[1]", "a", 3, "e3", (2,), None)
 >>> e4 = buffer.add("a[i]", "a", 4, "e4", (1,), e2)
 >>> e4 = buffer.add("a[i]", "a", 4, "e4", (2,), e3)
->>> [[p for _, p, _ in path] for path in buffer.paths(e4, (2,))]
+>>> [[entry.position for entry in path] for path in buffer.paths(e4, (2,))]
 [[3, 4]]
 """
 
@@ -92,28 +94,35 @@ class Buffer:
 
     def paths(
         self, entry: Entry | None, version: Version, since: float | None = None
-    ) -> Iterator[list[tuple[str, int, Any]]]:
-        """Every match history reachable from `entry` for the run of `version`: lists of
-        (variable, position, event), oldest first. With `since`, merged histories that all
-        started before it are skipped, and dropped from their join for good (time only moves
-        on, so they stay expired)."""
-        todo: list[tuple[Entry | None, Version, tuple[Any, ...] | None]] = [(entry, version, None)]
+    ) -> Iterator[list[Entry]]:
+        """Every match history reachable from `entry` for the run of `version`: the entries of
+        its selected events, oldest first. With `since`, merged histories that all started
+        before it are skipped, and dropped from their join for good (time only moves on, so
+        they stay expired)."""
+        todo: list[tuple[Entry | None, Version, list[Entry]]] = [(entry, version, [])]
         while todo:
-            current, version, taken = todo.pop()
-            if current is None:
-                path: list[tuple[str, int, Any]] = []
-                while taken is not None:
-                    path.append(taken[0])
-                    taken = taken[1]
+            current, version, path = todo.pop()
+            while current is not None:
+                if current.variable is not None:
+                    path.append(current)
+                elif since is not None:
+                    current.pointers = [
+                        p for p in current.pointers if p[3] is None or p[3] >= since
+                    ]
+                follow = None
+                for label, predecessor, switch, _ in current.pointers:
+                    if label is version or version[: len(label)] == label:
+                        if follow is not None:  # a join: the histories part here
+                            todo.append((*follow, path.copy()))
+                        follow = (predecessor, version if switch is None else switch)
+                        if current.variable is not None:
+                            break  # live versions are prefix-free: one pointer fits
+                if follow is None:
+                    break  # no history of this version passes here
+                current, version = follow
+            else:
+                path.reverse()
                 yield path
-                continue
-            if current.variable is not None:
-                taken = ((current.variable, current.position, current.event), taken)
-            elif since is not None:
-                current.pointers = [p for p in current.pointers if p[3] is None or p[3] >= since]
-            for label, predecessor, switch, _ in current.pointers:
-                if version[: len(label)] == label:
-                    todo.append((predecessor, version if switch is None else switch, taken))
 
     def prune(self, horizon: int) -> None:
         """Drop the entries of events before position `horizon`, which no live run reaches."""

@@ -15,7 +15,8 @@ Binding = Mapping[str, tuple[int, ...]]  # variable -> positions of its events
 
 
 def as_events(binding: Binding, stream: Stream) -> dict[str, tuple[Event, ...]]:
-    return {name: tuple(stream[p] for p in positions) for name, positions in binding.items()}
+    events, base = stream.events, stream.base
+    return {name: tuple([events[p - base] for p in ps]) for name, ps in binding.items()}
 
 
 class Checks:
