@@ -11,6 +11,7 @@ Match(a=[0], b=[1, 3])
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
+from functools import total_ordering
 from itertools import chain
 from operator import attrgetter
 from typing import Any
@@ -28,25 +29,43 @@ class Match:
 
     Negated variables are never bound; a Kleene variable of `T*` may be bound to no events;
     variables of an OR branch the match did not take are absent. Matches compare by pattern
-    name and bindings, and sort by end time, then start time, then event ids.
+    name and bindings, and sort by end time, then start time, then event ids. A plan that
+    knows the earliest and latest event time passes them as `times`; everything else a match
+    derives from its events is computed when first asked for, so a long match costs little
+    until it is looked at.
     """
 
-    __slots__ = ("bindings", "key", "pattern")
+    __slots__ = ("_key", "_times", "bindings", "pattern")
 
     bindings: Mapping[str, tuple[Event, ...]]
     pattern: str
-    #: The match as a value: pattern name and each variable's event ids.
-    key: tuple[Any, ...]
+    _times: tuple[float, float] | None
+    _key: tuple[Any, ...] | None
 
-    def __init__(self, bindings: Mapping[str, tuple[Event, ...]], pattern: str = "pattern") -> None:
+    def __init__(
+        self,
+        bindings: Mapping[str, tuple[Event, ...]],
+        pattern: str = "pattern",
+        times: tuple[float, float] | None = None,
+    ) -> None:
         setter = object.__setattr__
         setter(self, "bindings", dict(bindings))
         setter(self, "pattern", pattern)
-        ids = tuple((n, tuple(map(_id, es))) for n, es in self.bindings.items())
-        setter(self, "key", (pattern, ids))
+        setter(self, "_times", times)
+        setter(self, "_key", None)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("matches are immutable")
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        """The match as a value: pattern name and each variable's event ids."""
+        key = self._key
+        if key is None:
+            ids = tuple((n, tuple(map(_id, es))) for n, es in self.bindings.items())
+            key = (self.pattern, ids)
+            object.__setattr__(self, "_key", key)
+        return key
 
     @property
     def events(self) -> tuple[Event, ...]:
@@ -56,12 +75,12 @@ class Match:
     @property
     def start(self) -> Event:
         """The earliest event of the match."""
-        return min(self.events, key=lambda e: e.t)
+        return min(self.events, key=_t)
 
     @property
     def end(self) -> Event:
         """The latest event of the match."""
-        return max(self.events, key=lambda e: e.t)
+        return max(self.events, key=_t)
 
     @property
     def start_ts(self) -> Timestamp:
@@ -75,9 +94,14 @@ class Match:
         """Each variable's event ids."""
         return {name: tuple(map(_id, events)) for name, events in self.bindings.items()}
 
-    def sort_key(self) -> tuple[Any, ...]:
-        events = self.events
-        return (max(map(_t, events)), min(map(_t, events)), tuple(map(_id, events)), self.key)
+    def sort_key(self) -> tuple[float, float, _Ties]:
+        """End time, start time, then (read only for ties) event ids and the match's key."""
+        times = self._times
+        if times is None:
+            events = self.events
+            times = (min(map(_t, events)), max(map(_t, events)))
+            object.__setattr__(self, "_times", times)
+        return (times[1], times[0], _Ties(self))
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict: pattern, start and end timestamps, each variable's events."""
@@ -102,4 +126,31 @@ class Match:
         return f"Match({parts})"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (Match, (self.bindings, self.pattern))
+        return (Match, (self.bindings, self.pattern, self._times))
+
+
+@total_ordering
+class _Ties:
+    """The tail of a match's sort key, built only when two matches tie on their times."""
+
+    __slots__ = ("_order", "match")
+
+    def __init__(self, match: Match) -> None:
+        self.match = match
+        self._order: tuple[Any, ...] | None = None
+
+    @property
+    def order(self) -> tuple[Any, ...]:
+        if self._order is None:
+            self._order = (tuple(map(_id, self.match.events)), self.match.key)
+        return self._order
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _Ties):
+            return NotImplemented
+        return self.order == other.order
+
+    def __lt__(self, other: _Ties) -> bool:
+        return self.order < other.order
+
+    __hash__ = None  # type: ignore[assignment]

@@ -7,7 +7,9 @@ from kleene.plans.nfa.buffer import Buffer
 
 
 def matches(buffer, entry, version):
-    return sorted([entry.position for entry in path] for path in buffer.paths(entry, version))
+    return sorted(
+        [p for ps in h.positions.values() for p in ps] for h in buffer.histories(entry, version)
+    )
 
 
 def test_versions_keep_two_runs_apart_in_shared_stacks():
@@ -48,10 +50,10 @@ def test_a_join_reads_one_match_per_merged_run():
     buffer = Buffer()
     x = buffer.add("a[1]", "a", 1, "x", (1,), None)
     y = buffer.add("a[1]", "a", 2, "y", (2,), None)
-    join = buffer.join((3,), [(x, (1,), 1.0), (y, (2,), 2.0)])
+    join = buffer.join((3,), [(x, (1,), 1.0, None), (y, (2,), 2.0, None)])
     z = buffer.add("a[i]", "a", 3, "z", (3,), join)
     assert matches(buffer, z, (3,)) == [[1, 3], [2, 3]]
-    assert [p[0].position for p in buffer.paths(z, (3,), since=1.5)] == [2]
+    assert [h.positions for h in buffer.histories(z, (3,), since=1.5)] == [{"a": (2, 3)}]
     assert len(join.pointers) == 1, "the expired history is gone for good"
     buffer.prune(2)
     assert [e.position for e in buffer.stacks["a[1]"]] == [2]

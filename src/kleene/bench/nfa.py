@@ -142,10 +142,10 @@ def _run(
     for event in events:
         for found in engine.send(event):
             matches += 1
-            matched_events += len(found.events)
+            matched_events += sum(map(len, found.bindings.values()))
     for found in engine.close():
         matches += 1
-        matched_events += len(found.events)
+        matched_events += sum(map(len, found.bindings.values()))
     seconds = time.perf_counter() - start
     return seconds, matches, matched_events, engine.metrics.as_dict()
 

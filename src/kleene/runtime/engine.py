@@ -72,6 +72,7 @@ class Engine:
         self._arrivals = 0
         self._last_t: float | None = None
         self._datetimes: bool | None = None
+        self._ts_type: type = type(None)
         self._watermark: Watermark | None = None
         self._closed = False
 
@@ -146,6 +147,13 @@ class Engine:
     # -- internals -----------------------------------------------------------------------
 
     def _check_time(self, event: Event) -> None:
+        last = self._last_t
+        if last is not None and type(event.ts) is self._ts_type and event.t >= last:
+            watermark = self._watermark
+            if watermark is None or not watermark.settles(event.t):
+                self._last_t = event.t
+                return  # the common case: in order, of the kind seen before
+        self._ts_type = type(event.ts)
         is_datetime = not isinstance(event.ts, int | float)
         if self._datetimes is None:
             self._datetimes = is_datetime

@@ -26,8 +26,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
-from itertools import groupby
-from typing import Any
+from typing import Any, NamedTuple
 
 from kleene.compiler.analysis import Analysis
 from kleene.compiler.evaluate import shared_values
@@ -36,13 +35,27 @@ from kleene.events import Event, Watermark
 from kleene.matches import Match
 from kleene.plans.base import Plan, register
 from kleene.plans.nfa.automaton import Automaton, Edge, build
-from kleene.plans.nfa.buffer import Buffer, Entry, Version
-from kleene.plans.nfa.vector import Compiled, EdgeCode, compile_automaton
-from kleene.plans.reference.checks import Binding, Checks, as_events
+from kleene.plans.nfa.buffer import Buffer, Entry, Memo, Version
+from kleene.plans.nfa.vector import Compiled, compile_automaton
+from kleene.plans.reference.checks import Binding, Checks
 from kleene.plans.reference.finalize import Finalizer, Pending
 from kleene.plans.reference.stream import Stream
 
 __all__ = ["Nfa", "NfaState", "Run", "moves"]
+
+
+class _Move(NamedTuple):
+    """An edge as the run loop reads it: its compiled formulas unpacked, where it leads."""
+
+    edge: Edge
+    local: Callable[[Event], bool] | None
+    check: Callable[[Event, tuple[Any, ...]], bool] | None
+    update: Callable[[tuple[Any, ...], Event], tuple[Any, ...]] | None
+    late: Callable[[Event, tuple[Any, ...]], bool] | None
+    final: Callable[[Event, tuple[Any, ...]], bool] | None
+    target: _Node | None
+    direct: bool
+    completes: bool
 
 
 class _Node:
@@ -54,7 +67,7 @@ class _Node:
         self,
         id: int,  # noqa: A002 - the automaton state's id
         label: str,
-        by_type: dict[str, tuple[tuple[Edge, EdgeCode, _Node | None], ...]],
+        by_type: dict[str, tuple[_Move, ...]],
         mask: Callable[[tuple[Any, ...]], Any],
     ) -> None:
         self.id = id
@@ -66,13 +79,15 @@ class _Node:
 class Run:
     """A run's computation state: where it stands, V, partition and equivalence values, the
     youngest start time and its position, the oldest start position (for pruning), its
-    version, how many branches it has split off, and its last entry in the buffer."""
+    version, how many branches it has split off, its last entry in the buffer and the
+    histories it read from there last (a memo, or None)."""
 
     __slots__ = (
         "children",
         "horizon",
         "key",
         "last",
+        "memo",
         "node",
         "origin",
         "start",
@@ -92,6 +107,7 @@ class Run:
         horizon: int,
         version: Version,
         last: Entry | None,
+        memo: Memo | None = None,
     ) -> None:
         self.node = node
         self.vector = vector
@@ -103,6 +119,7 @@ class Run:
         self.version = version
         self.children = 0
         self.last = last
+        self.memo = memo
 
 
 @dataclass
@@ -169,12 +186,23 @@ class Nfa(Plan):
             )
             nodes.append(_Node(state.id, state.label, {}, getter))
         for state in self.automaton.states:
-            by_type: dict[str, list[tuple[Edge, EdgeCode, _Node | None]]] = {}
+            by_type: dict[str, list[_Move]] = {}
             for position, edge in enumerate(state.edges):
                 code = self.code.edges[state.id, position]
                 target = None if edge.target is None else nodes[edge.target]
+                move = _Move(
+                    edge,
+                    code.local,
+                    code.check,
+                    code.update,
+                    code.late,
+                    code.final,
+                    target,
+                    edge.direct,
+                    edge.completes,
+                )
                 for event_type in sorted(variables[edge.variable].types):
-                    by_type.setdefault(event_type, []).append((edge, code, target))
+                    by_type.setdefault(event_type, []).append(move)
             nodes[state.id].by_type = {t: tuple(moves) for t, moves in by_type.items()}
         return nodes
 
@@ -231,77 +259,95 @@ class Nfa(Plan):
         buffer = state.buffer
         event_type = event.type
         survivors: list[Run] = []
-        completed: list[Binding] = []
+        completed: list[tuple[Binding, dict[str, tuple[Event, ...]]]] = []
         evaluations = 0
         created = 0
         finals = 0
         horizon = position + 1
+        construct = self.construct
+        ignore_always, ignore_unless_taken = self.ignore_always, self.ignore_unless_taken
         for run in state.runs:
             if window is not None and t - run.start > window:
                 continue
-            branches: list[tuple[Edge, Any, _Node]] | None = None
+            # the edges taken to a state: the first one in locals, any further in `more`
+            first: tuple[Edge, Any, _Node] | None = None
+            more: list[tuple[Edge, Any, _Node]] | None = None
             taken = False
             if run.key == key and run.values == values:
-                for edge, code, target in run.node.by_type.get(event_type, ()):
+                for (
+                    edge,
+                    local,
+                    check,
+                    update,
+                    late,
+                    final,
+                    target,
+                    direct,
+                    completes,
+                ) in run.node.by_type.get(event_type, ()):
                     evaluations += 1
-                    if code.local is not None and not code.local(event):
+                    if local is not None and not local(event):
                         continue
-                    if code.check is not None and not code.check(event, run.vector):
+                    if check is not None and not check(event, run.vector):
                         continue
-                    vector = run.vector if code.update is None else code.update(run.vector, event)
-                    if code.late is not None and not code.late(event, vector):
+                    vector = run.vector if update is None else update(run.vector, event)
+                    if late is not None and not late(event, vector):
                         continue
-                    if edge.direct:
+                    if direct:
                         taken = True
-                    if edge.completes and (code.final is None or code.final(event, vector)):
+                    if completes and (final is None or final(event, vector)):
                         finals += 1
-                        if self.construct:
+                        if construct:
                             self._complete(run, edge, position, event, completed, buffer)
                     if target is not None:
-                        if branches is None:
-                            branches = []
-                        branches.append((edge, vector, target))
-            if self.ignore_always:
+                        if first is None:
+                            first = (edge, vector, target)
+                        elif more is None:
+                            more = [(edge, vector, target)]
+                        else:
+                            more.append((edge, vector, target))
+            if ignore_always:
                 ignored = True
-            elif self.ignore_unless_taken:
+            elif ignore_unless_taken:
                 ignored = not taken
             else:
                 ignored = self.ignore_other_keys and key != run.key
+            if run.horizon < horizon and (ignored or first is not None):
+                horizon = run.horizon
             if ignored:
                 survivors.append(run)
-                horizon = min(horizon, run.horizon)
-            if branches is not None:
-                created += len(branches)
-                if not ignored and len(branches) == 1:
-                    # the run goes on one way: it keeps its version
-                    edge, vector, target = branches[0]
-                    successor = self._spawn(
-                        buffer, run, edge, vector, target, run.version, position, event, survivors
-                    )
-                    successor.children = run.children
-                else:
-                    # the run splits: every branch, the ignoring one too, gets a new version,
-                    # so a version labels only pointers written before its branch split off
-                    base = run.version
-                    for edge, vector, target in branches:
-                        version = (*base, run.children)
-                        run.children += 1
-                        self._spawn(
-                            buffer, run, edge, vector, target, version, position, event, survivors
-                        )
-                    if ignored:
-                        run.version = (*base, run.children)
-                        run.children = 0
-                horizon = min(horizon, run.horizon)
-        if values is not None:
-            fresh = Run(
-                self.start_node, self.code.initial, key, values, t, position, position, (), None
-            )
-            evaluations += len(self.start_node.by_type.get(event_type, ()))
-            for edge, vector, target, completes in moves(self.start_node, fresh.vector, event):
+            if first is None:
+                continue
+            if not ignored and more is None:
+                # the run goes on one way: it keeps its version (and its object)
+                created += 1
+                edge, run.vector, run.node = first
+                run.last = buffer.add(
+                    edge.stack, edge.variable, position, event, run.version, run.last
+                )
+                survivors.append(run)
+                continue
+            # the run splits: every branch, the ignoring one too, gets a new version, so a
+            # version labels only pointers written before its branch split off
+            branches = [first] if more is None else [first, *more]
+            created += len(branches)
+            base = run.version
+            for edge, vector, target in branches:
+                version = (*base, run.children)
+                run.children += 1
+                self._spawn(buffer, run, edge, vector, target, version, position, event, survivors)
+            if ignored:
+                run.version = (*base, run.children)
+                run.children = 0
+        start = self.start_node
+        if values is not None and (begins := start.by_type.get(event_type)) is not None:
+            evaluations += len(begins)
+            initial = self.code.initial
+            for edge, vector, target, completes in moves(start, initial, event):
                 if completes:
                     finals += 1
-                    if self.construct:
+                    if construct:
+                        fresh = Run(start, initial, key, values, t, position, position, (), None)
                         self._complete(fresh, edge, position, event, completed, buffer)
                 if target is not None:
                     state.versions += 1
@@ -323,7 +369,10 @@ class Nfa(Plan):
             counters["completions"] += len(completed)
             self.finalizer.add(
                 state.pending,
-                [self.finalizer.candidate(b, stream, self.partition_key) for b in completed],
+                [
+                    self.finalizer.candidate(binding, stream, self.partition_key, events)
+                    for binding, events in completed
+                ],
             )
         if state.pending.undecided or state.pending.queues:
             matches = self._settle(state, Watermark(t, inclusive=False))
@@ -332,6 +381,8 @@ class Nfa(Plan):
             if len(stream.events) > state.kept:
                 self._forget(state, Watermark(t, inclusive=False))
         buffer.prune(horizon)
+        if window is not None and len(buffer.joins) > buffer.kept:
+            buffer.expire(t - window)
         return matches
 
     @staticmethod
@@ -349,7 +400,16 @@ class Nfa(Plan):
         """The run after taking the event along `edge`, its event selected into the buffer."""
         last = buffer.add(edge.stack, edge.variable, position, event, version, run.last)
         successor = Run(
-            target, vector, run.key, run.values, run.start, run.origin, run.horizon, version, last
+            target,
+            vector,
+            run.key,
+            run.values,
+            run.start,
+            run.origin,
+            run.horizon,
+            version,
+            last,
+            run.memo,
         )
         survivors.append(successor)
         return successor
@@ -360,20 +420,24 @@ class Nfa(Plan):
         edge: Edge,
         position: int,
         event: Event,
-        completed: list[Binding],
+        completed: list[tuple[Binding, dict[str, tuple[Event, ...]]]],
         buffer: Buffer,
     ) -> None:
         """Read the matches a run completes on this take from the buffer."""
         window = self.window
         since = None if window is None else event.t - window
-        for path in buffer.paths(run.last, run.version, since):
-            if since is not None and path and path[0].event.t < since:
-                continue  # one of the merged runs has expired
-            bound: dict[str, list[int]] = {name: [] for name in edge.bound}
-            for variable, entries in groupby(path, _variable):
-                bound[variable].extend(map(_position, entries))
-            bound[edge.variable].append(position)
-            completed.append({name: tuple(ps) for name, ps in bound.items()})
+        histories = buffer.histories(run.last, run.version, since, run.memo)
+        if since is not None:  # drop the merged runs that have expired
+            histories = [h for h in histories if h.first is None or h.first.t >= since]
+        if run.last is not None:
+            run.memo = Memo(run.last, run.version, histories)
+        bound, variable = edge.bound, edge.variable
+        for history in histories:
+            positions = {name: history.positions.get(name, ()) for name in bound}
+            events = {name: history.events.get(name, ()) for name in bound}
+            positions[variable] += (position,)
+            events[variable] += (event,)
+            completed.append((positions, events))
 
     def _merged(self, state: NfaState, runs: list[Run]) -> list[Run]:
         """Merge runs with equal state, partition, equivalence values and masked V."""
@@ -390,7 +454,7 @@ class Nfa(Plan):
                 continue
             state.versions += 1
             version = (state.versions,)
-            join = state.buffer.join(version, [(r.last, r.version, r.start) for r in group])
+            join = state.buffer.join(version, [(r.last, r.version, r.start, r.memo) for r in group])
             youngest = max(group, key=lambda r: r.start)
             merged.append(
                 Run(
@@ -422,7 +486,7 @@ class Nfa(Plan):
         stream = state.stream
         pending = state.pending
         reported = self.finalizer.settle(pending, stream, watermark)
-        matches = [Match(as_events(c.binding, stream), self.pattern_name) for c in reported]
+        matches = self.finalizer.matches(reported, stream, self.pattern_name)
         if reported and self.options.output == "non_overlapping":
             # a run that started before a reported match ended can only overlap it
             by_key = self.partition_key is not None
@@ -459,20 +523,17 @@ def moves(
     """The takes a run standing at `node` with `vector` may make on `event`: each edge whose
     formulas hold, with V after the take, the state it leads to (None: it can only complete)
     and whether the run completes a match there."""
-    for edge, code, target in node.by_type.get(event.type, ()):
-        if code.local is not None and not code.local(event):
+    for edge, local, check, update, late, final, target, _, completes in node.by_type.get(
+        event.type, ()
+    ):
+        if local is not None and not local(event):
             continue
-        if code.check is not None and not code.check(event, vector):
+        if check is not None and not check(event, vector):
             continue
-        after = vector if code.update is None else code.update(vector, event)
-        if code.late is not None and not code.late(event, after):
+        after = vector if update is None else update(vector, event)
+        if late is not None and not late(event, after):
             continue
-        completes = edge.completes and (code.final is None or code.final(event, after))
-        yield edge, after, target, completes
-
-
-_variable = operator.attrgetter("variable")
-_position = operator.attrgetter("position")
+        yield edge, after, target, completes and (final is None or final(event, after))
 
 
 def _nothing(vector: tuple[Any, ...]) -> None:

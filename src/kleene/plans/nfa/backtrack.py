@@ -34,7 +34,7 @@ from kleene.events import Event, Watermark
 from kleene.matches import Match
 from kleene.plans.base import register
 from kleene.plans.nfa import Nfa, _Node, moves
-from kleene.plans.reference.checks import Binding, as_events
+from kleene.plans.reference.checks import Binding
 from kleene.plans.reference.finalize import Candidate, Pending
 from kleene.plans.reference.stream import Stream
 
@@ -262,6 +262,6 @@ class NfaBacktrack(Nfa):
         if released:
             self.finalizer.add(state.pending, released)
         reported = self.finalizer.settle(state.pending, stream, watermark)
-        matches = [Match(as_events(c.binding, stream), self.pattern_name) for c in reported]
+        matches = self.finalizer.matches(reported, stream, self.pattern_name)
         self._forget(state, watermark)
         return matches

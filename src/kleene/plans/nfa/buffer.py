@@ -14,33 +14,49 @@ Merged runs (section 5.2.2) get a fresh version and a *join* entry that points t
 entry of each merged run under its own version; a traversal through a join yields one match
 per merged run.
 
+A traversal returns each history grouped by variable, as tuples of positions and events.
+Long Kleene matches make that the expensive part of a query, and a run's successive matches
+repeat most of it: so the run keeps what it read last as a `Memo`, and its next traversal
+stops where that one began and extends the remembered histories by the entries after it. A
+memo read for version v at entry e stays exact for any version extending v: the pointers
+behind e were written by v's ancestors before any of its descendants existed.
+
 >>> buffer = Buffer()
 >>> e1 = buffer.add("a[1]", "a", 1, "e1", (1,), None)
 >>> e2 = buffer.add("a[i]", "a", 2, "e2", (1,), e1)
 >>> e3 = buffer.add("a[1]", "a", 3, "e3", (2,), None)
 >>> e4 = buffer.add("a[i]", "a", 4, "e4", (1,), e2)
 >>> e4 = buffer.add("a[i]", "a", 4, "e4", (2,), e3)
->>> [[entry.position for entry in path] for path in buffer.paths(e4, (2,))]
-[[3, 4]]
+>>> [h.positions for h in buffer.histories(e4, (2,))]
+[{'a': (3, 4)}]
+>>> memo = Memo(e4, (1,), buffer.histories(e4, (1,)))
+>>> e5 = buffer.add("a[i]", "a", 5, "e5", (1,), e4)
+>>> [h.events for h in buffer.histories(e5, (1,), memo=memo)]
+[{'a': ('e1', 'e2', 'e4', 'e5')}]
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterator
+from itertools import groupby
+from operator import attrgetter
 from typing import Any
 
-__all__ = ["Buffer", "Entry", "Version"]
+__all__ = ["Buffer", "Entry", "History", "Memo", "Version"]
 
 Version = tuple[int, ...]
+
+_variable = attrgetter("variable")
+_position = attrgetter("position")
+_event = attrgetter("event")
 
 
 class Entry:
     """An event selected at one stack, with one labelled pointer per run that selected it.
 
     A pointer is (label, predecessor entry or None, version to go on with or None: the same,
-    the latest start of the histories behind it or None). A join entry (merged runs) has no
-    stack, variable or event.
+    the latest start of the histories behind it or None, the merged run's memo or None). A
+    join entry (merged runs) has no stack, variable or event.
     """
 
     __slots__ = ("event", "pointers", "position", "variable")
@@ -49,17 +65,61 @@ class Entry:
         self.variable = variable
         self.position = position
         self.event = event
-        self.pointers: list[tuple[Version, Entry | None, Version | None, float | None]] = []
+        self.pointers: list[Pointer] = []
 
     def __repr__(self) -> str:
         return f"Entry({self.variable}, {self.position}, {len(self.pointers)} pointers)"
 
 
+class History:
+    """One match history: each variable's positions and events, oldest first, in the order
+    the variables were first bound, and the oldest event (None: the history is empty)."""
+
+    __slots__ = ("events", "first", "positions")
+
+    def __init__(
+        self, first: Any, positions: dict[str, tuple[int, ...]], events: dict[str, tuple[Any, ...]]
+    ) -> None:
+        self.first = first
+        self.positions = positions
+        self.events = events
+
+    def extended(self, groups: list[tuple[str, tuple[int, ...], tuple[Any, ...]]]) -> History:
+        """This history followed by `groups` (see `_grouped`)."""
+        if not groups:
+            return self
+        positions = dict(self.positions)
+        events = dict(self.events)
+        for variable, ps, es in groups:
+            positions[variable] = positions.get(variable, ()) + ps
+            events[variable] = events.get(variable, ()) + es
+        return History(groups[0][2][0] if self.first is None else self.first, positions, events)
+
+
+class Memo:
+    """The histories a run read last: from `entry` back, for `version`."""
+
+    __slots__ = ("entry", "histories", "version")
+
+    def __init__(self, entry: Entry, version: Version, histories: list[History]) -> None:
+        self.entry = entry
+        self.version = version
+        self.histories = histories
+
+
+Pointer = tuple[Version, Entry | None, Version | None, float | None, Memo | None]
+
+_EMPTY = History(None, {}, {})
+
+
 class Buffer:
-    """The stacks of one partition's runs."""
+    """The stacks of one partition's runs, and the joins of its merged runs."""
 
     def __init__(self) -> None:
         self.stacks: dict[str, list[Entry]] = {}
+        self.joins: list[Entry] = []
+        #: How many joins to keep before `expire` is worth its scan.
+        self.kept = 64
         self.writes = 0
 
     def add(
@@ -80,58 +140,102 @@ class Buffer:
         else:
             entry = Entry(variable, position, event)
             entries.append(entry)
-        entry.pointers.append((label, predecessor, None, None))
+        entry.pointers.append((label, predecessor, None, None, None))
         self.writes += 1
         return entry
 
-    def join(self, label: Version, members: list[tuple[Entry | None, Version, float]]) -> Entry:
+    def join(
+        self, label: Version, members: list[tuple[Entry | None, Version, float, Memo | None]]
+    ) -> Entry:
         """An entry standing for several merged runs, each (last entry, version, the latest
-        start among its histories)."""
+        start among its histories, its memo)."""
         entry = Entry(None, -1, None)
-        entry.pointers = [(label, last, version, start) for last, version, start in members]
+        entry.pointers = [
+            (label, last, version, start, memo) for last, version, start, memo in members
+        ]
+        self.joins.append(entry)
         self.writes += len(members)
         return entry
 
-    def paths(
-        self, entry: Entry | None, version: Version, since: float | None = None
-    ) -> Iterator[list[Entry]]:
-        """Every match history reachable from `entry` for the run of `version`: the entries of
-        its selected events, oldest first. With `since`, merged histories that all started
-        before it are skipped, and dropped from their join for good (time only moves on, so
-        they stay expired)."""
-        todo: list[tuple[Entry | None, Version, list[Entry]]] = [(entry, version, [])]
+    def histories(
+        self,
+        entry: Entry | None,
+        version: Version,
+        since: float | None = None,
+        memo: Memo | None = None,
+    ) -> list[History]:
+        """Every match history reachable from `entry` for the run of `version`, using what
+        `memo` remembers. With `since`, merged histories that all started before it are
+        skipped, and dropped from their join for good (time only moves on)."""
+        found: list[History] = []
+        todo: list[tuple[Entry | None, Version, Memo | None, list[Entry]]] = [
+            (entry, version, memo, [])
+        ]
         while todo:
-            current, version, path = todo.pop()
+            current, version, memo, segment = todo.pop()
             while current is not None:
-                if current.variable is not None:
-                    path.append(current)
+                if (
+                    memo is not None
+                    and current is memo.entry
+                    and version[: len(memo.version)] == memo.version
+                ):
+                    groups = _grouped(segment)
+                    found.extend(h.extended(groups) for h in memo.histories)
+                    break
+                joined = current.variable is None
+                if not joined:
+                    segment.append(current)
                 elif since is not None:
-                    current.pointers = [
-                        p for p in current.pointers if p[3] is None or p[3] >= since
-                    ]
+                    _expire(current, since)
                 follow = None
-                for label, predecessor, switch, _ in current.pointers:
+                for label, predecessor, switch, _, inherited in current.pointers:
                     if label is version or version[: len(label)] == label:
+                        after = (
+                            predecessor,
+                            version if switch is None else switch,
+                            inherited if joined else memo,
+                        )
                         if follow is not None:  # a join: the histories part here
-                            todo.append((*follow, path.copy()))
-                        follow = (predecessor, version if switch is None else switch)
-                        if current.variable is not None:
+                            todo.append((*follow, segment.copy()))
+                        follow = after
+                        if not joined:
                             break  # live versions are prefix-free: one pointer fits
                 if follow is None:
                     break  # no history of this version passes here
-                current, version = follow
+                current, version, memo = follow
             else:
-                path.reverse()
-                yield path
+                found.append(_EMPTY.extended(_grouped(segment)))
+        return found
 
     def prune(self, horizon: int) -> None:
         """Drop the entries of events before position `horizon`, which no live run reaches."""
-        for name, entries in self.stacks.items():
+        for entries in self.stacks.values():
             if entries and entries[0].position < horizon:
                 cut = bisect_left(entries, horizon, key=lambda e: e.position)
                 del entries[:cut]
-                if not entries:
-                    self.stacks[name] = entries
+
+    def expire(self, since: float) -> None:
+        """Drop the merged histories that started before `since` from every join. Traversals
+        do it on their way; this reaches the joins that memos let them skip."""
+        for join in self.joins:
+            _expire(join, since)
+        self.joins = [join for join in self.joins if join.pointers]
+        self.kept = 2 * len(self.joins) + 64
 
     def __len__(self) -> int:
         return sum(len(entries) for entries in self.stacks.values())
+
+
+def _expire(join: Entry, since: float) -> None:
+    """Drop a join's histories that all started before `since`."""
+    join.pointers = [p for p in join.pointers if p[3] is None or p[3] >= since]
+
+
+def _grouped(segment: list[Entry]) -> list[tuple[str, tuple[int, ...], tuple[Any, ...]]]:
+    """Entries given newest first as runs of one variable, oldest first: (variable, positions,
+    events)."""
+    groups = []
+    for variable, run in groupby(reversed(segment), _variable):
+        entries = tuple(run)
+        groups.append((variable, tuple(map(_position, entries)), tuple(map(_event, entries))))
+    return groups

@@ -29,7 +29,7 @@ import itertools
 import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 from kleene.compiler.analysis import Analysis
 from kleene.compiler.evaluate import (
@@ -104,27 +104,38 @@ class Failed:
     values: tuple[Any, ...]
 
 
-def _running_add(func: str, acc: Any, value: Any) -> Any:
-    if value is None or type(acc) is Failed:
-        return acc
-    try:
-        if func == "sum":
-            return acc + value
-        if func == "avg":
-            return (acc[0] + value, acc[1] + 1)
-        if func == "count":
-            return acc + 1
-        if func == "min":
-            return value if acc is None or value < acc else acc
-        return value if acc is None or value > acc else acc
-    except TypeError:
-        return Failed(func, (acc, value))
+def _running(func: str, combine: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """A running aggregate's step: skip nulls, stay failed, fail on values that will not mix."""
+
+    def add(acc: Any, value: Any) -> Any:
+        if value is None or type(acc) is Failed:
+            return acc
+        try:
+            return combine(acc, value)
+        except TypeError:
+            return Failed(func, (acc, value))
+
+    add.__name__ = f"_running_{func}"
+    return add
+
+
+_RUNNING: dict[str, Callable[[Any, Any], Any]] = {
+    "sum": _running("sum", operator.add),
+    "avg": _running("avg", lambda acc, value: (acc[0] + value, acc[1] + 1)),
+    "count": _running("count", lambda acc, value: acc + 1),
+    "min": _running("min", lambda acc, value: value if acc is None or value < acc else acc),
+    "max": _running("max", lambda acc, value: value if acc is None or value > acc else acc),
+}
+
+
+def _failed(acc: Failed, node: A.Aggregate) -> NoReturn:
+    shown = ", ".join(f"{v!r} ({type(v).__name__})" for v in acc.values)
+    raise EventError(f"cannot compute {expr_text(node)} with {shown}")
 
 
 def _running_value(acc: Any, node: A.Aggregate) -> Any:
     if type(acc) is Failed:
-        shown = ", ".join(f"{v!r} ({type(v).__name__})" for v in acc.values)
-        raise EventError(f"cannot compute {expr_text(node)} with {shown}")
+        _failed(acc, node)
     if node.func == "avg":
         total, n = acc
         return apply(node, operator.truediv, total, n) if n else None
@@ -172,8 +183,10 @@ def _not(value: Any, node: A.Expr) -> Any:
 
 _HELPERS: dict[str, Any] = {
     "_attr": attribute,
-    "_running_add": _running_add,
+    **{f"_running_{func}": add for func, add in _RUNNING.items()},
     "_running_value": _running_value,
+    "_failed": _failed,
+    "_Failed": Failed,
     "_element": _element,
     "_elements_aggregate": _elements_aggregate,
     "_compare": _compare,
@@ -320,7 +333,10 @@ class _Generator:
             if lag < 0:
                 raise _AfterTakeError
             running = Slot("running", var, node.attr, lag, node.func)
-            return f"_running_value({self.slot(running)}, {self.constant(node)})"
+            slot, constant = self.slot(running), self.constant(node)
+            if node.func == "avg":
+                return f"_running_value({slot}, {constant})"
+            return f"(_failed({slot}, {constant}) if type({slot}) is _Failed else {slot})"
         if not self.variables[var].kleene:
             if var == ctx.taken:
                 return self.current(node.attr)
@@ -476,7 +492,7 @@ class _Generator:
                             if slot.n == 0
                             else f"V[{self.slots[Slot('last', var, slot.attr, slot.n - 1)]}]"
                         )
-                        new = f"_running_add({slot.func!r}, {old}, {entering})"
+                        new = f"_running_{slot.func}({old}, {entering})"
                     case "elements":
                         fields = ", ".join(read(a) for a in self.element_attrs[var])
                         new = f"{old} + (({fields},),)"

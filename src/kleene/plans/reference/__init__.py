@@ -27,7 +27,7 @@ from kleene.events import Event, Watermark
 from kleene.matches import Match
 from kleene.plans.base import Plan, register
 from kleene.plans.reference.bindings import completed_at
-from kleene.plans.reference.checks import Checks, as_events
+from kleene.plans.reference.checks import Checks
 from kleene.plans.reference.finalize import Finalizer, Pending
 from kleene.plans.reference.runs import Run, Runs
 from kleene.plans.reference.stream import Stream
@@ -94,7 +94,7 @@ class Reference(Plan):
     def settle(self, state: ReferenceState, watermark: Watermark) -> list[Match]:
         stream = state.stream
         reported = self.finalizer.settle(state.pending, stream, watermark)
-        matches = [Match(as_events(c.binding, stream), self.pattern_name) for c in reported]
+        matches = self.finalizer.matches(reported, stream, self.pattern_name)
         if self.window is not None:
             stream.drop_before(watermark.t - 2 * self.window)
         return matches

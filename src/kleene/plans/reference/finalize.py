@@ -20,13 +20,14 @@ match is reported only if it starts after the previous reported match of that pa
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
 from kleene.compiler.analysis import Analysis, Negated
 from kleene.compiler.evaluate import attribute
 from kleene.events import Event, Watermark
+from kleene.matches import Match
 from kleene.plans.reference.checks import Binding, Checks, as_events
 from kleene.plans.reference.stream import Stream
 
@@ -42,6 +43,8 @@ class Candidate:
     end: float
     key: Hashable | None
     verdict: bool | None = None
+    #: The bound events, when the plan has them at hand (else read from the stream).
+    events: Mapping[str, tuple[Event, ...]] | None = None
 
     @cached_property
     def positions(self) -> frozenset[int]:
@@ -72,16 +75,28 @@ class Finalizer:
         binding: Binding,
         stream: Stream,
         partition: Callable[[Event], Hashable | None] | None,
+        events: Mapping[str, tuple[Event, ...]] | None = None,
     ) -> Candidate:
         """A complete binding as a candidate; with non-overlapping output, `partition` (the
         plan's partition key, None: the whole stream is one) groups candidates by the key of
-        their first event."""
+        their first event. A plan that holds the bound events passes them as `events`."""
         first = min(ps[0] for ps in binding.values() if ps)
         last = max(ps[-1] for ps in binding.values() if ps)
         key = None
         if self.non_overlapping and partition is not None:
             key = partition(stream[first])
-        return Candidate(binding, first, last, stream[first].t, stream[last].t, key)
+        return Candidate(binding, first, last, stream[first].t, stream[last].t, key, None, events)
+
+    def matches(self, reported: list[Candidate], stream: Stream, name: str) -> list[Match]:
+        """The reported candidates as matches named `name`."""
+        return [
+            Match(
+                as_events(c.binding, stream) if c.events is None else c.events,
+                name,
+                (c.start, c.end),
+            )
+            for c in reported
+        ]
 
     def add(self, pending: Pending, candidates: list[Candidate]) -> None:
         if not self.non_overlapping:
