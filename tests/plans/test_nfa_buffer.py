@@ -86,6 +86,7 @@ def test_equivalent_runs_merge_and_still_give_every_match():
     counts = merged.metrics.as_dict()
     assert counts["runs_merged"] > 0 and basic.metrics.as_dict()["runs_merged"] == 0
     assert counts["peak_runs"] < basic.metrics.as_dict()["peak_runs"]
+    assert counts["peak_runs"] <= counts["run_steps"] < basic.metrics.as_dict()["run_steps"]
     assert counts["runs_created"] > 0 and counts["edge_evaluations"] > 0
     assert counts["buffer_writes"] > 0 and counts["completions"] == len(found)
 

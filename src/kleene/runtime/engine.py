@@ -94,6 +94,7 @@ class Engine:
             self._total_live += live - self._live.get(key, 0)
             self._live[key] = live
             metrics.peak_runs = max(metrics.peak_runs, self._total_live)
+            metrics.run_steps += self._total_live
         self._schedule(key, state)
         return self._report(reported)
 

@@ -17,6 +17,8 @@ class Metrics:
     - `partitions`: partition states created (1 when the pattern has no partition key);
     - `peak_runs`: the most partial matches (runs) alive at once, over all partitions, for
       plans that keep runs;
+    - `run_steps`: the runs alive after each event, summed (over `events`: the mean number of
+      runs per event, the SASE+ paper's "runs per time step");
     - `plan`: the plan's own counters summed over partitions (for `nfa`: runs created and
       merged, edge evaluations, buffer writes, completions).
     """
@@ -25,6 +27,7 @@ class Metrics:
     matches: int = 0
     partitions: int = 0
     peak_runs: int = 0
+    run_steps: int = 0
     plan: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, int]:
