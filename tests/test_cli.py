@@ -1,6 +1,7 @@
 """The kleene command: match, explain, gen; messages and exit codes."""
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -145,3 +146,34 @@ def test_every_example_query_parses():
     assert queries
     for query in queries:
         assert main(["explain", str(query)]) == 0
+
+
+NFA_QUERY = (
+    "PATTERN SEQ(Stock+ a[], Stock b) WHERE skip_till_next_match { [symbol] "
+    "AND a[i].price > a[i-1].price AND b.volume < 150 } WITHIN 100"
+)
+
+
+def test_explain_writes_the_automaton_as_dot(tmp_path, capsys):
+    target = tmp_path / "nfa.dot"
+    assert main(["explain", NFA_QUERY, "--plan", "nfa", "--dot", str(target)]) == 0
+    assert "take a -> a[i]" in capsys.readouterr().out
+    graph = target.read_text()
+    assert graph.startswith("digraph")
+    assert "a[i].price > a[i-1].price" in graph and "b.volume < 150" in graph
+
+
+def test_explain_draws_png_or_says_what_it_needs(tmp_path, capsys):
+    target = tmp_path / "nfa.png"
+    code = main(["explain", NFA_QUERY, "--plan", "nfa", "--png", str(target)])
+    if shutil.which("dot") is None:
+        assert code == 1 and "apt-get install graphviz" in capsys.readouterr().err
+    else:
+        assert code == 0 and target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_explain_dot_needs_an_automaton(tmp_path, capsys):
+    target = tmp_path / "ref.dot"
+    assert main(["explain", NFA_QUERY, "--plan", "reference", "--dot", str(target)]) == 1
+    assert "no automaton to draw" in capsys.readouterr().err
+    assert not target.exists()
