@@ -168,9 +168,15 @@ class Partition:
         if names is None:
             return None
         attrs = event.attrs
-        values = tuple(attrs.get(name) for name in names)
-        if None in values:
-            return None
+        if len(names) == 1:
+            value = attrs.get(names[0])
+            if value is None:
+                return None
+            values: tuple[Any, ...] = (value,)
+        else:
+            values = tuple([attrs.get(name) for name in names])
+            if None in values:
+                return None
         try:
             hash(values)
         except TypeError:

@@ -87,7 +87,9 @@ class Engine:
         metrics.events += 1
         reported = self._fire(Watermark(item.t, inclusive=False)) if self._timers else []
         key = None if self._key is None else self._key(item)
-        state = self._state(key)
+        state = self._states.get(key)
+        if state is None:
+            state = self._state(key)
         reported.extend(self.plan.step(state, item))
         live = self.plan.live_runs(state)
         if live or self._live:
@@ -96,6 +98,8 @@ class Engine:
             metrics.peak_runs = max(metrics.peak_runs, self._total_live)
             metrics.run_steps += self._total_live
         self._schedule(key, state)
+        if not reported:
+            return reported
         return self._report(reported)
 
     def send_many(self, events: Iterable[EventLike]) -> list[Match]:

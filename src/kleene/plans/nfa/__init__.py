@@ -24,7 +24,7 @@ format are then applied as `reference` applies them.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -251,10 +251,22 @@ class Nfa(Plan):
 
     def step(self, state: NfaState, event: Event) -> list[Match]:
         stream = state.stream
+        values = self._values(event)
+        if not state.runs and not (state.pending.undecided or state.pending.queues):
+            # idle, the common case of selective queries: unless the event begins a run,
+            # it only needs a position
+            begins = None if values is None else self.start_node.by_type.get(event.type)
+            if begins is None or not moves(self.start_node, self.code.initial, event):
+                position = stream.append(event)
+                if begins is not None:
+                    state.counters["edge_evaluations"] += len(begins)
+                if len(stream.events) > state.kept:
+                    self._forget(state, Watermark(event.t, inclusive=False))
+                state.buffer.prune(position + 1)
+                return []
         position = stream.append(event)
         t = event.t
         key = None if self.partition is None else self._key(event)
-        values = self._values(event)
         window = self.window
         buffer = state.buffer
         event_type = event.type
@@ -360,8 +372,10 @@ class Nfa(Plan):
                     horizon = min(horizon, position)
         counters = state.counters
         counters["edge_evaluations"] += evaluations
-        counters["runs_created"] += created
-        counters["final_takes"] += finals
+        if created:
+            counters["runs_created"] += created
+        if finals:
+            counters["final_takes"] += finals
         if self.merge and len(survivors) > 1:
             survivors = self._merged(state, survivors)
         state.runs = survivors
@@ -519,10 +533,11 @@ class Nfa(Plan):
 
 def moves(
     node: _Node, vector: tuple[Any, ...], event: Event
-) -> Iterator[tuple[Edge, tuple[Any, ...], _Node | None, bool]]:
+) -> list[tuple[Edge, tuple[Any, ...], _Node | None, bool]]:
     """The takes a run standing at `node` with `vector` may make on `event`: each edge whose
     formulas hold, with V after the take, the state it leads to (None: it can only complete)
     and whether the run completes a match there."""
+    found = []
     for edge, local, check, update, late, final, target, _, completes in node.by_type.get(
         event.type, ()
     ):
@@ -533,7 +548,8 @@ def moves(
         after = vector if update is None else update(vector, event)
         if late is not None and not late(event, after):
             continue
-        yield edge, after, target, completes and (final is None or final(event, after))
+        found.append((edge, after, target, completes and (final is None or final(event, after))))
+    return found
 
 
 def _nothing(vector: tuple[Any, ...]) -> None:

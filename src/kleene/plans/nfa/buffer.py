@@ -46,6 +46,8 @@ __all__ = ["Buffer", "Entry", "History", "Memo", "Version"]
 
 Version = tuple[int, ...]
 
+_NONE = 1 << 62  # a position no stream reaches
+
 _variable = attrgetter("variable")
 _position = attrgetter("position")
 _event = attrgetter("event")
@@ -118,6 +120,8 @@ class Buffer:
     def __init__(self) -> None:
         self.stacks: dict[str, list[Entry]] = {}
         self.joins: list[Entry] = []
+        #: The oldest position any stack holds (_NONE: the stacks are empty).
+        self.first = _NONE
         #: How many joins to keep before `expire` is worth its scan.
         self.kept = 64
         self.writes = 0
@@ -139,6 +143,8 @@ class Buffer:
             entry = entries[-1]
         else:
             entry = Entry(variable, position, event)
+            if not entries and position < self.first:
+                self.first = position
             entries.append(entry)
         entry.pointers.append((label, predecessor, None, None, None))
         self.writes += 1
@@ -209,10 +215,13 @@ class Buffer:
 
     def prune(self, horizon: int) -> None:
         """Drop the entries of events before position `horizon`, which no live run reaches."""
+        if horizon <= self.first:
+            return
         for entries in self.stacks.values():
             if entries and entries[0].position < horizon:
-                cut = bisect_left(entries, horizon, key=lambda e: e.position)
+                cut = bisect_left(entries, horizon, key=_position)
                 del entries[:cut]
+        self.first = min((e[0].position for e in self.stacks.values() if e), default=_NONE)
 
     def expire(self, since: float) -> None:
         """Drop the merged histories that started before `since` from every join. Traversals

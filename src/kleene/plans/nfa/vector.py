@@ -398,11 +398,31 @@ class _Generator:
         safe = f"({self.expr(expr, ctx)}) is True"
         if not isinstance(expr, A.Compare):
             return safe, safe
-        lhs, rhs = self.expr(expr.left, ctx), self.expr(expr.right, ctx)
+        lhs, rhs = self.fast(expr.left, ctx), self.fast(expr.right, ctx)
         a, b = f"a{next(self.names)}", f"b{next(self.names)}"
         symbol = {"=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}[expr.op]
-        fast = f"(({a} := {lhs}) is not None and ({b} := {rhs}) is not None and {a} {symbol} {b})"
+        right = expr.right
+        if isinstance(right, A.Literal) and right.value is not None:
+            fast = f"(({a} := {lhs}) is not None and {a} {symbol} {rhs})"
+        else:
+            fast = (
+                f"(({a} := {lhs}) is not None and ({b} := {rhs}) is not None and {a} {symbol} {b})"
+            )
         return fast, safe
+
+    def fast(self, node: A.Expr, ctx: _Context) -> str:
+        """`expr` for a fast form: plain Python arithmetic where it computes the same value
+        or raises (a null operand: TypeError), so the caller's safe form takes over."""
+        if isinstance(node, A.Binary) and (
+            node.op in "+-*"
+            or (
+                isinstance(node.right, A.Literal)
+                and type(node.right.value) in (int, float)
+                and node.right.value != 0
+            )
+        ):
+            return f"({self.fast(node.left, ctx)} {node.op} {self.fast(node.right, ctx)})"
+        return self.expr(node, ctx)
 
     # -- edges ------------------------------------------------------------------------
 
@@ -450,7 +470,7 @@ class _Generator:
             else:
                 body = (
                     f"    try:\n        return {fast}\n"
-                    f"    except TypeError:\n        return {safe}\n"
+                    f"    except (TypeError, ArithmeticError):\n        return {safe}\n"
                 )
             self.functions.append(f"def {name}({args}):\n{body}")
             names[kind] = name
