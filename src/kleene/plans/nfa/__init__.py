@@ -35,10 +35,10 @@ from kleene.events import Event, Watermark
 from kleene.matches import Match
 from kleene.plans.base import Plan, register
 from kleene.plans.nfa.automaton import Automaton, Edge, build
-from kleene.plans.nfa.buffer import Buffer, Entry, Memo, Version
+from kleene.plans.nfa.buffer import Buffer, Entry, History, Memo, Version
 from kleene.plans.nfa.vector import Compiled, compile_automaton
-from kleene.plans.reference.checks import Binding, Checks
-from kleene.plans.reference.finalize import Finalizer, Pending
+from kleene.plans.reference.checks import Checks
+from kleene.plans.reference.finalize import Candidate, Finalizer, Pending
 from kleene.plans.reference.stream import Stream
 
 __all__ = ["Nfa", "NfaState", "Run", "moves"]
@@ -155,6 +155,8 @@ class Nfa(Plan):
         )
         self.merge = options.merge
         self.construct = options.construct
+        #: No negation to wait for and every match wanted: a completion is a match at once.
+        self.immediate = not analysis.negations and options.output == "all"
         strategy = analysis.strategy
         self.partition = analysis.partition
         self.ignore_always = strategy == "skip_till_any_match"
@@ -239,7 +241,7 @@ class Nfa(Plan):
         return self.automaton.dot(self.analysis.strategy)
 
     def new_state(self) -> NfaState:
-        return NfaState()
+        return NfaState(buffer=Buffer(positions=not self.immediate))
 
     def live_runs(self, state: NfaState) -> int:
         return len(state.runs)
@@ -271,7 +273,7 @@ class Nfa(Plan):
         buffer = state.buffer
         event_type = event.type
         survivors: list[Run] = []
-        completed: list[tuple[Binding, dict[str, tuple[Event, ...]]]] = []
+        completed: list[tuple[History, Edge]] = []
         evaluations = 0
         created = 0
         finals = 0
@@ -379,19 +381,20 @@ class Nfa(Plan):
         if self.merge and len(survivors) > 1:
             survivors = self._merged(state, survivors)
         state.runs = survivors
+        found: list[Match] = []
         if completed:
             counters["completions"] += len(completed)
-            self.finalizer.add(
-                state.pending,
-                [
-                    self.finalizer.candidate(binding, stream, self.partition_key, events)
-                    for binding, events in completed
-                ],
-            )
+            if self.immediate:
+                found = [self._match(history, edge, event) for history, edge in completed]
+            else:
+                self.finalizer.add(
+                    state.pending,
+                    [self._candidate(state, h, edge, position, event) for h, edge in completed],
+                )
         if state.pending.undecided or state.pending.queues:
             matches = self._settle(state, Watermark(t, inclusive=False))
         else:
-            matches = []
+            matches = found
             if len(stream.events) > state.kept:
                 self._forget(state, Watermark(t, inclusive=False))
         buffer.prune(horizon)
@@ -434,7 +437,7 @@ class Nfa(Plan):
         edge: Edge,
         position: int,
         event: Event,
-        completed: list[tuple[Binding, dict[str, tuple[Event, ...]]]],
+        completed: list[tuple[History, Edge]],
         buffer: Buffer,
     ) -> None:
         """Read the matches a run completes on this take from the buffer."""
@@ -445,13 +448,24 @@ class Nfa(Plan):
             histories = [h for h in histories if h.first is None or h.first.t >= since]
         if run.last is not None:
             run.memo = Memo(run.last, run.version, histories)
-        bound, variable = edge.bound, edge.variable
-        for history in histories:
-            positions = {name: history.positions.get(name, ()) for name in bound}
-            events = {name: history.events.get(name, ()) for name in bound}
-            positions[variable] += (position,)
-            events[variable] += (event,)
-            completed.append((positions, events))
+        completed.extend((history, edge) for history in histories)
+
+    def _match(self, history: History, edge: Edge, event: Event) -> Match:
+        """A history completed by `event` along `edge`, as a match."""
+        events = {name: history.events.get(name, ()) for name in edge.bound}
+        events[edge.variable] += (event,)
+        start = event.t if history.first is None else history.first.t
+        return Match(events, self.pattern_name, (start, event.t))
+
+    def _candidate(
+        self, state: NfaState, history: History, edge: Edge, position: int, event: Event
+    ) -> Candidate:
+        """A history completed by `event` along `edge`, for the finalizer to decide."""
+        positions = {name: history.positions.get(name, ()) for name in edge.bound}
+        events = {name: history.events.get(name, ()) for name in edge.bound}
+        positions[edge.variable] += (position,)
+        events[edge.variable] += (event,)
+        return self.finalizer.candidate(positions, state.stream, self.partition_key, events)
 
     def _merged(self, state: NfaState, runs: list[Run]) -> list[Run]:
         """Merge runs with equal state, partition, equivalence values and masked V."""

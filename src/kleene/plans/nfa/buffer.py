@@ -86,14 +86,15 @@ class History:
         self.positions = positions
         self.events = events
 
-    def extended(self, groups: list[tuple[str, tuple[int, ...], tuple[Any, ...]]]) -> History:
+    def extended(self, groups: list[Group]) -> History:
         """This history followed by `groups` (see `_grouped`)."""
         if not groups:
             return self
-        positions = dict(self.positions)
+        positions = self.positions if groups[0][1] is None else dict(self.positions)
         events = dict(self.events)
         for variable, ps, es in groups:
-            positions[variable] = positions.get(variable, ()) + ps
+            if ps is not None:
+                positions[variable] = positions.get(variable, ()) + ps
             events[variable] = events.get(variable, ()) + es
         return History(groups[0][2][0] if self.first is None else self.first, positions, events)
 
@@ -109,15 +110,18 @@ class Memo:
         self.histories = histories
 
 
+Group = tuple[str, tuple[int, ...] | None, tuple[Any, ...]]
 Pointer = tuple[Version, Entry | None, Version | None, float | None, Memo | None]
 
 _EMPTY = History(None, {}, {})
 
 
 class Buffer:
-    """The stacks of one partition's runs, and the joins of its merged runs."""
+    """The stacks of one partition's runs, and the joins of its merged runs. With
+    `positions=False` histories carry only events (their `positions` stay empty)."""
 
-    def __init__(self) -> None:
+    def __init__(self, positions: bool = True) -> None:
+        self.positions = positions
         self.stacks: dict[str, list[Entry]] = {}
         self.joins: list[Entry] = []
         #: The oldest position any stack holds (_NONE: the stacks are empty).
@@ -185,7 +189,7 @@ class Buffer:
                     and current is memo.entry
                     and version[: len(memo.version)] == memo.version
                 ):
-                    groups = _grouped(segment)
+                    groups = _grouped(segment, self.positions)
                     found.extend(h.extended(groups) for h in memo.histories)
                     break
                 joined = current.variable is None
@@ -210,7 +214,7 @@ class Buffer:
                     break  # no history of this version passes here
                 current, version, memo = follow
             else:
-                found.append(_EMPTY.extended(_grouped(segment)))
+                found.append(_EMPTY.extended(_grouped(segment, self.positions)))
         return found
 
     def prune(self, horizon: int) -> None:
@@ -240,11 +244,12 @@ def _expire(join: Entry, since: float) -> None:
     join.pointers = [p for p in join.pointers if p[3] is None or p[3] >= since]
 
 
-def _grouped(segment: list[Entry]) -> list[tuple[str, tuple[int, ...], tuple[Any, ...]]]:
-    """Entries given newest first as runs of one variable, oldest first: (variable, positions,
-    events)."""
-    groups = []
+def _grouped(segment: list[Entry], positions: bool) -> list[Group]:
+    """Entries given newest first as runs of one variable, oldest first: (variable, positions
+    or None when not wanted, events)."""
+    groups: list[Group] = []
     for variable, run in groupby(reversed(segment), _variable):
         entries = tuple(run)
-        groups.append((variable, tuple(map(_position, entries)), tuple(map(_event, entries))))
+        ps = tuple(map(_position, entries)) if positions else None
+        groups.append((variable, ps, tuple(map(_event, entries))))
     return groups
