@@ -1,6 +1,7 @@
 """The `nfa` plan against `reference`: random patterns and streams, every strategy, both
 output formats, with and without merging; and the shared versioned buffer by itself."""
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -51,4 +52,53 @@ def test_nfa_backtrack_equals_reference(case, output):
     assert (
         ids(kleene.match(case.pattern, case.events, plan="nfa_backtrack", output=output))
         == expected
+    )
+
+
+NEGATIVE_CONDITIONS = (
+    "n.x >= avg(a[].x)",
+    "n.x > a[i].x",
+    "n.x = a[1].x and n.k = b.k",
+    "n.x + a[a.len].x < b.x * 2",
+    "n.x >= a.len or n.x = max(a[].x)",
+)
+
+
+def abc_events(rows):
+    return [kleene.Event(t, n, {"x": x, "k": k}, n) for n, (t, x, k) in enumerate(rows)]
+
+
+ABC = st.lists(
+    st.tuples(st.sampled_from("ABC"), st.integers(0, 3), st.integers(0, 1)), max_size=10
+).map(abc_events)
+
+
+@pytest.mark.parametrize("condition", NEGATIVE_CONDITIONS)
+@pytest.mark.parametrize("structure", ["SEQ(A+ a[], NOT(C n), B b)", "SEQ(NOT(C n), A+ a[], B b)"])
+@given(ABC, st.sampled_from(["skip_till_next_match", "skip_till_any_match"]))
+def test_compiled_negation_equals_reference(condition, structure, events, strategy):
+    """The negative component's compiled formula reads the candidate's Kleene elements,
+    aggregates and single events as the interpreter does."""
+    query = f"PATTERN {structure} WHERE {strategy} {{ {condition} }} WITHIN 4"
+    expected = ids(kleene.match(query, events, plan="reference"))
+    assert ids(kleene.match(query, events, plan="nfa")) == expected
+
+
+def test_compiled_negation_raises_as_the_interpreter_does():
+    query = "PATTERN SEQ(A+ a[], NOT(C n), B b) WHERE n.x > sum(a[].x)"
+    events = [
+        kleene.Event("A", 1, {"x": 1}),
+        kleene.Event("A", 2, {"x": "one"}),
+        kleene.Event("C", 3, {"x": 5}),
+        kleene.Event("B", 4, {}),
+    ]
+    for plan in ("reference", "nfa"):  # (which candidate fails first is the plan's order)
+        with pytest.raises(kleene.EventError, match=r"cannot compute sum\(a\[\]\.x\)"):
+            kleene.match(query, events, plan=plan)
+
+
+def test_explain_shows_the_negative_automaton():
+    plan = kleene.compile("PATTERN SEQ(A a, NOT(C n), B b) WHERE n.x > a.x", plan="nfa")
+    assert "negation n (its matches spoil a candidate):\n  begin n -> F  if n.x > a.x" in (
+        plan.describe()
     )

@@ -256,6 +256,22 @@ def _conditions(draw: st.DrawFn, structure: A.Element) -> list[A.Expr]:
                     other,
                 )
             )
+        if negated:
+            # an absent event against the Kleene variable's elements, aggregate, or first
+            absent = st.sampled_from(sorted(negated))
+            options.append(
+                st.builds(
+                    lambda n, e, name=name: A.Compare(">=", A.Attr(n, "x"), e),
+                    absent,
+                    st.sampled_from(
+                        [
+                            A.Attr(name, "x", A.Index("i")),
+                            A.Aggregate("max", name, "x"),
+                            A.Attr(name, "x", A.Index("abs", 1)),
+                        ]
+                    ),
+                )
+            )
     options.append(st.just(A.Equivalence(("k",))))
     return draw(st.lists(st.one_of(*options), max_size=3))
 

@@ -36,9 +36,10 @@ from kleene.matches import Match
 from kleene.plans.base import Plan, register
 from kleene.plans.nfa.automaton import Automaton, Edge, build
 from kleene.plans.nfa.buffer import Buffer, Entry, History, Memo, Version
+from kleene.plans.nfa.negation import NegativeFinalizer
 from kleene.plans.nfa.vector import Compiled, compile_automaton
 from kleene.plans.reference.checks import Checks
-from kleene.plans.reference.finalize import Candidate, Finalizer, Pending
+from kleene.plans.reference.finalize import Candidate, Pending
 from kleene.plans.reference.stream import Stream
 
 __all__ = ["Nfa", "NfaState", "Run", "moves"]
@@ -150,7 +151,7 @@ class Nfa(Plan):
         self.automaton: Automaton = build(analysis)
         self.code: Compiled = compile_automaton(analysis, self.automaton)
         self.checks = Checks(analysis)
-        self.finalizer = Finalizer(
+        self.finalizer = NegativeFinalizer(
             analysis, self.checks, self.window, options.output == "non_overlapping"
         )
         self.merge = options.merge
@@ -228,6 +229,9 @@ class Nfa(Plan):
         """The automaton, then the columns of V and the ones each state's merging compares."""
         lines = ["automaton:"]
         lines += [f"  {line}" for line in self.automaton.describe().splitlines()]
+        for name, negative in self.finalizer.negatives.items():
+            lines.append(f"negation {name} (its matches spoil a candidate):")
+            lines.append(f"  {negative.describe()}")
         slots = self.code.slots
         lines.append(f"{'vector V:':<16}{', '.join(map(str, slots)) or 'empty'}")
         lines.append("merge on:" if self.merge else f"{'merge on:':<16}off (merge=False)")

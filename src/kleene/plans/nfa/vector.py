@@ -47,7 +47,7 @@ from kleene.language import ast as A
 from kleene.language.printer import expr_text
 from kleene.plans.nfa.automaton import Automaton, Edge, Instance, State
 
-__all__ = ["Compiled", "EdgeCode", "Slot", "compile_automaton"]
+__all__ = ["Compiled", "Context", "EdgeCode", "Generator", "Slot", "compile_automaton"]
 
 _FIELDS = ("ts", "type", "id")
 
@@ -221,7 +221,7 @@ class Compiled:
     source: str
 
 
-class _Generator:
+class Generator:
     """Writes the Python source of every edge's functions."""
 
     def __init__(self, analysis: Analysis, automaton: Automaton) -> None:
@@ -265,7 +265,7 @@ class _Generator:
 
     # -- expressions ------------------------------------------------------------------
 
-    def expr(self, node: A.Expr, ctx: _Context) -> str:
+    def expr(self, node: A.Expr, ctx: Context) -> str:
         match node:
             case A.Literal(value=value):
                 if value is None or isinstance(value, bool | int):
@@ -293,7 +293,7 @@ class _Generator:
                 return self.boolean(op, items, ctx)
         raise TypeError(f"cannot compile {node!r}")  # pragma: no cover - validation
 
-    def boolean(self, op: str, items: tuple[A.Expr, ...], ctx: _Context) -> str:
+    def boolean(self, op: str, items: tuple[A.Expr, ...], ctx: Context) -> str:
         """Three-valued `and`/`or`, evaluated left to right, stopping where the reference does."""
         stop = "False" if op == "and" else "True"
         names = []
@@ -314,7 +314,7 @@ class _Generator:
             return f"_attr(e, {attr!r})"
         return f"e.attrs.get({attr!r})"
 
-    def term(self, node: A.Attr | A.Len | A.Aggregate, ctx: _Context) -> str:
+    def term(self, node: A.Attr | A.Len | A.Aggregate, ctx: Context) -> str:
         """Code reading a variable's value: from the new event, from V before the take (the
         run's V as it stands) or, with `ctx.post`, from V after it."""
         var = node.var
@@ -357,7 +357,7 @@ class _Generator:
             return self.current(node.attr)
         return self.slot(Slot("first", var, node.attr, n))
 
-    def element_term(self, node: A.Attr | A.Len | A.Aggregate, ctx: _Context) -> str:
+    def element_term(self, node: A.Attr | A.Len | A.Aggregate, ctx: Context) -> str:
         var = node.var
         elements = self.slot(Slot("elements", var))
         attrs = self.element_attrs[var]
@@ -380,7 +380,7 @@ class _Generator:
         }[where.base]
         return f"_element({elements}, {position}, {column})"
 
-    def condition(self, instance: Instance, ctx: _Context) -> tuple[str, str]:
+    def condition(self, instance: Instance, ctx: Context) -> tuple[str, str]:
         """Code that is True when the instance holds: a fast form and a safe one.
 
         A top-level comparison fails on null and on false alike, so the fast form compares
@@ -410,7 +410,7 @@ class _Generator:
             )
         return fast, safe
 
-    def fast(self, node: A.Expr, ctx: _Context) -> str:
+    def fast(self, node: A.Expr, ctx: Context) -> str:
         """`expr` for a fast form: plain Python arithmetic where it computes the same value
         or raises (a null operand: TypeError), so the caller's safe form takes over."""
         if isinstance(node, A.Binary) and (
@@ -446,13 +446,13 @@ class _Generator:
             try:
                 if instance.final:
                     raise _AfterTakeError
-                ctx = _Context(edge.variable, instance.kind, instance.over, counts, caps, False)
+                ctx = Context(edge.variable, instance.kind, instance.over, counts, caps, False)
                 fast, safe = self.condition(instance, ctx)
                 reads_v = "V[" in safe or len(self.functions) > extra
                 kind = "check" if reads_v else "local"
             except _AfterTakeError:
                 del self.functions[extra:]
-                ctx = _Context(edge.variable, instance.kind, instance.over, counts, caps, True)
+                ctx = Context(edge.variable, instance.kind, instance.over, counts, caps, True)
                 fast, safe = self.condition(instance, ctx)
                 kind = "final" if instance.final else "late"
             parts[kind].append((fast, safe))
@@ -538,8 +538,7 @@ class _Generator:
                 touched.add(number)
                 self.functions.append(self.update(number, edge, before))
         source = "\n".join(self.functions)
-        namespace: dict[str, Any] = {**_HELPERS, **self.constants}
-        exec(compile(source, "<kleene nfa>", "exec"), namespace)
+        namespace = self.load(source)
         edges: dict[tuple[int, int], EdgeCode] = {}
         by_state: dict[int, int] = {}
         for state, number, names in numbered:
@@ -553,6 +552,12 @@ class _Generator:
         slots = [slot for slot, _ in sorted(self.slots.items(), key=lambda item: item[1])]
         masks = self.masks([(state, number) for state, number, _ in numbered], slots)
         return Compiled(slots, tuple(s.initial for s in slots), edges, masks, source)
+
+    def load(self, source: str, helpers: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Run the generated source; its names, with the helpers and constants it uses."""
+        namespace: dict[str, Any] = {**_HELPERS, **(helpers or {}), **self.constants}
+        exec(compile(source, "<kleene nfa>", "exec"), namespace)
+        return namespace
 
     def masks(
         self, numbered: list[tuple[State, int]], slots: list[Slot]
@@ -596,7 +601,7 @@ class _AfterTakeError(Exception):
 
 
 @dataclass
-class _Context:
+class Context:
     """Where an instance is evaluated: the taken variable, the kind of instance, the counts
     after the take, and whether V is read before the take (False) or after it (True)."""
 
@@ -615,4 +620,4 @@ class _Context:
 
 def compile_automaton(analysis: Analysis, automaton: Automaton) -> Compiled:
     """Generate and load the code of every edge of `automaton`."""
-    return _Generator(analysis, automaton).generate()
+    return Generator(analysis, automaton).generate()

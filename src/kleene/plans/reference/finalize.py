@@ -182,31 +182,41 @@ class Finalizer:
             assert window is not None, "validation requires WITHIN here"
             high = stream.last_until(candidate.start + window)
             settled = watermark.settles(candidate.start + window)
+        types = negation.variable.types
+        equivalences = self.checks.equivalences
+        some = stream[candidate.first]
+        values = [(name, attribute(some, name)) for name in equivalences]
+        holds = self.conditions(candidate, negation, stream)
         for position in range(max(low, stream.base), high + 1):
-            if position not in candidate.positions and self.qualifies(
-                candidate, negation, position, stream
+            event = stream[position]
+            if (
+                event.type in types
+                and position not in candidate.positions
+                and all(v is not None and attribute(event, n) == v for n, v in values)
+                and holds(event)
             ):
                 return True
         return False if settled else None
 
-    def qualifies(
-        self, candidate: Candidate, negation: Negated, position: int, stream: Stream
-    ) -> bool:
-        event = stream[position]
-        variable = negation.variable
-        if event.type not in variable.types:
-            return False
-        if self.checks.equivalences:
-            some = stream[candidate.first]
-            for name in self.checks.equivalences:
-                value = attribute(event, name)
-                if value is None or value != attribute(some, name):
-                    return False
-        binding = {**candidate.binding, variable.name: (position,)}
-        events = as_events(binding, stream)
+    def conditions(
+        self, candidate: Candidate, negation: Negated, stream: Stream
+    ) -> Callable[[Event], bool]:
+        """A test of the negation's conditions on an event of the negated type that would
+        stand in for the negated variable. Here: the interpreter, per event; plans may
+        compile it."""
+        bound = candidate.events
+        if bound is None:
+            bound = as_events(candidate.binding, stream)
+        binding = {**candidate.binding, negation.variable.name: (-1,)}  # -1: the event tested
         closed = frozenset(binding)
-        for condition in negation.conditions:
-            instances = condition.instances(binding, closed)
-            if instances and not self.checks.holds(condition, events, instances):
-                return False
-        return True
+        applying = [
+            (condition, instances)
+            for condition in negation.conditions
+            if (instances := condition.instances(binding, closed))
+        ]
+
+        def holds(event: Event) -> bool:
+            events = {**bound, negation.variable.name: (event,)}
+            return all(self.checks.holds(c, events, i) for c, i in applying)
+
+        return holds
