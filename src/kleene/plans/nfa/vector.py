@@ -142,6 +142,23 @@ def _running_value(acc: Any, node: A.Aggregate) -> Any:
     return acc
 
 
+def _fast_running(func: str, acc: str, value: str) -> str:
+    """A running aggregate's step written inline, as `_RUNNING[func]` computes it where
+    that raises no TypeError (a failed aggregate, or values that will not mix, do: the
+    caller then takes the helper's form)."""
+    if func in {"min", "max"}:
+        op = "<" if func == "min" else ">"
+        return (
+            f"({value} if {acc} is None else {acc} if {value} is None "
+            f"or not {value} {op} {acc} else {value})"
+        )
+    if func == "sum":
+        return f"({acc} if {value} is None else {acc} + {value})"
+    if func == "count":
+        return f"({acc} if {value} is None else {acc} + 1)"
+    return f"_running_{func}({acc}, {value})"
+
+
 def _element(elements: tuple[tuple[Any, ...], ...], position: int, index: int) -> Any:
     """Attribute `index` of element `position` (from 1), or null when there is none."""
     if 1 <= position <= len(elements):
@@ -481,7 +498,7 @@ class Generator:
 
     def update(self, number: int, edge: Edge, before: int) -> str:
         var = edge.variable
-        values = []
+        values: list[str] = []
         attrs: dict[str, str] = {}
 
         def read(attr: str) -> str:
@@ -489,6 +506,7 @@ class Generator:
                 attrs[attr] = f"x{len(attrs)}"
             return attrs[attr]
 
+        fast: dict[int, str] = {}  # inline forms of running aggregates, by column
         for slot, column in sorted(self.slots.items(), key=lambda item: item[1]):
             old = f"V[{column}]"
             new = old
@@ -513,14 +531,21 @@ class Generator:
                             else f"V[{self.slots[Slot('last', var, slot.attr, slot.n - 1)]}]"
                         )
                         new = f"_running_{slot.func}({old}, {entering})"
+                        fast[len(values)] = _fast_running(slot.func or "", old, entering)
                     case "elements":
                         fields = ", ".join(read(a) for a in self.element_attrs[var])
                         new = f"{old} + (({fields},),)"
             values.append(new)
         lines = [f"def update{number}(V, e):"]
         lines += [f"    {name} = {self.current(attr)}" for attr, name in attrs.items()]
-        tuple_text = ", ".join(values) + ("," if len(values) == 1 else "")
-        lines.append(f"    return ({tuple_text})")
+        comma = "," if len(values) == 1 else ""
+        safe = f"({', '.join(values)}{comma})"
+        if fast:
+            inline = [fast.get(column, value) for column, value in enumerate(values)]
+            lines.append(f"    try:\n        return ({', '.join(inline)}{comma})")
+            lines.append(f"    except TypeError:\n        return {safe}")
+        else:
+            lines.append(f"    return {safe}")
         return "\n".join(lines) + "\n"
 
     def generate(self) -> Compiled:
