@@ -14,5 +14,5 @@ kleene bench nfa --events 5000 --windows 500 --plans nfa:merge=False nfa_backtra
 kleene bench nfa --events 5000 --windows 500 --predicates p3 'p3*' \
     --plans nfa:merge=False,output=non_overlapping nfa_backtrack:output=non_overlapping
 # The speed goals: p2s2, and p1/p3 with s3 at W = 1000
-kleene bench nfa --events 50000 --predicates p2 --strategies s2 --windows 1000 --plans nfa
-kleene bench nfa --events 20000 --predicates p1 p3 --strategies s3 --windows 1000 --plans nfa
+kleene bench nfa --events 50000 --predicates p2 --strategies s2 --windows 1000 --plans nfa --repeat 3
+kleene bench nfa --events 20000 --predicates p1 p3 --strategies s3 --windows 1000 --plans nfa --repeat 3

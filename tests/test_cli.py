@@ -177,3 +177,12 @@ def test_explain_dot_needs_an_automaton(tmp_path, capsys):
     assert main(["explain", NFA_QUERY, "--plan", "reference", "--dot", str(target)]) == 1
     assert "no automaton to draw" in capsys.readouterr().err
     assert not target.exists()
+
+
+def test_bench_nfa_prints_a_table_of_the_fastest_runs(capsys):
+    args = ["bench", "nfa", "--events", "600", "--predicates", "p2", "--strategies", "s3"]
+    assert main([*args, "--windows", "50", "--breakdown", "--repeat", "2"]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith("| p2s3 W=50")]
+    assert [row.split("|")[2].strip() for row in rows] == ["nfa (merge=False)", "nfa"]
+    assert "matching" in out

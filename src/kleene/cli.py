@@ -180,6 +180,13 @@ def _parser() -> argparse.ArgumentParser:
         help="run each nfa setting again with construct=False and report the share of time "
         "spent matching (the rest builds the matches)",
     )
+    nfa.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="run each setting N times and keep the fastest (1); on a shared machine the "
+        "slower runs measure the neighbours",
+    )
     nfa.set_defaults(run=_bench_nfa)
 
     gen = commands.add_parser("gen", help="generate event data", description="Generate event data.")
@@ -527,7 +534,9 @@ def _bench_nfa(args: argparse.Namespace) -> int:
                 for name, options in settings:
                     setting = f"{predicate}{strategy} W={window}"
                     results.append(
-                        bench.measure(text, name, stream, setting, args.breakdown, **options)
+                        bench.measure(
+                            text, name, stream, setting, args.breakdown, args.repeat, **options
+                        )
                     )
                     print(f"kleene: {results[-1]}", file=sys.stderr)
     print(bench.table(results, baseline=results[0].plan if results else None))
