@@ -8,8 +8,9 @@ edge's formulas compiled into Python functions over the computation state vector
 state for the event's type, splits where several hold, and ignores the event as the strategy
 allows; the window is tested on every edge. Runs that end in the same state with the same
 partition, equivalence values and masked V are merged. A completed run's matches are read from
-the buffer along its version; negation (a nested query over the events between) and the output
-format are then applied as `reference` applies them.
+the buffer along its version. Without negation and with all matches wanted, each is a match at
+once; otherwise each is a candidate that the negative components' automata (`negation.py`) and
+the output format decide, with `reference`'s finalizer.
 
 >>> import kleene
 >>> events = [{"type": "Stock", "ts": t, "symbol": "A", "price": p, "volume": v}
