@@ -1,6 +1,7 @@
 """The engine: ids, time order, watermarks, partitions, timers, picklable states."""
 
 import pickle
+import random
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -141,3 +142,32 @@ def test_matches_come_sorted_by_end_start_and_ids():
     """)
     found = kleene.match("PATTERN SEQ(A a, B b)", stream)
     assert match_lines(found) == ["a=a1 b=b1", "a=a1 b=b2", "a=a2 b=b1", "a=a2 b=b2"]
+
+
+@pytest.mark.parametrize("plan", ["nfa", "nfa_backtrack"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "PATTERN SEQ(A a, B+ b[]) WHERE [tag] AND b[i].x >= a.x WITHIN 6",
+        "PATTERN SEQ(NOT(C n), A a, B b) WHERE [tag] WITHIN 6",
+        "PATTERN SEQ(A a, NOT(C n), B b) WHERE skip_till_next_match { [tag] } WITHIN 6",
+    ],
+)
+def test_idle_partitions_are_dropped_and_nothing_changes(plan, query):
+    """Keys that come and go (one per RFID tag): the engine keeps only the states that
+    still matter, and reports what keeping them all would."""
+    rng = random.Random(7)
+    stream = []
+    for t in range(3000):
+        tag = t // 12 + rng.randrange(3)  # each tag lives for about 12 time units
+        stream.append({"type": rng.choice("ABC"), "ts": t, "tag": tag, "x": rng.randrange(4)})
+    engine = kleene.Engine(query, plan)
+    found = engine.send_many(stream) + engine.close()
+    if plan == "nfa":  # (nfa_backtrack drops a state only once it has released its matches)
+        assert engine.partitions < 130  # 250 tags came by
+        assert engine.metrics.partitions > 250
+    assert engine.metrics.plan["runs_created"] > 0
+    expected = kleene.match(query, stream, plan="reference")
+    assert sorted(sorted(m.ids().items()) for m in found) == sorted(
+        sorted(m.ids().items()) for m in expected
+    )

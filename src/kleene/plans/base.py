@@ -95,6 +95,13 @@ class Plan(ABC):
         """How many partial matches the state holds now (0 for plans without runs)."""
         return 0
 
+    def idle(self, state: Any, watermark: Watermark) -> bool:
+        """Does the state hold nothing a later event of its partition could need, now that
+        time has reached `watermark`? The engine then drops it, to start a new one if the
+        key comes back; this is what keeps memory bounded when keys keep changing (one
+        per RFID tag, per session). Default: never."""
+        return False
+
     def counters(self, state: Any) -> dict[str, int]:
         """The plan's own work counters for this state, cumulative."""
         return {}

@@ -66,6 +66,9 @@ class Engine:
         self._total_live = 0
         self._key = self.plan.partition_key if partition else None
         self._states: dict[Hashable, Any] = {}
+        #: Drop idle states once there are this many (doubling: amortized O(1) per event).
+        self._evict_at = 64
+        self._retired: dict[str, int] = {}  # the counters of dropped states
         self._timers: list[tuple[float, int, Hashable]] = []
         self._scheduled: dict[Hashable, float] = {}
         self._tiebreak = count()
@@ -98,6 +101,8 @@ class Engine:
             metrics.peak_runs = max(metrics.peak_runs, self._total_live)
             metrics.run_steps += self._total_live
         self._schedule(key, state)
+        if len(self._states) > self._evict_at:
+            self._evict(Watermark(item.t, inclusive=False))
         if not reported:
             return reported
         return self._report(reported)
@@ -134,19 +139,15 @@ class Engine:
     @property
     def metrics(self) -> Metrics:
         """The engine's counters, the plan's summed over partitions."""
-        totals: dict[str, int] = {}
+        totals = dict(self._retired)
         for state in self._states.values():
-            for name, value in self.plan.counters(state).items():
-                if name.startswith("peak_"):
-                    totals[name] = max(totals.get(name, 0), value)
-                else:
-                    totals[name] = totals.get(name, 0) + value
+            _add_counters(totals, self.plan.counters(state))
         self._metrics.plan = totals
         return self._metrics
 
     @property
     def partitions(self) -> int:
-        """How many partition states the engine holds."""
+        """How many partition states the engine holds now (idle ones are dropped)."""
         return len(self._states)
 
     # -- internals -----------------------------------------------------------------------
@@ -194,6 +195,15 @@ class Engine:
             self._metrics.partitions += 1
         return state
 
+    def _evict(self, watermark: Watermark) -> None:
+        """Drop the partition states the plan says no later event needs."""
+        for key, state in list(self._states.items()):
+            if key not in self._scheduled and self.plan.idle(state, watermark):
+                _add_counters(self._retired, self.plan.counters(state))
+                del self._states[key]
+                self._total_live -= self._live.pop(key, 0)
+        self._evict_at = max(64, 2 * len(self._states))
+
     def _schedule(self, key: Hashable | None, state: Any) -> None:
         deadline = self.plan.deadline(state)
         if deadline is not None and self._scheduled.get(key) != deadline:
@@ -218,6 +228,15 @@ class Engine:
             matches.sort(key=Match.sort_key)
         self._metrics.matches += len(matches)
         return matches
+
+
+def _add_counters(totals: dict[str, int], counters: Mapping[str, int]) -> None:
+    """Sum counters into `totals`, except `peak_*` ones, which take the maximum."""
+    for name, value in counters.items():
+        if name.startswith("peak_"):
+            totals[name] = max(totals.get(name, 0), value)
+        else:
+            totals[name] = totals.get(name, 0) + value
 
 
 def match(

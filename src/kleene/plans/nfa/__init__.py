@@ -251,6 +251,29 @@ class Nfa(Plan):
     def live_runs(self, state: NfaState) -> int:
         return len(state.runs)
 
+    def idle(self, state: NfaState, watermark: Watermark) -> bool:
+        starts = [run.start for run in state.runs]
+        return self._expired(starts, watermark) and self._settled(
+            state.stream, state.pending, watermark
+        )
+
+    def _expired(self, starts: list[float], watermark: Watermark) -> bool:
+        """Has the window passed the start of every run? (A run is otherwise only dropped
+        by the next event of its key, which may never come.)"""
+        window = self.window
+        if window is None:
+            return not starts
+        return all(watermark.t - start > window for start in starts)
+
+    def _settled(self, stream: Stream, pending: Pending, watermark: Watermark) -> bool:
+        """Nothing pending, and no kept event a later candidate's negation could look back
+        to (a window before its end, which is at least a window after its start)."""
+        if pending.undecided or pending.queues:
+            return False
+        if not self.negated or self.window is None or not stream.events:
+            return True  # without a window a negation looks only between a match's events
+        return stream.events[-1].t < watermark.t - 2 * self.window
+
     def counters(self, state: NfaState) -> dict[str, int]:
         return {**state.counters, "buffer_writes": state.buffer.writes}
 

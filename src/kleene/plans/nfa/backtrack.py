@@ -110,6 +110,15 @@ class NfaBacktrack(Nfa):
     def live_runs(self, state: BacktrackState) -> int:  # type: ignore[override]
         return len(state.postponed) + (state.singleton is not None)
 
+    def idle(self, state: BacktrackState, watermark: Watermark) -> bool:  # type: ignore[override]
+        # (a postponed run, however old, has events still to read)
+        return (
+            state.singleton is None
+            and not state.postponed
+            and not state.found
+            and self._settled(state.stream, state.pending, watermark)
+        )
+
     def counters(self, state: BacktrackState) -> dict[str, int]:  # type: ignore[override]
         return dict(state.counters)
 
