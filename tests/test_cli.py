@@ -186,3 +186,20 @@ def test_bench_nfa_prints_a_table_of_the_fastest_runs(capsys):
     rows = [line for line in out.splitlines() if line.startswith("| p2s3 W=50")]
     assert [row.split("|")[2].strip() for row in rows] == ["nfa (merge=False)", "nfa"]
     assert "matching" in out
+
+
+def test_plan_options_on_the_command_line(tmp_path, capsys):
+    query = "PATTERN SEQ(AND(C c, P p), B b) WHERE [k] WITHIN 5"
+    args = ["explain", query, "--plan", "match_window", "--option", "inner=nfa"]
+    assert main([*args, "--option", "pruning=fp"]) == 0
+    out = capsys.readouterr().out
+    assert "inner plan:     nfa" in out
+    assert "pruning:        f (filtering), p (partitioning)\n" in out
+    assert main([*args, "--option", "merge=maybe"]) == 1
+    assert "merge must be True or False, not 'maybe'" in capsys.readouterr().err
+    assert main(["explain", query, "--option", "pruning"]) == 1
+    assert "expected NAME=VALUE, not 'pruning'" in capsys.readouterr().err
+    path = tmp_path / "e.csv"
+    path.write_text("type,ts,k\nC,1,1\nP,2,1\nB,3,1\n")
+    assert main(["match", query, "-i", str(path), "--plan", "nfa", "--option", "merge=False"]) == 0
+    assert '"c": [{"id": 0' in capsys.readouterr().out

@@ -261,6 +261,13 @@ def _query_and_input(parser: argparse.ArgumentParser) -> None:
 
 def _plan_options(parser: argparse.ArgumentParser, *, output_format: bool = False) -> None:
     parser.add_argument("--plan", default="auto", help="evaluation plan (auto)")
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a plan option, e.g. merge=False, inner=nfa, pruning=fp (repeatable)",
+    )
     if output_format:
         parser.add_argument(
             "--non-overlapping",
@@ -291,6 +298,7 @@ def _match(args: argparse.Namespace) -> int:
         output="non_overlapping" if args.non_overlapping else "all",
         time_unit=args.time_unit,
         name=name,
+        **_options(args),
     )
     column_types = dict(_pair(item) for item in args.column_type)
     reader = kleene.io.read_events(
@@ -344,6 +352,20 @@ def _short(found: kleene.Match) -> str:
         for name, events in found.bindings.items()
     )
     return f"{found.start_ts} .. {found.end_ts}  {parts}"
+
+
+def _options(args: argparse.Namespace) -> dict[str, Any]:
+    """The --option NAME=VALUE settings."""
+    return _settings(args.option)
+
+
+def _settings(items: list[str]) -> dict[str, Any]:
+    """Plan options from NAME=VALUE items; True and False become booleans."""
+    options: dict[str, Any] = {}
+    for item in items:
+        name, value = _pair(item)
+        options[name] = {"True": True, "False": False}.get(value, value)
+    return options
 
 
 def _pair(item: str) -> tuple[str, str]:
@@ -410,7 +432,8 @@ def _run(args: argparse.Namespace) -> int:
     from kleene.spark.files import check_output, read_events_frame, write_matches_frame
 
     text, name = _query(args.query)
-    kleene.compile(text, args.plan, time_unit=args.time_unit)  # query errors before Spark starts
+    options = _options(args)
+    kleene.compile(text, args.plan, time_unit=args.time_unit, **options)  # errors before Spark
     check_output(args.output, overwrite=args.overwrite)
     if args.column_type:
         raise KleeneError("--column-type applies to kleene match; Spark infers column types")
@@ -433,6 +456,7 @@ def _run(args: argparse.Namespace) -> int:
         output="non_overlapping" if args.non_overlapping else "all",
         time_unit=args.time_unit,
         name=name,
+        **options,
     )
     matches = result.matches.persist() if args.show else result.matches
     written = write_matches_frame(matches, args.output, overwrite=args.overwrite)
@@ -473,7 +497,7 @@ def _explain(args: argparse.Namespace) -> int:
     from kleene.compiler.explain import explain
 
     text, _ = _query(args.query)
-    plan = kleene.compile(text, args.plan)
+    plan = kleene.compile(text, args.plan, **_options(args))
     print(explain(plan))
     if args.dot or args.png:
         graph = plan.dot()
@@ -521,11 +545,7 @@ def _bench_nfa(args: argparse.Namespace) -> int:
     settings = []
     for spec in args.plans:
         name, _, rest = spec.partition(":")
-        options: dict[str, Any] = {}
-        for item in filter(None, rest.split(",")):
-            key, value = _pair(item)
-            options[key] = {"True": True, "False": False}.get(value, value)
-        settings.append((name, options))
+        settings.append((name, _settings(list(filter(None, rest.split(","))))))
     results = []
     for predicate in args.predicates:
         for strategy in args.strategies:

@@ -39,6 +39,9 @@ class Options:
     - `construct`: the `nfa` plan reads each match from its buffer (True); False skips that
       and returns no matches, so a benchmark can time the pattern matching alone (SASE+
       Expt 6). The metrics still count the runs reaching the final state (`final_takes`).
+    - `inner`: the plan `match_window` calls on each candidate window ("auto" by default).
+    - `pruning`: what `match_window` prunes with, as letters: f (filtering), p
+      (partitioning), c (necessary match conditions); "fpc" by default, "" for none.
     """
 
     output: Literal["all", "non_overlapping"] = "all"
@@ -49,6 +52,8 @@ class Options:
     name: str = "pattern"
     merge: bool = True
     construct: bool = True
+    inner: str = "auto"
+    pruning: str = "fpc"
 
     @classmethod
     def build(cls, **options: Any) -> Options:
@@ -59,6 +64,10 @@ class Options:
                 raise PlanError(
                     f"unknown option {name!r}; the options are: {', '.join(sorted(known))}"
                 )
+        for item in fields(cls):
+            value = options.get(item.name)
+            if isinstance(item.default, bool) and value is not None and not isinstance(value, bool):
+                raise PlanError(f"{item.name} must be True or False, not {value!r}")
         if options.get("output", "all") not in OUTPUTS:
             raise PlanError(
                 f"output must be one of {', '.join(OUTPUTS)}, not {options['output']!r}"

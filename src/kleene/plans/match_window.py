@@ -1,0 +1,468 @@
+"""The two-phase plan `match_window` (Cadonna, Gamper & Böhlen, *Efficient Event Pattern
+Matching with Match Windows*): buffer, prune, then match.
+
+Phase one buffers each partition's events in a *match window* (Definition 3: the events
+from the window's first event e1 to e1.t + WITHIN) and prunes; phase two calls an inner
+plan A, by name, on the windows that may hold a match, keeping the matches that start at e1.
+Three pruning techniques, each switched on by a letter of the `pruning` option (the paper's
+f / fp / fpc; "" is the plain window):
+
+- **f, filtering** (Theorem 1): an event enters a window only if it satisfies the
+  properties (its types and the conditions on it alone) of some variable, negated ones
+  included, since they may spoil a match;
+- **p, partitioning** (Definition 6): one window per value of the attributes the equality
+  closure of the pattern's relationships makes every event of a match share (the analysis'
+  partition key); A then runs without those equalities;
+- **c, necessary match conditions** (Theorem 2), tested with bit-vector summary statistics
+  (Definition 5, Theorem 3, section 5): the window holds at least as many events as a match
+  needs (4), e1 satisfies the properties of a variable that can come first (5) and, for a
+  pattern shaped as a sequence of sets of variables (SES: `SEQ(AND(C c, P+ p[]), B b)`),
+  every variable has an event that follows an event of each variable of the set before (6,
+  7; see `Summary`).
+
+The result equals A's alone whenever this plan accepts the pattern: every match wanted
+(a non-overlapping choice depends on matches outside the window), skip till next or any
+match (under the contiguity strategies a filtered event would still break a run), a WITHIN
+(the window's reach) and no negation looking back before a match's first event.
+
+>>> import kleene
+>>> events = [{"type": t, "ts": n, "k": 1} for n, t in enumerate("CXPB")]
+>>> engine = kleene.Engine("PATTERN SEQ(AND(C c, P p), B b) WITHIN 5",
+...                        plan="match_window", inner="nfa")
+>>> [m.ids() for m in engine.send_many(events) + engine.close()]
+[{'b': (3,), 'c': (0,), 'p': (2,)}]
+>>> engine.metrics.plan["filtered"], engine.metrics.plan["calls"]
+(1, 1)
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Callable, Hashable, Iterator
+from dataclasses import dataclass, field, replace
+
+from kleene.compiler.analysis import Analysis, Condition, analyze
+from kleene.compiler.evaluate import Env, evaluate
+from kleene.compiler.options import Options
+from kleene.errors import EventError, PlanError
+from kleene.events import Event, Watermark
+from kleene.language import ast as A
+from kleene.matches import Match
+from kleene.plans.base import Plan, choose, plan_class, register
+
+__all__ = ["MatchWindow", "Shape", "Summary", "WindowState"]
+
+
+# ---- the pattern's shape: what the necessary match conditions read ------------------------
+
+
+@dataclass(frozen=True)
+class Shape:
+    """The positive variables (bit j of an event's vector is variable j, written leftmost
+    first as in the paper's Example 13), what a match needs of a window, and, for an SES
+    pattern, its sets B1..Bk."""
+
+    variables: tuple[str, ...]
+    least: int  # the fewest events a match binds (condition 4)
+    first: int  # the variables that can bind a match's first event (condition 5)
+    sets: tuple[int, ...] | None  # each set's variables as a bit mask; None: not an SES
+
+    def bit(self, name: str) -> int:
+        return 1 << (len(self.variables) - 1 - self.variables.index(name))
+
+    def bits(self, names: Iterator[str] | list[str]) -> int:
+        mask = 0
+        for name in names:
+            mask |= self.bit(name)
+        return mask
+
+    def text(self, mask: int) -> str:
+        """A bit vector as the paper writes it: variable 1 first."""
+        return format(mask, f"0{len(self.variables)}b")
+
+
+def shape(analysis: Analysis) -> Shape:
+    structure = analysis.structure
+    names = tuple(v.name for v in analysis.positive)
+    draft = Shape(names, 0, 0, None)
+    return Shape(
+        names,
+        _least(structure),
+        draft.bits(_first(structure)),
+        _sets(structure, draft),
+    )
+
+
+def _least(element: A.Element) -> int:
+    match element:
+        case A.EventVar(quantifier=quantifier):
+            return 1 if quantifier is None else quantifier.min
+        case A.Negation():
+            return 0
+        case A.Seq(items=items) | A.And(items=items):
+            return sum(_least(item) for item in items)
+        case A.Or(items=items):
+            return min(_least(item) for item in items)
+    raise TypeError(element)  # pragma: no cover
+
+
+def _first(element: A.Element) -> list[str]:
+    """The variables that can bind the earliest event of a match."""
+    match element:
+        case A.EventVar(name=name):
+            return [name]
+        case A.Negation():
+            return []
+        case A.Seq(items=items):
+            found: list[str] = []
+            for item in items:
+                found += _first(item)
+                if _least(item) > 0:
+                    break
+            return found
+        case A.And(items=items) | A.Or(items=items):
+            return [name for item in items for name in _first(item)]
+    raise TypeError(element)  # pragma: no cover
+
+
+def _mandatory(element: A.Element) -> set[str]:
+    """The variables every match binds an event to."""
+    match element:
+        case A.EventVar(name=name):
+            return {name} if _least(element) else set()
+        case A.Negation():
+            return set()
+        case A.Seq(items=items) | A.And(items=items):
+            return set().union(*(_mandatory(item) for item in items))
+        case A.Or(items=items):
+            return set.intersection(*(_mandatory(item) for item in items))
+    raise TypeError(element)  # pragma: no cover
+
+
+def _sets(element: A.Element, draft: Shape) -> tuple[int, ...] | None:
+    """The sets of an SES pattern (a sequence of sets of mandatory variables), else None."""
+    items = element.items if isinstance(element, A.Seq) else (element,)
+    sets = []
+    for item in items:
+        if isinstance(item, A.Negation):
+            continue
+        members = item.items if isinstance(item, A.And) else (item,)
+        names = []
+        for member in members:
+            if isinstance(member, A.Negation):
+                continue
+            if not isinstance(member, A.EventVar) or _least(member) == 0:
+                return None
+            names.append(member.name)
+        sets.append(draft.bits(names))
+    return tuple(sets)
+
+
+# ---- the summary statistics ---------------------------------------------------------------
+
+
+class Summary:
+    """Definition 5's counters over one window, kept as the paper's bit vectors (section 5).
+
+    `counts[j]` counts the window's events that satisfy variable j's properties and arrived
+    after an event counted for each variable of the set before j's; `zero` is the vector s̄
+    (bit j set while counts[j] is 0); `before[j]` is the mask b̄ of the set before j's. An
+    event counts for j if its vector has bit j and `zero & before[j] == 0` held when it
+    arrived. When a counter drops to zero on dequeue, the counters of every later set are
+    reset (their events can no longer follow one of that variable); an epoch per set lets
+    the events counted before a reset leave without counting down again. All counters
+    positive (`zero == 0`) is Theorem 3's test of conditions 6 and 7.
+    """
+
+    def __init__(self, shape: Shape) -> None:
+        assert shape.sets is not None
+        self.shape = shape
+        m = len(shape.variables)
+        self.counts = [0] * m
+        self.zero = (1 << m) - 1
+        self.column: list[int] = []  # variable j's set
+        self.before: list[int] = []
+        for j in range(m):
+            bit = 1 << (m - 1 - j)
+            s = next(i for i, mask in enumerate(shape.sets) if mask & bit)
+            self.column.append(s)
+            self.before.append(shape.sets[s - 1] if s else 0)
+        self.epochs = [0] * len(shape.sets)
+
+    def add(self, vector: int) -> tuple[int, tuple[int, ...]]:
+        """Count an arriving event; return what it counted for, to undo on dequeue."""
+        zero, m = self.zero, len(self.counts)
+        counted = 0
+        for j in range(m):
+            bit = 1 << (m - 1 - j)
+            if vector & bit and not zero & self.before[j]:
+                self.counts[j] += 1
+                counted |= bit
+        self.zero &= ~counted
+        return counted, tuple(self.epochs)
+
+    def remove(self, counted: int, epochs: tuple[int, ...]) -> None:
+        """Uncount the window's first event as it leaves."""
+        m = len(self.counts)
+        for j in range(m):
+            bit = 1 << (m - 1 - j)
+            s = self.column[j]
+            if not counted & bit or epochs[s] != self.epochs[s]:
+                continue
+            self.counts[j] -= 1
+            if self.counts[j] == 0:
+                self.zero |= bit
+                self._reset_after(s)
+
+    def _reset_after(self, s: int) -> None:
+        m = len(self.counts)
+        for j in range(m):
+            if self.column[j] > s and self.counts[j]:
+                self.counts[j] = 0
+                self.zero |= 1 << (m - 1 - j)
+        for later in range(s + 1, len(self.epochs)):
+            self.epochs[later] += 1
+
+    def __repr__(self) -> str:
+        counts = zip(self.shape.variables, self.counts, strict=True)
+        pairs = ", ".join(f"({v}, {c})" for v, c in counts)
+        return f"⟨{pairs}⟩"
+
+
+# ---- the plan -----------------------------------------------------------------------------
+
+
+@dataclass
+class WindowState:
+    """One partition's match window: events with their bit vectors and what they counted."""
+
+    window: deque[tuple[Event, int, tuple[int, tuple[int, ...]] | None]] = field(
+        default_factory=deque
+    )
+    summary: Summary | None = None
+    counters: dict[str, int] = field(
+        default_factory=lambda: dict.fromkeys(
+            ("filtered", "windows", "pruned", "calls", "events_to_inner"), 0
+        )
+    )
+
+
+_PRUNING = frozenset("fpc")
+
+
+@register
+class MatchWindow(Plan):
+    """Match windows around an inner plan, with filtering, partitioning and necessary match
+    conditions."""
+
+    name = "match_window"
+
+    @classmethod
+    def unsupported(cls, analysis: Analysis, options: Options) -> str | None:
+        reason = super().unsupported(analysis, options)
+        if reason is not None:
+            return reason
+        if analysis.pattern.within is None:
+            return "a match window needs the pattern's WITHIN"
+        if options.output != "all":
+            return "it finds all matches (a non-overlapping choice depends on other windows)"
+        if not analysis.prefilter_safe:
+            return "under a contiguity strategy an event outside the window's plan breaks runs"
+        bound = _mandatory(analysis.structure)
+        if any(not n.before & bound for n in analysis.negations.values()):
+            return (
+                "a negation with no event of the match surely before it looks back before "
+                "the match's first event, out of the window"
+            )
+        return None
+
+    def __init__(self, analysis: Analysis, options: Options) -> None:
+        super().__init__(analysis, options)
+        if not set(options.pruning) <= _PRUNING:
+            raise PlanError(f"pruning takes the letters f, p and c, not {options.pruning!r}")
+        if options.inner == self.name:
+            raise PlanError("the inner plan of match_window cannot be match_window")
+        assert self.window is not None
+        self.span: float = self.window
+        self.filtering = "f" in options.pruning
+        self.partitioning = "p" in options.pruning and analysis.partition is not None
+        self.conditions = "c" in options.pruning
+        self.shape = shape(analysis)
+        self.tests = self._tests()
+        #: A for windows of events sharing a key value (the key's equalities dropped when
+        #: partitioning), and for the others (no key value, or no partitioning).
+        self.inner = self._inner(analysis)
+        self.keyed = self._inner(_without_key(analysis)) if self.partitioning else self.inner
+
+    def _inner(self, analysis: Analysis) -> Plan:
+        options = replace(self.options, inner="auto", pruning="fpc")
+        name = self.options.inner
+        cls = choose(analysis, options) if name == "auto" else plan_class(name)
+        return cls(analysis, options)
+
+    def _tests(self) -> list[tuple[int, frozenset[str], tuple[Condition, ...]]]:
+        """Per variable (positive ones with their bit, negated ones with 0): types and
+        properties."""
+        properties = self.analysis.properties
+        tests = []
+        for name, variable in self.analysis.variables.items():
+            bit = 0 if variable.negated else self.shape.bit(name)
+            tests.append((bit, variable.types, properties[name]))
+        return tests
+
+    @property
+    def partition_key(self) -> Callable[[Event], Hashable | None] | None:
+        return super().partition_key if self.partitioning else None
+
+    def describe(self) -> str:
+        shape = self.shape
+        pruning = [
+            name
+            for on, name in (
+                (self.filtering, "f (filtering)"),
+                (self.partitioning, "p (partitioning)"),
+                (self.conditions, "c (necessary match conditions)"),
+            )
+            if on
+        ]
+        lines = [
+            f"{'inner plan:':<16}{self.inner.name}",
+            f"{'pruning:':<16}{', '.join(pruning) or 'none (the plain match window)'}",
+            f"{'variables:':<16}{', '.join(shape.variables)}",
+            f"{'least events:':<16}{shape.least}",
+            f"{'first:':<16}{shape.text(shape.first)}",
+        ]
+        if shape.sets is not None:
+            sets = " ".join(shape.text(mask) for mask in shape.sets)
+            lines.append(f"{'sets (SES):':<16}{sets}")
+        inner = self.inner.describe()
+        if inner:
+            lines += ["inner:", *(f"  {line}" for line in inner.splitlines())]
+        return "\n".join(lines)
+
+    # -- states ---------------------------------------------------------------------------
+
+    def new_state(self) -> WindowState:
+        summary = Summary(self.shape) if self.conditions and self.shape.sets else None
+        return WindowState(summary=summary)
+
+    def counters(self, state: WindowState) -> dict[str, int]:
+        return dict(state.counters)
+
+    def deadline(self, state: WindowState) -> float | None:
+        return state.window[0][0].t + self.span if state.window else None
+
+    def idle(self, state: WindowState, watermark: Watermark) -> bool:
+        return not state.window
+
+    def live_runs(self, state: WindowState) -> int:
+        return len(state.window)
+
+    # -- events ---------------------------------------------------------------------------
+
+    def vector(self, event: Event) -> int | None:
+        """The event's bit vector (ē: bit j set when it satisfies variable j's properties);
+        None when it satisfies no variable's, negated ones included."""
+        vector, relevant = 0, False
+        for bit, types, properties in self.tests:
+            if event.type in types and _satisfies(event, properties, self.analysis):
+                vector |= bit
+                relevant = True
+        return vector if relevant else None
+
+    def step(self, state: WindowState, event: Event) -> list[Match]:
+        found = self.advance(state, Watermark(event.t, inclusive=False))
+        vector = self.vector(event)
+        if vector is None and self.filtering:
+            state.counters["filtered"] += 1
+            return found
+        vector = vector or 0
+        summary = state.summary
+        counted = None if summary is None else summary.add(vector)
+        state.window.append((event, vector, counted))
+        return found
+
+    def advance(self, state: WindowState, watermark: Watermark) -> list[Match]:
+        """Close every window whose time span has passed: match it if it may hold a match
+        starting at its first event, then drop that event (Algorithm 1)."""
+        window = state.window
+        found: list[Match] = []
+        while window and watermark.settles(window[0][0].t + self.span):
+            state.counters["windows"] += 1
+            if self._candidate(state):
+                found += self._match(state)
+            else:
+                state.counters["pruned"] += 1
+            _, _, counted = window.popleft()
+            if state.summary is not None and counted is not None:
+                state.summary.remove(*counted)
+        return found
+
+    def _candidate(self, state: WindowState) -> bool:
+        """Theorem 2's necessary match conditions (4-7) for the window's first event."""
+        if not self.conditions:
+            return True
+        window, shape = state.window, self.shape
+        if len(window) < shape.least or not window[0][1] & shape.first:
+            return False
+        return state.summary is None or state.summary.zero == 0
+
+    def _match(self, state: WindowState) -> list[Match]:
+        """A(P, W): the inner plan's matches over the window that start at its first event."""
+        window = state.window
+        first = window[0][0]
+        key = None if not self.partitioning else self.analysis.partition.key(first)  # type: ignore[union-attr]
+        inner = self.keyed if key is not None else self.inner
+        inner_state = inner.new_state()
+        matches: list[Match] = []
+        for event, _, _ in window:
+            matches += inner.step(inner_state, event)
+        matches += inner.advance(inner_state, Watermark(math.inf))
+        state.counters["calls"] += 1
+        state.counters["events_to_inner"] += len(window)
+        return [m for m in matches if any(e is first for es in m.bindings.values() for e in es)]
+
+
+def _satisfies(event: Event, properties: tuple[Condition, ...], analysis: Analysis) -> bool:
+    """Does the event satisfy these properties? A property that cannot be evaluated on it
+    (a type clash) counts as satisfied: the inner plan decides, and raises if it must."""
+    for condition in properties:
+        name = condition.property_of
+        assert name is not None
+        env = Env({name: (event,)}, 1 if condition.indexed else None, analysis.functions)
+        try:
+            if evaluate(condition.expr, env) is not True:
+                return False
+        except EventError:
+            continue
+    return True
+
+
+def _without_key(analysis: Analysis) -> Analysis:
+    """The pattern without the equalities the partition key implies (every event of a
+    keyed window shares the key's values)."""
+    partition = analysis.partition
+    assert partition is not None
+    members = [set(m) for m in partition.classes]
+    equivalent = {attr for m in members for _, attr in m if len({a for _, a in m}) == 1}
+
+    def implied(expr: A.Expr) -> bool:
+        if isinstance(expr, A.Equivalence):
+            return set(expr.attrs) <= equivalent
+        if isinstance(expr, A.Compare) and expr.op == "=":
+            left, right = expr.left, expr.right
+            if (
+                isinstance(left, A.Attr)
+                and isinstance(right, A.Attr)
+                and left.index is None
+                and right.index is None
+            ):
+                pair = {(left.var, left.attr), (right.var, right.attr)}
+                return any(pair <= m for m in members)
+        return False
+
+    pattern = analysis.pattern
+    kept = [c for c in A.conjuncts(pattern.where) if not implied(c)]
+    where = A.conjunction(*kept) if kept else None
+    return analyze(replace(pattern, where=where), analysis.functions)
