@@ -171,3 +171,31 @@ def test_idle_partitions_are_dropped_and_nothing_changes(plan, query):
     assert sorted(sorted(m.ids().items()) for m in found) == sorted(
         sorted(m.ids().items()) for m in expected
     )
+
+
+@pytest.mark.parametrize("plan", ["reference", "nfa", "nfa_backtrack"])
+def test_advance_moves_the_deadline_on(plan):
+    """With non-overlapping output a candidate that could be decided early waits behind the
+    undecided head of its queue; the deadline is the head's, or the engine would advance the
+    state at the same time forever (found by hypothesis)."""
+    compiled = kleene.compile(
+        "PATTERN AND(NOT(B n), (A|B) v, (A|C) w) WITHIN 3", plan, output="non_overlapping"
+    )
+    stream = events("""
+        type ts id k x
+        A    0  0  0 -
+        A    0  1  0 0
+        B    1  2  1 -
+        A    1  3  0 1
+        A    2  4  1 3
+        C    2  5  1 3
+    """)
+    state = compiled.new_state()
+    for event in stream:
+        compiled.step(state, event)
+    deadlines = []
+    while (deadline := compiled.deadline(state)) is not None and len(deadlines) < 10:
+        deadlines.append(deadline)
+        compiled.advance(state, kleene.Watermark(deadline))
+    assert deadlines == sorted(set(deadlines))  # each advance moves it on
+    assert len(deadlines) < 10

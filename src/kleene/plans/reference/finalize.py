@@ -139,12 +139,14 @@ class Finalizer:
         return reported
 
     def deadline(self, pending: Pending) -> float | None:
-        """When the earliest undecided candidate can be decided (all events up to then in)."""
+        """When the next candidate can be decided (all events up to then in): the earliest
+        undecided one or, with non-overlapping output, the earliest head of a partition's
+        queue (the candidates behind a head wait for it, however early they could be
+        decided themselves)."""
         if self.window is None or not (pending.undecided or pending.queues):
             return None
-        waiting = pending.undecided + [c for q in pending.queues.values() for c in q]
-        times = [c.start + self.window for c in waiting if self.window is not None]
-        return min(times, default=None)
+        waiting = pending.undecided + [q[0] for q in pending.queues.values() if q]
+        return min((c.start + self.window for c in waiting), default=None)
 
     def verdict(self, candidate: Candidate, stream: Stream, watermark: Watermark) -> bool | None:
         """True: a match; False: a negation spoils it; None: not decidable yet."""
