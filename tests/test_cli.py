@@ -203,3 +203,16 @@ def test_plan_options_on_the_command_line(tmp_path, capsys):
     path.write_text("type,ts,k\nC,1,1\nP,2,1\nB,3,1\n")
     assert main(["match", query, "-i", str(path), "--plan", "nfa", "--option", "merge=False"]) == 0
     assert '"c": [{"id": 0' in capsys.readouterr().out
+
+
+def test_bench_window_prints_factors_over_the_plain_window(capsys):
+    args = ["bench", "window", "--events", "300", "--ks", "2", "--kinds", "set"]
+    assert main([*args, "--patterns", "1", "--prunings", "none", "fpc"]) == 0
+    rows = [line.split("|") for line in capsys.readouterr().out.splitlines()[2:]]
+    assert [(row[1].strip(), row[2].strip(), row[-2].strip()) for row in rows][0] == (
+        "Pset k=2 W=5 n=300",
+        "none",
+        "1.0x",
+    )
+    assert rows[0][4] == rows[1][4]  # the same matches
+    assert int(rows[1][5].replace(",", "")) < int(rows[0][5].replace(",", ""))  # fewer calls

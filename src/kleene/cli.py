@@ -189,6 +189,33 @@ def _parser() -> argparse.ArgumentParser:
     )
     nfa.set_defaults(run=_bench_nfa)
 
+    window = suites.add_parser(
+        "window",
+        help="the match-window experiments: Pseq and Pset, pruning f / fp / fpc",
+        description="Run Pseq(k) = SEQ(T1 v1, ..., Tk vk) and Pset(k) = AND(...) with the "
+        "match_window plan around --inner, with each pruning, over a hospital log (--data: "
+        "the BPIC 2011 events .csv.gz; a generated one otherwise) or a stock stream; print "
+        "a Markdown table with each pruning's throughput over the plain window's.",
+    )
+    window.add_argument("--stream", choices=["hospital", "stock"], default="hospital")
+    window.add_argument("--data", help="bpic2011_hospital_events.csv.gz (hospital stream)")
+    window.add_argument("--events", type=int, nargs="+", default=[2000], help="sizes (2000)")
+    window.add_argument("--kinds", nargs="+", choices=["seq", "set"], default=["seq", "set"])
+    window.add_argument("--ks", type=int, nargs="+", default=[1, 2, 3, 4, 5], help="variables")
+    window.add_argument(
+        "--windows", type=float, nargs="+", default=[5], help="WITHIN, days or ticks (5)"
+    )
+    window.add_argument(
+        "--prunings",
+        nargs="+",
+        default=["none", "f", "fp", "fpc"],
+        help="pruning letters per run; none is the plain window (none f fp fpc)",
+    )
+    window.add_argument("--inner", default="nfa", help="the plan A (nfa)")
+    window.add_argument("--patterns", type=int, default=3, help="random patterns per k (3)")
+    window.add_argument("--repeat", type=int, default=1, help="keep the fastest of N runs (1)")
+    window.set_defaults(run=_bench_window)
+
     gen = commands.add_parser("gen", help="generate event data", description="Generate event data.")
     kinds = gen.add_subparsers(title="generators", required=True, metavar="KIND")
     stock = kinds.add_parser(
@@ -533,6 +560,39 @@ def _bench_spark(args: argparse.Namespace) -> int:
             for cores in args.cores:
                 results.append(bench.on_spark(path, queries[name], cores, setting))
                 print(f"kleene: {results[-1]}", file=sys.stderr)
+    print(bench.table(results))
+    return 0
+
+
+def _bench_window(args: argparse.Namespace) -> int:
+    from kleene.bench import window as bench
+    from kleene.bench.workloads import HospitalStream, StockStream
+
+    results = []
+    for size in args.events:
+        if args.stream == "stock":
+            stream = StockStream(size=size, symbols=20, ratio=10, types="symbol", seed=1)
+            events, key = list(stream.events()), None
+        elif args.data:
+            events, key = list(bench.bpic2011(Path(args.data), size)), "PID"
+        else:
+            events, key = list(HospitalStream(size=size, seed=1).events()), "PID"
+        for kind in args.kinds:
+            for k in args.ks:
+                for tau in args.windows:
+                    setting = f"P{kind} k={k} W={tau:g} n={size}"
+                    queries = [
+                        bench.pattern(kind, bench.pick_types(events, k, seed), tau, key)
+                        for seed in range(args.patterns)
+                    ]
+                    for pruning in args.prunings:
+                        letters = "" if pruning == "none" else pruning
+                        runs = [
+                            bench.measure(q, events, args.inner, letters, setting, args.repeat)
+                            for q in queries
+                        ]
+                        results.append(bench.total(runs))
+                        print(f"kleene: {results[-1]}", file=sys.stderr)
     print(bench.table(results))
     return 0
 

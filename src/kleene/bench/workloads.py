@@ -1,6 +1,8 @@
 """Event generators in the style of the papers' experiments.
 
-`StockStream` is the SASE+ and AFA papers' stock ticker: symbols whose frequencies run from
+`HospitalStream` is a treatment log like the match-window paper's Onco data: patients'
+events (an activity type, a value) over days. `StockStream` is the SASE+ and AFA papers'
+stock ticker: symbols whose frequencies run from
 the rarest to the most frequent by a set ratio (the lazy-NFA paper's knob), a price random
 walk per symbol that goes up with probability `p_up`, down or stays with (1 - p_up) / 2 each,
 and a uniform volume. Deterministic for a seed.
@@ -22,7 +24,7 @@ from typing import Any
 
 from kleene.events import Event
 
-__all__ = ["TICKERS", "StockStream"]
+__all__ = ["TICKERS", "HospitalStream", "StockStream"]
 
 TICKERS = (
     "IBM", "MSFT", "AAPL", "GOOG", "ORCL", "INTC", "CSCO", "AMZN", "NVDA", "ADBE",
@@ -125,3 +127,35 @@ class StockStream:
             ):
                 yield Event(kind, ts, dict(zip(names, values, strict=True)), position)
                 position += 1
+
+
+@dataclass(frozen=True)
+class HospitalStream:
+    """A generated hospital log: `size` events over `patients` patients, `per_day` events a
+    day (timestamps count days from 0), each of one of `activities` activity types (`L00`,
+    `L01`, ...; type 0 the most frequent, frequencies falling as 1/rank) with a value `V`
+    and the patient id `PID`. Deterministic for a seed.
+
+    >>> [(e.type, e.ts, e.attrs["PID"]) for e in HospitalStream(size=3, seed=2).events()]
+    [('L00', 0, 14), ('L09', 0, 43), ('L04', 0, 78)]
+    """
+
+    size: int = 10_000
+    patients: int = 200
+    activities: int = 20
+    per_day: int = 100
+    seed: int = 0
+
+    @property
+    def names(self) -> list[str]:
+        """The activity types, most frequent first."""
+        return [f"L{k:02d}" for k in range(self.activities)]
+
+    def events(self) -> Iterator[Event]:
+        rng = random.Random(self.seed)
+        names = self.names
+        weights = [1 / (k + 1) for k in range(self.activities)]
+        for position in range(self.size):
+            attrs = {"PID": rng.randrange(self.patients), "V": rng.randint(1, 100)}
+            kind = rng.choices(names, weights)[0]
+            yield Event(kind, position // self.per_day, attrs, position)

@@ -77,7 +77,7 @@ class Edge:
     after: Counts  # counts after the take
     instances: tuple[Instance, ...]
     stack: str  # the buffer stack the taken event goes to (its state's name for the variable)
-    bound: tuple[str, ...]  # every variable a match completed here binds
+    bound: tuple[str, ...]  # every variable a match completed here binds, in pattern order
 
     @property
     def direct(self) -> bool:
@@ -236,7 +236,7 @@ def build(analysis: Analysis) -> Automaton:
                     "after": new_counts,
                     "instances": instances,
                     "stack": _element(variables[name], before_count, caps[name]),
-                    "bound": tuple(sorted(final_counts)),
+                    "bound": tuple(n for n in variables if n in final_counts),  # pattern order
                 }
             )
         pending.append((state, edges))
