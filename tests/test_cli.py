@@ -209,7 +209,8 @@ def test_bench_window_prints_factors_over_the_plain_window(capsys):
     args = ["bench", "window", "--events", "300", "--ks", "2", "--kinds", "set"]
     assert main([*args, "--patterns", "1", "--prunings", "none", "fpc"]) == 0
     rows = [line.split("|") for line in capsys.readouterr().out.splitlines()[2:]]
-    assert [(row[1].strip(), row[2].strip(), row[-2].strip()) for row in rows][0] == (
+    first = rows[0]
+    assert (first[1].strip(), first[2].strip(), first[-2].strip()) == (
         "Pset k=2 W=5 n=300",
         "none",
         "1.0x",

@@ -208,8 +208,9 @@ def _parser() -> argparse.ArgumentParser:
     window.add_argument(
         "--prunings",
         nargs="+",
-        default=["none", "f", "fp", "fpc"],
-        help="pruning letters per run; none is the plain window (none f fp fpc)",
+        default=["none", "f", "fp", "fpc", "alone"],
+        help="pruning letters per run; none is the plain window, alone the inner plan "
+        "without windows (none f fp fpc alone)",
     )
     window.add_argument("--inner", default="nfa", help="the plan A (nfa)")
     window.add_argument("--patterns", type=int, default=3, help="random patterns per k (3)")

@@ -33,7 +33,7 @@ from pathlib import Path
 import kleene
 from kleene.events import Event
 
-__all__ = ["Result", "bpic2011", "measure", "pattern", "pick_types", "table", "total"]
+__all__ = ["ALONE", "Result", "bpic2011", "measure", "pattern", "pick_types", "table", "total"]
 
 
 def pattern(kind: str, types: list[str], window: float, key: str | None) -> str:
@@ -74,13 +74,21 @@ class Result:
         )
 
 
+#: The pruning label of the inner plan run alone, without match windows.
+ALONE = "alone"
+
+
 def measure(
     query: str, events: list[Event], inner: str, pruning: str, setting: str, repeat: int = 1
 ) -> Result:
-    """Run `match_window` around `inner` with `pruning`; the fastest of `repeat` runs."""
+    """Run `match_window` around `inner` with `pruning` (or, with `ALONE`, `inner` by
+    itself); the fastest of `repeat` runs."""
     best = None
     for _ in range(repeat):
-        engine = kleene.Engine(query, "match_window", inner=inner, pruning=pruning)
+        if pruning == ALONE:
+            engine = kleene.Engine(query, inner)
+        else:
+            engine = kleene.Engine(query, "match_window", inner=inner, pruning=pruning)
         start = time.perf_counter()
         matches = len(engine.send_many(events)) + len(engine.close())
         seconds = time.perf_counter() - start
@@ -91,8 +99,8 @@ def measure(
             len(events),
             seconds,
             matches,
-            counters["calls"],
-            counters["events_to_inner"],
+            counters.get("calls", 0),
+            counters.get("events_to_inner", 0),
         )
         if best is None or seconds < best.seconds:
             best = result

@@ -137,11 +137,11 @@ class HospitalStream:
     and the patient id `PID`. Deterministic for a seed.
 
     >>> [(e.type, e.ts, e.attrs["PID"]) for e in HospitalStream(size=3, seed=2).events()]
-    [('L00', 0, 14), ('L09', 0, 43), ('L04', 0, 78)]
+    [('L00', 0, 27), ('L07', 0, 11), ('L00', 0, 21)]
     """
 
     size: int = 10_000
-    patients: int = 200
+    patients: int = 30
     activities: int = 20
     per_day: int = 100
     seed: int = 0
