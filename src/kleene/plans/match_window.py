@@ -30,7 +30,7 @@ match (under the contiguity strategies a filtered event would still break a run)
 >>> engine = kleene.Engine("PATTERN SEQ(AND(C c, P p), B b) WITHIN 5",
 ...                        plan="match_window", inner="nfa")
 >>> [m.ids() for m in engine.send_many(events) + engine.close()]
-[{'b': (3,), 'c': (0,), 'p': (2,)}]
+[{'c': (0,), 'p': (2,), 'b': (3,)}]
 >>> engine.metrics.plan["filtered"], engine.metrics.plan["calls"]
 (1, 1)
 """
