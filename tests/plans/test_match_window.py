@@ -143,3 +143,19 @@ def test_chemo_counts_per_pruning(pruning):
     assert counters["windows"] == 14 - counters["filtered"]
     if "c" in pruning and "p" in pruning:
         assert counters["calls"] == 3  # e1 (patient 1), e5 and e7 (patient 2)
+
+
+@given(
+    cases(strategies=SKIPPING, max_events=9),
+    st.sampled_from(["earliest", "maximal", "earliest_maximal"]),
+    st.sampled_from(PRUNINGS),
+)
+def test_match_window_keeps_the_inner_plans_selection(case, selection, pruning):
+    alone = ids(kleene.match(case.pattern, case.events, plan="nfa", selection=selection))
+    try:
+        engine = kleene.Engine(
+            case.pattern, "match_window", inner="nfa", pruning=pruning, selection=selection
+        )
+    except PlanError:
+        assume(False)
+    assert ids(engine.send_many(case.events) + engine.close()) == alone

@@ -102,3 +102,16 @@ def test_explain_shows_the_negative_automaton():
     assert "negation n (its matches spoil a candidate):\n  begin n -> F  if n.x > a.x" in (
         plan.describe()
     )
+
+
+SELECTIONS = ("earliest", "maximal", "earliest_maximal")
+
+
+@given(
+    cases(max_events=9),
+    st.sampled_from(SELECTIONS),
+    st.sampled_from(["nfa", "nfa_backtrack"]),
+)
+def test_selections_equal_reference(case, selection, plan):
+    expected = ids(kleene.match(case.pattern, case.events, plan="reference", selection=selection))
+    assert ids(kleene.match(case.pattern, case.events, plan=plan, selection=selection)) == expected

@@ -19,9 +19,10 @@ from typing import Any, Literal
 from kleene.errors import PlanError
 from kleene.language.to_ast import UNITS
 
-__all__ = ["OUTPUTS", "Options"]
+__all__ = ["OUTPUTS", "SELECTIONS", "Options"]
 
 OUTPUTS = ("all", "non_overlapping")
+SELECTIONS = ("all", "earliest", "maximal", "earliest_maximal")
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,11 @@ class Options:
 
     - `output`: "all" matches (default) or "non_overlapping" (SASE+ section 2: per partition,
       a match is reported only if it starts after the previous reported one ended).
+    - `selection`: among the matches that start at one event, "all" (default), the
+      "earliest" ones (each variable's events start as early as in any of them), the
+      "maximal" ones (no variable's events can take one more event and still match), or
+      "earliest_maximal" (both; the match-window paper's section 3). Not with
+      non-overlapping output.
     - `time_unit`: what one unit of a numeric timestamp is ("s" by default; "ms", "us", ...);
       WITHIN amounts with units are converted to it. Datetime timestamps are measured in
       seconds, so they need "s".
@@ -45,6 +51,7 @@ class Options:
     """
 
     output: Literal["all", "non_overlapping"] = "all"
+    selection: Literal["all", "earliest", "maximal", "earliest_maximal"] = "all"
     time_unit: str = "s"
     functions: Mapping[str, Callable[..., Any]] = field(
         default_factory=lambda: MappingProxyType({})
@@ -72,6 +79,11 @@ class Options:
             raise PlanError(
                 f"output must be one of {', '.join(OUTPUTS)}, not {options['output']!r}"
             )
+        selection = options.get("selection", "all")
+        if selection not in SELECTIONS:
+            raise PlanError(f"selection must be one of {', '.join(SELECTIONS)}, not {selection!r}")
+        if selection != "all" and options.get("output", "all") != "all":
+            raise PlanError("a selection chooses among all matches; drop output='non_overlapping'")
         unit = options.get("time_unit", "s")
         if not isinstance(unit, str) or unit.lower() not in UNITS:
             raise PlanError(f"unknown time_unit {unit!r}; use one of {', '.join(sorted(UNITS))}")

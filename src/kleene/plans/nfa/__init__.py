@@ -152,13 +152,13 @@ class Nfa(Plan):
         self.automaton: Automaton = build(analysis)
         self.code: Compiled = compile_automaton(analysis, self.automaton)
         self.checks = Checks(analysis)
-        self.finalizer = NegativeFinalizer(
-            analysis, self.checks, self.window, options.output == "non_overlapping"
-        )
+        self.finalizer = NegativeFinalizer(analysis, self.checks, self.window, options)
         self.merge = options.merge
         self.construct = options.construct
         #: No negation to wait for and every match wanted: a completion is a match at once.
-        self.immediate = not analysis.negations and options.output == "all"
+        self.immediate = (
+            not analysis.negations and options.output == "all" and options.selection == "all"
+        )
         strategy = analysis.strategy
         self.partition = analysis.partition
         self.ignore_always = strategy == "skip_till_any_match"
@@ -268,7 +268,7 @@ class Nfa(Plan):
     def _settled(self, stream: Stream, pending: Pending, watermark: Watermark) -> bool:
         """Nothing pending, and no kept event a later candidate's negation could look back
         to (a window before its end, which is at least a window after its start)."""
-        if pending.undecided or pending.queues:
+        if pending:
             return False
         if not self.negated or self.window is None or not stream.events:
             return True  # without a window a negation looks only between a match's events
@@ -282,7 +282,7 @@ class Nfa(Plan):
     def step(self, state: NfaState, event: Event) -> list[Match]:
         stream = state.stream
         values = self._values(event)
-        if not state.runs and not (state.pending.undecided or state.pending.queues):
+        if not state.runs and not state.pending:
             # idle, the common case of selective queries: unless the event begins a run,
             # it only needs a position
             begins = None if values is None else self.start_node.by_type.get(event.type)
@@ -419,7 +419,7 @@ class Nfa(Plan):
                     state.pending,
                     [self._candidate(state, h, edge, position, event) for h, edge in completed],
                 )
-        if state.pending.undecided or state.pending.queues:
+        if state.pending:
             matches = self._settle(state, Watermark(t, inclusive=False))
         else:
             matches = found
@@ -557,12 +557,8 @@ class Nfa(Plan):
         """Drop the events no run, undecided candidate or negation can still need."""
         stream = state.stream
         needed = min((run.horizon for run in state.runs), default=stream.end)
-        pending = state.pending
-        for candidate in pending.undecided:
+        for candidate in state.pending.waiting():
             needed = min(needed, candidate.first)
-        for queue in pending.queues.values():
-            for candidate in queue:
-                needed = min(needed, candidate.first)
         if needed >= stream.end:
             cut = watermark.t if stream.end == stream.base else stream[stream.end - 1].t
         else:

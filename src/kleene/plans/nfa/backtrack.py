@@ -24,6 +24,7 @@ True
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
@@ -231,8 +232,7 @@ class NfaBacktrack(Nfa):
         for run in [*state.postponed, *([state.singleton] if state.singleton else [])]:
             needed = min(needed, run.origin)
         firsts = [min(ps[0] for ps in b.values() if ps) for _, _, b in state.found]
-        firsts += [c.first for c in state.pending.undecided]
-        firsts += [c.first for queue in state.pending.queues.values() for c in queue]
+        firsts += [c.first for c in state.pending.waiting()]
         needed = max(stream.base, min(needed, *firsts)) if firsts else max(stream.base, needed)
         cut = stream[needed].t
         if self.negated and self.window is not None:
@@ -270,7 +270,12 @@ class NfaBacktrack(Nfa):
             released.append(self.finalizer.candidate(binding, stream, self.partition_key))
         if released:
             self.finalizer.add(state.pending, released)
-        reported = self.finalizer.settle(state.pending, stream, watermark)
+        # the earliest start of a match still to come (from a run) or held back (found);
+        # at the end of the stream every run has read everything
+        starts = [r.origin for r in runs] if watermark.t != math.inf else []
+        starts += [min(p for ps in b.values() for p in ps) for _, _, b in state.found]
+        unsettled = min(starts, default=math.inf)
+        reported = self.finalizer.settle(state.pending, stream, watermark, unsettled)
         matches = self.finalizer.matches(reported, stream, self.pattern_name)
         self._forget(state, watermark)
         return matches

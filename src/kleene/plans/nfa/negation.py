@@ -37,6 +37,7 @@ from typing import Any
 from kleene.compiler.analysis import Analysis, Condition, Negated
 from kleene.compiler.evaluate import Env, evaluate
 from kleene.compiler.functions import known_functions
+from kleene.compiler.options import Options
 from kleene.errors import EventError
 from kleene.events import Event
 from kleene.language import ast as A
@@ -169,9 +170,9 @@ class NegativeFinalizer(Finalizer):
     """`reference`'s finalizer, the negative components' conditions compiled."""
 
     def __init__(
-        self, analysis: Analysis, checks: Checks, window: float | None, non_overlapping: bool
+        self, analysis: Analysis, checks: Checks, window: float | None, options: Options
     ) -> None:
-        super().__init__(analysis, checks, window, non_overlapping)
+        super().__init__(analysis, checks, window, options)
         self.negatives = {name: Negative(analysis, name) for name in analysis.negations}
 
     def conditions(self, candidate: Candidate, negation: Negated, stream: Stream) -> Test:

@@ -58,9 +58,7 @@ class Reference(Plan):
         assert structure is not None, "validation guarantees a positive event"
         self.structure = structure
         self.checks = Checks(analysis)
-        self.finalizer = Finalizer(
-            analysis, self.checks, self.window, options.output == "non_overlapping"
-        )
+        self.finalizer = Finalizer(analysis, self.checks, self.window, options)
         #: Skip-till-any-match by definition (False) or by running NFA^b runs (True, a test aid).
         self.declarative = analysis.strategy == "skip_till_any_match" and not any_match_by_runs
         self.automaton = Runs(analysis, structure, self.checks, self.window, analysis.strategy)

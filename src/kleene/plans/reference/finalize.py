@@ -19,13 +19,15 @@ match is reported only if it starts after the previous reported match of that pa
 
 from __future__ import annotations
 
+import math
 from collections import deque
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
 from kleene.compiler.analysis import Analysis, Negated
 from kleene.compiler.evaluate import attribute
+from kleene.compiler.options import Options
 from kleene.events import Event, Watermark
 from kleene.matches import Match
 from kleene.plans.reference.checks import Binding, Checks, as_events
@@ -58,16 +60,30 @@ class Pending:
     undecided: list[Candidate] = field(default_factory=list)
     queues: dict[Hashable | None, deque[Candidate]] = field(default_factory=dict)
     last_end: dict[Hashable | None, int] = field(default_factory=dict)
+    #: With a selection: the matches found so far, by the position of their first event.
+    groups: dict[int, list[Candidate]] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.undecided or self.queues or self.groups)
+
+    def waiting(self) -> Iterator[Candidate]:
+        """Every candidate not reported (or dropped) yet."""
+        yield from self.undecided
+        for queue in self.queues.values():
+            yield from queue
+        for group in self.groups.values():
+            yield from group
 
 
 class Finalizer:
     def __init__(
-        self, analysis: Analysis, checks: Checks, window: float | None, non_overlapping: bool
+        self, analysis: Analysis, checks: Checks, window: float | None, options: Options
     ) -> None:
         self.analysis = analysis
         self.checks = checks
         self.window = window
-        self.non_overlapping = non_overlapping
+        self.non_overlapping = options.output == "non_overlapping"
+        self.selection = options.selection
         self.negations = tuple(analysis.negations.values())
 
     def candidate(
@@ -109,9 +125,13 @@ class Finalizer:
         for candidate in candidates:
             pending.queues.setdefault(candidate.key, deque()).append(candidate)
 
-    def settle(self, pending: Pending, stream: Stream, watermark: Watermark) -> list[Candidate]:
-        """The candidates that become matches now that time has reached `watermark`."""
-        if not (pending.undecided or pending.queues):
+    def settle(
+        self, pending: Pending, stream: Stream, watermark: Watermark, unsettled: float = math.inf
+    ) -> list[Candidate]:
+        """The candidates that become matches now that time has reached `watermark`. A plan
+        that hands over matches late passes `unsettled`: the first position of the earliest
+        match it may still hand over (a selection waits for every match of a group)."""
+        if not pending:
             return []
         reported: list[Candidate] = []
         if not self.non_overlapping:
@@ -123,7 +143,11 @@ class Finalizer:
                 elif verdict:
                     reported.append(candidate)
             pending.undecided = waiting
-            return reported
+            if self.selection == "all":
+                return reported
+            for candidate in reported:
+                pending.groups.setdefault(candidate.first, []).append(candidate)
+            return self.selected(pending, watermark, unsettled)
         for key in list(pending.queues):
             queue = pending.queues[key]
             while queue:
@@ -138,14 +162,35 @@ class Finalizer:
                 del pending.queues[key]
         return reported
 
+    def selected(
+        self, pending: Pending, watermark: Watermark, unsettled: float = math.inf
+    ) -> list[Candidate]:
+        """The chosen matches of every group that is complete: time has passed its first
+        event by the window (every match starting there has ended and been decided), and
+        the plan holds no match of it back (`unsettled`)."""
+        reported: list[Candidate] = []
+        for first in sorted(pending.groups):
+            if first >= unsettled:
+                break
+            group = pending.groups[first]
+            done = watermark.t == math.inf or (
+                self.window is not None and watermark.settles(group[0].start + self.window)
+            )
+            if not done:
+                continue
+            del pending.groups[first]
+            reported += select(group, self.selection)
+        return reported
+
     def deadline(self, pending: Pending) -> float | None:
         """When the next candidate can be decided (all events up to then in): the earliest
         undecided one or, with non-overlapping output, the earliest head of a partition's
         queue (the candidates behind a head wait for it, however early they could be
         decided themselves)."""
-        if self.window is None or not (pending.undecided or pending.queues):
+        if self.window is None or not pending:
             return None
         waiting = pending.undecided + [q[0] for q in pending.queues.values() if q]
+        waiting += [group[0] for group in pending.groups.values()]
         return min((c.start + self.window for c in waiting), default=None)
 
     def verdict(self, candidate: Candidate, stream: Stream, watermark: Watermark) -> bool | None:
@@ -222,3 +267,36 @@ class Finalizer:
             return all(self.checks.holds(c, events, i) for c, i in applying)
 
         return holds
+
+
+def select(group: list[Candidate], selection: str) -> list[Candidate]:
+    """The matches of one group (all starting at one event) that `selection` keeps.
+
+    Earliest: each variable's first event is the earliest that variable starts with in any
+    match of the group. Maximal: no match of the group is this one with one more event for
+    one variable (an event after the group's first, since they all start there)."""
+    chosen = group
+    if selection in ("earliest", "earliest_maximal"):
+        starts: dict[str, int] = {}
+        for candidate in group:
+            for name, positions in candidate.binding.items():
+                if positions:
+                    starts[name] = min(starts.get(name, positions[0]), positions[0])
+        chosen = [
+            c for c in chosen if all(not ps or ps[0] == starts[v] for v, ps in c.binding.items())
+        ]
+    if selection in ("maximal", "earliest_maximal"):
+        chosen = [c for c in chosen if not any(_extends(o.binding, c.binding) for o in group)]
+    return chosen
+
+
+def _extends(longer: Binding, shorter: Binding) -> bool:
+    """Is `longer` the binding `shorter` with one more event for one variable?"""
+    if longer.keys() != shorter.keys():
+        return False
+    grown = [name for name in shorter if longer[name] != shorter[name]]
+    if len(grown) != 1:
+        return False
+    (name,) = grown
+    more, less = set(longer[name]), set(shorter[name])
+    return len(more) == len(less) + 1 and less < more
