@@ -70,8 +70,12 @@ def _positive_vars(structure: A.Element) -> tuple[list[A.EventVar], set[str]]:
     return list(seen.values()), in_or
 
 
+def _takes(var: A.EventVar, event: Event) -> bool:
+    return var.types is None or event.type in var.types  # None: `_ v`, any type
+
+
 def _choices(var: A.EventVar, events: Sequence[Event]) -> list[tuple[int, ...] | None]:
-    fitting = [p for p, e in enumerate(events) if e.type in var.types]
+    fitting = [p for p, e in enumerate(events) if _takes(var, e)]
     if var.quantifier is None:
         return [(p,) for p in fitting]
     low = var.quantifier.min
@@ -213,7 +217,7 @@ def _negations_spoil(
                 for item in ancestor.items[index + 1 :]:
                     after.extend(_spots(item, assignment))
         for position, event in enumerate(events):
-            if position in own or event.type not in var.types:
+            if position in own or not _takes(var, event):
                 continue
             if before and position <= max(before):
                 continue

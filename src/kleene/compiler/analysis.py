@@ -38,12 +38,16 @@ __all__ = ["Analysis", "Condition", "Negated", "Partition", "Variable", "analyze
 
 @dataclass(frozen=True)
 class Variable:
-    """A pattern variable: its name, the event types it takes, its quantifier."""
+    """A pattern variable: its name, the event types it takes (None: any), its quantifier."""
 
     name: str
-    types: frozenset[str]
+    types: frozenset[str] | None
     quantifier: A.Quantifier | None
     negated: bool
+
+    def takes(self, event_type: str) -> bool:
+        """Whether an event of this type can bind the variable."""
+        return self.types is None or event_type in self.types
 
     @property
     def kleene(self) -> bool:
@@ -309,7 +313,12 @@ def _variables(structure: A.Element) -> dict[str, Variable]:
         if isinstance(element, A.EventVar):
             found.setdefault(
                 element.name,
-                Variable(element.name, frozenset(element.types), element.quantifier, negated),
+                Variable(
+                    element.name,
+                    None if element.types is None else frozenset(element.types),
+                    element.quantifier,
+                    negated,
+                ),
             )
         elif isinstance(element, A.Negation):
             visit(element.event, True)
@@ -468,22 +477,25 @@ def _partition(
     usable: list[dict[str, str]] = []
     for members in candidates:
         per_type: dict[str, str] = {}
+        # a variable of any type needs one attribute for every type: the class's only one
+        anywhere = any(variables[name].types is None for name in members)
         if (
             all(
                 per_type.setdefault(event_type, attr) == attr
                 for name, attr in members.items()
-                for event_type in variables[name].types
+                for event_type in variables[name].types or ()
             )
+            and not (anywhere and len(set(members.values())) > 1)
             and members not in usable
         ):
             usable.append(members)
     if not usable:
         return None
     classes = tuple(tuple((name, m[name]) for name in variables) for m in usable)
-    types = sorted({t for v in variables.values() for t in v.types})
+    types = sorted({t for v in variables.values() for t in v.types or ()})
     by_type = {
         event_type: tuple(
-            next(attr for name, attr in m.items() if event_type in variables[name].types)
+            next(attr for name, attr in m.items() if variables[name].takes(event_type))
             for m in usable
         )
         for event_type in types

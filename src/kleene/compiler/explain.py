@@ -27,6 +27,7 @@ plan:           reference
 from __future__ import annotations
 
 from kleene.compiler.analysis import Variable
+from kleene.language import ast as A
 from kleene.language.printer import to_text, within_text
 from kleene.plans.base import Plan
 
@@ -50,12 +51,12 @@ def explain(plan: Plan) -> str:
     pattern = analysis.pattern
     lines = [to_text(pattern), "", "variables:"]
     width = max(len(name) for name in analysis.variables)
-    type_width = max(len("|".join(sorted(v.types))) for v in analysis.variables.values())
+    type_width = max(len(_types(v)) for v in analysis.variables.values())
     for name, variable in analysis.variables.items():
         negation = analysis.negations.get(name)
         before = sorted(negation.before) if negation else []
         after = sorted(negation.after) if negation else []
-        types = "|".join(sorted(variable.types))
+        types = _types(variable)
         lines.append(
             f"  {name:<{width}}  {types:<{type_width}}  {_describe(variable, before, after)}"
         )
@@ -89,3 +90,7 @@ def explain(plan: Plan) -> str:
     if described:
         lines.append(described)
     return "\n".join(lines)
+
+
+def _types(variable: Variable) -> str:
+    return A.ANY if variable.types is None else "|".join(sorted(variable.types))

@@ -99,7 +99,7 @@ class _Validator:
             name = event.name
             if not _IDENTIFIER.match(name) or name.lower() in _RESERVED:
                 self.fail(f"{name!r} cannot name a variable; pick another name", event)
-            if not event.types or any(not t for t in event.types):
+            if event.types is not None and (not event.types or any(not t for t in event.types)):
                 self.fail(f"variable {name} needs an event type", event)
             if name in seen:
                 first, first_negated, first_path = seen[name]

@@ -20,6 +20,7 @@ from typing import Literal as Lit
 
 __all__ = [
     "AGGREGATES",
+    "ANY",
     "STRATEGIES",
     "Aggregate",
     "And",
@@ -59,6 +60,8 @@ STRATEGIES = (
     "skip_till_any_match",
 )
 AGGREGATES = ("avg", "sum", "min", "max", "count")
+#: The type that stands for any type: `_ x` (and a bare name in SES) takes every event.
+ANY = "_"
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,9 +93,12 @@ class Quantifier:
 
 @dataclass(frozen=True, slots=True)
 class EventVar:
-    """`T v`, `(T|U) v` or, with a quantifier, the Kleene variable `T+ v[]`."""
+    """`T v`, `(T|U) v` or, with a quantifier, the Kleene variable `T+ v[]`.
 
-    types: tuple[str, ...]
+    `types` is None for `_ v`, a variable that takes an event of any type.
+    """
+
+    types: tuple[str, ...] | None
     name: str
     quantifier: Quantifier | None = None
     span: Span | None = _span()

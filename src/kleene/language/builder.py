@@ -32,6 +32,7 @@ from typing import Any
 
 from kleene.language import ast as A
 from kleene.language.printer import expr_text
+from kleene.language.quantified import quantify
 
 __all__ = [
     "E",
@@ -50,7 +51,9 @@ __all__ = [
     "not_",
     "or_",
     "pattern",
+    "prev",
     "seq",
+    "ses",
     "sum_",
     "var",
 ]
@@ -328,12 +331,14 @@ def not_(item: Operand | A.EventVar) -> Any:
 def event(types: str | Iterable[str], name: str, quantifier: str | None = None) -> A.EventVar:
     """`T v`; `types` may list alternatives; `quantifier` is "+", "*", "{n}", "{n,}", "{n,m}".
 
-    A "+" or "*" at the end of a single type name works too: `event("Stock+", "a")`.
+    A "+" or "*" at the end of a single type name works too: `event("Stock+", "a")`; the type
+    `_` takes events of any type.
     """
+    names: tuple[str, ...] | None
     if isinstance(types, str):
         if quantifier is None and types[-1:] in {"+", "*"}:
             types, quantifier = types[:-1], types[-1]
-        names: tuple[str, ...] = (types,)
+        names = None if types == A.ANY else (types,)
     else:
         names = tuple(types)
     return A.EventVar(names, name, _quantifier(quantifier))
@@ -355,6 +360,28 @@ def _quantifier(text: str | None) -> A.Quantifier | None:
 
 def seq(*items: A.Element) -> A.Seq:
     return A.Seq(items)
+
+
+def ses(*sets: Iterable[A.EventVar]) -> A.Element:
+    """`SES({…}, {…})`: a sequence of sets, each set's events in any order.
+
+    >>> p = var("p")
+    >>> print(pattern(ses([event("_", "c"), event("_+", "p")], [event("_", "b")]),
+    ...               where=[p.type == "P", prev(p.V) < p.V]))
+    PATTERN SEQ(AND(_ c, _+ p[]), _ b)
+    WHERE p[i].type = "P" and p[i-1].V < p[i].V
+    """
+    items = [tuple(members) for members in sets]
+    parts = [group[0] if len(group) == 1 else A.And(group) for group in items]
+    return parts[0] if len(parts) == 1 else A.Seq(tuple(parts))
+
+
+def prev(attr: E) -> E:
+    """`prev(p.V)`: V of the event before `p[i]` in p, that is `p[i-1].V`."""
+    node = attr.node
+    if not isinstance(node, A.Attr) or node.index is not None:
+        raise ValueError(f"prev takes an attribute of a Kleene variable such as p.V, not {attr}")
+    return E(A.Attr(node.var, node.attr, A.Index("i", -1)))
 
 
 def pattern(
@@ -380,4 +407,4 @@ def pattern(
         if unit is not None and unit.lower() not in UNITS:
             raise ValueError(f"unknown time unit {unit!r}; use one of {', '.join(UNITS)}")
         window = A.Within(amount, UNITS[unit.lower()][0] if unit else None)
-    return A.Pattern(structure, condition, strategy, None, window)
+    return quantify(A.Pattern(structure, condition, strategy, None, window))

@@ -22,6 +22,7 @@ _RESERVED = {
     "where",
     "within",
     "seq",
+    "ses",
     "and",
     "or",
     "not",
@@ -101,7 +102,9 @@ def _element(element: A.Element) -> str:
 
 
 def _event(event: A.EventVar) -> str:
-    if len(event.types) == 1:
+    if event.types is None:
+        types = A.ANY
+    elif len(event.types) == 1:
         types = quote_name(event.types[0])
     else:
         types = "(" + "|".join(quote_name(t) for t in event.types) + ")"

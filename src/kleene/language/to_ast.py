@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from importlib.resources import files
 from typing import Any, NoReturn
@@ -66,7 +66,7 @@ _WORDS = {
     "$END": "end of query",
 }
 _EXPRESSION_START = {"NAME", "NUMBER", "STRING", "LPAR"}
-_KEYWORDS = ("PATTERN", "WHERE", "WITHIN", "SEQ", "AND", "OR", "NOT", *A.STRATEGIES)
+_KEYWORDS = ("PATTERN", "WHERE", "WITHIN", "SEQ", "SES", "AND", "OR", "NOT", *A.STRATEGIES)
 
 
 @cache
@@ -256,11 +256,34 @@ class _ToAst(Transformer[Token, Any]):
         return A.And(items, span=span) if kind == "AND" else A.Or(items, span=span)
 
     @v_args(meta=True)
+    def ses(self, meta: Meta, children: list[Any]) -> A.Element:
+        sets = tuple(children[1:])
+        return sets[0] if len(sets) == 1 else A.Seq(sets, span=_span(meta))
+
+    @v_args(meta=True)
+    def ses_set(self, meta: Meta, children: list[A.EventVar]) -> A.Element:
+        return children[0] if len(children) == 1 else A.And(tuple(children), span=_span(meta))
+
+    @v_args(meta=True)
+    def ses_member(self, meta: Meta, children: list[Any]) -> A.EventVar:
+        names = [c for c in children if isinstance(c, Token) and c.type == "NAME"]
+        if names:
+            return self._event(meta, children)
+        types = children[0]
+        if len(types) > 1:
+            self._fail("a set's member needs a name: (A|B) x", meta)
+        quantifier = next((c for c in children if isinstance(c, A.Quantifier)), None)
+        return A.EventVar(None, types[0], quantifier, span=_span(meta))
+
+    @v_args(meta=True)
     def negation(self, meta: Meta, children: list[Any]) -> A.Negation:
         return A.Negation(children[-1], span=_span(meta))
 
     @v_args(meta=True)
     def event(self, meta: Meta, children: list[Any]) -> A.EventVar:
+        return self._event(meta, children)
+
+    def _event(self, meta: Meta, children: list[Any]) -> A.EventVar:
         types = children[0]
         quantifier = next((c for c in children if isinstance(c, A.Quantifier)), None)
         name = next(c for c in children if isinstance(c, Token) and c.type == "NAME")
@@ -271,6 +294,10 @@ class _ToAst(Transformer[Token, Any]):
                 f"write {types[0]}+ {name}[] (one or more) or {types[0]}* {name}[] (zero or more)",
                 meta,
             )
+        if types == (A.ANY,):
+            return A.EventVar(None, str(name), quantifier, span=_span(meta))
+        if A.ANY in types:
+            self._fail(f"{A.ANY} already means any type; it cannot be an alternative", meta)
         return A.EventVar(types, str(name), quantifier, span=_span(meta))
 
     def single_type(self, children: list[Token]) -> tuple[str, ...]:
@@ -467,9 +494,17 @@ class _ToAst(Transformer[Token, Any]):
     def call(self, meta: Meta, children: list[Any]) -> A.Expr:
         name, *args = children
         func = str(name).lower()
+        if func == "prev":
+            return self._prev(args, meta)
         if func in A.AGGREGATES:
             return self._aggregate(func, args, meta)
         return A.Call(str(name), tuple(self._expr(a) for a in args), span=_span(meta))
+
+    def _prev(self, args: list[Any], meta: Meta) -> A.Attr:
+        """`prev(p.V)`: V of the event before p[i] within p, that is `p[i-1].V`."""
+        if len(args) != 1 or not isinstance(args[0], A.Attr) or args[0].index is not None:
+            self._fail("prev takes an attribute of a Kleene variable: prev(p.V) is p[i-1].V", meta)
+        return replace(args[0], index=A.Index("i", -1), span=_span(meta))
 
     def _aggregate(self, func: str, args: list[Any], meta: Meta) -> A.Aggregate:
         if len(args) != 1 or not isinstance(args[0], _Slice):

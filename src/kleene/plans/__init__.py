@@ -29,9 +29,10 @@ def parse(text: str) -> Pattern:
     the grammar, and `PatternError` when it does but does not make sense.
     """
     from kleene.compiler.validate import validate
+    from kleene.language.quantified import quantify
     from kleene.language.to_ast import read
 
-    pattern = read(text)
+    pattern = quantify(read(text))
     validate(pattern)
     return pattern
 

@@ -14,8 +14,9 @@ that, partitions by `plan.partition_key`, and keeps one state per key.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any, ClassVar, TypeVar
 
 from kleene.compiler.analysis import Analysis
@@ -77,6 +78,18 @@ class Plan(ABC):
     @abstractmethod
     def advance(self, state: Any, watermark: Watermark) -> list[Match]:
         """Time has reached `watermark`; return the matches that makes final."""
+
+    def matches_from(self, events: Sequence[Event]) -> list[Match]:
+        """The matches over `events` (one partition's, in order, then the stream's end) that
+        start at the first: A(P, W) of the match-window plan. By default every match, then
+        the ones holding that event; a plan that can begin runs only there does so."""
+        state = self.new_state()
+        found: list[Match] = []
+        for event in events:
+            found += self.step(state, event)
+        found += self.advance(state, Watermark(math.inf))
+        first = events[0]
+        return [m for m in found if any(e is first for es in m.bindings.values() for e in es)]
 
     def deadline(self, state: Any) -> float | None:
         """The timestamp after which `advance` would make matches final (None: no need)."""

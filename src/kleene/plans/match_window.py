@@ -37,7 +37,6 @@ match (under the contiguity strategies a filtered event would still break a run)
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field, replace
@@ -301,14 +300,14 @@ class MatchWindow(Plan):
         cls = choose(analysis, options) if name == "auto" else plan_class(name)
         return cls(analysis, options)
 
-    def _tests(self) -> list[tuple[int, frozenset[str], tuple[Condition, ...]]]:
-        """Per variable (positive ones with their bit, negated ones with 0): types and
-        properties."""
+    def _tests(self) -> list[tuple[int, Callable[[str], bool], tuple[Condition, ...]]]:
+        """Per variable (positive ones with their bit, negated ones with 0): whether it takes
+        a type, and its properties."""
         properties = self.analysis.properties
-        tests = []
+        tests: list[tuple[int, Callable[[str], bool], tuple[Condition, ...]]] = []
         for name, variable in self.analysis.variables.items():
             bit = 0 if variable.negated else self.shape.bit(name)
-            tests.append((bit, variable.types, properties[name]))
+            tests.append((bit, variable.takes, properties[name]))
         return tests
 
     @property
@@ -365,8 +364,8 @@ class MatchWindow(Plan):
         """The event's bit vector (ē: bit j set when it satisfies variable j's properties);
         None when it satisfies no variable's, negated ones included."""
         vector, relevant = 0, False
-        for bit, types, properties in self.tests:
-            if event.type in types and _satisfies(event, properties, self.analysis):
+        for bit, takes, properties in self.tests:
+            if takes(event.type) and _satisfies(event, properties, self.analysis):
                 vector |= bit
                 relevant = True
         return vector if relevant else None
@@ -414,14 +413,9 @@ class MatchWindow(Plan):
         first = window[0][0]
         key = None if not self.partitioning else self.analysis.partition.key(first)  # type: ignore[union-attr]
         inner = self.keyed if key is not None else self.inner
-        inner_state = inner.new_state()
-        matches: list[Match] = []
-        for event, _, _ in window:
-            matches += inner.step(inner_state, event)
-        matches += inner.advance(inner_state, Watermark(math.inf))
         state.counters["calls"] += 1
         state.counters["events_to_inner"] += len(window)
-        return [m for m in matches if any(e is first for es in m.bindings.values() for e in es)]
+        return inner.matches_from([event for event, _, _ in window])
 
 
 def _satisfies(event: Event, properties: tuple[Condition, ...], analysis: Analysis) -> bool:

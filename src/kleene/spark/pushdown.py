@@ -147,8 +147,8 @@ def prefilter(analysis: Analysis, events: EventColumns) -> Column | None:
     alternatives: list[Column] = []
     properties = analysis.properties
     for name, variable in analysis.variables.items():
-        if events.event_type is not None:
-            if events.event_type not in variable.types:
+        if events.event_type is not None or variable.types is None:
+            if events.event_type is not None and not variable.takes(events.event_type):
                 continue
             condition = F.lit(True)
         else:

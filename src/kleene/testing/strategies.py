@@ -2,7 +2,8 @@
 
 `asts()` draws any AST in normal form, sensible or not, for printer/parser round trips.
 `cases()` draws a valid pattern over types A, B, C with integer attributes `x` and `k`, and a
-short stream of A, B, C and D events (D never matches), for comparing plans.
+short stream of A, B, C and D events (D matches only a variable of any type, `_ v`), for
+comparing plans.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ _quantifiers = st.one_of(
 @st.composite
 def _event_var(draw: st.DrawFn) -> A.EventVar:
     types = tuple(draw(st.lists(_types, min_size=1, max_size=3, unique=True)))
-    return A.EventVar(types, draw(_names), draw(_quantifiers))
+    return A.EventVar(types if draw(st.integers(0, 5)) else None, draw(_names), draw(_quantifiers))
 
 
 def _elements() -> st.SearchStrategy[A.Element]:
@@ -164,7 +165,8 @@ def _structure(draw: st.DrawFn, depth: int = 0) -> A.Element:
     ]
     if kind != "or" and draw(st.integers(0, 2)) == 0:
         where = draw(st.integers(0, len(items)))
-        items.insert(where, A.Negation(A.EventVar((draw(st.sampled_from(TYPES)),), "n")))
+        negated = draw(st.sampled_from([*((t,) for t in TYPES), None]))
+        items.insert(where, A.Negation(A.EventVar(negated, "n")))
     if kind == "seq":
         return A.Seq(tuple(items))
     return A.And(tuple(items)) if kind == "and" else A.Or(tuple(items))
@@ -173,12 +175,13 @@ def _structure(draw: st.DrawFn, depth: int = 0) -> A.Element:
 @st.composite
 def _leaf(draw: st.DrawFn) -> A.EventVar:
     types = tuple(sorted(draw(st.sets(st.sampled_from(TYPES), min_size=1, max_size=2))))
+    anything = draw(st.integers(0, 7)) == 0  # `_ v`: a variable of any type
     quantifier = draw(
         st.sampled_from(
             [None, None, None, A.Quantifier(1, None), A.Quantifier(0, None), A.Quantifier(1, 2)]
         )
     )
-    return A.EventVar(types, "v", quantifier)
+    return A.EventVar(None if anything else types, "v", quantifier)
 
 
 def _rename(element: A.Element, counter: list[int]) -> A.Element:

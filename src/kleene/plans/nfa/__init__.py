@@ -24,8 +24,9 @@ the output format decide, with `reference`'s finalizer.
 
 from __future__ import annotations
 
+import math
 import operator
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -61,9 +62,10 @@ class _Move(NamedTuple):
 
 
 class _Node:
-    """A state at run time: its edges by event type, and how to read its merge key."""
+    """A state at run time: its edges by event type (`other`: for a type no variable names,
+    the edges of variables of any type), and how to read its merge key."""
 
-    __slots__ = ("by_type", "id", "label", "mask")
+    __slots__ = ("by_type", "id", "label", "mask", "other")
 
     def __init__(
         self,
@@ -76,6 +78,7 @@ class _Node:
         self.label = label
         self.by_type = by_type
         self.mask = mask
+        self.other: tuple[_Move, ...] = ()
 
 
 class Run:
@@ -134,6 +137,7 @@ class NfaState:
     pending: Pending = field(default_factory=Pending)
     versions: int = 0
     kept: int = 64
+    begin: bool = True  # may an event begin a run (`matches_from`: only the first)
     counters: dict[str, int] = field(
         default_factory=lambda: dict.fromkeys(
             ("runs_created", "runs_merged", "edge_evaluations", "final_takes", "completions"), 0
@@ -189,8 +193,10 @@ class Nfa(Plan):
                 operator.itemgetter(*mask) if mask else _nothing
             )
             nodes.append(_Node(state.id, state.label, {}, getter))
+        named = sorted({t for v in variables.values() for t in v.types or ()})
         for state in self.automaton.states:
             by_type: dict[str, list[_Move]] = {}
+            other: list[_Move] = []
             for position, edge in enumerate(state.edges):
                 code = self.code.edges[state.id, position]
                 target = None if edge.target is None else nodes[edge.target]
@@ -205,9 +211,13 @@ class Nfa(Plan):
                     edge.direct,
                     edge.completes,
                 )
-                for event_type in sorted(variables[edge.variable].types):
+                types = variables[edge.variable].types
+                if types is None:
+                    other.append(move)
+                for event_type in named if types is None else sorted(types):
                     by_type.setdefault(event_type, []).append(move)
             nodes[state.id].by_type = {t: tuple(moves) for t, moves in by_type.items()}
+            nodes[state.id].other = tuple(other)
         return nodes
 
     @property
@@ -277,6 +287,15 @@ class Nfa(Plan):
     def counters(self, state: NfaState) -> dict[str, int]:
         return {**state.counters, "buffer_writes": state.buffer.writes}
 
+    def matches_from(self, events: Sequence[Event]) -> list[Match]:
+        """Only the first event begins a run: every match found starts there."""
+        state = self.new_state()
+        found = self.step(state, events[0])
+        state.begin = False
+        for event in events[1:]:
+            found += self.step(state, event)
+        return found + self.advance(state, Watermark(math.inf))
+
     # -- one event ----------------------------------------------------------------------
 
     def step(self, state: NfaState, event: Event) -> list[Match]:
@@ -285,7 +304,9 @@ class Nfa(Plan):
         if not state.runs and not state.pending:
             # idle, the common case of selective queries: unless the event begins a run,
             # it only needs a position
-            begins = None if values is None else self.start_node.by_type.get(event.type)
+            begins = (
+                None if values is None or not state.begin else _moves(self.start_node, event.type)
+            )
             if begins is None or not moves(self.start_node, self.code.initial, event):
                 position = stream.append(event)
                 if begins is not None:
@@ -326,7 +347,7 @@ class Nfa(Plan):
                     target,
                     direct,
                     completes,
-                ) in run.node.by_type.get(event_type, ()):
+                ) in run.node.by_type.get(event_type, run.node.other):
                     evaluations += 1
                     if local is not None and not local(event):
                         continue
@@ -382,7 +403,7 @@ class Nfa(Plan):
                 run.version = (*base, run.children)
                 run.children = 0
         start = self.start_node
-        if values is not None and (begins := start.by_type.get(event_type)) is not None:
+        if values is not None and state.begin and (begins := _moves(start, event_type)) is not None:
             evaluations += len(begins)
             initial = self.code.initial
             for edge, vector, target, completes in moves(start, initial, event):
@@ -577,7 +598,7 @@ def moves(
     and whether the run completes a match there."""
     found = []
     for edge, local, check, update, late, final, target, _, completes in node.by_type.get(
-        event.type, ()
+        event.type, node.other
     ):
         if local is not None and not local(event):
             continue
@@ -609,3 +630,8 @@ def _equivalence(attrs: tuple[str, ...]) -> Callable[[Event], tuple[Hashable, ..
 
         return one
     return lambda event: shared_values([event], attrs)
+
+
+def _moves(node: _Node, event_type: str) -> tuple[_Move, ...] | None:
+    """The node's edges an event of this type may take; None when there are none."""
+    return node.by_type.get(event_type, node.other) or None

@@ -83,6 +83,7 @@ class BacktrackState:
     pending: Pending = field(default_factory=Pending)
     tiebreak: int = 0
     kept: int = 64
+    begin: bool = True  # may an event begin a run (`matches_from`: only the first)
     counters: dict[str, int] = field(
         default_factory=lambda: dict.fromkeys(
             ("runs_created", "edge_evaluations", "completions", "reprocessed"), 0
@@ -126,7 +127,7 @@ class NfaBacktrack(Nfa):
     def step(self, state: BacktrackState, event: Event) -> list[Match]:  # type: ignore[override]
         position = state.stream.append(event)
         values = self._values(event)
-        if values is not None:
+        if values is not None and state.begin:
             key = None if self.partition is None else self._key(event)
             begun = Branch(
                 self.start_node,
@@ -145,8 +146,15 @@ class NfaBacktrack(Nfa):
         return self._release(state, Watermark(event.t, inclusive=False))
 
     def advance(self, state: BacktrackState, watermark: Watermark) -> list[Match]:  # type: ignore[override]
-        if watermark.t == float("inf"):
-            self._drain(state, state.stream.end - 1)
+        # a deadline has passed: catch every run up to the stream (a postponed run may hold
+        # back a group of matches a selection waits for) and end the runs the window closed,
+        # so the deadline does not stay passed
+        self._drain(state, state.stream.end - 1)
+        if self.window is not None and watermark.t != math.inf:
+            window = self.window
+            state.postponed = [
+                r for r in state.postponed if not watermark.settles(r.start + window)
+            ]
         return self._release(state, watermark)
 
     def deadline(self, state: BacktrackState) -> float | None:  # type: ignore[override]
@@ -169,7 +177,7 @@ class NfaBacktrack(Nfa):
                 return
 
     def _drain(self, state: BacktrackState, upto: int) -> None:
-        """Run every postponed run to `upto` (the stream ends)."""
+        """Run every run to `upto` (the stream ends, or a deadline passed)."""
         caught: list[Branch] = []
         while state.singleton is not None or state.postponed:
             self._catch_up(state, upto)
@@ -193,7 +201,9 @@ class NfaBacktrack(Nfa):
             taken = False
             key = None if self.partition is None else self._key(event)
             if run.key == key and run.values == self._values(event):
-                counters["edge_evaluations"] += len(run.node.by_type.get(event.type, ()))
+                counters["edge_evaluations"] += len(
+                    run.node.by_type.get(event.type, run.node.other)
+                )
                 for edge, vector, target, completes in moves(run.node, run.vector, event):
                     taken = taken or edge.direct
                     path = (edge.variable, position, run.path)

@@ -34,12 +34,12 @@ def completed_at(
     event = stream[n]
     low = stream.base if window is None else stream.first_from(event.t - window)
     candidates = {
-        v.name: [p for p in range(low, n) if stream[p].type in v.types] for v in analysis.positive
+        v.name: [p for p in range(low, n) if v.takes(stream[p].type)] for v in analysis.positive
     }
     order = list(analysis.variables)
     found: dict[tuple[tuple[str, tuple[int, ...]], ...], Binding] = {}
     for variable in analysis.positive:
-        if event.type not in variable.types:
+        if not variable.takes(event.type):
             continue
         search = _Search(analysis, checks, stream, candidates, variable.name, n)
         for binding, _ in search.bindings(structure, low - 1):

@@ -229,7 +229,7 @@ class Finalizer:
             assert window is not None, "validation requires WITHIN here"
             high = stream.last_until(candidate.start + window)
             settled = watermark.settles(candidate.start + window)
-        types = negation.variable.types
+        takes = negation.variable.takes
         equivalences = self.checks.equivalences
         some = stream[candidate.first]
         values = [(name, attribute(some, name)) for name in equivalences]
@@ -237,7 +237,7 @@ class Finalizer:
         for position in range(max(low, stream.base), high + 1):
             event = stream[position]
             if (
-                event.type in types
+                takes(event.type)
                 and position not in candidate.positions
                 and all(v is not None and attribute(event, n) == v for n, v in values)
                 and holds(event)

@@ -110,7 +110,7 @@ class Runs:
     def move(self, run: Run, take: Take, event: Event, position: int, stream: Stream) -> Run | None:
         """The run after taking the event as `take` says, or None if the take is not valid."""
         name, after, _, closes = take
-        if event.type not in self.analysis.variables[name].types:
+        if not self.analysis.variables[name].takes(event.type):
             return None
         if self.window is not None and event.t - run.start > self.window:
             return None

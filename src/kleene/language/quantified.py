@@ -1,0 +1,153 @@
+"""Conditions on a Kleene variable without an index: `p.V` means every event of p.
+
+The match-window paper (Definitions 1-2) reads a condition on a quantified variable as holding
+for each of its events, and a relationship between two quantified variables as holding for
+every combination of their events. kleene's own form for "each" is `p[i]`, so a condition
+that names one Kleene variable bare gets `i`; `prev(p.V)` (the event before, within p) is
+`p[i-1].V`:
+
+>>> from kleene import parse
+>>> from kleene.language.printer import expr_text
+>>> print(expr_text(parse("PATTERN SEQ(C c, P+ p[]) WHERE p.V > 5 and prev(p.V) < p.V").where))
+p[i].V > 5 and p[i-1].V < p[i].V
+
+A comparison whose side is a bare Kleene attribute, and whose other side does not name that
+variable, holds for every event of it exactly when it holds for the extreme one and no value
+is null: every q below every p is `max(q[].V) < p[i].V` with `count(q[].V) = q.len`,
+equality is equality with both extremes, and a variable that may bind nothing (`*`)
+satisfies it vacuously:
+
+>>> print(expr_text(parse("PATTERN SEQ(P+ p[], Q* q[]) WHERE q.V < p.V").where))
+count(q[].V) = q.len and (q.len = 0 or max(q[].V) < p[i].V)
+>>> print(expr_text(parse("PATTERN AND(P+ p[], Q+ q[]) WHERE p.K = q.K").where))
+count(p[].K) = p.len and min(p[].K) = q[i].K and max(p[].K) = q[i].K
+
+Other conditions over every combination of two Kleene variables (`p.V != q.V`, or one
+inside `or`) have no such form and are an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import NoReturn
+
+from kleene.errors import PatternError
+from kleene.language import ast as A
+
+__all__ = ["quantify"]
+
+Fail = Callable[[str, A.Expr], NoReturn]
+
+# For `every x op r`: the extreme of x that decides it, and the same for `r op every x`.
+_EXTREME_LEFT = {"<": ("max",), "<=": ("max",), ">": ("min",), ">=": ("min",), "=": ("min", "max")}
+_EXTREME_RIGHT = {"<": ("min",), "<=": ("min",), ">": ("max",), ">=": ("max",), "=": ("min", "max")}
+
+
+def quantify(pattern: A.Pattern) -> A.Pattern:
+    """`pattern` with every bare attribute of a Kleene variable resolved; `PatternError` for
+    a condition over every combination of two that has no such form."""
+    if pattern.where is None:
+        return pattern
+    kleene = {v.name: v.quantifier for v in A.event_vars(pattern.structure) if v.quantifier}
+
+    def fail(message: str, node: A.Expr) -> NoReturn:
+        span = node.span
+        if span is None or not pattern.text:
+            raise PatternError(message, "", 0, 0)
+        width = span.end - span.start if span.end_line == span.line else 1
+        raise PatternError(message, pattern.text, span.line, span.column, max(1, width))
+
+    where = A.conjunction(*(_conjunct(c, kleene, fail) for c in A.conjuncts(pattern.where)))
+    return replace(pattern, where=where)
+
+
+def _conjunct(expr: A.Expr, kleene: Mapping[str, A.Quantifier], fail: Fail) -> A.Expr:
+    bare = _bare(expr, kleene)
+    if not bare:
+        return expr
+    if len(bare | _indexed(expr)) <= 1:
+        return _each(expr, kleene)
+    if isinstance(expr, A.Compare) and expr.op != "!=":
+        for side, other, extremes in (
+            (expr.left, expr.right, _EXTREME_LEFT),
+            (expr.right, expr.left, _EXTREME_RIGHT),
+        ):
+            if _is_bare(side, kleene) and side.var not in _names(other):  # type: ignore[union-attr]
+                return _every(expr, side, other, extremes[expr.op], kleene, fail)  # type: ignore[arg-type]
+    names = " and ".join(sorted(bare))
+    fail(
+        f"this condition holds for every combination of events of {names}, which kleene "
+        "can only check for a comparison with one variable's attribute on one side "
+        "(p.V < q.V); write it with an index or an aggregate (p[i].V, max(p[].V))",
+        expr,
+    )
+
+
+def _every(
+    expr: A.Compare,
+    side: A.Attr,
+    other: A.Expr,
+    extremes: tuple[str, ...],
+    kleene: Mapping[str, A.Quantifier],
+    fail: Fail,
+) -> A.Expr:
+    """`expr` for every event of `side`'s variable: a comparison with its extremes, once
+    none of its values is null (aggregates skip nulls, a comparison with one fails)."""
+    var, span = side.var, expr.span
+    rest = _conjunct(other, kleene, fail)
+    tests: list[A.Expr] = []
+    for func in extremes:
+        bound = A.Aggregate(func, var, side.attr, span=side.span)  # type: ignore[arg-type]
+        left, right = (bound, rest) if side is expr.left else (rest, bound)
+        tests.append(A.Compare(expr.op, left, right, span=span))
+    counted = A.Aggregate("count", var, side.attr, span=side.span)
+    no_nulls: A.Expr = A.Compare("=", counted, A.Len(var), span=span)
+    # with no event on the other side there is no pair, so no null matters either
+    empty_others = [_empty(name, span) for name in sorted(_indexed(rest)) if kleene[name].min == 0]
+    no_nulls = A.disjunction(*empty_others, no_nulls, span=span)
+    if kleene[var].min > 0:
+        return A.conjunction(no_nulls, *tests)
+    return A.conjunction(no_nulls, A.disjunction(_empty(var, span), A.conjunction(*tests)))
+
+
+def _empty(var: str, span: A.Span | None) -> A.Expr:
+    return A.Compare("=", A.Len(var, span=span), A.Literal(0), span=span)
+
+
+def _each(expr: A.Expr, kleene: Mapping[str, A.Quantifier]) -> A.Expr:
+    """`expr` with each bare Kleene attribute indexed by i."""
+    if isinstance(expr, A.Attr) and expr.index is None and expr.var in kleene:
+        return replace(expr, index=A.Index("i"))
+    match expr:
+        case A.Unary(operand=operand):
+            return replace(expr, operand=_each(operand, kleene))
+        case A.Binary(left=left, right=right) | A.Compare(left=left, right=right):
+            return replace(expr, left=_each(left, kleene), right=_each(right, kleene))
+        case A.BoolOp(items=items):
+            return replace(expr, items=tuple(_each(item, kleene) for item in items))
+        case A.Call(args=args):
+            return replace(expr, args=tuple(_each(arg, kleene) for arg in args))
+    return expr
+
+
+def _is_bare(expr: A.Expr, kleene: Mapping[str, A.Quantifier]) -> bool:
+    return isinstance(expr, A.Attr) and expr.index is None and expr.var in kleene
+
+
+def _bare(expr: A.Expr, kleene: Mapping[str, A.Quantifier]) -> set[str]:
+    return {n.var for n in A.walk(expr) if _is_bare(n, kleene)}  # type: ignore[union-attr]
+
+
+def _indexed(expr: A.Expr) -> set[str]:
+    """The Kleene variables `i` ranges over in `expr` (`p[i]`, `p[i-1]`, `avg(p[..i-1].x)`)."""
+    names: set[str] = set()
+    for n in A.walk(expr):
+        each = isinstance(n, A.Attr) and n.index is not None and n.index.base == "i"
+        if each or (isinstance(n, A.Aggregate) and n.upto is not None):
+            names.add(n.var)  # type: ignore[union-attr]
+    return names
+
+
+def _names(expr: A.Expr) -> set[str]:
+    return {n.var for n in A.walk(expr) if isinstance(n, A.Attr | A.Len | A.Aggregate)}
