@@ -1,19 +1,23 @@
 #!/bin/sh
 # The match-window experiments (docs/benchmarks.md, "Match windows"), in the order listed there.
-# DATA: the folder of the BPIC 2011 hospital log (default: ../shared/data/... when present).
-# The plain window is slow by design (A reads every window of 500 events): k = 10 with Pset
-# runs at a few events per second, so the scans stop at k = 8.
+# DATA, SEPSIS: the folders of the BPIC 2011 and sepsis hospital logs (default:
+# ../shared/data/..., used when present).
 set -e
 DATA=${DATA:-../shared/data/medical_bpic2011_hospital_gyn_oncology}
-# Figures 6a-b: Pseq and Pset, k = 1..8, on a generated hospital log
-kleene bench window --events 1000 --ks 1 2 3 4 6 8 --patterns 2
+SEPSIS=${SEPSIS:-../shared/data/medical_sepsis_4tu}
+# Figures 6a-b: Pseq and Pset, k = 1..10, on a generated hospital log
+kleene bench window --events 1000 --ks 1 2 3 4 5 6 7 8 9 10 --patterns 2
 # the same on the real BPIC 2011 log, when present
 if [ -f "$DATA/bpic2011_hospital_events.csv.gz" ]; then
     kleene bench window --data "$DATA/bpic2011_hospital_events.csv.gz" --events 1000 \
-        --ks 1 2 3 4 --patterns 2
+        --ks 1 2 4 6 8 10 --patterns 2
+fi
+if [ -f "$SEPSIS/sepsis_events_tidy.csv" ]; then
+    kleene bench window --data "$SEPSIS/sepsis_events_tidy.csv" --events 1000 \
+        --ks 1 2 4 6 8 10 --patterns 2
 fi
 # Figures 6c-d: on a stock stream (types are symbols; no partition attribute)
-kleene bench window --stream stock --events 1000 --ks 1 2 3 4 --windows 20 --patterns 2 \
+kleene bench window --stream stock --events 1000 --ks 1 2 4 6 8 10 --windows 20 --patterns 2 \
     --prunings none f fc alone
 # Figure 6e: a varying WITHIN
 kleene bench window --events 1000 --kinds set --ks 3 --windows 2 5 10 --patterns 2

@@ -217,3 +217,38 @@ def test_bench_window_prints_factors_over_the_plain_window(capsys):
     )
     assert rows[0][4] == rows[1][4]  # the same matches
     assert int(rows[1][5].replace(",", "")) < int(rows[0][5].replace(",", ""))  # fewer calls
+
+
+def test_bench_window_reads_the_real_hospital_logs(tmp_path, capsys):
+    import gzip
+
+    bpic = tmp_path / "bpic2011_hospital_events.csv.gz"
+    with gzip.open(bpic, "wt") as handle:
+        handle.write("case_id,activity_code,timestamp,number_of_executions\n")
+        handle.write("1,370000,2005-01-03T00:00:00,1\n2,370000,2005-01-03T00:00:00,\n")
+        handle.write("1,410100,2005-01-05T00:00:00,2\n")
+    sepsis = tmp_path / "sepsis_events_tidy.csv"
+    sepsis.write_text(
+        "case_id,event_type,timestamp,value,unit,org_group,age,diagnose\n"
+        "XJ,ER Registration,2013-11-07 08:18:29,,,A,90.0,C\n"
+        "XJ,LacticAcid,2013-11-07 20:18:29,1.4,mmol/L,B,,\n"
+        "YK,LacticAcid,2013-11-08 08:18:29,2.0,mmol/L,B,,\n"
+    )
+    from kleene.bench.window import hospital_log
+
+    events = list(hospital_log(bpic, 10))
+    assert [(e.type, e.ts, e.attrs["PID"]) for e in events] == [
+        ("a370000", 0, "1"),
+        ("a370000", 0, "2"),
+        ("a410100", 2, "1"),
+    ]
+    events = list(hospital_log(sepsis, 2))
+    assert [(e.type, e.ts, e.attrs["V"]) for e in events] == [
+        ("ER Registration", 0.0, 0.0),
+        ("LacticAcid", 0.5, 1.4),
+    ]
+    args = ["bench", "window", "--data", str(sepsis), "--events", "3", "--ks", "1"]
+    assert main([*args, "--kinds", "seq", "--patterns", "1", "--prunings", "none", "f"]) == 0
+    assert "| Pseq k=1 W=5 n=3 | f |" in capsys.readouterr().out
+    assert main([*args[:3], str(tmp_path / "other.csv"), *args[4:]]) == 1
+    assert "not a known hospital log" in capsys.readouterr().err

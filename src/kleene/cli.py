@@ -198,7 +198,10 @@ def _parser() -> argparse.ArgumentParser:
         "a Markdown table with each pruning's throughput over the plain window's.",
     )
     window.add_argument("--stream", choices=["hospital", "stock"], default="hospital")
-    window.add_argument("--data", help="bpic2011_hospital_events.csv.gz (hospital stream)")
+    window.add_argument(
+        "--data",
+        help="a real hospital log: bpic2011_hospital_events.csv.gz or sepsis_events_tidy.csv",
+    )
     window.add_argument("--events", type=int, nargs="+", default=[2000], help="sizes (2000)")
     window.add_argument("--kinds", nargs="+", choices=["seq", "set"], default=["seq", "set"])
     window.add_argument("--ks", type=int, nargs="+", default=[1, 2, 3, 4, 5], help="variables")
@@ -575,7 +578,7 @@ def _bench_window(args: argparse.Namespace) -> int:
             stream = StockStream(size=size, symbols=20, ratio=10, types="symbol", seed=1)
             events, key = list(stream.events()), None
         elif args.data:
-            events, key = list(bench.bpic2011(Path(args.data), size)), "PID"
+            events, key = list(bench.hospital_log(Path(args.data), size)), "PID"
         else:
             events, key = list(HospitalStream(size=size, seed=1).events()), "PID"
         for kind in args.kinds:

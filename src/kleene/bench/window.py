@@ -5,8 +5,9 @@
 - Pseq(k) = `SEQ(T1 v1, ..., Tk vk)` and Pset(k) = `AND(T1 v1, ..., Tk vk)`, k variables
   whose types are drawn (by a seed) from the stream's most frequent ones, every event of a
   match sharing the partition attribute when the stream has one (the patient);
-- a hospital log (the BPIC 2011 gynaecology/oncology log when given, `HospitalStream`
-  otherwise) and a stock stream (types are symbols, no partition attribute: f and c only);
+- a hospital log (the BPIC 2011 gynaecology/oncology log or the sepsis log when given,
+  `HospitalStream` otherwise) and a stock stream (types are symbols, no partition
+  attribute: f and c only);
 - a varying WITHIN and a varying stream size (the factor should stay flat).
 
 >>> from kleene.bench.window import measure, pattern
@@ -27,13 +28,25 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 
 import kleene
+from kleene.errors import KleeneError
 from kleene.events import Event
 
-__all__ = ["ALONE", "Result", "bpic2011", "measure", "pattern", "pick_types", "table", "total"]
+__all__ = [
+    "ALONE",
+    "Result",
+    "bpic2011",
+    "hospital_log",
+    "measure",
+    "pattern",
+    "pick_types",
+    "sepsis",
+    "table",
+    "total",
+]
 
 
 def pattern(kind: str, types: list[str], window: float, key: str | None) -> str:
@@ -153,3 +166,32 @@ def bpic2011(path: Path, size: int) -> Iterator[Event]:
             first = day if first is None else first
             attrs = {"PID": row["case_id"], "V": float(row["number_of_executions"] or 0)}
             yield Event(f"a{row['activity_code']}", day - first, attrs, position)
+
+
+def sepsis(path: Path, size: int) -> Iterator[Event]:
+    """The first `size` events of the 4TU sepsis log (`sepsis_events_tidy.csv`, sorted by
+    time): type the activity, ts in days since the first event, PID the patient, V the lab
+    value (0 for events without one)."""
+    first: datetime | None = None
+    with path.open(encoding="utf-8", newline="") as handle:
+        for position, row in enumerate(csv.DictReader(handle)):
+            if position >= size:
+                return
+            moment = datetime.fromisoformat(row["timestamp"])
+            first = moment if first is None else first
+            attrs = {"PID": row["case_id"], "V": float(row["value"] or 0)}
+            days = (moment - first).total_seconds() / 86400
+            yield Event(row["event_type"], days, attrs, position)
+
+
+def hospital_log(path: Path, size: int) -> Iterator[Event]:
+    """The first `size` events of a real hospital log, read by its file name: the BPIC 2011
+    log (`*.csv.gz`) or the sepsis log (`sepsis_events_tidy.csv`)."""
+    if path.name.endswith(".csv.gz"):
+        return bpic2011(path, size)
+    if path.name == "sepsis_events_tidy.csv":
+        return sepsis(path, size)
+    raise KleeneError(
+        f"{path.name}: not a known hospital log (bpic2011_hospital_events.csv.gz or "
+        "sepsis_events_tidy.csv)"
+    )
