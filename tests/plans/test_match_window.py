@@ -37,6 +37,12 @@ def test_match_window_equals_its_inner_plan(case, inner, pruning):
     assert windowed(case, inner, pruning) == alone
 
 
+@given(cases(strategies=("skip_till_any_match",), max_events=9), st.sampled_from(PRUNINGS))
+def test_match_window_around_lazy_chain_equals_it(case, pruning):
+    alone = ids(kleene.match(case.pattern, case.events, plan="lazy_chain"))
+    assert windowed(case, "lazy_chain", pruning) == alone
+
+
 @given(cases(strategies=SKIPPING, max_events=9), st.sampled_from(PRUNINGS))
 def test_match_window_around_backtrack_equals_reference(case, pruning):
     expected = ids(kleene.match(case.pattern, case.events, plan="reference"))

@@ -6,7 +6,7 @@
 >>> Options.build(colour="red")
 Traceback (most recent call last):
 ...
-kleene.errors.PlanError: unknown option 'colour'; the options are: construct, functions, ...
+kleene.errors.PlanError: unknown option 'colour'; the options are: construct, ...
 """
 
 from __future__ import annotations
@@ -48,6 +48,10 @@ class Options:
     - `inner`: the plan `match_window` calls on each candidate window ("auto" by default).
     - `pruning`: what `match_window` prunes with, as letters: f (filtering), p
       (partitioning), c (necessary match conditions); "fpc" by default, "" for none.
+    - `order`: the lazy plans' evaluation order, rarest first: variable names or event
+      types (`["C", "B", "A"]`, or `"C,B,A"`); unlisted ones follow in pattern order.
+    - `frequencies`: instead of `order`, each type's (or variable's) rate (`{"A": 100,
+      "C": 1}`, or `"A:100,C:1"`); the lazy plans take the rarest first.
     """
 
     output: Literal["all", "non_overlapping"] = "all"
@@ -61,6 +65,8 @@ class Options:
     construct: bool = True
     inner: str = "auto"
     pruning: str = "fpc"
+    order: tuple[str, ...] = ()
+    frequencies: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
 
     @classmethod
     def build(cls, **options: Any) -> Options:
@@ -88,6 +94,14 @@ class Options:
         if not isinstance(unit, str) or unit.lower() not in UNITS:
             raise PlanError(f"unknown time_unit {unit!r}; use one of {', '.join(sorted(UNITS))}")
         options["time_unit"] = UNITS[unit.lower()][0]
+        if isinstance(options.get("order"), str):  # from the command line: C,B,A
+            options["order"] = [n.strip() for n in options["order"].split(",") if n.strip()]
+        if "order" in options:
+            options["order"] = tuple(options["order"])
+        if isinstance(options.get("frequencies"), str):  # from the command line: A:100,B:1
+            options["frequencies"] = _rates(options["frequencies"])
+        if "frequencies" in options:
+            options["frequencies"] = MappingProxyType(dict(options["frequencies"]))
         if "functions" in options:
             options["functions"] = MappingProxyType(dict(options["functions"]))
         return cls(**options)
@@ -97,3 +111,15 @@ class Options:
         if unit is None:
             return amount
         return amount * UNITS[unit][1] / UNITS[self.time_unit][1]
+
+
+def _rates(text: str) -> dict[str, float]:
+    """`A:100,C:1` as {"A": 100.0, "C": 1.0}."""
+    rates: dict[str, float] = {}
+    for item in text.split(","):
+        name, _, rate = item.partition(":")
+        try:
+            rates[name.strip()] = float(rate)
+        except ValueError:
+            raise PlanError(f"frequencies: expected NAME:RATE, not {item.strip()!r}") from None
+    return rates

@@ -13,6 +13,7 @@ from typing import Any
 from kleene.compiler.analysis import analyze
 from kleene.compiler.options import Options
 from kleene.language.ast import Pattern
+from kleene.plans import lazy as _lazy  # noqa: F401 - registers the plan
 from kleene.plans import match_window as _match_window  # noqa: F401 - registers the plan
 from kleene.plans import nfa as _nfa  # noqa: F401 - registers the plan
 from kleene.plans import reference as _reference  # noqa: F401 - registers the plan

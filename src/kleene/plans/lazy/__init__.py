@@ -1,0 +1,441 @@
+"""The `lazy_chain` plan: the lazy Chain and Multi-Chain NFA of Kolchinsky & Schuster,
+*Efficient Detection of Complex Event Patterns Using Lazy Chain Automata* (sections 3-5),
+for skip-till-any-match.
+
+Events are not matched in arrival order but in the order of their types' frequencies, rarest
+first (`chain.py` builds one chain of states per branch of the pattern in DNF). An arriving
+event is *stored* in the input buffer (one arrival-ordered list of positions per variable
+that a later state takes) and *taken* by the partial matches waiting for its variable. A new
+partial match then searches the buffer for the next state's variable, only between the
+positions its ordering filters allow (bisection, since the buffer is in arrival order) and
+inside the window; an iterated variable takes every subset of its candidates (the `iterate`
+edge; one that arrives later, only the subsets it ends). A partial match keeps waiting at a
+state whose succ filter is empty, and times out when the window has passed its first event.
+Complete bindings go to the finalizer `reference` uses, which applies negation after the
+fact (the Post-Processing Chain NFA), the output format and selections.
+
+>>> import kleene
+>>> events = [{"type": t, "ts": i} for i, t in enumerate(["A", "A", "B", "B", "C"])]
+>>> query = "PATTERN SEQ(A a, B b, C c) WITHIN 10"
+>>> found = kleene.match(query, events, plan="lazy_chain", order=["C", "B", "A"])
+>>> [tuple(m.ids().values()) for m in found]
+[((0,), (2,), (4,)), ((0,), (3,), (4,)), ((1,), (2,), (4,)), ((1,), (3,), (4,))]
+
+With C the rarest type nothing is matched until the C arrives: no partial match starts at an
+A or a B (`instances_created` counts the four found at e4 and their prefixes C and CB):
+
+>>> engine = kleene.Engine(query, plan="lazy_chain", order=["C", "B", "A"])
+>>> _ = engine.send_many(events[:4]); engine.metrics.plan["instances_created"]
+0
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from kleene.compiler.analysis import Analysis
+from kleene.compiler.options import Options
+from kleene.events import Event, Watermark
+from kleene.matches import Match
+from kleene.plans.base import Plan, register
+from kleene.plans.lazy.chain import Chain, Step, chains, rank
+from kleene.plans.reference.checks import Binding, Checks
+from kleene.plans.reference.finalize import Finalizer, Pending
+from kleene.plans.reference.stream import Stream
+
+__all__ = ["LazyChain", "LazyState"]
+
+
+class Instance:
+    """A partial match: what each variable taken so far bound (positions), the positions
+    used, the times of its first and last event (None: it has none yet)."""
+
+    __slots__ = ("bound", "first", "last", "used")
+
+    def __init__(
+        self,
+        bound: dict[str, tuple[int, ...]],
+        used: frozenset[int],
+        first: float | None,
+        last: float | None,
+    ) -> None:
+        self.bound = bound
+        self.used = used
+        self.first = first
+        self.last = last
+
+    def with_events(self, name: str, positions: tuple[int, ...], stream: Stream) -> Instance:
+        bound = {**self.bound, name: positions}
+        if not positions:
+            return Instance(bound, self.used, self.first, self.last)
+        times = [stream[p].t for p in positions]
+        first = min(times) if self.first is None else min(self.first, *times)
+        last = max(times) if self.last is None else max(self.last, *times)
+        return Instance(bound, self.used.union(positions), first, last)
+
+
+@dataclass
+class LazyState:
+    """One partition's events, input buffer, waiting partial matches and candidates."""
+
+    stream: Stream = field(default_factory=Stream)
+    buffers: dict[str, list[int]] = field(default_factory=dict)
+    #: Per chain, per state: the partial matches waiting there for events to come.
+    waiting: list[list[list[Instance]]] = field(default_factory=list)
+    live: int = 0  # waiting partial matches but the roots
+    pending: Pending = field(default_factory=Pending)
+    counters: dict[str, int] = field(
+        default_factory=lambda: dict.fromkeys(
+            (
+                "instances_created",
+                "buffer_inserts",
+                "buffer_removals",
+                "predicate_checks",
+                "timeouts",
+            ),
+            0,
+        )
+    )
+
+
+@register
+class LazyChain(Plan):
+    """Lazy evaluation in frequency order: a chain of states per DNF branch."""
+
+    name = "lazy_chain"
+
+    @classmethod
+    def unsupported(cls, analysis: Analysis, options: Options) -> str | None:
+        if analysis.strategy != "skip_till_any_match":
+            return (
+                "lazy evaluation reorders events, which only skip_till_any_match allows "
+                f"(the pattern uses {analysis.strategy})"
+            )
+        return super().unsupported(analysis, options)
+
+    def __init__(self, analysis: Analysis, options: Options) -> None:
+        super().__init__(analysis, options)
+        self.checks = Checks(analysis)
+        self.finalizer = Finalizer(analysis, self.checks, self.window, options)
+        self.ranks = rank(analysis, options.order, options.frequencies)
+        self.chains = chains(analysis, self.ranks)
+        #: The variables some chain searches the buffer for: all but those only ever taken
+        #: first (an iterated variable's subsets come from the buffer wherever it stands).
+        self.buffered = tuple(
+            name
+            for name in analysis.variables
+            if any(
+                s.variable.name == name and (k > 0 or s.variable.kleene)
+                for c in self.chains
+                for k, s in enumerate(c.steps)
+            )
+        )
+        self.variable_order = tuple(analysis.variables)
+        self._routes: dict[str, tuple[tuple[tuple[int, int], ...], tuple[str, ...]]] = {}
+
+    def describe(self) -> str:
+        lines = ["lazy chains, one per DNF branch, states in evaluation order (rarest first):"]
+        lines += [f"  {chain}" for chain in self.chains]
+        return "\n".join(lines)
+
+    def new_state(self) -> LazyState:
+        state = LazyState(buffers={name: [] for name in self.buffered})
+        empty = Instance({}, frozenset(), None, None)
+        for chain in self.chains:
+            lists: list[list[Instance]] = [[] for _ in chain.steps]
+            root = empty
+            for index, step in enumerate(chain.steps):  # a root waits at each state that
+                lists[index].append(root)  # the empty bindings of starred variables reach
+                if step.variable.min > 0:
+                    break
+                name, closed = step.variable.name, frozenset(root.bound)
+                nothing = root.with_events(name, (), state.stream)
+                before, after = (root.bound, closed), (nothing.bound, closed | {name})
+                if not self.checks.new_instances_hold(before, after, state.stream):
+                    break  # a condition on the empty binding fails (`x[x.len].v = 1`)
+                root = nothing
+            state.waiting.append(lists)
+        return state
+
+    def live_runs(self, state: LazyState) -> int:
+        return state.live
+
+    def counters(self, state: LazyState) -> dict[str, int]:
+        return dict(state.counters)
+
+    # -- events ---------------------------------------------------------------------------
+
+    def step(self, state: LazyState, event: Event) -> list[Match]:
+        stream = state.stream
+        position = stream.append(event)
+        takers, buffered = self._routes.get(event.type) or self._route(event.type)
+        found: dict[tuple[Any, ...], Binding] = {}
+        if takers:
+            fresh: list[tuple[int, int, Instance]] = []
+            for c, k in takers:
+                chain = self.chains[c]
+                step = chain.steps[k]
+                kept = []
+                for instance in state.waiting[c][k]:
+                    if self._expired(instance, event.t):
+                        state.counters["timeouts"] += 1
+                        state.live -= 1
+                        continue
+                    kept.append(instance)
+                    for taken in self._take_arriving(state, step, instance, position):
+                        self._search(state, c, chain, k + 1, taken, position, found, fresh)
+                state.waiting[c][k] = kept
+            for c, k, instance in fresh:  # waiting from the next event on
+                state.waiting[c][k].append(instance)
+            state.live += len(fresh)
+        for name in buffered:
+            state.buffers[name].append(position)
+        state.counters["buffer_inserts"] += len(buffered)
+        if found:
+            self.finalizer.add(
+                state.pending,
+                [self.finalizer.candidate(b, stream, self.partition_key) for b in found.values()],
+            )
+        if not state.pending and position % 64:
+            return []  # nothing to report; forget old events and partial matches now and then
+        return self._settle(state, Watermark(event.t, inclusive=False))
+
+    def _route(self, event_type: str) -> tuple[tuple[tuple[int, int], ...], tuple[str, ...]]:
+        """The states that take events of a type, and the variables whose buffers store
+        them (computed once per type)."""
+        takers = tuple(
+            (c, k)
+            for c, chain in enumerate(self.chains)
+            for k, step in enumerate(chain.steps)
+            if step.variable.takes(event_type)
+        )
+        variables = self.analysis.variables
+        buffered = tuple(n for n in self.buffered if variables[n].takes(event_type))
+        self._routes[event_type] = (takers, buffered)
+        return takers, buffered
+
+    def advance(self, state: LazyState, watermark: Watermark) -> list[Match]:
+        return self._settle(state, watermark)
+
+    def deadline(self, state: LazyState) -> float | None:
+        return self.finalizer.deadline(state.pending)
+
+    def idle(self, state: LazyState, watermark: Watermark) -> bool:
+        window = self.window
+        return (
+            window is not None
+            and not state.pending
+            and self.live_runs(state) == 0
+            and (not state.stream.times or watermark.settles(state.stream.times[-1] + window))
+        )
+
+    def _settle(self, state: LazyState, watermark: Watermark) -> list[Match]:
+        stream = state.stream
+        reported = self.finalizer.settle(state.pending, stream, watermark)
+        matches = self.finalizer.matches(reported, stream, self.pattern_name)
+        if self.window is not None:
+            self._forget(state, watermark)
+        return matches
+
+    def _forget(self, state: LazyState, watermark: Watermark) -> None:
+        """Drop timed-out partial matches, and the events neither a partial match nor a
+        negation can still use (negations look back up to a window before a match)."""
+        window = self.window
+        assert window is not None
+        now = watermark.t
+        for lists in state.waiting:
+            for k, waiting in enumerate(lists):
+                alive = [i for i in waiting if i.first is None or now - i.first <= window]
+                state.counters["timeouts"] += len(waiting) - len(alive)
+                state.live -= len(waiting) - len(alive)
+                lists[k] = alive
+        stream = state.stream
+        stream.drop_before(now - 2 * window)
+        for positions in state.buffers.values():
+            cut = bisect_left(positions, stream.base)
+            if cut:
+                del positions[:cut]
+                state.counters["buffer_removals"] += cut
+
+    def _expired(self, instance: Instance, t: float) -> bool:
+        return (
+            self.window is not None
+            and instance.first is not None
+            and (t - instance.first > self.window)
+        )
+
+    # -- take and search --------------------------------------------------------------------
+
+    def _take_arriving(
+        self, state: LazyState, step: Step, instance: Instance, position: int
+    ) -> Iterator[Instance]:
+        """The partial matches a waiting `instance` makes by taking the arriving event at
+        `position` for `step` (an iterated variable: with each subset of its buffered
+        candidates that the event ends)."""
+        variable = step.variable
+        if not variable.kleene:
+            yield from self._extend(state, instance, variable.name, (position,))
+            return
+        pool = self._candidates(state, step, instance, position)
+        yield from self._subsets(state, instance, step, pool, position)
+
+    def _search(
+        self,
+        state: LazyState,
+        c: int,
+        chain: Chain,
+        k: int,
+        instance: Instance,
+        now: int,
+        found: dict[tuple[Any, ...], Binding],
+        fresh: list[tuple[int, int, Instance]],
+    ) -> None:
+        """Go on from state `k` with a partial match made while the event at `now` was
+        processed: search the buffer for the state's variable, and wait there for events to
+        come when the ordering filters allow them."""
+        if k == len(chain.steps):
+            binding = {n: instance.bound[n] for n in self.variable_order if n in instance.bound}
+            found.setdefault(tuple(binding.items()), binding)
+            return
+        step = chain.steps[k]
+        if step.waits(instance.bound):
+            fresh.append((c, k, instance))
+        pool = self._candidates(state, step, instance, now)
+        name = step.variable.name
+        if step.variable.kleene:
+            taken = self._subsets(state, instance, step, pool, None)
+        else:
+            taken = (t for p in pool for t in self._extend(state, instance, name, (p,)))
+        for extended in taken:
+            self._search(state, c, chain, k + 1, extended, now, found, fresh)
+
+    def _candidates(self, state: LazyState, step: Step, instance: Instance, now: int) -> list[int]:
+        """The buffered positions `step` may take for `instance`, before `now`: after its
+        prec variables' events, before its succ variables' events, inside the window."""
+        stream = state.stream
+        low, high = stream.base, now  # positions low <= p < high
+        for name in step.after:
+            positions = instance.bound.get(name, ())
+            if positions:
+                low = max(low, positions[-1] + 1)
+        for name in step.before:
+            positions = instance.bound.get(name, ())
+            if positions:
+                high = min(high, positions[0])
+        if self.window is not None and instance.first is not None:
+            assert instance.last is not None
+            low = max(low, stream.first_from(instance.last - self.window))
+            high = min(high, stream.last_until(instance.first + self.window) + 1)
+        if low >= high:
+            return []
+        buffer = state.buffers[step.variable.name]
+        start, stop = bisect_left(buffer, low), bisect_left(buffer, high)
+        return [p for p in buffer[start:stop] if p not in instance.used]
+
+    def _subsets(
+        self,
+        state: LazyState,
+        instance: Instance,
+        step: Step,
+        pool: list[int],
+        ending: int | None,
+    ) -> Iterator[Instance]:
+        """The iterate edge: `instance` with each subset of `pool` (in arrival order, within
+        the variable's bounds, every prefix passing the conditions decidable on it) for the
+        step's variable, closed; with `ending`, only the subsets that end with it."""
+        variable = step.variable
+        name, low, high = variable.name, variable.min, variable.max
+        stream = state.stream
+        closed = frozenset(instance.bound)
+
+        def grow(partial: Instance, prefix: tuple[int, ...], start: int) -> Iterator[Instance]:
+            size = len(prefix)
+            if ending is None:
+                if size >= low:
+                    yield from self._close(state, partial, name, closed)
+                if high is not None and size >= high:
+                    return
+            else:
+                if high is None or size < high:
+                    last = self._grown(state, partial, name, (*prefix, ending), closed)
+                    if last is not None and size + 1 >= low:
+                        yield from self._close(state, last, name, closed)
+                if high is not None and size + 2 > high:
+                    return  # no room for one more event before the ending one
+            for offset in range(start, len(pool)):
+                longer = (*prefix, pool[offset])
+                grown = self._grown(state, partial, name, longer, closed)
+                if grown is not None:
+                    yield from grow(grown, longer, offset + 1)
+
+        start = instance.with_events(name, (), stream)
+        yield from grow(start, (), 0)
+
+    def _grown(
+        self,
+        state: LazyState,
+        partial: Instance,
+        name: str,
+        prefix: tuple[int, ...],
+        closed: frozenset[str],
+    ) -> Instance | None:
+        """`partial` with the iterated variable bound to `prefix` (one event more; still
+        open), if the conditions decidable on it hold and the window allows it."""
+        grown = partial.with_events(name, prefix, state.stream)
+        if not self._fits(grown):
+            return None
+        if not self._holds(state, (partial.bound, closed), (grown.bound, closed), grown):
+            return None
+        return grown
+
+    def _close(
+        self,
+        state: LazyState,
+        grown: Instance,
+        name: str,
+        closed: frozenset[str],
+    ) -> Iterator[Instance]:
+        """The iterated variable's subset is final: the conditions on all of it."""
+        if self._holds(state, (grown.bound, closed), (grown.bound, closed | {name}), grown):
+            state.counters["instances_created"] += 1
+            yield grown
+
+    def _extend(
+        self, state: LazyState, instance: Instance, name: str, positions: tuple[int, ...]
+    ) -> Iterator[Instance]:
+        """`instance` with `name` bound to `positions`, if the window and the conditions
+        this decides allow it."""
+        extended = instance.with_events(name, positions, state.stream)
+        if not self._fits(extended):
+            return
+        closed = frozenset(instance.bound)
+        if self._holds(
+            state, (instance.bound, closed), (extended.bound, closed | {name}), extended
+        ):
+            state.counters["instances_created"] += 1
+            yield extended
+
+    def _fits(self, instance: Instance) -> bool:
+        if self.window is None or instance.first is None:
+            return True
+        assert instance.last is not None
+        return instance.last - instance.first <= self.window
+
+    def _holds(
+        self,
+        state: LazyState,
+        before: tuple[Binding, frozenset[str]],
+        after: tuple[Binding, frozenset[str]],
+        instance: Instance,
+    ) -> bool:
+        state.counters["predicate_checks"] += 1
+        stream = state.stream
+        if not self.checks.new_instances_hold(before, after, stream):
+            return False
+        if self.checks.equivalences:
+            events = [stream[p] for p in instance.used]
+            return self.checks.equivalent(events) is not None
+        return True

@@ -1,0 +1,92 @@
+"""The `lazy_chain` plan against `reference`: random skip-till-any-match patterns and streams,
+under random (often wrong) evaluation orders; golden cases from the lazy-NFA paper."""
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import kleene
+from kleene.compiler.analysis import analyze
+from kleene.errors import PlanError
+from kleene.testing.strategies import cases
+
+OUTPUTS = ("all", "non_overlapping")
+ANY = ("skip_till_any_match",)
+
+
+def ids(matches):
+    return sorted(sorted(m.ids().items()) for m in matches)
+
+
+@given(
+    cases(strategies=ANY, max_events=9), st.randoms(use_true_random=False), st.sampled_from(OUTPUTS)
+)
+def test_lazy_chain_equals_reference_under_any_order(case, rng, output):
+    names = [v.name for v in analyze(case.pattern).positive]
+    rng.shuffle(names)
+    expected = ids(kleene.match(case.pattern, case.events, plan="reference", output=output))
+    actual = kleene.match(case.pattern, case.events, plan="lazy_chain", order=names, output=output)
+    assert ids(actual) == expected
+
+
+@given(cases(strategies=ANY, max_events=9))
+def test_lazy_chain_reports_each_match_when_reference_does(case):
+    reference = kleene.Engine(case.pattern, plan="reference")
+    lazy = kleene.Engine(case.pattern, plan="lazy_chain")
+    for event in case.events:
+        assert ids(lazy.send(event)) == ids(reference.send(event))
+    assert ids(lazy.close()) == ids(reference.close())
+
+
+EXAMPLE_1 = [("A", 1), ("A", 2), ("B", 3), ("B", 4), ("C", 5)]
+
+
+@pytest.mark.parametrize(
+    "order",
+    [
+        ["A", "B", "C"],
+        ["A", "C", "B"],
+        ["B", "A", "C"],
+        ["B", "C", "A"],
+        ["C", "A", "B"],
+        ["C", "B", "A"],
+    ],
+)
+def test_example_1_under_every_order(order):
+    events = [{"type": t, "ts": ts, "price": 10} for t, ts in EXAMPLE_1]
+    query = "PATTERN SEQ(A a, B b, C c) WHERE a.price > 5 AND b.price > 5 AND c.price > 5 WITHIN 60"
+    found = kleene.match(query, events, plan="lazy_chain", order=order)
+    assert sorted(tuple(m.ids().values()) for m in found) == [
+        ((0,), (2,), (4,)),
+        ((0,), (3,), (4,)),
+        ((1,), (2,), (4,)),
+        ((1,), (3,), (4,)),
+    ]
+
+
+def test_frequencies_choose_the_order_and_kleene_goes_last():
+    plan = kleene.compile(
+        "PATTERN SEQ(A a, B+ b[], C c)", plan="lazy_chain", frequencies={"A": 5, "B": 1, "C": 10}
+    )
+    assert plan.describe().splitlines()[1].strip() == "a <- c (after a) <- b (after a, before c)"
+
+
+def test_bad_orders_and_strategies_are_errors():
+    with pytest.raises(PlanError, match="neither a variable nor an event type"):
+        kleene.compile("PATTERN SEQ(A a, B b)", plan="lazy_chain", order=["X"])
+    with pytest.raises(PlanError, match="not both"):
+        kleene.compile(
+            "PATTERN SEQ(A a, B b)", plan="lazy_chain", order=["A"], frequencies={"B": 1}
+        )
+    with pytest.raises(PlanError, match="only skip_till_any_match"):
+        kleene.compile("PATTERN SEQ(A a, B b) WHERE strict_contiguity", plan="lazy_chain")
+
+
+def test_orders_from_the_command_line():
+    query = "PATTERN SEQ(A a, B b, C c)"
+    by_order = kleene.compile(query, plan="lazy_chain", order="C, B,A").describe()
+    by_rates = kleene.compile(query, plan="lazy_chain", frequencies="A:100,B:10,C:1").describe()
+    assert by_order == by_rates
+    assert by_order.splitlines()[1].strip() == "c <- b (before c) <- a (before c, b)"
+    with pytest.raises(PlanError, match="expected NAME:RATE, not 'B:x'"):
+        kleene.compile(query, plan="lazy_chain", frequencies="A:1,B:x")
