@@ -51,6 +51,8 @@ def test_scalars_and_nulls(where, expected):
         ("b[i].x > max(b[..i-1].x)", 2, True),
         ("b[i-1].x = 1", 2, True),
         ("avg(b[..i-2].x) = 1", 3, True),
+        ("contains(values(b[].x), 5) and not contains(values(b[].y), 5)", None, True),
+        ("contains(values(b[..i-1].x), b[i].x)", 3, False),
     ],
 )
 def test_kleene_references(where, i, expected):
@@ -61,6 +63,8 @@ def test_aggregates_of_nothing():
     assert value("sum(b[].x) = 0 and count(b[]) = 0", b=[]) is True
     assert value("avg(b[].x) = 0", b=[]) is None
     assert value("min(b[].x) = 0", b=[{"y": 1}]) is None
+    assert value("not contains(values(b[].x), a.x)", a={"x": 1}, b=[{"y": 1}]) is True
+    assert value("contains(values(b[].x), a.x)", a={}, b=[{"x": 1}]) is None
 
 
 def test_equivalence():

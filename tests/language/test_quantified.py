@@ -12,7 +12,7 @@ from kleene.testing import events, match_lines
 from kleene.testing.strategies import streams
 
 _OPERATORS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
-_OPERATORS["="] = operator.eq
+_OPERATORS |= {"=": operator.eq, "!=": operator.ne}
 
 
 def _every_pair(match: kleene.Match, op: str) -> bool:
@@ -30,7 +30,7 @@ def _every_pair(match: kleene.Match, op: str) -> bool:
     st.sampled_from(sorted(_OPERATORS)),
     st.sampled_from(["SEQ", "AND"]),
     st.sampled_from(["+", "*"]),
-    st.sampled_from(["reference", "nfa"]),
+    st.sampled_from(["reference", "nfa", "lazy_chain"]),
 )
 def test_a_relationship_on_two_kleene_variables_holds_for_every_pair(
     stream, op, structure, quantifier, plan

@@ -169,11 +169,13 @@ def _aggregate(expr: A.Aggregate, env: Env) -> Any:
 
 
 def aggregate(expr: A.Aggregate, values: Sequence[Any]) -> Any:
-    """An aggregate of attribute values, nulls skipped: an empty sum is 0, an empty avg, min
-    or max is null."""
+    """An aggregate of attribute values, nulls skipped: an empty sum is 0, empty values the
+    empty set, an empty avg, min or max is null."""
     values = [v for v in values if v is not None]
     if expr.func == "count":
         return len(values)
+    if expr.func == "values":
+        return apply(expr, frozenset, values)
     if expr.func == "sum":
         return apply(expr, sum, values) if values else 0
     if not values:

@@ -21,7 +21,14 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-__all__ = ["BUILTINS", "corr", "known_functions", "register_function", "unregister_function"]
+__all__ = [
+    "BUILTINS",
+    "contains",
+    "corr",
+    "known_functions",
+    "register_function",
+    "unregister_function",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -45,6 +52,15 @@ def corr(xs: Sequence[float], ys: Sequence[float]) -> float | None:
     return sxy / math.sqrt(sxx * syy)
 
 
+def contains(collection: Any, value: Any) -> bool:
+    """Is `value` one of `collection` (`contains(values(p[].sym), 'IBM')`), or a substring?
+
+    >>> contains(frozenset({1, 2}), 2), contains("abc", "d")
+    (True, False)
+    """
+    return value in collection
+
+
 BUILTINS: Mapping[str, Callable[..., Any]] = {
     "abs": abs,
     "round": round,
@@ -57,6 +73,7 @@ BUILTINS: Mapping[str, Callable[..., Any]] = {
     "upper": str.upper,
     "length": len,
     "corr": corr,
+    "contains": contains,
 }
 
 _REGISTERED: dict[str, Callable[..., Any]] = {}

@@ -59,7 +59,7 @@ STRATEGIES = (
     "skip_till_next_match",
     "skip_till_any_match",
 )
-AGGREGATES = ("avg", "sum", "min", "max", "count")
+AGGREGATES = ("avg", "sum", "min", "max", "count", "values")
 #: The type that stands for any type: `_ x` (and a bare name in SES) takes every event.
 ANY = "_"
 
@@ -183,10 +183,10 @@ class Aggregate:
     """`avg(b[].x)` over the whole binding, or `avg(b[..i-1].x)` over the elements before b[i].
 
     `upto` is None for the whole binding and k for `b[..i-k]`; `attr` is None only for
-    `count(b[])`.
+    `count(b[])`. `values(b[].x)` is the set of b's x values (for `contains`).
     """
 
-    func: Lit["avg", "sum", "min", "max", "count"]
+    func: Lit["avg", "sum", "min", "max", "count", "values"]
     var: str
     attr: str | None
     upto: int | None = None

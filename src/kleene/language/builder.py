@@ -55,6 +55,7 @@ __all__ = [
     "seq",
     "ses",
     "sum_",
+    "values",
     "var",
 ]
 
@@ -284,6 +285,11 @@ def max_(arg: _Slice | _SliceAttr) -> E:
 def count(arg: _Slice | _SliceAttr) -> E:
     """`count(b[])` (events) or `count(b[].x)` (non-null values)."""
     return _aggregate("count", arg)
+
+
+def values(arg: _Slice | _SliceAttr) -> E:
+    """`values(b[].x)`: the set of b's x values, for `call("contains", ...)`."""
+    return _aggregate("values", arg)
 
 
 def length(name: str) -> E:

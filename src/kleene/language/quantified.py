@@ -22,8 +22,14 @@ count(q[].V) = q.len and (q.len = 0 or max(q[].V) < p[i].V)
 >>> print(expr_text(parse("PATTERN AND(P+ p[], Q+ q[]) WHERE p.K = q.K").where))
 count(p[].K) = p.len and min(p[].K) = q[i].K and max(p[].K) = q[i].K
 
-Other conditions over every combination of two Kleene variables (`p.V != q.V`, or one
-inside `or`) have no such form and are an error.
+and every p differs from every q when no value of p is q's:
+
+>>> print(expr_text(parse("PATTERN AND(P+ p[], Q+ q[]) WHERE p.K != q.K").where))
+count(p[].K) = p.len and not contains(values(p[].K), q[i].K)
+
+That covers every relationship of the paper's Θ (a conjunction of `v.A φ w.B`). A condition
+over every combination of two Kleene variables that is no such comparison (one inside `or`,
+say) is an error.
 """
 
 from __future__ import annotations
@@ -42,6 +48,8 @@ Fail = Callable[[str, A.Expr], NoReturn]
 # For `every x op r`: the extreme of x that decides it, and the same for `r op every x`.
 _EXTREME_LEFT = {"<": ("max",), "<=": ("max",), ">": ("min",), ">=": ("min",), "=": ("min", "max")}
 _EXTREME_RIGHT = {"<": ("min",), "<=": ("min",), ">": ("max",), ">=": ("max",), "=": ("min", "max")}
+# `!=` is decided by the set of values, not by extremes
+_EXTREME_LEFT["!="] = _EXTREME_RIGHT["!="] = ("values",)
 
 
 def quantify(pattern: A.Pattern) -> A.Pattern:
@@ -68,7 +76,7 @@ def _conjunct(expr: A.Expr, kleene: Mapping[str, A.Quantifier], fail: Fail) -> A
         return expr
     if len(bare | _indexed(expr)) <= 1:
         return _each(expr, kleene)
-    if isinstance(expr, A.Compare) and expr.op != "!=":
+    if isinstance(expr, A.Compare):
         for side, other, extremes in (
             (expr.left, expr.right, _EXTREME_LEFT),
             (expr.right, expr.left, _EXTREME_RIGHT),
@@ -79,7 +87,7 @@ def _conjunct(expr: A.Expr, kleene: Mapping[str, A.Quantifier], fail: Fail) -> A
     fail(
         f"this condition holds for every combination of events of {names}, which kleene "
         "can only check for a comparison with one variable's attribute on one side "
-        "(p.V < q.V); write it with an index or an aggregate (p[i].V, max(p[].V))",
+        "(p.V < q.V, p.V != q.V); write it with an index or an aggregate (p[i].V, max(p[].V))",
         expr,
     )
 
@@ -99,6 +107,10 @@ def _every(
     tests: list[A.Expr] = []
     for func in extremes:
         bound = A.Aggregate(func, var, side.attr, span=side.span)  # type: ignore[arg-type]
+        if func == "values":
+            found = A.Call("contains", (bound, rest), span=span)
+            tests.append(A.Unary("not", found, span=span))
+            continue
         left, right = (bound, rest) if side is expr.left else (rest, bound)
         tests.append(A.Compare(expr.op, left, right, span=span))
     counted = A.Aggregate("count", var, side.attr, span=side.span)

@@ -92,7 +92,7 @@ class Slot:
         if self.kind == "elements":
             return ()
         if self.kind == "running":
-            return {"sum": 0, "count": 0, "avg": (0, 0)}.get(self.func or "")
+            return {"sum": 0, "count": 0, "avg": (0, 0), "values": frozenset()}.get(self.func or "")
         return None
 
 
@@ -125,6 +125,7 @@ _RUNNING: dict[str, Callable[[Any, Any], Any]] = {
     "count": _running("count", lambda acc, value: acc + 1),
     "min": _running("min", lambda acc, value: value if acc is None or value < acc else acc),
     "max": _running("max", lambda acc, value: value if acc is None or value > acc else acc),
+    "values": _running("values", lambda acc, value: acc | {value}),
 }
 
 
