@@ -30,7 +30,7 @@ def _every_pair(match: kleene.Match, op: str) -> bool:
     st.sampled_from(sorted(_OPERATORS)),
     st.sampled_from(["SEQ", "AND"]),
     st.sampled_from(["+", "*"]),
-    st.sampled_from(["reference", "nfa", "lazy_chain"]),
+    st.sampled_from(["reference", "nfa", "lazy_chain", "match_window"]),
 )
 def test_a_relationship_on_two_kleene_variables_holds_for_every_pair(
     stream, op, structure, quantifier, plan
