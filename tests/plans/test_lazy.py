@@ -12,6 +12,7 @@ from kleene.testing.strategies import cases
 
 OUTPUTS = ("all", "non_overlapping")
 ANY = ("skip_till_any_match",)
+NEGATIONS = ("post", "first_chance")
 
 
 def ids(matches):
@@ -19,13 +20,18 @@ def ids(matches):
 
 
 @given(
-    cases(strategies=ANY, max_events=9), st.randoms(use_true_random=False), st.sampled_from(OUTPUTS)
+    cases(strategies=ANY, max_events=9),
+    st.randoms(use_true_random=False),
+    st.sampled_from(OUTPUTS),
+    st.sampled_from(NEGATIONS),
 )
-def test_lazy_chain_equals_reference_under_any_order(case, rng, output):
+def test_lazy_chain_equals_reference_under_any_order(case, rng, output, negation):
     names = [v.name for v in analyze(case.pattern).positive]
     rng.shuffle(names)
     expected = ids(kleene.match(case.pattern, case.events, plan="reference", output=output))
-    actual = kleene.match(case.pattern, case.events, plan="lazy_chain", order=names, output=output)
+    actual = kleene.match(
+        case.pattern, case.events, plan="lazy_chain", order=names, output=output, negation=negation
+    )
     assert ids(actual) == expected
 
 
@@ -90,3 +96,28 @@ def test_orders_from_the_command_line():
     assert by_order.splitlines()[1].strip() == "c <- b (before c) <- a (before c, b)"
     with pytest.raises(PlanError, match="expected NAME:RATE, not 'B:x'"):
         kleene.compile(query, plan="lazy_chain", frequencies="A:1,B:x")
+
+
+PATTERN_4 = "PATTERN SEQ(A a, NOT(B b), C c, D d) WHERE b.x < c.y WITHIN 1 hour"
+
+
+def test_first_chance_rejects_before_the_last_event():
+    """Figure 7: with the order C, A, D the absence of B is checked once a and c are bound,
+    so a spoiled pair never searches for D (post-processing searches, then rejects)."""
+    rows = [("A", None), ("B", 1), ("C", None), ("D", None), ("D", None), ("D", None)]
+    events = [{"type": t, "ts": ts, "x": x, "y": 3} for ts, (t, x) in enumerate(rows)]
+    counts = {}
+    for negation in ("post", "first_chance"):
+        engine = kleene.Engine(PATTERN_4, "lazy_chain", order="C,A,D", negation=negation)
+        assert engine.send_many(events) + engine.close() == []
+        counts[negation] = engine.metrics.plan
+    assert counts["first_chance"]["negation_rejections"] == 1
+    assert counts["post"]["negation_rejections"] == 0
+    assert counts["first_chance"]["instances_created"] < counts["post"]["instances_created"]
+
+
+def test_first_chance_is_described():
+    plan = kleene.compile(PATTERN_4, plan="lazy_chain", order="C,A,D", negation="first_chance")
+    assert "NOT b checked once a, c are bound" in plan.describe()
+    with pytest.raises(PlanError, match="negation must be one of post, first_chance"):
+        kleene.compile(PATTERN_4, plan="lazy_chain", negation="early")

@@ -19,10 +19,11 @@ from typing import Any, Literal
 from kleene.errors import PlanError
 from kleene.language.to_ast import UNITS
 
-__all__ = ["OUTPUTS", "SELECTIONS", "Options"]
+__all__ = ["NEGATIONS", "OUTPUTS", "SELECTIONS", "Options"]
 
 OUTPUTS = ("all", "non_overlapping")
 SELECTIONS = ("all", "earliest", "maximal", "earliest_maximal")
+NEGATIONS = ("post", "first_chance")
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,8 @@ class Options:
       types (`["C", "B", "A"]`, or `"C,B,A"`); unlisted ones follow in pattern order.
     - `frequencies`: instead of `order`, each type's (or variable's) rate (`{"A": 100,
       "C": 1}`, or `"A:100,C:1"`); the lazy plans take the rarest first.
+    - `negation`: how the lazy plans check negations: "post" (default; once a match is
+      complete) or "first_chance" (as soon as a partial match binds what decides one).
     """
 
     output: Literal["all", "non_overlapping"] = "all"
@@ -67,6 +70,7 @@ class Options:
     pruning: str = "fpc"
     order: tuple[str, ...] = ()
     frequencies: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    negation: Literal["post", "first_chance"] = "post"
 
     @classmethod
     def build(cls, **options: Any) -> Options:
@@ -90,6 +94,10 @@ class Options:
             raise PlanError(f"selection must be one of {', '.join(SELECTIONS)}, not {selection!r}")
         if selection != "all" and options.get("output", "all") != "all":
             raise PlanError("a selection chooses among all matches; drop output='non_overlapping'")
+        if options.get("negation", "post") not in NEGATIONS:
+            raise PlanError(
+                f"negation must be one of {', '.join(NEGATIONS)}, not {options['negation']!r}"
+            )
         unit = options.get("time_unit", "s")
         if not isinstance(unit, str) or unit.lower() not in UNITS:
             raise PlanError(f"unknown time_unit {unit!r}; use one of {', '.join(sorted(UNITS))}")

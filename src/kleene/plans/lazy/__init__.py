@@ -31,29 +31,37 @@ A or a B (`instances_created` counts the four found at e4 and their prefixes C a
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kleene.compiler.analysis import Analysis
+from kleene.compiler.analysis import Analysis, Negated
 from kleene.compiler.options import Options
 from kleene.events import Event, Watermark
 from kleene.matches import Match
 from kleene.plans.base import Plan, register
-from kleene.plans.lazy.chain import Chain, Step, chains, rank
+from kleene.plans.lazy.chain import Step, branches, chains, rank, step
+from kleene.plans.lazy.first_chance import dependencies
 from kleene.plans.reference.checks import Binding, Checks
 from kleene.plans.reference.finalize import Finalizer, Pending
 from kleene.plans.reference.stream import Stream
 
 __all__ = ["LazyChain", "LazyState"]
 
+#: A state of the automaton: a DNF branch and the variables its partial matches have taken,
+#: in the order they took them (a chain's states are its prefixes; a tree's, any order).
+StateKey = tuple[int, tuple[str, ...]]
+
 
 class Instance:
-    """A partial match: what each variable taken so far bound (positions), the positions
-    used, the times of its first and last event (None: it has none yet)."""
+    """A partial match: what each variable taken so far bound (positions, in the order they
+    were taken), the positions used, the times of its first and last event (None: it has
+    none yet), and `floors`: positions below which a variable may not take events (a lazy
+    tree's root hands older events to the root before it)."""
 
-    __slots__ = ("bound", "first", "last", "used")
+    __slots__ = ("bound", "first", "floors", "last", "used")
 
     def __init__(
         self,
@@ -61,20 +69,22 @@ class Instance:
         used: frozenset[int],
         first: float | None,
         last: float | None,
+        floors: Mapping[str, int] | None = None,
     ) -> None:
         self.bound = bound
         self.used = used
         self.first = first
         self.last = last
+        self.floors = floors
 
     def with_events(self, name: str, positions: tuple[int, ...], stream: Stream) -> Instance:
         bound = {**self.bound, name: positions}
         if not positions:
-            return Instance(bound, self.used, self.first, self.last)
+            return Instance(bound, self.used, self.first, self.last, self.floors)
         times = [stream[p].t for p in positions]
         first = min(times) if self.first is None else min(self.first, *times)
         last = max(times) if self.last is None else max(self.last, *times)
-        return Instance(bound, self.used.union(positions), first, last)
+        return Instance(bound, self.used.union(positions), first, last, self.floors)
 
 
 @dataclass
@@ -83,10 +93,17 @@ class LazyState:
 
     stream: Stream = field(default_factory=Stream)
     buffers: dict[str, list[int]] = field(default_factory=dict)
-    #: Per chain, per state: the partial matches waiting there for events to come.
-    waiting: list[list[list[Instance]]] = field(default_factory=list)
+    #: By the variable they wait for, by state: the partial matches waiting for events to
+    #: come. A state exists while some partial match waits there (lazy instantiation).
+    waiting: dict[str, dict[StateKey, list[Instance]]] = field(default_factory=dict)
+    #: Per branch: its roots (the empty partial match, and what starred variables that bind
+    #: nothing make of it), each with the variable it waits for.
+    roots: list[list[tuple[str, Instance]]] = field(default_factory=list)
     live: int = 0  # waiting partial matches but the roots
     pending: Pending = field(default_factory=Pending)
+    #: Events per variable inside the window, as of one stream position (the lazy tree's
+    #: counters), filled in as asked.
+    counted: tuple[int, dict[str, int]] = (-1, {})
     counters: dict[str, int] = field(
         default_factory=lambda: dict.fromkeys(
             (
@@ -95,10 +112,14 @@ class LazyState:
                 "buffer_removals",
                 "predicate_checks",
                 "timeouts",
+                "negation_rejections",
             ),
             0,
         )
     )
+
+    def wait(self, name: str, key: StateKey, instance: Instance) -> None:
+        self.waiting.setdefault(name, {}).setdefault(key, []).append(instance)
 
 
 @register
@@ -119,45 +140,88 @@ class LazyChain(Plan):
     def __init__(self, analysis: Analysis, options: Options) -> None:
         super().__init__(analysis, options)
         self.checks = Checks(analysis)
-        self.finalizer = Finalizer(analysis, self.checks, self.window, options)
         self.ranks = rank(analysis, options.order, options.frequencies)
-        self.chains = chains(analysis, self.ranks)
-        #: The variables some chain searches the buffer for: all but those only ever taken
-        #: first (an iterated variable's subsets come from the buffer wherever it stands).
-        self.buffered = tuple(
+        self.branches = branches(analysis)
+        #: Each branch's variables in evaluation order (iterated ones last).
+        self.orders = [tuple(sorted(b, key=self.ranks.__getitem__)) for b in self.branches]
+        self._dependencies = [self._checked_early(branch) for branch in self.branches]
+        #: The negations to check at a state (First-Chance), found as states are reached.
+        self._due: dict[StateKey, tuple[Negated, ...]] = {}
+        later = [n for n in analysis.negations.values() if self._post_somewhere(n)]
+        self.finalizer = Finalizer(analysis, self.checks, self.window, options, later)
+        self.buffered = self._buffered()
+        self.variable_order = tuple(analysis.variables)
+        self._routes: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        self._steps: dict[tuple[tuple[str, ...], str], Step] = {}
+
+    def _buffered(self) -> tuple[str, ...]:
+        """The variables some state searches the buffer for: all but those only ever taken
+        first (an iterated variable's subsets come from the buffer wherever it stands)."""
+        return tuple(
             name
-            for name in analysis.variables
+            for name in self.analysis.variables
             if any(
-                s.variable.name == name and (k > 0 or s.variable.kleene)
-                for c in self.chains
-                for k, s in enumerate(c.steps)
+                n == name and (k > 0 or self.analysis.variables[n].kleene)
+                for order in self.orders
+                for k, n in enumerate(order)
             )
         )
-        self.variable_order = tuple(analysis.variables)
-        self._routes: dict[str, tuple[tuple[tuple[int, int], ...], tuple[str, ...]]] = {}
+
+    def _checked_early(self, branch: frozenset[str]) -> list[tuple[Negated, frozenset[str]]]:
+        """With First-Chance negation: the negations of a branch checked as soon as a partial
+        match binds their DEP, each with its DEP."""
+        if self.options.negation != "first_chance":
+            return []
+        found = []
+        for negation in self.analysis.negations.values():
+            if negation.applies(dict.fromkeys(branch)):
+                dep = dependencies(self.analysis, negation, branch)
+                if dep is not None:
+                    found.append((negation, dep))
+        return found
+
+    def _post_somewhere(self, negation: Negated) -> bool:
+        """Is the negation left to post-processing in some branch it applies to?"""
+        return any(
+            negation.applies(dict.fromkeys(branch))
+            and all(n is not negation for n, _ in self._dependencies[b])
+            for b, branch in enumerate(self.branches)
+        )
 
     def describe(self) -> str:
         lines = ["lazy chains, one per DNF branch, states in evaluation order (rarest first):"]
-        lines += [f"  {chain}" for chain in self.chains]
+        lines += [f"  {chain}" for chain in chains(self.analysis, self.ranks)]
+        lines += self._describe_negations()
         return "\n".join(lines)
+
+    def _describe_negations(self) -> list[str]:
+        lines = []
+        for b, found in enumerate(self._dependencies):
+            for negation, dep in found:
+                lines.append(
+                    f"  first-chance: NOT {negation.variable.name} checked once "
+                    f"{', '.join(sorted(dep))} are bound (branch {b + 1})"
+                )
+        return lines
 
     def new_state(self) -> LazyState:
         state = LazyState(buffers={name: [] for name in self.buffered})
-        empty = Instance({}, frozenset(), None, None)
-        for chain in self.chains:
-            lists: list[list[Instance]] = [[] for _ in chain.steps]
-            root = empty
-            for index, step in enumerate(chain.steps):  # a root waits at each state that
-                lists[index].append(root)  # the empty bindings of starred variables reach
-                if step.variable.min > 0:
+        for b, order in enumerate(self.orders):
+            roots: list[tuple[str, Instance]] = []
+            root = Instance({}, frozenset(), None, None)
+            for name in order:  # a root waits at each state that the empty
+                roots.append((name, root))  # bindings of starred variables reach
+                state.wait(name, (b, tuple(root.bound)), root)
+                variable = self.analysis.variables[name]
+                if variable.min > 0:
                     break
-                name, closed = step.variable.name, frozenset(root.bound)
+                closed = frozenset(root.bound)
                 nothing = root.with_events(name, (), state.stream)
                 before, after = (root.bound, closed), (nothing.bound, closed | {name})
                 if not self.checks.new_instances_hold(before, after, state.stream):
                     break  # a condition on the empty binding fails (`x[x.len].v = 1`)
                 root = nothing
-            state.waiting.append(lists)
+            state.roots.append(roots)
         return state
 
     def live_runs(self, state: LazyState) -> int:
@@ -173,27 +237,34 @@ class LazyChain(Plan):
         position = stream.append(event)
         takers, buffered = self._routes.get(event.type) or self._route(event.type)
         found: dict[tuple[Any, ...], Binding] = {}
-        if takers:
-            fresh: list[tuple[int, int, Instance]] = []
-            for c, k in takers:
-                chain = self.chains[c]
-                step = chain.steps[k]
+        fresh: list[tuple[str, StateKey, Instance]] = []
+        for name in takers:
+            states = state.waiting.get(name)
+            if not states:
+                continue
+            for key, instances in list(states.items()):
+                b, taken = key
+                step = self._step(taken, name)
                 kept = []
-                for instance in state.waiting[c][k]:
+                for instance in instances:
                     if self._expired(instance, event.t):
                         state.counters["timeouts"] += 1
                         state.live -= 1
                         continue
                     kept.append(instance)
-                    for taken in self._take_arriving(state, step, instance, position):
-                        self._search(state, c, chain, k + 1, taken, position, found, fresh)
-                state.waiting[c][k] = kept
-            for c, k, instance in fresh:  # waiting from the next event on
-                state.waiting[c][k].append(instance)
-            state.live += len(fresh)
+                    for extended in self._take_arriving(state, step, instance, position):
+                        self._search(state, b, extended, position, found, fresh)
+                if kept:
+                    states[key] = kept
+                else:
+                    del states[key]
         for name in buffered:
             state.buffers[name].append(position)
         state.counters["buffer_inserts"] += len(buffered)
+        self._review(state, found, fresh)
+        for name, key, instance in fresh:  # waiting from the next event on
+            state.wait(name, key, instance)
+        state.live += len(fresh)
         if found:
             self.finalizer.add(
                 state.pending,
@@ -203,19 +274,28 @@ class LazyChain(Plan):
             return []  # nothing to report; forget old events and partial matches now and then
         return self._settle(state, Watermark(event.t, inclusive=False))
 
-    def _route(self, event_type: str) -> tuple[tuple[tuple[int, int], ...], tuple[str, ...]]:
-        """The states that take events of a type, and the variables whose buffers store
+    def _review(
+        self,
+        state: LazyState,
+        found: dict[tuple[Any, ...], Binding],
+        fresh: list[tuple[str, StateKey, Instance]],
+    ) -> None:
+        """After each event: the chain's roots never change (the lazy tree's do)."""
+
+    def _route(self, event_type: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The variables whose states take events of a type, and those whose buffers store
         them (computed once per type)."""
-        takers = tuple(
-            (c, k)
-            for c, chain in enumerate(self.chains)
-            for k, step in enumerate(chain.steps)
-            if step.variable.takes(event_type)
-        )
         variables = self.analysis.variables
+        takers = tuple(n for n, v in variables.items() if not v.negated and v.takes(event_type))
         buffered = tuple(n for n in self.buffered if variables[n].takes(event_type))
         self._routes[event_type] = (takers, buffered)
         return takers, buffered
+
+    def _step(self, taken: tuple[str, ...], name: str) -> Step:
+        found = self._steps.get((taken, name))
+        if found is None:
+            found = self._steps[taken, name] = step(self.analysis, taken, name)
+        return found
 
     def advance(self, state: LazyState, watermark: Watermark) -> list[Match]:
         return self._settle(state, watermark)
@@ -241,17 +321,21 @@ class LazyChain(Plan):
         return matches
 
     def _forget(self, state: LazyState, watermark: Watermark) -> None:
-        """Drop timed-out partial matches, and the events neither a partial match nor a
-        negation can still use (negations look back up to a window before a match)."""
+        """Drop timed-out partial matches (and states no partial match waits at), and the
+        events neither a partial match nor a negation can still use (negations look back up
+        to a window before a match)."""
         window = self.window
         assert window is not None
         now = watermark.t
-        for lists in state.waiting:
-            for k, waiting in enumerate(lists):
+        for states in state.waiting.values():
+            for key, waiting in list(states.items()):
                 alive = [i for i in waiting if i.first is None or now - i.first <= window]
                 state.counters["timeouts"] += len(waiting) - len(alive)
                 state.live -= len(waiting) - len(alive)
-                lists[k] = alive
+                if alive:
+                    states[key] = alive
+                else:
+                    del states[key]
         stream = state.stream
         stream.drop_before(now - 2 * window)
         for positions in state.buffers.values():
@@ -282,27 +366,47 @@ class LazyChain(Plan):
         pool = self._candidates(state, step, instance, position)
         yield from self._subsets(state, instance, step, pool, position)
 
+    def _next(self, state: LazyState, b: int, instance: Instance) -> str:
+        """The variable the partial match takes next: the chain's next state."""
+        return self.orders[b][len(instance.bound)]
+
     def _search(
         self,
         state: LazyState,
-        c: int,
-        chain: Chain,
-        k: int,
+        b: int,
         instance: Instance,
         now: int,
         found: dict[tuple[Any, ...], Binding],
-        fresh: list[tuple[int, int, Instance]],
+        fresh: list[tuple[str, StateKey, Instance]],
     ) -> None:
-        """Go on from state `k` with a partial match made while the event at `now` was
-        processed: search the buffer for the state's variable, and wait there for events to
-        come when the ordering filters allow them."""
-        if k == len(chain.steps):
+        """Go on with a partial match of branch `b` made while the event at `now` was
+        processed: check the negations it now decides (First-Chance), choose the variable
+        to take next, search the buffer for it, and wait for events to come when the
+        ordering filters allow them."""
+        taken = tuple(instance.bound)
+        if self._dependencies[b] and self._rejected(state, b, taken, instance):
+            return
+        if len(taken) == len(self.orders[b]):
             binding = {n: instance.bound[n] for n in self.variable_order if n in instance.bound}
             found.setdefault(tuple(binding.items()), binding)
             return
-        step = chain.steps[k]
+        name = self._next(state, b, instance)
+        step = self._step(taken, name)
         if step.waits(instance.bound):
-            fresh.append((c, k, instance))
+            fresh.append((name, (b, taken), instance))
+        self._expand(state, b, instance, step, now, found, fresh)
+
+    def _expand(
+        self,
+        state: LazyState,
+        b: int,
+        instance: Instance,
+        step: Step,
+        now: int,
+        found: dict[tuple[Any, ...], Binding],
+        fresh: list[tuple[str, StateKey, Instance]],
+    ) -> None:
+        """Take `step`'s variable from the buffer (events before `now`) and go on."""
         pool = self._candidates(state, step, instance, now)
         name = step.variable.name
         if step.variable.kleene:
@@ -310,28 +414,55 @@ class LazyChain(Plan):
         else:
             taken = (t for p in pool for t in self._extend(state, instance, name, (p,)))
         for extended in taken:
-            self._search(state, c, chain, k + 1, extended, now, found, fresh)
+            self._search(state, b, extended, now, found, fresh)
+
+    def _rejected(
+        self, state: LazyState, b: int, taken: tuple[str, ...], instance: Instance
+    ) -> bool:
+        """First-Chance negation: does an event of a negation whose DEP the partial match
+        has just bound whole lie where the negation forbids it?"""
+        due = self._due.get((b, taken))
+        if due is None:
+            bound, before = set(taken), set(taken[:-1])
+            due = self._due[b, taken] = tuple(
+                n for n, dep in self._dependencies[b] if dep <= bound and not dep <= before
+            )
+        if not due:
+            return False
+        stream = state.stream
+        candidate = self.finalizer.candidate(instance.bound, stream, None)
+        for negation in due:
+            if self.finalizer.spoiled(candidate, negation, stream, Watermark(math.inf)):
+                state.counters["negation_rejections"] += 1
+                return True
+        return False
 
     def _candidates(self, state: LazyState, step: Step, instance: Instance, now: int) -> list[int]:
         """The buffered positions `step` may take for `instance`, before `now`: after its
         prec variables' events, before its succ variables' events, inside the window."""
         stream = state.stream
+        name = step.variable.name
         low, high = stream.base, now  # positions low <= p < high
-        for name in step.after:
-            positions = instance.bound.get(name, ())
+        if instance.floors is not None:
+            low = max(low, instance.floors.get(name, low))
+        for other in step.after:
+            positions = instance.bound.get(other, ())
             if positions:
                 low = max(low, positions[-1] + 1)
-        for name in step.before:
-            positions = instance.bound.get(name, ())
+        for other in step.before:
+            positions = instance.bound.get(other, ())
             if positions:
                 high = min(high, positions[0])
-        if self.window is not None and instance.first is not None:
-            assert instance.last is not None
-            low = max(low, stream.first_from(instance.last - self.window))
-            high = min(high, stream.last_until(instance.first + self.window) + 1)
+        if self.window is not None:
+            if instance.first is None:  # it will take an event at `now` or later
+                low = max(low, stream.first_from(stream.times[-1] - self.window))
+            else:
+                assert instance.last is not None
+                low = max(low, stream.first_from(instance.last - self.window))
+                high = min(high, stream.last_until(instance.first + self.window) + 1)
         if low >= high:
             return []
-        buffer = state.buffers[step.variable.name]
+        buffer = state.buffers[name]
         start, stop = bisect_left(buffer, low), bisect_left(buffer, high)
         return [p for p in buffer[start:stop] if p not in instance.used]
 

@@ -27,7 +27,7 @@ from kleene.compiler.analysis import Analysis, Variable, positive
 from kleene.errors import PlanError
 from kleene.language import ast as A
 
-__all__ = ["Chain", "Step", "chains", "rank"]
+__all__ = ["Chain", "Step", "branches", "chains", "rank", "step"]
 
 
 @dataclass(frozen=True)
@@ -97,21 +97,32 @@ def rank(
 
 def chains(analysis: Analysis, ranks: Mapping[str, float]) -> tuple[Chain, ...]:
     """One chain per DNF branch of the positive pattern, its steps ordered by `ranks`."""
-    structure = positive(analysis.structure)
-    assert structure is not None, "validation guarantees a positive event"
     found: list[Chain] = []
-    for branch in _branches(structure):
+    for branch in branches(analysis):
         names = sorted(branch, key=lambda name: ranks[name])
-        steps = []
-        for index, name in enumerate(names):
-            taken = names[:index]
-            after = tuple(n for n in taken if n in analysis.before[name])
-            before = tuple(n for n in taken if name in analysis.before[n])
-            steps.append(Step(analysis.variables[name], after, before))
-        chain = Chain(tuple(steps))
+        chain = Chain(tuple(step(analysis, tuple(names[:k]), n) for k, n in enumerate(names)))
         if chain not in found:
             found.append(chain)
     return tuple(found)
+
+
+def step(analysis: Analysis, taken: tuple[str, ...], name: str) -> Step:
+    """The state that takes `name` once the variables `taken` are bound: its ordering
+    filters are the taken variables SEQ puts before it (prec) and after it (succ)."""
+    after = tuple(n for n in taken if n in analysis.before[name])
+    before = tuple(n for n in taken if name in analysis.before[n])
+    return Step(analysis.variables[name], after, before)
+
+
+def branches(analysis: Analysis) -> list[frozenset[str]]:
+    """The positive pattern in DNF: the sets of variables one match can bind together."""
+    structure = positive(analysis.structure)
+    assert structure is not None, "validation guarantees a positive event"
+    found: list[frozenset[str]] = []
+    for branch in _branches(structure):
+        if branch not in found:
+            found.append(branch)
+    return found
 
 
 def _branches(element: A.Element) -> list[frozenset[str]]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Callable, Hashable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -77,14 +77,21 @@ class Pending:
 
 class Finalizer:
     def __init__(
-        self, analysis: Analysis, checks: Checks, window: float | None, options: Options
+        self,
+        analysis: Analysis,
+        checks: Checks,
+        window: float | None,
+        options: Options,
+        negations: Sequence[Negated] | None = None,
     ) -> None:
+        """`negations`: those a candidate is checked for (all of the pattern's by default;
+        a plan that checks some earlier passes the rest)."""
         self.analysis = analysis
         self.checks = checks
         self.window = window
         self.non_overlapping = options.output == "non_overlapping"
         self.selection = options.selection
-        self.negations = tuple(analysis.negations.values())
+        self.negations = tuple(analysis.negations.values() if negations is None else negations)
 
     def candidate(
         self,
