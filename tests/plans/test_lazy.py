@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 import kleene
 from kleene.compiler.analysis import analyze
 from kleene.errors import PlanError
-from kleene.testing.strategies import cases
+from kleene.testing.strategies import cases, streams
 
 OUTPUTS = ("all", "non_overlapping")
 ANY = ("skip_till_any_match",)
@@ -121,3 +121,52 @@ def test_first_chance_is_described():
     assert "NOT b checked once a, c are bound" in plan.describe()
     with pytest.raises(PlanError, match="negation must be one of post, first_chance"):
         kleene.compile(PATTERN_4, plan="lazy_chain", negation="early")
+
+
+@given(
+    cases(strategies=ANY, max_events=12),
+    st.randoms(use_true_random=False),
+    st.sampled_from(NEGATIONS),
+)
+def test_lazy_tree_equals_reference(case, rng, negation):
+    names = [v.name for v in analyze(case.pattern).positive]
+    rng.shuffle(names)  # the tree's first root and its ties follow this order
+    expected = ids(kleene.match(case.pattern, case.events, plan="reference"))
+    actual = kleene.match(
+        case.pattern, case.events, plan="lazy_tree", order=names, negation=negation
+    )
+    assert ids(actual) == expected
+
+
+LONG = [
+    "PATTERN SEQ(A a, B b, C c) WHERE a.x <= c.x WITHIN 6",
+    "PATTERN AND(A a, B b, D d) WITHIN 4",
+    "PATTERN SEQ(A a, NOT(D n), B b, C c) WHERE n.x > a.x WITHIN 6",
+    "PATTERN OR(SEQ(A a, C c), SEQ(B b, D d)) WHERE [k] WITHIN 5",
+    "PATTERN SEQ(A a, B+ b[], C c) WHERE b[i].x >= a.x WITHIN 4",
+]
+
+
+@given(st.sampled_from(LONG), streams(max_size=48), st.sampled_from(NEGATIONS))
+def test_lazy_tree_switching_roots_equals_reference(query, events, negation):
+    """Long streams, so that the roots are reviewed (every 8 events) and hand over often."""
+    expected = ids(kleene.match(query, events, plan="reference"))
+    assert ids(kleene.match(query, events, plan="lazy_tree", negation=negation)) == expected
+
+
+def test_lazy_tree_follows_the_rarest_type_as_it_changes():
+    """A stream whose rarest type changes (C, then A): the tree's roots move with it, and it
+    makes fewer partial matches than either fixed chain, each right for one half only."""
+    rows = (["A"] * 8 + ["B"] * 3 + ["C"]) * 3 + (["C"] * 8 + ["B"] * 3 + ["A"]) * 3
+    events = [{"type": t, "ts": i} for i, t in enumerate(rows)]
+    query = "PATTERN AND(A a, B b, C c) WITHIN 12"
+    expected = ids(kleene.match(query, events, plan="reference"))
+    created = {}
+    for plan, order in [("lazy_tree", ()), ("lazy_chain", "C,B,A"), ("lazy_chain", "A,B,C")]:
+        engine = kleene.Engine(query, plan, order=order)
+        assert ids(engine.send_many(events) + engine.close()) == expected
+        created[plan, order] = engine.metrics.plan["instances_created"]
+        if plan == "lazy_tree":
+            assert engine.metrics.plan["root_switches"] >= 2
+    tree = created.pop(("lazy_tree", ()))
+    assert all(tree < chain for chain in created.values())

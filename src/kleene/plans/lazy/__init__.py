@@ -48,7 +48,7 @@ from kleene.plans.reference.checks import Binding, Checks
 from kleene.plans.reference.finalize import Finalizer, Pending
 from kleene.plans.reference.stream import Stream
 
-__all__ = ["LazyChain", "LazyState"]
+__all__ = ["Instance", "LazyChain", "LazyState", "StateKey"]
 
 #: A state of the automaton: a DNF branch and the variables its partial matches have taken,
 #: in the order they took them (a chain's states are its prefixes; a tree's, any order).
