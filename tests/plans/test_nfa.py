@@ -126,3 +126,13 @@ def test_backtrack_selection_does_not_wait_on_a_postponed_run(selection):
     query = "PATTERN A+ a[] WHERE strict_contiguity WITHIN 1"
     found = kleene.match(query, events, plan="nfa_backtrack", selection=selection)
     assert [m.ids() for m in found] == [{"a": (0,)}, {"a": (1,)}]
+
+
+def test_runs_holding_lists_are_not_merged_but_still_match():
+    """A list attribute (the lazy-NFA paper's price history) in V cannot key a merge."""
+    rows = [("A", [1, 2, 3]), ("A", [1, 2, 3]), ("B", [2, 4, 6])]
+    events = [{"type": t, "ts": i, "h": h} for i, (t, h) in enumerate(rows)]
+    query = "PATTERN SEQ(A a, B b) WHERE corr(a.h, b.h) > 0.9 WITHIN 5"
+    expected = ids(kleene.match(query, events, plan="reference"))
+    assert len(expected) == 2
+    assert ids(kleene.match(query, events, plan="nfa")) == expected

@@ -517,11 +517,16 @@ class Nfa(Plan):
         return self.finalizer.candidate(positions, state.stream, self.partition_key, events)
 
     def _merged(self, state: NfaState, runs: list[Run]) -> list[Run]:
-        """Merge runs with equal state, partition, equivalence values and masked V."""
+        """Merge runs with equal state, partition, equivalence values and masked V (a run
+        whose V holds a list, say a price history, is kept apart)."""
         groups: dict[Hashable, list[Run]] = {}
         for run in runs:
             node = run.node
-            groups.setdefault((node.id, run.key, run.values, node.mask(run.vector)), []).append(run)
+            key = (node.id, run.key, run.values, node.mask(run.vector))
+            try:
+                groups.setdefault(key, []).append(run)
+            except TypeError:
+                groups[id(run)] = [run]
         if len(groups) == len(runs):
             return runs
         merged: list[Run] = []
