@@ -220,6 +220,34 @@ def _parser() -> argparse.ArgumentParser:
     window.add_argument("--repeat", type=int, default=1, help="keep the fastest of N runs (1)")
     window.set_defaults(run=_bench_window)
 
+    lazy = suites.add_parser(
+        "lazy",
+        help="the lazy-NFA experiments: eager nfa vs lazy_chain and lazy_tree",
+        description="Run the lazy-NFA paper's patterns (SEQ3-5, AND2-3, NSEQ3, NAND3, NSEQ5, "
+        "ITER3, OR2SEQ2, OR4SEQ2, OR2SEQ4) over a generated stock stream typed by symbol, "
+        "every pair of events correlated; lazy_chain gets the right order (rarest first). "
+        "Experiments: window (a growing WITHIN), ratio (rarest-to-most-frequent), changing "
+        "(the rarest type changes every --rotate events: chains in every order vs the tree). "
+        "Prints a Markdown table with ratios to the first plan's.",
+    )
+    lazy.add_argument("--experiment", choices=["window", "ratio", "changing"], default="window")
+    lazy.add_argument("--patterns", nargs="+", default=["SEQ3"], help="pattern names (SEQ3)")
+    lazy.add_argument("--events", type=int, default=20_000, help="stream size (20000)")
+    lazy.add_argument("--windows", type=float, nargs="+", default=[40.0], help="WITHIN (40)")
+    lazy.add_argument(
+        "--ratios", type=float, nargs="+", default=[100.0], help="rarest-to-most-frequent (100)"
+    )
+    lazy.add_argument("--rotate", type=int, default=5_000, help="changing: events per phase")
+    lazy.add_argument(
+        "--plans",
+        nargs="+",
+        default=["nfa", "lazy_chain", "lazy_tree"],
+        help="NAME or NAME:option=value (nfa lazy_chain lazy_tree); the first is the baseline",
+    )
+    lazy.add_argument("--repeat", type=int, default=1, help="keep the fastest of N runs (1)")
+    lazy.add_argument("--plot", type=Path, help="also draw the results into this PNG")
+    lazy.set_defaults(run=_bench_lazy)
+
     gen = commands.add_parser("gen", help="generate event data", description="Generate event data.")
     kinds = gen.add_subparsers(title="generators", required=True, metavar="KIND")
     stock = kinds.add_parser(
@@ -248,6 +276,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     stock.add_argument("--interval", type=float, default=1.0, help="timestamp step (1)")
     stock.add_argument("--history", type=int, default=0, help="previous prices per event (0)")
+    stock.add_argument(
+        "--rotate",
+        type=int,
+        default=0,
+        help="every N events the frequencies move on by one symbol, so the rarest changes (0)",
+    )
     stock.set_defaults(run=_gen_stock)
     return parser
 
@@ -627,6 +661,54 @@ def _bench_nfa(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bench_lazy(args: argparse.Namespace) -> int:
+    from kleene.bench import lazy as bench
+
+    unknown = [p for p in args.patterns if p not in bench.PATTERNS]
+    if unknown:
+        raise KleeneError(f"unknown patterns {unknown}; known: {', '.join(bench.PATTERNS)}")
+    results = []
+
+    def run(text: str, source: Any, name: str, options: dict[str, Any], setting: str) -> None:
+        results.append(bench.measure(text, source, name, setting, args.repeat, **options))
+        print(
+            f"kleene: {setting} {results[-1].plan}: {results[-1].throughput:,.0f} events/s",
+            file=sys.stderr,
+        )
+
+    if args.experiment == "changing":
+        for pattern in args.patterns:
+            count = bench.PATTERNS[pattern]
+            text, source, settings = bench.changing(
+                pattern, count, args.ratios[0], args.events, args.rotate, args.windows[0]
+            )
+            setting = f"{pattern} ratio=1:{args.ratios[0]:g} rotate={args.rotate}"
+            for name, options in settings:
+                run(text, source, name, options, setting)
+    else:
+        specs = []
+        for spec in args.plans:
+            name, _, rest = spec.partition(":")
+            specs.append((name, _settings(list(filter(None, rest.split(","))))))
+        for pattern in args.patterns:
+            for ratio in args.ratios:
+                source = bench.stream(bench.PATTERNS[pattern], ratio, args.events)
+                for window in args.windows:
+                    text = bench.query(pattern, source.names, window)
+                    setting = f"{pattern} ratio=1:{ratio:g} window={window:g}"
+                    right = tuple(source.names[: bench.PATTERNS[pattern]])  # rarest first
+                    for name, options in specs:
+                        given = {"order": right, **options} if name == "lazy_chain" else options
+                        run(text, source, name, given, setting)
+    baseline = results[0].plan if results else "nfa"
+    print(bench.table(results, baseline))
+    if args.plot:
+        x = {"window": "window", "ratio": "ratio", "changing": "plan"}[args.experiment]
+        bench.plot(results, x, args.plot)
+        print(f"kleene: drew {args.plot}", file=sys.stderr)
+    return 0
+
+
 def _gen_stock(args: argparse.Namespace) -> int:
     from kleene.bench.workloads import StockStream
 
@@ -641,6 +723,7 @@ def _gen_stock(args: argparse.Namespace) -> int:
             types=args.types,
             interval=interval,
             history=args.history,
+            rotate=args.rotate,
         )
     except ValueError as error:
         raise KleeneError(str(error)) from None

@@ -46,6 +46,8 @@ class StockStream:
     - `interval`: timestamp step between events (timestamps start at 0);
     - `history`: how many previous prices each event carries as a list (0: none), for
       correlation predicates like the lazy-NFA paper's;
+    - `rotate`: every `rotate` events the frequencies move on by one symbol, so the rarest
+      symbol changes (the lazy-NFA paper's dynamic stream, section 8.3; 0: never);
     - `batch`: rows per generated batch.
     """
 
@@ -57,6 +59,7 @@ class StockStream:
     types: str = "constant"
     interval: int | float = 1
     history: int = 0
+    rotate: int = 0
     batch: int = 65_536
 
     def __post_init__(self) -> None:
@@ -68,6 +71,8 @@ class StockStream:
             raise ValueError("p_up is a probability, between 0 and 1")
         if self.types not in ("constant", "symbol"):
             raise ValueError("types is 'constant' or 'symbol'")
+        if self.rotate < 0:
+            raise ValueError("rotate is a number of events, 0 for never")
 
     @property
     def names(self) -> list[str]:
@@ -91,6 +96,10 @@ class StockStream:
         done = 0
         while done < self.size:
             size = min(self.batch, self.size - done)
+            if self.rotate:
+                size = min(size, self.rotate - done % self.rotate)
+                turn = (done // self.rotate) % self.symbols
+                weights = self.weights[turn:] + self.weights[:turn]
             symbols = rng.choices(names, weights, k=size)
             columns: dict[str, list[Any]] = {
                 "type": symbols if self.types == "symbol" else ["Stock"] * size,

@@ -99,11 +99,13 @@ class LazyState:
     #: Per branch: its roots (the empty partial match, and what starred variables that bind
     #: nothing make of it), each with the variable it waits for.
     roots: list[list[tuple[str, Instance]]] = field(default_factory=list)
+    #: The event types that make the roots look again (None: all; see `review`).
+    watched: frozenset[str] | None = frozenset()
     live: int = 0  # waiting partial matches but the roots
     pending: Pending = field(default_factory=Pending)
-    #: Events per variable inside the window, as of one stream position (the lazy tree's
-    #: counters), filled in as asked.
-    counted: tuple[int, dict[str, int]] = (-1, {})
+    #: Events per variable inside the window as of one stream position, and the first
+    #: position inside it (the lazy tree's counters), filled in as asked.
+    counted: tuple[int, int, dict[str, int]] = (-1, 0, {})
     counters: dict[str, int] = field(
         default_factory=lambda: dict.fromkeys(
             (
@@ -127,6 +129,8 @@ class LazyChain(Plan):
     """Lazy evaluation in frequency order: a chain of states per DNF branch."""
 
     name = "lazy_chain"
+    #: Events between two looks at the roots (0: never look).
+    review = 0
 
     @classmethod
     def unsupported(cls, analysis: Analysis, options: Options) -> str | None:
@@ -261,7 +265,10 @@ class LazyChain(Plan):
         for name in buffered:
             state.buffers[name].append(position)
         state.counters["buffer_inserts"] += len(buffered)
-        self._review(state, found, fresh)
+        if self.review and (
+            state.watched is None or event.type in state.watched or not position % self.review
+        ):
+            self._review(state, event, found, fresh)
         for name, key, instance in fresh:  # waiting from the next event on
             state.wait(name, key, instance)
         state.live += len(fresh)
@@ -277,10 +284,11 @@ class LazyChain(Plan):
     def _review(
         self,
         state: LazyState,
+        event: Event,
         found: dict[tuple[Any, ...], Binding],
         fresh: list[tuple[str, StateKey, Instance]],
     ) -> None:
-        """After each event: the chain's roots never change (the lazy tree's do)."""
+        """After an event, with `review`: a chain's roots never change (a lazy tree's do)."""
 
     def _route(self, event_type: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The variables whose states take events of a type, and those whose buffers store

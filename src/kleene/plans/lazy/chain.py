@@ -75,7 +75,7 @@ def rank(
     if order and frequencies:
         raise PlanError("give the evaluation order or the frequencies, not both")
     names = set(analysis.variables)
-    types = {t for v in analysis.positive for t in (v.types or ())}
+    types = {t for v in analysis.variables.values() for t in (v.types or ())}
     for label in (*order, *frequencies):
         if label not in names and label not in types:
             raise PlanError(

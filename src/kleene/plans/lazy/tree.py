@@ -7,8 +7,10 @@ still last), so each follows the chain that suits the stream at the moment it wa
 States are the orders partial matches took, instantiated when one reaches them and dropped
 when none waits there any more; each DNF branch has its own tree (the Multi-Tree NFA).
 
-The roots decide too: every few events each branch's root looks at the counters, and when
-another variable has become clearly rarer (fewer than half the events of the root's) a new
+The roots decide too: when an event of its variable arrives, and every 64 events, each
+branch's root looks at the counters, and when
+another variable has become clearly rarer (fewer than half the events of the root's, and
+two fewer at least, so that a window with one event or none does not make it flap) a new
 root takes over with it. The old root keeps the partial matches it began, and stops taking
 events; the new one takes the old root's variable only from the switch on (a *floor*), so
 every match is still found exactly once. No partial match starts while a variable has no
@@ -37,6 +39,7 @@ from typing import Any
 
 from kleene.compiler.analysis import Analysis
 from kleene.compiler.options import Options
+from kleene.events import Event
 from kleene.plans.base import register
 from kleene.plans.lazy import Instance, LazyChain, LazyState, StateKey
 from kleene.plans.reference.checks import Binding
@@ -49,8 +52,7 @@ class LazyTree(LazyChain):
     """Lazy evaluation in the order the stream shows: the rarest variable next."""
 
     name = "lazy_tree"
-    #: Events between two looks at the roots.
-    review = 8
+    review = 64
 
     def __init__(self, analysis: Analysis, options: Options) -> None:
         super().__init__(analysis, options)
@@ -62,8 +64,8 @@ class LazyTree(LazyChain):
     def describe(self) -> str:
         lines = [
             "lazy trees, one per DNF branch: each partial match takes next the variable with "
-            f"the fewest events in the window (iterated ones last); roots reviewed every "
-            f"{self.review} events",
+            "the fewest events in the window (iterated ones last); a root hands over to a "
+            f"clearly rarer variable (looked at on its own events and every {self.review})",
         ]
         lines += [f"  branch {b + 1}: {', '.join(order)}" for b, order in enumerate(self.orders)]
         lines += self._describe_negations()
@@ -72,7 +74,20 @@ class LazyTree(LazyChain):
     def new_state(self) -> LazyState:
         state = super().new_state()
         state.counters["root_switches"] = 0
+        self._watch(state)
         return state
+
+    def _watch(self, state: LazyState) -> None:
+        """Look at the roots again when an event of a root's own variable arrives."""
+        types: set[str] = set()
+        for roots in state.roots:
+            for name, _ in roots:
+                variable = self.analysis.variables[name]
+                if variable.types is None:
+                    state.watched = None
+                    return
+                types |= variable.types
+        state.watched = frozenset(types)
 
     def _next(self, state: LazyState, b: int, instance: Instance) -> str:
         bound, ranks = instance.bound, self.ranks
@@ -82,29 +97,29 @@ class LazyTree(LazyChain):
     def _count(self, state: LazyState, name: str) -> int:
         """The variable's counter: its buffered events inside the window, now."""
         stream = state.stream
-        at, counts = state.counted
+        at, low, counts = state.counted
         if at != stream.end:
-            counts = {}
-            state.counted = (stream.end, counts)
+            low, counts = stream.base, {}
+            if self.window is not None and stream.times:
+                low = stream.first_from(stream.times[-1] - self.window)
+            state.counted = (stream.end, low, counts)
         count = counts.get(name)
         if count is None:
             buffer = state.buffers[name]
-            count = len(buffer)
-            if self.window is not None and stream.times:
-                count -= bisect_left(buffer, stream.first_from(stream.times[-1] - self.window))
-            counts[name] = count
+            count = counts[name] = len(buffer) - bisect_left(buffer, low)
         return count
 
     def _review(
         self,
         state: LazyState,
+        event: Event,
         found: dict[tuple[Any, ...], Binding],
         fresh: list[tuple[str, StateKey, Instance]],
     ) -> None:
-        """Every `review` events: hand each branch's root to a clearly rarer variable."""
+        """Hand each branch's root to a clearly rarer variable: looked at when an event of
+        the root's own variable arrives (its counter grew) and every `review` events (the
+        others' shrank as the window moved)."""
         end = state.stream.end
-        if end % self.review:
-            return
         for b, roots in enumerate(state.roots):
             if len(roots) != 1 or self.kleene[roots[0][0]]:
                 continue  # starred variables first: the roots stay as the chain's
@@ -113,8 +128,8 @@ class LazyTree(LazyChain):
                 (n for n in self.orders[b] if not self.kleene[n]),
                 key=lambda n: (self._count(state, n), ranks[n]),
             )
-            if rarest == name or 2 * self._count(state, rarest) >= self._count(state, name):
-                continue
+            if rarest == name or 2 * self._count(state, rarest) + 2 > self._count(state, name):
+                continue  # not clearly rarer: fewer than half, by two events at least
             key: StateKey = (b, ())
             waiting = state.waiting[name][key]
             waiting.remove(root)
@@ -124,4 +139,5 @@ class LazyTree(LazyChain):
             state.roots[b] = [(rarest, successor)]
             state.wait(rarest, key, successor)
             state.counters["root_switches"] += 1
+            self._watch(state)
             self._expand(state, b, successor, self._step((), rarest), end, found, fresh)

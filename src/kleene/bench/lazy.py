@@ -1,0 +1,253 @@
+"""The lazy-NFA experiments (Kolchinsky & Schuster, section 8): lazy chains and trees against
+the eager NFA on a stock stream whose event types differ in frequency.
+
+The paper types each stock event by its region and asks, for every pattern, that each pair
+of events has correlated price histories (`corr(a.history, b.history) > T`). Here the type
+is the symbol of a generated `StockStream` whose frequencies run from the rarest to the most
+frequent by a set ratio, each event carrying its symbol's previous prices; a pattern's
+variables take the types most frequent first, so an eager NFA starts a run at almost every
+event while a lazy one waits for the rarest. The patterns (`PATTERNS`): SEQ3-5, AND2-3,
+NSEQ3, NAND3 and NSEQ5 (the second event negated), ITER3 (`SEQ(a, b+, c)`), OR2SEQ2,
+OR4SEQ2 and OR2SEQ4.
+
+The eager baseline is the `nfa` plan (SASE+'s NFA^b, which the paper's section 2.2 describes;
+it also merges equivalent runs, so it is the stronger eager automaton). The counts the paper
+plots: throughput, peak live partial matches (runs, instances), predicate evaluations per
+event (`edge_evaluations`, `predicate_checks`) and memory operations per event (runs or
+instances created, buffer writes, inserts and removals).
+
+>>> from kleene.bench.lazy import measure, query, stream
+>>> events = stream(3, ratio=20, size=2000)
+>>> text = query("SEQ3", events.names, 30)
+>>> eager = measure(text, events, "nfa", "SEQ3")
+>>> lazy = measure(text, events, "lazy_chain", "SEQ3", order=events.names)  # rarest first
+>>> eager.matches == lazy.matches, lazy.peak_live < eager.peak_live
+(True, True)
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from itertools import permutations
+from pathlib import Path
+from typing import Any
+
+import kleene
+from kleene.bench.workloads import StockStream
+
+__all__ = ["PATTERNS", "Result", "changing", "measure", "plot", "query", "stream", "table"]
+
+#: Each pattern: its operator and how many types it uses.
+PATTERNS = {
+    "SEQ3": 3,
+    "SEQ4": 4,
+    "SEQ5": 5,
+    "AND2": 2,
+    "AND3": 3,
+    "NSEQ3": 3,
+    "NAND3": 3,
+    "NSEQ5": 5,
+    "ITER3": 3,
+    "OR2SEQ2": 4,
+    "OR4SEQ2": 8,
+    "OR2SEQ4": 8,
+}
+THRESHOLD = 0.9
+
+
+def stream(types: int, ratio: float, size: int, rotate: int = 0, seed: int = 1) -> StockStream:
+    """A stream of `types` symbols as event types, rarest to most frequent by `ratio`, each
+    event with its symbol's last eight prices."""
+    return StockStream(
+        size=size,
+        symbols=types,
+        ratio=ratio,
+        types="symbol",
+        history=8,
+        rotate=rotate,
+        seed=seed,
+    )
+
+
+def query(name: str, names: list[str], window: float) -> str:
+    """Pattern `name` over the stream's symbols `names` (rarest first), most frequent first
+    in the pattern, every pair of its events correlated."""
+    types = list(reversed(names[: PATTERNS[name]]))
+    letters = "abcdefgh"
+    variables = [f"{t} {letters[k]}" for k, t in enumerate(types)]
+    if name.startswith("OR"):
+        count, size = int(name[2]), int(name[-1])
+        groups = [variables[k * size : (k + 1) * size] for k in range(count)]
+        body = ", ".join(f"SEQ({', '.join(g)})" for g in groups)
+        pairs = [p for g in groups for p in _pairs([v.split()[1] for v in g])]
+        return _text(f"OR({body})", pairs, window)
+    operator = "AND" if "AND" in name else "SEQ"
+    if name.startswith("N"):
+        negated = letters[1]
+        variables[1] = f"NOT({types[1]} {negated})"
+        positive = [letters[k] for k in range(len(types)) if k != 1]
+        pairs = [*_pairs(positive), (letters[0], negated)]
+        return _text(f"{operator}({', '.join(variables)})", pairs, window)
+    if name == "ITER3":
+        variables[1] = f"{types[1]}+ b[]"
+        pairs = [("a", "c"), ("a", "b[i]")]
+        return _text(f"SEQ({', '.join(variables)})", pairs, window)
+    return _text(f"{operator}({', '.join(variables)})", _pairs(letters[: len(types)]), window)
+
+
+def _pairs(names: list[str] | str) -> list[tuple[str, str]]:
+    return [(x, y) for k, x in enumerate(names) for y in names[k + 1 :]]
+
+
+def _text(structure: str, pairs: list[tuple[str, str]], window: float) -> str:
+    where = " AND ".join(f"corr({x}.history, {y}.history) > {THRESHOLD}" for x, y in pairs)
+    return f"PATTERN {structure} WHERE {where} WITHIN {window:g}"
+
+
+@dataclass(frozen=True)
+class Result:
+    setting: str
+    plan: str
+    events: int
+    seconds: float
+    matches: int
+    peak_live: int
+    predicates: int
+    memory_ops: int
+
+    @property
+    def throughput(self) -> float:
+        return self.events / self.seconds if self.seconds else float("inf")
+
+
+def measure(
+    text: str, source: StockStream, plan: str, setting: str, repeat: int = 1, **options: Any
+) -> Result:
+    """Run one query with one plan over the stream; time only the engine, keep the fastest of
+    `repeat` runs."""
+    events = list(source.events())
+    best: Result | None = None
+    for _ in range(repeat):
+        engine = kleene.Engine(text, plan, **options)
+        start = time.perf_counter()
+        matches = len(engine.send_many(events)) + len(engine.close())
+        seconds = time.perf_counter() - start
+        counts = engine.metrics.plan
+        label = plan + "".join(f" {k}={_shown(v)}" for k, v in options.items())
+        result = Result(
+            setting,
+            label,
+            len(events),
+            seconds,
+            matches,
+            engine.metrics.peak_runs,
+            counts.get("edge_evaluations", 0) + counts.get("predicate_checks", 0),
+            sum(
+                counts.get(k, 0)
+                for k in (
+                    "runs_created",
+                    "buffer_writes",
+                    "instances_created",
+                    "buffer_inserts",
+                    "buffer_removals",
+                )
+            ),
+        )
+        if best is None or result.seconds < best.seconds:
+            best = result
+    assert best is not None
+    return best
+
+
+def _shown(value: Any) -> str:
+    return ",".join(value) if isinstance(value, tuple | list) else str(value)
+
+
+def changing(
+    pattern: str, types: int, ratio: float, size: int, rotate: int, window: float
+) -> tuple[str, StockStream, list[tuple[str, dict[str, Any]]]]:
+    """Section 8.3: a stream whose rarest type changes every `rotate` events, the pattern,
+    and the settings to compare: the eager NFA, a chain in every order, the tree."""
+    source = stream(types, ratio, size, rotate)
+    text = query(pattern, source.names, window)
+    names = source.names[: PATTERNS[pattern]]
+    settings: list[tuple[str, dict[str, Any]]] = [("nfa", {})]
+    settings += [("lazy_chain", {"order": order}) for order in permutations(names)]
+    settings.append(("lazy_tree", {}))
+    return text, source, settings
+
+
+def table(results: list[Result], baseline: str = "nfa") -> str:
+    """A Markdown table; each row's throughput and peak live partial matches as ratios to the
+    baseline plan's in the same setting."""
+    rows = [
+        "| setting | plan | events/s | matches | peak live | predicates/event | memory ops/event "
+        f"| speed vs {baseline} | peak live vs {baseline} |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    base = {r.setting: r for r in results if r.plan == baseline}
+    for r in results:
+        eager = base.get(r.setting)
+        speed = f"{r.throughput / eager.throughput:.1f}x" if eager else "-"
+        fewer = f"{eager.peak_live / max(r.peak_live, 1):.1f}x fewer" if eager else "-"
+        rows.append(
+            f"| {r.setting} | {r.plan} | {r.throughput:,.0f} | {r.matches:,} | "
+            f"{r.peak_live:,} | {r.predicates / r.events:.2f} | {r.memory_ops / r.events:.2f} "
+            f"| {speed} | {fewer} |"
+        )
+    return "\n".join(rows)
+
+
+def plot(results: list[Result], x: str, path: Path) -> None:
+    """Throughput and peak live partial matches against `x` ("window" or "ratio", read from
+    settings such as "SEQ3 window=20"), one panel per pattern, log scale (the paper's
+    figures 10, 12 and 17). With x "plan": bars per plan (figure 18's comparison)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if x == "plan":
+        figure, axis = plt.subplots(figsize=(8, 4))
+        axis.barh([r.plan for r in results], [r.throughput for r in results])
+        axis.set_xlabel("events/s")
+        axis.set_title(results[0].setting if results else "")
+        figure.tight_layout()
+        _save(figure, path)
+        return
+    patterns = sorted({r.setting.split()[0] for r in results})
+    figure, axes = plt.subplots(2, len(patterns), figsize=(4 * len(patterns), 7), squeeze=False)
+    for column, name in enumerate(patterns):
+        mine = [r for r in results if r.setting.split()[0] == name]
+        for plan in dict.fromkeys(r.plan for r in mine):
+            points = sorted((_value(r.setting, x), r) for r in mine if r.plan == plan)
+            xs = [p for p, _ in points]
+            axes[0][column].plot(xs, [r.throughput for _, r in points], marker="o", label=plan)
+            axes[1][column].plot(xs, [max(r.peak_live, 1) for _, r in points], marker="o")
+        axes[0][column].set_title(name)
+        for row, label in enumerate(("events/s", "peak live partial matches")):
+            axes[row][column].set_yscale("log")
+            axes[row][column].set_ylabel(label)
+            axes[row][column].set_xlabel(x)
+            if x == "ratio":
+                axes[row][column].set_xscale("log")
+    axes[0][0].legend(fontsize="small")
+    figure.tight_layout()
+    _save(figure, path)
+
+
+def _save(figure: Any, path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=90)
+    plt.close(figure)
+
+
+def _value(setting: str, key: str) -> float:
+    for part in setting.split():
+        name, _, value = part.partition("=")
+        if name == key:
+            return float(value.removeprefix("1:"))
+    raise ValueError(f"setting {setting!r} has no {key}")
