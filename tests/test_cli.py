@@ -252,3 +252,22 @@ def test_bench_window_reads_the_real_hospital_logs(tmp_path, capsys):
     assert "| Pseq k=1 W=5 n=3 | f |" in capsys.readouterr().out
     assert main([*args[:3], str(tmp_path / "other.csv"), *args[4:]]) == 1
     assert "not a known hospital log" in capsys.readouterr().err
+
+
+def test_bench_lazy_compares_the_eager_nfa_with_the_lazy_plans(tmp_path, capsys):
+    plot = tmp_path / "window.png"
+    args = ["bench", "lazy", "--patterns", "SEQ3", "--events", "1500", "--windows", "20", "40"]
+    assert main([*args, "--plot", str(plot)]) == 0
+    rows = [line.split("|") for line in capsys.readouterr().out.splitlines()[2:]]
+    assert [r[2].strip().split()[0] for r in rows] == ["nfa", "lazy_chain", "lazy_tree"] * 2
+    assert rows[1][2].strip() == "lazy_chain order=IBM,MSFT,AAPL"  # the right order, rarest first
+    assert len({r[4] for r in rows[:3]}) == 1  # the same matches
+    assert plot.read_bytes().startswith(b"\x89PNG")
+
+
+def test_bench_lazy_changing_stream_runs_every_chain_order(capsys):
+    args = ["bench", "lazy", "--experiment", "changing", "--events", "900", "--rotate", "300"]
+    assert main(args) == 0
+    plans = [line.split("|")[2].strip() for line in capsys.readouterr().out.splitlines()[2:]]
+    assert plans[0] == "nfa" and plans[-1] == "lazy_tree"
+    assert len([p for p in plans if p.startswith("lazy_chain order=")]) == 6
