@@ -268,7 +268,7 @@ class LazyChain(Plan):
         if self.review and (
             state.watched is None or event.type in state.watched or not position % self.review
         ):
-            self._review(state, event, found, fresh)
+            self._review(state, found, fresh)
         for name, key, instance in fresh:  # waiting from the next event on
             state.wait(name, key, instance)
         state.live += len(fresh)
@@ -284,7 +284,6 @@ class LazyChain(Plan):
     def _review(
         self,
         state: LazyState,
-        event: Event,
         found: dict[tuple[Any, ...], Binding],
         fresh: list[tuple[str, StateKey, Instance]],
     ) -> None:

@@ -39,7 +39,6 @@ from typing import Any
 
 from kleene.compiler.analysis import Analysis
 from kleene.compiler.options import Options
-from kleene.events import Event
 from kleene.plans.base import register
 from kleene.plans.lazy import Instance, LazyChain, LazyState, StateKey
 from kleene.plans.reference.checks import Binding
@@ -112,7 +111,6 @@ class LazyTree(LazyChain):
     def _review(
         self,
         state: LazyState,
-        event: Event,
         found: dict[tuple[Any, ...], Binding],
         fresh: list[tuple[str, StateKey, Instance]],
     ) -> None:
