@@ -105,7 +105,7 @@ class LazyState:
     pending: Pending = field(default_factory=Pending)
     #: Events per variable inside the window as of one stream position, and the first
     #: position inside it (the lazy tree's counters), filled in as asked.
-    counted: tuple[int, int, dict[str, int]] = (-1, 0, {})
+    counted: tuple[int, int, dict[str, int]] = field(default_factory=lambda: (-1, 0, {}))
     counters: dict[str, int] = field(
         default_factory=lambda: dict.fromkeys(
             (
