@@ -1,9 +1,13 @@
-"""The interpreter: values, SQL nulls, three-valued logic, errors on clashing types."""
+"""The interpreter: values, SQL nulls, three-valued logic, errors on clashing types; and
+the compiled conditions (`kleene.compiler.codegen`), which must agree on every case."""
+
+import re
 
 import pytest
 
 import kleene
 from kleene import Event
+from kleene.compiler.codegen import compile_condition
 from kleene.compiler.evaluate import Env, evaluate
 from kleene.compiler.functions import known_functions
 
@@ -14,7 +18,18 @@ def value(where, i=None, **bindings):
     events["b"] = tuple(
         Event("B", 2 + k, attrs, id=1 + k) for k, attrs in enumerate(bindings.pop("b", []))
     )
-    return evaluate(expr, Env(events, i, known_functions()))
+    functions = known_functions()
+    compiled = compile_condition(expr, functions)
+    try:
+        result = evaluate(expr, Env(events, i, functions))
+    except kleene.KleeneError as error:
+        failure = error
+    else:
+        assert compiled(events, i) is (result is True), "the compiled condition disagrees"
+        return result
+    with pytest.raises(type(failure), match=re.escape(str(failure))):
+        compiled(events, i)
+    raise failure
 
 
 @pytest.mark.parametrize(

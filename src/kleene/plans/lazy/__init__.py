@@ -143,7 +143,7 @@ class LazyChain(Plan):
 
     def __init__(self, analysis: Analysis, options: Options) -> None:
         super().__init__(analysis, options)
-        self.checks = Checks(analysis)
+        self.checks = Checks(analysis, compiled=True)
         self.ranks = rank(analysis, options.order, options.frequencies)
         self.branches = branches(analysis)
         #: Each branch's variables in evaluation order (iterated ones last).
@@ -549,9 +549,9 @@ class LazyChain(Plan):
         extended = instance.with_events(name, positions, state.stream)
         if not self._fits(extended):
             return
-        closed = frozenset(instance.bound)
-        if self._holds(
-            state, (instance.bound, closed), (extended.bound, closed | {name}), extended
+        state.counters["predicate_checks"] += 1
+        if self.checks.taking_holds(extended.bound, name, state.stream) and self._equivalent(
+            state, extended
         ):
             state.counters["instances_created"] += 1
             yield extended
@@ -570,10 +570,13 @@ class LazyChain(Plan):
         instance: Instance,
     ) -> bool:
         state.counters["predicate_checks"] += 1
+        return self.checks.new_instances_hold(before, after, state.stream) and self._equivalent(
+            state, instance
+        )
+
+    def _equivalent(self, state: LazyState, instance: Instance) -> bool:
+        """Do the partial match's events share the equivalence attributes (`[symbol]`)?"""
+        if not self.checks.equivalences:
+            return True
         stream = state.stream
-        if not self.checks.new_instances_hold(before, after, stream):
-            return False
-        if self.checks.equivalences:
-            events = [stream[p] for p in instance.used]
-            return self.checks.equivalent(events) is not None
-        return True
+        return self.checks.equivalent([stream[p] for p in instance.used]) is not None

@@ -155,7 +155,7 @@ class Nfa(Plan):
         super().__init__(analysis, options)
         self.automaton: Automaton = build(analysis)
         self.code: Compiled = compile_automaton(analysis, self.automaton)
-        self.checks = Checks(analysis)
+        self.checks = Checks(analysis, compiled=True)
         self.finalizer = NegativeFinalizer(analysis, self.checks, self.window, options)
         self.merge = options.merge
         self.construct = options.construct

@@ -25,21 +25,16 @@ as `EventError`.
 
 from __future__ import annotations
 
-import itertools
 import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from kleene.compiler.analysis import Analysis
+from kleene.compiler.codegen import Writer
 from kleene.compiler.evaluate import (
-    ARITHMETIC,
-    COMPARE,
     aggregate,
     apply,
-    attribute,
-    call,
-    truth,
 )
 from kleene.errors import EventError
 from kleene.events import Event
@@ -176,43 +171,13 @@ def _elements_aggregate(
     return aggregate(node, [element[index] for element in chosen])
 
 
-def _compare(function: Callable[[Any, Any], Any], a: Any, b: Any, node: A.Expr) -> Any:
-    if a is None or b is None:
-        return None
-    return bool(apply(node, function, a, b))
-
-
-def _arithmetic(function: Callable[[Any, Any], Any], a: Any, b: Any, node: A.Binary) -> Any:
-    if a is None or b is None:
-        return None
-    if node.op in "/%" and b == 0:
-        return None
-    return apply(node, function, a, b)
-
-
-def _negate(value: Any, node: A.Expr) -> Any:
-    return None if value is None else apply(node, operator.neg, value)
-
-
-def _not(value: Any, node: A.Expr) -> Any:
-    value = truth(value, node)
-    return None if value is None else not value
-
-
 _HELPERS: dict[str, Any] = {
-    "_attr": attribute,
     **{f"_running_{func}": add for func, add in _RUNNING.items()},
     "_running_value": _running_value,
     "_failed": _failed,
     "_Failed": Failed,
     "_element": _element,
     "_elements_aggregate": _elements_aggregate,
-    "_compare": _compare,
-    "_arithmetic": _arithmetic,
-    "_negate": _negate,
-    "_not": _not,
-    "_truth": truth,
-    "_call": call,
 }
 
 
@@ -239,16 +204,15 @@ class Compiled:
     source: str
 
 
-class Generator:
+class Generator(Writer):
     """Writes the Python source of every edge's functions."""
 
     def __init__(self, analysis: Analysis, automaton: Automaton) -> None:
+        super().__init__(analysis.functions)
         self.analysis = analysis
         self.automaton = automaton
         self.variables = automaton.variables
         self.slots: dict[Slot, int] = {}
-        self.constants: dict[str, Any] = {}
-        self.names = itertools.count()
         # the attributes "all" instances read of each variable's elements
         self.element_attrs: dict[str, list[str]] = {}
         for state in automaton.states:
@@ -275,57 +239,6 @@ class Generator:
                 self.slot(Slot("last", slot.var, slot.attr, slot.n - 1))
             self.slots[slot] = len(self.slots)
         return f"V[{self.slots[slot]}]"
-
-    def constant(self, value: Any) -> str:
-        name = f"k{next(self.names)}"
-        self.constants[name] = value
-        return name
-
-    # -- expressions ------------------------------------------------------------------
-
-    def expr(self, node: A.Expr, ctx: Context) -> str:
-        match node:
-            case A.Literal(value=value):
-                if value is None or isinstance(value, bool | int):
-                    return repr(value)
-                return self.constant(value)
-            case A.Attr() | A.Len() | A.Aggregate():
-                return self.term(node, ctx)
-            case A.Call(name=name, args=args):
-                callee = self.constant(self.analysis.functions[name.lower()])
-                inner = ", ".join(self.expr(arg, ctx) for arg in args)
-                return f"_call({self.constant(node)}, {callee}, [{inner}])"
-            case A.Unary(op="not", operand=operand):
-                return f"_not({self.expr(operand, ctx)}, {self.constant(operand)})"
-            case A.Unary(op="-", operand=operand):
-                return f"_negate({self.expr(operand, ctx)}, {self.constant(node)})"
-            case A.Binary(op=op, left=left, right=right):
-                arithmetic = self.constant(ARITHMETIC[op])
-                lhs, rhs = self.expr(left, ctx), self.expr(right, ctx)
-                return f"_arithmetic({arithmetic}, {lhs}, {rhs}, {self.constant(node)})"
-            case A.Compare(op=op, left=left, right=right):
-                comparison = self.constant(COMPARE[op])
-                lhs, rhs = self.expr(left, ctx), self.expr(right, ctx)
-                return f"_compare({comparison}, {lhs}, {rhs}, {self.constant(node)})"
-            case A.BoolOp(op=op, items=items):
-                return self.boolean(op, items, ctx)
-        raise TypeError(f"cannot compile {node!r}")  # pragma: no cover - validation
-
-    def boolean(self, op: str, items: tuple[A.Expr, ...], ctx: Context) -> str:
-        """Three-valued `and`/`or`, evaluated left to right, stopping where the reference does."""
-        stop = "False" if op == "and" else "True"
-        names = []
-        text = ""
-        for item in items:
-            name = f"t{next(self.names)}"
-            names.append(name)
-            text += (
-                f"({stop} if ({name} := _truth({self.expr(item, ctx)}, "
-                f"{self.constant(item)})) is {stop} else "
-            )
-        nulls = " or ".join(f"{n} is None" for n in names)
-        text += f"(None if {nulls} else {'True' if op == 'and' else 'False'})"
-        return text + ")" * len(items)
 
     def current(self, attr: str) -> str:
         if attr in _FIELDS:
@@ -413,34 +326,7 @@ class Generator:
             first = instance.condition.first_i
             code = f"all({name}(e, V, i) is True for i in range({first}, {count} + 1))"
             return code, code
-        safe = f"({self.expr(expr, ctx)}) is True"
-        if not isinstance(expr, A.Compare):
-            return safe, safe
-        lhs, rhs = self.fast(expr.left, ctx), self.fast(expr.right, ctx)
-        a, b = f"a{next(self.names)}", f"b{next(self.names)}"
-        symbol = {"=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}[expr.op]
-        right = expr.right
-        if isinstance(right, A.Literal) and right.value is not None:
-            fast = f"(({a} := {lhs}) is not None and {a} {symbol} {rhs})"
-        else:
-            fast = (
-                f"(({a} := {lhs}) is not None and ({b} := {rhs}) is not None and {a} {symbol} {b})"
-            )
-        return fast, safe
-
-    def fast(self, node: A.Expr, ctx: Context) -> str:
-        """`expr` for a fast form: plain Python arithmetic where it computes the same value
-        or raises (a null operand: TypeError), so the caller's safe form takes over."""
-        if isinstance(node, A.Binary) and (
-            node.op in "+-*"
-            or (
-                isinstance(node.right, A.Literal)
-                and type(node.right.value) in (int, float)
-                and node.right.value != 0
-            )
-        ):
-            return f"({self.fast(node.left, ctx)} {node.op} {self.fast(node.right, ctx)})"
-        return self.expr(node, ctx)
+        return self.forms(expr, ctx)
 
     # -- edges ------------------------------------------------------------------------
 
@@ -483,14 +369,7 @@ class Generator:
             args = "e" if kind == "local" else "e, V"
             fast = " and ".join(f for f, _ in codes)
             safe = " and ".join(s for _, s in codes)
-            if fast == safe:
-                body = f"    return {fast}\n"
-            else:
-                body = (
-                    f"    try:\n        return {fast}\n"
-                    f"    except (TypeError, ArithmeticError):\n        return {safe}\n"
-                )
-            self.functions.append(f"def {name}({args}):\n{body}")
+            self.functions.append(self.function(name, args, fast, safe))
             names[kind] = name
         text = "".join(self.functions[written:])
         self.reads[number] = {c for slot, c in self.slots.items() if f"V[{c}]" in text}
@@ -580,10 +459,7 @@ class Generator:
         return Compiled(slots, tuple(s.initial for s in slots), edges, masks, source)
 
     def load(self, source: str, helpers: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """Run the generated source; its names, with the helpers and constants it uses."""
-        namespace: dict[str, Any] = {**_HELPERS, **(helpers or {}), **self.constants}
-        exec(compile(source, "<kleene nfa>", "exec"), namespace)
-        return namespace
+        return super().load(source, {**_HELPERS, **(helpers or {})})
 
     def masks(
         self, numbered: list[tuple[State, int]], slots: list[Slot]

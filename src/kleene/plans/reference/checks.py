@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping, Sequence
 
 from kleene.compiler.analysis import Analysis, Condition
+from kleene.compiler.codegen import Check, compile_condition
 from kleene.compiler.evaluate import Env, evaluate, shared_values
 from kleene.events import Event
 from kleene.plans.reference.stream import Stream
@@ -20,12 +21,22 @@ def as_events(binding: Binding, stream: Stream) -> dict[str, tuple[Event, ...]]:
 
 
 class Checks:
-    """The positive conditions of a pattern, checked instance by instance."""
+    """The positive conditions of a pattern, checked instance by instance: by the
+    interpreter (`reference`, whose semantics it is), or `compiled` to Python functions
+    (`kleene.compiler.codegen`; the other plans, checked against `reference`)."""
 
-    def __init__(self, analysis: Analysis) -> None:
+    def __init__(self, analysis: Analysis, compiled: bool = False) -> None:
         self.analysis = analysis
         self.conditions = tuple(c for c in analysis.conditions if c.negated is None)
         self.equivalences = analysis.equivalences
+        self.compiled: dict[int, Check] = {}
+        if compiled:
+            for condition in analysis.conditions:
+                test = compile_condition(condition.expr, analysis.functions)
+                self.compiled[id(condition)] = test
+        self._deciding: dict[
+            tuple[tuple[str, ...], str], tuple[frozenset[str], tuple[Condition, ...]]
+        ] = {}
 
     def holds(
         self,
@@ -33,6 +44,9 @@ class Checks:
         events: Mapping[str, Sequence[Event]],
         instances: Sequence[int | None],
     ) -> bool:
+        test = self.compiled.get(id(condition))
+        if test is not None:
+            return all(test(events, i) for i in instances)
         for i in instances:
             env = Env(events, i, self.analysis.functions)
             if evaluate(condition.expr, env) is not True:
@@ -58,6 +72,26 @@ class Checks:
             if events is None:
                 events = as_events(after[0], stream)
             if not self.holds(condition, events, fresh):
+                return False
+        return True
+
+    def taking_holds(self, binding: Binding, name: str, stream: Stream) -> bool:
+        """`new_instances_hold` where `binding` has just bound `name` and every variable it
+        binds is closed: only the conditions mentioning `name` can be newly decidable."""
+        key = (tuple(binding), name)
+        deciding = self._deciding.get(key)
+        if deciding is None:
+            names = frozenset(binding)
+            conditions = tuple(
+                c for c in self.conditions if name in c.variables and c.variables <= names
+            )
+            deciding = self._deciding[key] = (names, conditions)
+        closed, conditions = deciding
+        if not conditions:
+            return True
+        events = as_events(binding, stream)
+        for condition in conditions:
+            if not self.holds(condition, events, condition.instances(binding, closed)):
                 return False
         return True
 

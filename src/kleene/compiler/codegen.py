@@ -1,0 +1,250 @@
+"""Conditions compiled to Python functions: the same values as `kleene.compiler.evaluate`
+(SQL nulls, three-valued logic, type clashes as `EventError`), without walking the tree.
+
+`Writer` turns an expression into Python source; a subclass says how a variable's value is
+read (`term`): the `nfa` plan reads its runs' state vector (`plans/nfa/vector.py`), and
+`compile_condition` reads the events bound to each variable, as the interpreter does.
+
+>>> from kleene import Event, parse
+>>> from kleene.compiler.analysis import analyze
+>>> analysis = analyze(parse("PATTERN SEQ(A a, B+ b[]) WHERE b[i].x > a.x + 1"))
+>>> check = compile_condition(analysis.conditions[0].expr, analysis.functions)
+>>> a, b = (Event("A", 1, {"x": 2}),), (Event("B", 2, {"x": 5}), Event("B", 3, {"x": 3}))
+>>> check({"a": a, "b": b}, 1), check({"a": a, "b": b}, 2)
+(True, False)
+>>> check({"a": (Event("A", 1, {}),), "b": b}, 1)  # null is not true
+False
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from kleene.compiler.evaluate import (
+    ARITHMETIC,
+    COMPARE,
+    Env,
+    apply,
+    attribute,
+    call,
+    evaluate,
+    shared_values,
+    truth,
+)
+from kleene.events import Event
+from kleene.language import ast as A
+
+__all__ = ["HELPERS", "Check", "Writer", "compile_condition"]
+
+#: A compiled condition: is it true for these bound events and this value of i?
+Check = Callable[[Mapping[str, Sequence[Event]], "int | None"], bool]
+
+_FIELDS = ("ts", "type", "id")
+
+
+def _compare(function: Callable[[Any, Any], Any], a: Any, b: Any, node: A.Expr) -> Any:
+    if a is None or b is None:
+        return None
+    return bool(apply(node, function, a, b))
+
+
+def _arithmetic(function: Callable[[Any, Any], Any], a: Any, b: Any, node: A.Binary) -> Any:
+    if a is None or b is None:
+        return None
+    if node.op in "/%" and b == 0:
+        return None
+    return apply(node, function, a, b)
+
+
+def _negate(value: Any, node: A.Expr) -> Any:
+    return None if value is None else apply(node, operator.neg, value)
+
+
+def _not(value: Any, node: A.Expr) -> Any:
+    value = truth(value, node)
+    return None if value is None else not value
+
+
+#: What generated code may call, besides its own constants.
+HELPERS: dict[str, Any] = {
+    "_attr": attribute,
+    "_compare": _compare,
+    "_arithmetic": _arithmetic,
+    "_negate": _negate,
+    "_not": _not,
+    "_truth": truth,
+    "_call": call,
+}
+
+_SYMBOLS = {"=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+
+
+class Writer:
+    """Writes expressions as Python source; `term` (a subclass's) reads variables' values.
+
+    Constants (functions, AST nodes for error messages, literals) are named `k0`, `k1`, ...
+    and handed to `load` with the helpers."""
+
+    def __init__(self, functions: Mapping[str, Callable[..., Any]]) -> None:
+        self.callables = functions
+        self.constants: dict[str, Any] = {}
+        self.names = itertools.count()
+
+    def constant(self, value: Any) -> str:
+        name = f"k{next(self.names)}"
+        self.constants[name] = value
+        return name
+
+    def term(self, node: A.Attr | A.Len | A.Aggregate, ctx: Any) -> str:
+        raise NotImplementedError
+
+    def expr(self, node: A.Expr, ctx: Any) -> str:
+        match node:
+            case A.Literal(value=value):
+                if value is None or isinstance(value, bool | int):
+                    return repr(value)
+                return self.constant(value)
+            case A.Attr() | A.Len() | A.Aggregate():
+                return self.term(node, ctx)
+            case A.Call(name=name, args=args):
+                callee = self.constant(self.callables[name.lower()])
+                inner = ", ".join(self.expr(arg, ctx) for arg in args)
+                return f"_call({self.constant(node)}, {callee}, [{inner}])"
+            case A.Unary(op="not", operand=operand):
+                return f"_not({self.expr(operand, ctx)}, {self.constant(operand)})"
+            case A.Unary(op="-", operand=operand):
+                return f"_negate({self.expr(operand, ctx)}, {self.constant(node)})"
+            case A.Binary(op=op, left=left, right=right):
+                arithmetic = self.constant(ARITHMETIC[op])
+                lhs, rhs = self.expr(left, ctx), self.expr(right, ctx)
+                return f"_arithmetic({arithmetic}, {lhs}, {rhs}, {self.constant(node)})"
+            case A.Compare(op=op, left=left, right=right):
+                comparison = self.constant(COMPARE[op])
+                lhs, rhs = self.expr(left, ctx), self.expr(right, ctx)
+                return f"_compare({comparison}, {lhs}, {rhs}, {self.constant(node)})"
+            case A.BoolOp(op=op, items=items):
+                return self.boolean(op, items, ctx)
+            case A.Equivalence():
+                return self.equivalence(node, ctx)
+        raise TypeError(f"cannot compile {node!r}")  # pragma: no cover - validation
+
+    def equivalence(self, node: A.Equivalence, ctx: Any) -> str:
+        raise TypeError(f"cannot compile {node!r}")  # pragma: no cover - validation
+
+    def boolean(self, op: str, items: tuple[A.Expr, ...], ctx: Any) -> str:
+        """Three-valued `and`/`or`, evaluated left to right, stopping where the reference does."""
+        stop = "False" if op == "and" else "True"
+        names = []
+        text = ""
+        for item in items:
+            name = f"t{next(self.names)}"
+            names.append(name)
+            text += (
+                f"({stop} if ({name} := _truth({self.expr(item, ctx)}, "
+                f"{self.constant(item)})) is {stop} else "
+            )
+        nulls = " or ".join(f"{n} is None" for n in names)
+        text += f"(None if {nulls} else {'True' if op == 'and' else 'False'})"
+        return text + ")" * len(items)
+
+    def forms(self, expr: A.Expr, ctx: Any) -> tuple[str, str]:
+        """Code that is True when `expr` is true: a fast form and a safe one.
+
+        A top-level comparison fails on null and on false alike, so the fast form compares
+        inline; a type clash there raises TypeError, and the caller then runs the safe form,
+        which raises the `EventError` the reference raises."""
+        safe = f"({self.expr(expr, ctx)}) is True"
+        if not isinstance(expr, A.Compare):
+            return safe, safe
+        lhs, rhs = self.fast(expr.left, ctx), self.fast(expr.right, ctx)
+        a, b = f"a{next(self.names)}", f"b{next(self.names)}"
+        symbol = _SYMBOLS[expr.op]
+        right = expr.right
+        if isinstance(right, A.Literal) and right.value is not None:
+            fast = f"(({a} := {lhs}) is not None and {a} {symbol} {rhs})"
+        else:
+            fast = (
+                f"(({a} := {lhs}) is not None and ({b} := {rhs}) is not None and {a} {symbol} {b})"
+            )
+        return fast, safe
+
+    def fast(self, node: A.Expr, ctx: Any) -> str:
+        """`expr` for a fast form: plain Python arithmetic where it computes the same value
+        or raises (a null operand: TypeError), so the caller's safe form takes over."""
+        if isinstance(node, A.Binary) and (
+            node.op in "+-*"
+            or (
+                isinstance(node.right, A.Literal)
+                and type(node.right.value) in (int, float)
+                and node.right.value != 0
+            )
+        ):
+            return f"({self.fast(node.left, ctx)} {node.op} {self.fast(node.right, ctx)})"
+        return self.expr(node, ctx)
+
+    @staticmethod
+    def function(name: str, args: str, fast: str, safe: str) -> str:
+        """A function returning `fast`, or `safe` when `fast` raises."""
+        if fast == safe:
+            return f"def {name}({args}):\n    return {fast}\n"
+        return (
+            f"def {name}({args}):\n    try:\n        return {fast}\n"
+            f"    except (TypeError, ArithmeticError):\n        return {safe}\n"
+        )
+
+    def load(self, source: str, helpers: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Run the generated source; its names, with the helpers and constants it uses."""
+        namespace: dict[str, Any] = {**HELPERS, **(helpers or {}), **self.constants}
+        exec(compile(source, "<kleene>", "exec"), namespace)
+        return namespace
+
+
+# ---- conditions over bound events ---------------------------------------------------------
+
+
+def _at(events: Sequence[Event], position: int, attr: str) -> Any:
+    """Attribute `attr` of the event at list position `position`, or null when there is none."""
+    return attribute(events[position], attr) if 0 <= position < len(events) else None
+
+
+def _aggregate(node: A.Aggregate, events: Sequence[Event], i: int | None) -> Any:
+    return evaluate(node, Env({node.var: events}, i, {}))
+
+
+def _equivalent(bindings: Mapping[str, Sequence[Event]], attrs: Sequence[str]) -> bool:
+    return shared_values([e for bound in bindings.values() for e in bound], attrs) is not None
+
+
+class _EventsWriter(Writer):
+    """Reads a variable's values from its bound events `E[var]`, with `i` the index."""
+
+    def term(self, node: A.Attr | A.Len | A.Aggregate, ctx: Any) -> str:
+        events = f"E[{node.var!r}]"
+        if isinstance(node, A.Len):
+            return f"len({events})"
+        if isinstance(node, A.Aggregate):
+            return f"_aggregate({self.constant(node)}, {events}, i)"
+        if node.index is None:
+            if node.attr in _FIELDS:
+                return f"_attr({events}[0], {node.attr!r})"
+            return f"{events}[0].attrs.get({node.attr!r})"
+        offset = node.index.offset
+        position = {"abs": "-1", "last": f"len({events}) - 1", "i": "i - 1"}
+        return f"_at({events}, {position[node.index.base]} + {offset}, {node.attr!r})"
+
+    def equivalence(self, node: A.Equivalence, ctx: Any) -> str:
+        return f"_equivalent(E, {node.attrs!r})"
+
+
+def compile_condition(expr: A.Expr, functions: Mapping[str, Callable[..., Any]]) -> Check:
+    """`expr` as a function of the bound events (each variable's, in order) and i, true
+    exactly when `evaluate` gives True."""
+    writer = _EventsWriter(functions)
+    fast, safe = writer.forms(expr, None)
+    source = writer.function("check", "E, i", fast, safe)
+    helpers = {"_at": _at, "_aggregate": _aggregate, "_equivalent": _equivalent}
+    check: Check = writer.load(source, helpers)["check"]
+    return check
