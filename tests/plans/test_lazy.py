@@ -170,3 +170,48 @@ def test_lazy_tree_follows_the_rarest_type_as_it_changes():
             assert engine.metrics.plan["root_switches"] >= 2
     tree = created.pop(("lazy_tree", ()))
     assert all(tree < chain for chain in created.values())
+
+
+@given(
+    cases(strategies=ANY, max_events=12),
+    st.randoms(use_true_random=False),
+    st.integers(1, 12),
+    st.sampled_from(NEGATIONS),
+)
+def test_lazy_chain_with_an_estimated_order_equals_reference(case, rng, estimate, negation):
+    """The order changes after `estimate` events, partial matches half way along their
+    chain go on in the new one, and the root hands over: the matches stay the same."""
+    names = [v.name for v in analyze(case.pattern).positive]
+    rng.shuffle(names)
+    expected = ids(kleene.match(case.pattern, case.events, plan="reference"))
+    actual = kleene.match(
+        case.pattern,
+        case.events,
+        plan="lazy_chain",
+        order=names,
+        estimate=estimate,
+        negation=negation,
+    )
+    assert ids(actual) == expected
+
+
+def test_lazy_chain_estimates_the_order_from_a_prefix():
+    """Pattern order A, B, C is the worst here (A is the most frequent); after the first 12
+    events the chain takes C first, so partial matches stop waiting (C ends the sequence)
+    once those begun before have timed out."""
+    rows = (["A"] * 8 + ["B"] * 3 + ["C"]) * 6
+    events = [{"type": t, "ts": i} for i, t in enumerate(rows)]
+    query = "PATTERN SEQ(A a, B b, C c) WITHIN 12"
+    expected = ids(kleene.match(query, events, plan="reference"))
+    waiting = {}  # partial matches waiting after each event, summed over the last 36
+    for estimate in (0, 12):
+        engine = kleene.Engine(query, "lazy_chain", estimate=estimate)
+        found = engine.send_many(events[:36])
+        before = engine.metrics.run_steps
+        assert ids(found + engine.send_many(events[36:]) + engine.close()) == expected
+        waiting[estimate] = engine.metrics.run_steps - before
+    assert waiting[12] == 0 < waiting[0]
+    plan = kleene.compile(query, plan="lazy_chain", estimate="12")
+    assert "the first 12 events of each partition" in plan.describe()
+    with pytest.raises(PlanError, match="estimate must be a number of events"):
+        kleene.compile(query, plan="lazy_chain", estimate=-1)

@@ -53,6 +53,8 @@ class Options:
       types (`["C", "B", "A"]`, or `"C,B,A"`); unlisted ones follow in pattern order.
     - `frequencies`: instead of `order`, each type's (or variable's) rate (`{"A": 100,
       "C": 1}`, or `"A:100,C:1"`); the lazy plans take the rarest first.
+    - `estimate`: `lazy_chain` counts each partition's first N events and then takes the
+      variables rarest first by those counts (0, the default: keep the order given).
     - `negation`: how the lazy plans check negations: "post" (default; once a match is
       complete) or "first_chance" (as soon as a partial match binds what decides one).
     """
@@ -70,6 +72,7 @@ class Options:
     pruning: str = "fpc"
     order: tuple[str, ...] = ()
     frequencies: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    estimate: int = 0
     negation: Literal["post", "first_chance"] = "post"
 
     @classmethod
@@ -110,6 +113,8 @@ class Options:
             options["frequencies"] = _rates(options["frequencies"])
         if "frequencies" in options:
             options["frequencies"] = MappingProxyType(dict(options["frequencies"]))
+        if "estimate" in options:
+            options["estimate"] = _count("estimate", options["estimate"])
         if "functions" in options:
             options["functions"] = MappingProxyType(dict(options["functions"]))
         return cls(**options)
@@ -119,6 +124,17 @@ class Options:
         if unit is None:
             return amount
         return amount * UNITS[unit][1] / UNITS[self.time_unit][1]
+
+
+def _count(name: str, value: Any) -> int:
+    """A number of events (0 or more), also from the command line's text."""
+    try:
+        count = int(value)
+    except (TypeError, ValueError):
+        count = -1
+    if count < 0 or isinstance(value, bool) or (isinstance(value, float) and value != count):
+        raise PlanError(f"{name} must be a number of events (0 or more), not {value!r}")
+    return count
 
 
 def _rates(text: str) -> dict[str, float]:

@@ -99,6 +99,10 @@ class LazyState:
     #: Per branch: its roots (the empty partial match, and what starred variables that bind
     #: nothing make of it), each with the variable it waits for.
     roots: list[list[tuple[str, Instance]]] = field(default_factory=list)
+    #: Each branch's evaluation order (the plan's, until `estimate` events have come).
+    orders: list[tuple[str, ...]] = field(default_factory=list)
+    #: With `estimate`: each variable's events so far.
+    sampled: dict[str, int] = field(default_factory=dict)
     #: The event types that make the roots look again (None: all; see `review`).
     watched: frozenset[str] | None = frozenset()
     live: int = 0  # waiting partial matches but the roots
@@ -160,7 +164,10 @@ class LazyChain(Plan):
 
     def _buffered(self) -> tuple[str, ...]:
         """The variables some state searches the buffer for: all but those only ever taken
-        first (an iterated variable's subsets come from the buffer wherever it stands)."""
+        first (an iterated variable's subsets come from the buffer wherever it stands); with
+        `estimate`, any may come later in the order found."""
+        if self.options.estimate:
+            return tuple(n for n, v in self.analysis.variables.items() if not v.negated)
         return tuple(
             name
             for name in self.analysis.variables
@@ -195,6 +202,11 @@ class LazyChain(Plan):
     def describe(self) -> str:
         lines = ["lazy chains, one per DNF branch, states in evaluation order (rarest first):"]
         lines += [f"  {chain}" for chain in chains(self.analysis, self.ranks)]
+        if self.options.estimate:
+            lines.append(
+                f"  then in the order the first {self.options.estimate} events of each "
+                "partition show (rarest first)"
+            )
         lines += self._describe_negations()
         return "\n".join(lines)
 
@@ -209,7 +221,7 @@ class LazyChain(Plan):
         return lines
 
     def new_state(self) -> LazyState:
-        state = LazyState(buffers={name: [] for name in self.buffered})
+        state = LazyState(buffers={name: [] for name in self.buffered}, orders=list(self.orders))
         for b, order in enumerate(self.orders):
             roots: list[tuple[str, Instance]] = []
             root = Instance({}, frozenset(), None, None)
@@ -265,7 +277,12 @@ class LazyChain(Plan):
         for name in buffered:
             state.buffers[name].append(position)
         state.counters["buffer_inserts"] += len(buffered)
-        if self.review and (
+        if position < self.options.estimate:
+            for name in buffered:
+                state.sampled[name] = state.sampled.get(name, 0) + 1
+            if position + 1 == self.options.estimate:
+                self._estimated(state, found, fresh)
+        elif self.review and (
             state.watched is None or event.type in state.watched or not position % self.review
         ):
             self._review(state, found, fresh)
@@ -288,6 +305,59 @@ class LazyChain(Plan):
         fresh: list[tuple[str, StateKey, Instance]],
     ) -> None:
         """After an event, with `review`: a chain's roots never change (a lazy tree's do)."""
+
+    def _estimated(
+        self,
+        state: LazyState,
+        found: dict[tuple[Any, ...], Binding],
+        fresh: list[tuple[str, StateKey, Instance]],
+    ) -> None:
+        """The first `estimate` events have come: each branch's order becomes its variables
+        by their counts, rarest first (iterated ones still last, ties as ranked), and the
+        root hands over to the new first variable (unless either is iterated: the roots of
+        a chain beginning with one stay as they are). Partial matches made so far go on in the
+        new order from where they stand (any order finds the same matches)."""
+        for b, order in enumerate(state.orders):
+            state.orders[b] = tuple(
+                sorted(
+                    order,
+                    key=lambda n: (
+                        self.analysis.variables[n].kleene,
+                        state.sampled.get(n, 0),
+                        self.ranks[n],
+                    ),
+                )
+            )
+            roots, first = state.roots[b], state.orders[b][0]
+            variables = self.analysis.variables
+            if len(roots) != 1 or variables[roots[0][0]].kleene or variables[first].kleene:
+                continue  # a subset of an iterated variable may straddle the hand-over
+            if roots[0][0] != first:
+                self._hand_over(state, b, first, found, fresh)
+
+    def _hand_over(
+        self,
+        state: LazyState,
+        b: int,
+        name: str,
+        found: dict[tuple[Any, ...], Binding],
+        fresh: list[tuple[str, StateKey, Instance]],
+    ) -> None:
+        """A new root for branch `b` that takes `name` first. The old root stops: it keeps
+        the partial matches it began, and the new one takes the old one's variable only from
+        now on (a *floor*) and searches the buffer for its own, so each match is found once:
+        by the root that held its event of that root's variable when it arrived."""
+        end = state.stream.end
+        ((old, root),) = state.roots[b]
+        key: StateKey = (b, ())
+        waiting = state.waiting[old][key]
+        waiting.remove(root)
+        if not waiting:
+            del state.waiting[old][key]
+        successor = Instance({}, frozenset(), None, None, {**(root.floors or {}), old: end})
+        state.roots[b] = [(name, successor)]
+        state.wait(name, key, successor)
+        self._expand(state, b, successor, self._step((), name), end, found, fresh)
 
     def _route(self, event_type: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The variables whose states take events of a type, and those whose buffers store
@@ -374,8 +444,11 @@ class LazyChain(Plan):
         yield from self._subsets(state, instance, step, pool, position)
 
     def _next(self, state: LazyState, b: int, instance: Instance) -> str:
-        """The variable the partial match takes next: the chain's next state."""
-        return self.orders[b][len(instance.bound)]
+        """The variable the partial match takes next: the chain's next state (the first in
+        the branch's order that it lacks: an estimated order may differ from the one it
+        began with)."""
+        bound = instance.bound
+        return next(n for n in state.orders[b] if n not in bound)
 
     def _search(
         self,

@@ -117,25 +117,16 @@ class LazyTree(LazyChain):
         """Hand each branch's root to a clearly rarer variable: looked at when an event of
         the root's own variable arrives (its counter grew) and every `review` events (the
         others' shrank as the window moved)."""
-        end = state.stream.end
         for b, roots in enumerate(state.roots):
             if len(roots) != 1 or self.kleene[roots[0][0]]:
                 continue  # starred variables first: the roots stay as the chain's
-            (name, root), ranks = roots[0], self.ranks
+            name, ranks = roots[0][0], self.ranks
             rarest = min(
                 (n for n in self.orders[b] if not self.kleene[n]),
                 key=lambda n: (self._count(state, n), ranks[n]),
             )
             if rarest == name or 2 * self._count(state, rarest) + 2 > self._count(state, name):
                 continue  # not clearly rarer: fewer than half, by two events at least
-            key: StateKey = (b, ())
-            waiting = state.waiting[name][key]
-            waiting.remove(root)
-            if not waiting:
-                del state.waiting[name][key]
-            successor = Instance({}, frozenset(), None, None, {**(root.floors or {}), name: end})
-            state.roots[b] = [(rarest, successor)]
-            state.wait(rarest, key, successor)
+            self._hand_over(state, b, rarest, found, fresh)
             state.counters["root_switches"] += 1
             self._watch(state)
-            self._expand(state, b, successor, self._step((), rarest), end, found, fresh)
