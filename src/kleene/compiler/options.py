@@ -55,6 +55,9 @@ class Options:
       "C": 1}`, or `"A:100,C:1"`); the lazy plans take the rarest first.
     - `estimate`: `lazy_chain` counts each partition's first N events and then takes the
       variables rarest first by those counts (0, the default: keep the order given).
+    - `group`: the lazy plans make an iterated variable's subsets only within one value of
+      an attribute its events must share (`b[i].x = b[i-1].x`), its buffer hashed by that
+      value (True, the default; section 4.5.3's group-by-attribute optimization).
     - `negation`: how the lazy plans check negations: "post" (default; once a match is
       complete) or "first_chance" (as soon as a partial match binds what decides one).
     """
@@ -73,6 +76,7 @@ class Options:
     order: tuple[str, ...] = ()
     frequencies: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     estimate: int = 0
+    group: bool = True
     negation: Literal["post", "first_chance"] = "post"
 
     @classmethod

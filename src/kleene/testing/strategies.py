@@ -234,6 +234,7 @@ def _conditions(draw: st.DrawFn, structure: A.Element) -> list[A.Expr]:
             st.just(e)
             for e in (
                 A.Compare(">=", A.Attr(name, "x", i), A.Attr(name, "x", prev)),
+                A.Compare("=", A.Attr(name, "x", prev), A.Attr(name, "x", i)),
                 A.Compare(">", A.Attr(name, "x", i), A.Aggregate("avg", name, "x", 1)),
                 A.Compare("<=", A.Aggregate("sum", name, "x"), A.Literal(4)),
                 A.Compare("<=", A.Len(name), A.Literal(2)),

@@ -33,22 +33,27 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from collections.abc import Iterator, Mapping
+from collections.abc import Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from kleene.compiler.analysis import Analysis, Negated
+from kleene.compiler.evaluate import attribute
 from kleene.compiler.options import Options
 from kleene.events import Event, Watermark
 from kleene.matches import Match
 from kleene.plans.base import Plan, register
-from kleene.plans.lazy.chain import Step, branches, chains, rank, step
+from kleene.plans.lazy.chain import Step, branches, chains, group_by, rank, step
 from kleene.plans.lazy.first_chance import dependencies
 from kleene.plans.reference.checks import Binding, Checks
 from kleene.plans.reference.finalize import Finalizer, Pending
 from kleene.plans.reference.stream import Stream
 
 __all__ = ["Instance", "LazyChain", "LazyState", "StateKey"]
+
+#: `_candidates` without a group: every buffered event of the variable.
+_ALL = object()
+_UNHASHABLE = object()
 
 #: A state of the automaton: a DNF branch and the variables its partial matches have taken,
 #: in the order they took them (a chain's states are its prefixes; a tree's, any order).
@@ -93,6 +98,8 @@ class LazyState:
 
     stream: Stream = field(default_factory=Stream)
     buffers: dict[str, list[int]] = field(default_factory=dict)
+    #: The buffers of iterated variables with a group-by attribute, hashed by its value.
+    grouped: dict[str, dict[Hashable, list[int]]] = field(default_factory=dict)
     #: By the variable they wait for, by state: the partial matches waiting for events to
     #: come. A state exists while some partial match waits there (lazy instantiation).
     waiting: dict[str, dict[StateKey, list[Instance]]] = field(default_factory=dict)
@@ -158,6 +165,8 @@ class LazyChain(Plan):
         later = [n for n in analysis.negations.values() if self._post_somewhere(n)]
         self.finalizer = Finalizer(analysis, self.checks, self.window, options, later)
         self.buffered = self._buffered()
+        #: Iterated variables whose subsets share an attribute's value, with the attribute.
+        self.groups = group_by(analysis) if options.group else {}
         self.variable_order = tuple(analysis.variables)
         self._routes: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         self._steps: dict[tuple[tuple[str, ...], str], Step] = {}
@@ -207,11 +216,15 @@ class LazyChain(Plan):
                 f"  then in the order the first {self.options.estimate} events of each "
                 "partition show (rarest first)"
             )
-        lines += self._describe_negations()
+        lines += self._described()
         return "\n".join(lines)
 
-    def _describe_negations(self) -> list[str]:
-        lines = []
+    def _described(self) -> list[str]:
+        """What both plans say of group-by attributes and First-Chance negations."""
+        lines = [
+            f"  {name} grouped by {attr}: its subsets share one value (group-by attribute)"
+            for name, attr in self.groups.items()
+        ]
         for b, found in enumerate(self._dependencies):
             for negation, dep in found:
                 lines.append(
@@ -221,7 +234,11 @@ class LazyChain(Plan):
         return lines
 
     def new_state(self) -> LazyState:
-        state = LazyState(buffers={name: [] for name in self.buffered}, orders=list(self.orders))
+        state = LazyState(
+            buffers={name: [] for name in self.buffered},
+            grouped={name: {} for name in self.groups},
+            orders=list(self.orders),
+        )
         for b, order in enumerate(self.orders):
             roots: list[tuple[str, Instance]] = []
             root = Instance({}, frozenset(), None, None)
@@ -276,6 +293,9 @@ class LazyChain(Plan):
                     del states[key]
         for name in buffered:
             state.buffers[name].append(position)
+            if name in self.groups:
+                group = _group(event, self.groups[name])
+                state.grouped[name].setdefault(group, []).append(position)
         state.counters["buffer_inserts"] += len(buffered)
         if position < self.options.estimate:
             for name in buffered:
@@ -420,6 +440,11 @@ class LazyChain(Plan):
             if cut:
                 del positions[:cut]
                 state.counters["buffer_removals"] += cut
+        for groups in state.grouped.values():
+            for value, positions in list(groups.items()):
+                del positions[: bisect_left(positions, stream.base)]
+                if not positions:
+                    del groups[value]
 
     def _expired(self, instance: Instance, t: float) -> bool:
         return (
@@ -440,7 +465,12 @@ class LazyChain(Plan):
         if not variable.kleene:
             yield from self._extend(state, instance, variable.name, (position,))
             return
-        pool = self._candidates(state, step, instance, position)
+        groups = self.groups.get(variable.name)
+        if groups is None:
+            pool = self._candidates(state, step, instance, position)
+        else:  # only its own group's events can share a subset with it
+            value = _group(state.stream[position], groups)
+            pool = self._candidates(state, step, instance, position, value)
         yield from self._subsets(state, instance, step, pool, position)
 
     def _next(self, state: LazyState, b: int, instance: Instance) -> str:
@@ -517,9 +547,12 @@ class LazyChain(Plan):
                 return True
         return False
 
-    def _candidates(self, state: LazyState, step: Step, instance: Instance, now: int) -> list[int]:
+    def _candidates(
+        self, state: LazyState, step: Step, instance: Instance, now: int, group: Any = _ALL
+    ) -> list[int]:
         """The buffered positions `step` may take for `instance`, before `now`: after its
-        prec variables' events, before its succ variables' events, inside the window."""
+        prec variables' events, before its succ variables' events, inside the window (and
+        with `group`, those whose group-by attribute has that value)."""
         stream = state.stream
         name = step.variable.name
         low, high = stream.base, now  # positions low <= p < high
@@ -542,7 +575,7 @@ class LazyChain(Plan):
                 high = min(high, stream.last_until(instance.first + self.window) + 1)
         if low >= high:
             return []
-        buffer = state.buffers[name]
+        buffer = state.buffers[name] if group is _ALL else state.grouped[name].get(group, [])
         start, stop = bisect_left(buffer, low), bisect_left(buffer, high)
         return [p for p in buffer[start:stop] if p not in instance.used]
 
@@ -556,13 +589,16 @@ class LazyChain(Plan):
     ) -> Iterator[Instance]:
         """The iterate edge: `instance` with each subset of `pool` (in arrival order, within
         the variable's bounds, every prefix passing the conditions decidable on it) for the
-        step's variable, closed; with `ending`, only the subsets that end with it."""
+        step's variable, closed; with `ending`, only the subsets that end with it (`pool`
+        then holds only events of its group, when the variable has a group-by attribute)."""
         variable = step.variable
         name, low, high = variable.name, variable.min, variable.max
         stream = state.stream
         closed = frozenset(instance.bound)
 
-        def grow(partial: Instance, prefix: tuple[int, ...], start: int) -> Iterator[Instance]:
+        def grow(
+            partial: Instance, prefix: tuple[int, ...], start: int, pool: list[int]
+        ) -> Iterator[Instance]:
             size = len(prefix)
             if ending is None:
                 if size >= low:
@@ -580,10 +616,23 @@ class LazyChain(Plan):
                 longer = (*prefix, pool[offset])
                 grown = self._grown(state, partial, name, longer, closed)
                 if grown is not None:
-                    yield from grow(grown, longer, offset + 1)
+                    yield from grow(grown, longer, offset + 1, pool)
 
         start = instance.with_events(name, (), stream)
-        yield from grow(start, (), 0)
+        attr = self.groups.get(name)
+        if ending is not None or attr is None:
+            yield from grow(start, (), 0, pool)
+            return
+        if low == 0:  # the empty subset, once; the others within one group each
+            yield from self._close(state, start, name, closed)
+        groups: dict[Hashable, list[int]] = {}
+        for position in pool:
+            groups.setdefault(_group(stream[position], attr), []).append(position)
+        for group in groups.values():
+            for offset, position in enumerate(group):
+                grown = self._grown(state, start, name, (position,), closed)
+                if grown is not None:
+                    yield from grow(grown, (position,), offset + 1, group)
 
     def _grown(
         self,
@@ -653,3 +702,17 @@ class LazyChain(Plan):
             return True
         stream = state.stream
         return self.checks.equivalent([stream[p] for p in instance.used]) is not None
+
+
+def _group(event: Event, attr: str) -> Hashable:
+    """The event's group for a group-by attribute: its value (a list as a tuple; a value
+    that cannot be hashed in one group of its own kind, whose subsets the conditions sort
+    out, since grouping only ever leaves out events that cannot be equal)."""
+    value = attribute(event, attr)
+    if isinstance(value, list):
+        value = tuple(value)
+    try:
+        hash(value)
+    except TypeError:
+        return _UNHASHABLE
+    return value  # type: ignore[no-any-return]

@@ -27,7 +27,7 @@ from kleene.compiler.analysis import Analysis, Variable, positive
 from kleene.errors import PlanError
 from kleene.language import ast as A
 
-__all__ = ["Chain", "Step", "branches", "chains", "rank", "step"]
+__all__ = ["Chain", "Step", "branches", "chains", "group_by", "rank", "step"]
 
 
 @dataclass(frozen=True)
@@ -135,3 +135,27 @@ def _branches(element: A.Element) -> list[frozenset[str]]:
     for item in element.items:  # type: ignore[union-attr]
         combined = [c | b for c in combined for b in _branches(item)]
     return combined
+
+
+def group_by(analysis: Analysis) -> dict[str, str]:
+    """The iterated variables whose events must all share an attribute's value, by a
+    condition `b[i].x = b[i-1].x` (either way round), with that attribute: their subsets need
+    only be made within one value (the group-by-attribute optimization, section 4.5.3).
+
+    >>> from kleene import parse
+    >>> from kleene.compiler.analysis import analyze
+    >>> group_by(analyze(parse("PATTERN SEQ(A a, B+ b[], C c) WHERE b[i-1].x = b[i].x")))
+    {'b': 'x'}
+    """
+    found: dict[str, str] = {}
+    for condition in analysis.conditions:
+        match condition.expr:
+            case A.Compare(
+                op="=",
+                left=A.Attr(index=A.Index() as first) as left,
+                right=A.Attr(index=A.Index() as second) as right,
+            ) if (left.var, left.attr) == (right.var, right.attr):
+                indexes = {(first.base, first.offset), (second.base, second.offset)}
+                if indexes == {("i", 0), ("i", -1)}:
+                    found.setdefault(left.var, left.attr)
+    return found

@@ -67,7 +67,7 @@ class LazyTree(LazyChain):
             f"clearly rarer variable (looked at on its own events and every {self.review})",
         ]
         lines += [f"  branch {b + 1}: {', '.join(order)}" for b, order in enumerate(self.orders)]
-        lines += self._describe_negations()
+        lines += self._described()
         return "\n".join(lines)
 
     def new_state(self) -> LazyState:
