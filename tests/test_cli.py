@@ -271,3 +271,29 @@ def test_bench_lazy_changing_stream_runs_every_chain_order(capsys):
     plans = [line.split("|")[2].strip() for line in capsys.readouterr().out.splitlines()[2:]]
     assert plans[0] == "nfa" and plans[-1] == "lazy_tree"
     assert len([p for p in plans if p.startswith("lazy_chain order=")]) == 6
+
+
+def test_bench_lazy_reads_nasdaq_minute_bars(tmp_path, capsys):
+    """The OpenCEP NASDAQ format: SYMBOL,YYYYMMDDhhmm,open,peak,low,close,volume; the
+    pattern's types are the file's symbols, rarest first for the chain."""
+    lines = []
+    for minute in range(60):
+        for symbol, every in (("MSFT", 1), ("ORLY", 2), ("CBRL", 7)):
+            if minute % every == 0:
+                move = 1 if (minute // every) % 3 else -1
+                stamp = f"20080201{9 + minute // 60:02d}{minute % 60:02d}"
+                lines.append(f"{symbol},{stamp},10,11,9,{10 + move},100")
+    bars = tmp_path / "NASDAQ_TEST.txt"
+    bars.write_text("\n".join(lines) + "\n")
+    args = ["bench", "lazy", "--experiment", "nasdaq", "--data", str(bars), "--windows", "10"]
+    assert main([*args, "--patterns", "SEQ3", "SEQ4", "--memory"]) == 0
+    captured = capsys.readouterr()
+    rows = [line.split("|") for line in captured.out.splitlines()[2:]]
+    assert [r[1].strip() for r in rows] == ["SEQ3 NASDAQ_TEST window=10"] * 3
+    assert rows[1][2].strip() == "lazy_chain order=CBRL,ORLY,MSFT"
+    assert len({r[4] for r in rows}) == 1 and int(rows[0][4]) > 0  # the same matches
+    assert all(int(r[-2].replace(",", "")) > 0 for r in rows)  # peak memory, KiB
+    assert "too few symbols for SEQ4" in captured.err
+    bars.write_text("MSFT,200802010900,10,11,9,x,100\n")
+    assert main(args) == 1
+    assert "line 1, field 'close': not a number: 'x'" in capsys.readouterr().err

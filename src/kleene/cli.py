@@ -228,10 +228,14 @@ def _parser() -> argparse.ArgumentParser:
         "every pair of events correlated; lazy_chain gets the right order (rarest first) "
         "unless it estimates one (lazy_chain:estimate=N starts from the pattern's, the worst). "
         "Experiments: window (a growing WITHIN), ratio (rarest-to-most-frequent), changing "
-        "(the rarest type changes every --rotate events: chains in every order vs the tree). "
+        "(the rarest type changes every --rotate events: chains in every order vs the tree), "
+        "nasdaq (the real minute bars of --data, OpenCEP's NASDAQ_*.txt files, typed by symbol, "
+        "pairs moving the same way, --windows in minutes). "
         "Prints a Markdown table with ratios to the first plan's.",
     )
-    lazy.add_argument("--experiment", choices=["window", "ratio", "changing"], default="window")
+    lazy.add_argument(
+        "--experiment", choices=["window", "ratio", "changing", "nasdaq"], default="window"
+    )
     lazy.add_argument("--patterns", nargs="+", default=["SEQ3"], help="pattern names (SEQ3)")
     lazy.add_argument("--events", type=int, default=20_000, help="stream size (20000)")
     lazy.add_argument("--windows", type=float, nargs="+", default=[40.0], help="WITHIN (40)")
@@ -247,6 +251,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     lazy.add_argument("--repeat", type=int, default=1, help="keep the fastest of N runs (1)")
     lazy.add_argument("--plot", type=Path, help="also draw the results into this PNG")
+    lazy.add_argument(
+        "--memory", action="store_true", help="also measure peak memory (one more run each)"
+    )
+    lazy.add_argument(
+        "--data", type=Path, nargs="+", default=[], help="nasdaq: OpenCEP NASDAQ_*.txt files"
+    )
     lazy.set_defaults(run=_bench_lazy)
 
     gen = commands.add_parser("gen", help="generate event data", description="Generate event data.")
@@ -641,10 +651,7 @@ def _bench_nfa(args: argparse.Namespace) -> int:
     from kleene.bench.workloads import StockStream
 
     stream = StockStream(size=args.events, symbols=2, p_up=args.p_up, seed=1)
-    settings = []
-    for spec in args.plans:
-        name, _, rest = spec.partition(":")
-        settings.append((name, _settings(list(filter(None, rest.split(","))))))
+    settings = _plans(args.plans)
     results = []
     for predicate in args.predicates:
         for strategy in args.strategies:
@@ -671,7 +678,9 @@ def _bench_lazy(args: argparse.Namespace) -> int:
     results = []
 
     def run(text: str, source: Any, name: str, options: dict[str, Any], setting: str) -> None:
-        results.append(bench.measure(text, source, name, setting, args.repeat, **options))
+        results.append(
+            bench.measure(text, source, name, setting, args.repeat, args.memory, **options)
+        )
         print(
             f"kleene: {setting} {results[-1].plan}: {results[-1].throughput:,.0f} events/s",
             file=sys.stderr,
@@ -686,11 +695,26 @@ def _bench_lazy(args: argparse.Namespace) -> int:
             setting = f"{pattern} ratio=1:{args.ratios[0]:g} rotate={args.rotate}"
             for name, options in settings:
                 run(text, source, name, options, setting)
+    elif args.experiment == "nasdaq":
+        if not args.data:
+            raise KleeneError("the nasdaq experiment reads --data FILE ...")
+        for path in args.data:
+            events = bench.nasdaq(path)
+            names = bench.rarest_first(events)
+            for pattern in args.patterns:
+                if bench.PATTERNS[pattern] > len(names):
+                    print(f"kleene: {path.name} has too few symbols for {pattern}", file=sys.stderr)
+                    continue
+                for window in args.windows:
+                    text = bench.query(pattern, names, window, bench.MOVED, "minutes")
+                    setting = f"{pattern} {path.stem} window={window:g}"
+                    right = tuple(names[: bench.PATTERNS[pattern]])
+                    for name, options in _plans(args.plans):
+                        told = name == "lazy_chain" and "estimate" not in options
+                        given = {"order": right, **options} if told else options
+                        run(text, events, name, given, setting)
     else:
-        specs = []
-        for spec in args.plans:
-            name, _, rest = spec.partition(":")
-            specs.append((name, _settings(list(filter(None, rest.split(","))))))
+        specs = _plans(args.plans)
         for pattern in args.patterns:
             for ratio in args.ratios:
                 source = bench.stream(bench.PATTERNS[pattern], ratio, args.events)
@@ -709,6 +733,15 @@ def _bench_lazy(args: argparse.Namespace) -> int:
         bench.plot(results, x, args.plot)
         print(f"kleene: drew {args.plot}", file=sys.stderr)
     return 0
+
+
+def _plans(specs: list[str]) -> list[tuple[str, dict[str, Any]]]:
+    """Plans with options, from NAME:option=value,option=value."""
+    plans = []
+    for spec in specs:
+        name, _, rest = spec.partition(":")
+        plans.append((name, _settings(list(filter(None, rest.split(","))))))
+    return plans
 
 
 def _gen_stock(args: argparse.Namespace) -> int:

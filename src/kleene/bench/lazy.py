@@ -14,7 +14,12 @@ The eager baseline is the `nfa` plan (SASE+'s NFA^b, which the paper's section 2
 it also merges equivalent runs, so it is the stronger eager automaton). The counts the paper
 plots: throughput, peak live partial matches (runs, instances), predicate evaluations per
 event (`edge_evaluations`, `predicate_checks`) and memory operations per event (runs or
-instances created, buffer writes, inserts and removals).
+instances created, buffer writes, inserts and removals); with `memory`, the peak memory
+the engine allocates (tracemalloc, in a run of its own, untimed).
+
+The real data: the NASDAQ minute bars of the OpenCEP repository (`nasdaq` reads a file of
+`SYMBOL,YYYYMMDDhhmm,open,peak,low,close,volume` lines), with the same patterns over its
+symbols; there the pairs must have moved the same way in their minute (`MOVED`).
 
 >>> from kleene.bench.lazy import measure, query, stream
 >>> events = stream(3, ratio=20, size=2000)
@@ -28,15 +33,34 @@ instances created, buffer writes, inserts and removals).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+import tracemalloc
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from itertools import permutations
 from pathlib import Path
 from typing import Any
 
 import kleene
 from kleene.bench.workloads import StockStream
+from kleene.errors import EventError
+from kleene.events import Event
 
-__all__ = ["PATTERNS", "Result", "changing", "measure", "plot", "query", "stream", "table"]
+__all__ = [
+    "CORRELATED",
+    "MOVED",
+    "PATTERNS",
+    "Result",
+    "changing",
+    "measure",
+    "nasdaq",
+    "plot",
+    "query",
+    "rarest_first",
+    "stream",
+    "table",
+]
 
 #: Each pattern: its operator and how many types it uses.
 PATTERNS = {
@@ -54,6 +78,10 @@ PATTERNS = {
     "OR2SEQ4": 8,
 }
 THRESHOLD = 0.9
+#: What each pair of a pattern's events must satisfy: correlated price histories (the
+#: paper's), or (the NASDAQ bars, which have no history) a move the same way in the minute.
+CORRELATED = f"corr({{x}}.history, {{y}}.history) > {THRESHOLD}"
+MOVED = "({x}.close - {x}.open) * ({y}.close - {y}.open) > 0"
 
 
 def stream(types: int, ratio: float, size: int, rotate: int = 0, seed: int = 1) -> StockStream:
@@ -70,9 +98,11 @@ def stream(types: int, ratio: float, size: int, rotate: int = 0, seed: int = 1) 
     )
 
 
-def query(name: str, names: list[str], window: float) -> str:
+def query(
+    name: str, names: Sequence[str], window: float, relation: str = CORRELATED, unit: str = ""
+) -> str:
     """Pattern `name` over the stream's symbols `names` (rarest first), most frequent first
-    in the pattern, every pair of its events correlated."""
+    in the pattern, every pair of its events in `relation`, WITHIN `window` `unit`."""
     types = list(reversed(names[: PATTERNS[name]]))
     letters = "abcdefgh"
     variables = [f"{t} {letters[k]}" for k, t in enumerate(types)]
@@ -81,28 +111,66 @@ def query(name: str, names: list[str], window: float) -> str:
         groups = [variables[k * size : (k + 1) * size] for k in range(count)]
         body = ", ".join(f"SEQ({', '.join(g)})" for g in groups)
         pairs = [p for g in groups for p in _pairs([v.split()[1] for v in g])]
-        return _text(f"OR({body})", pairs, window)
+        return _text(f"OR({body})", pairs, window, relation, unit)
     operator = "AND" if "AND" in name else "SEQ"
     if name.startswith("N"):
         negated = letters[1]
         variables[1] = f"NOT({types[1]} {negated})"
         positive = [letters[k] for k in range(len(types)) if k != 1]
         pairs = [*_pairs(positive), (letters[0], negated)]
-        return _text(f"{operator}({', '.join(variables)})", pairs, window)
+        return _text(f"{operator}({', '.join(variables)})", pairs, window, relation, unit)
     if name == "ITER3":
         variables[1] = f"{types[1]}+ b[]"
         pairs = [("a", "c"), ("a", "b[i]")]
-        return _text(f"SEQ({', '.join(variables)})", pairs, window)
-    return _text(f"{operator}({', '.join(variables)})", _pairs(letters[: len(types)]), window)
+        return _text(f"SEQ({', '.join(variables)})", pairs, window, relation, unit)
+    pairs = _pairs(letters[: len(types)])
+    return _text(f"{operator}({', '.join(variables)})", pairs, window, relation, unit)
 
 
 def _pairs(names: list[str] | str) -> list[tuple[str, str]]:
     return [(x, y) for k, x in enumerate(names) for y in names[k + 1 :]]
 
 
-def _text(structure: str, pairs: list[tuple[str, str]], window: float) -> str:
-    where = " AND ".join(f"corr({x}.history, {y}.history) > {THRESHOLD}" for x, y in pairs)
-    return f"PATTERN {structure} WHERE {where} WITHIN {window:g}"
+def _text(
+    structure: str, pairs: list[tuple[str, str]], window: float, relation: str, unit: str
+) -> str:
+    where = " AND ".join(relation.format(x=x, y=y) for x, y in pairs)
+    return f"PATTERN {structure} WHERE {where} WITHIN {window:g}{' ' + unit if unit else ''}"
+
+
+def nasdaq(path: Path) -> list[Event]:
+    """The events of an OpenCEP NASDAQ file: one `SYMBOL,YYYYMMDDhhmm,open,peak,low,close,
+    volume` line each, typed by the symbol, timestamped by the minute (UTC). A malformed
+    line is an `EventError` naming the file, the line and the field."""
+    fields = ("open", "peak", "low", "close", "volume")
+    events: list[Event] = []
+    with open(path, encoding="utf-8") as lines:
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            values = line.strip().split(",")
+            where = f"{path}, line {number}"
+            if len(values) != 2 + len(fields):
+                raise EventError(f"{where}: expected 7 comma-separated fields, not {len(values)}")
+            symbol, stamp = values[0], values[1]
+            try:
+                ts = datetime.strptime(stamp, "%Y%m%d%H%M").replace(tzinfo=UTC)
+            except ValueError:
+                raise EventError(f"{where}, field 'ts': not YYYYMMDDhhmm: {stamp!r}") from None
+            attrs: dict[str, Any] = {}
+            for name, text in zip(fields, values[2:], strict=True):
+                try:
+                    attrs[name] = float(text)
+                except ValueError:
+                    raise EventError(f"{where}, field {name!r}: not a number: {text!r}") from None
+            events.append(Event(symbol, ts, attrs, id=len(events)))
+    return events
+
+
+def rarest_first(events: Sequence[Event]) -> list[str]:
+    """The event types, rarest first (ties by name)."""
+    counts = Counter(e.type for e in events)
+    return sorted(counts, key=lambda t: (counts[t], t))
 
 
 @dataclass(frozen=True)
@@ -115,6 +183,7 @@ class Result:
     peak_live: int
     predicates: int
     memory_ops: int
+    peak_bytes: int = 0  # measured only when asked (0: not measured)
 
     @property
     def throughput(self) -> float:
@@ -122,11 +191,17 @@ class Result:
 
 
 def measure(
-    text: str, source: StockStream, plan: str, setting: str, repeat: int = 1, **options: Any
+    text: str,
+    source: StockStream | Sequence[Event],
+    plan: str,
+    setting: str,
+    repeat: int = 1,
+    memory: bool = False,
+    **options: Any,
 ) -> Result:
     """Run one query with one plan over the stream; time only the engine, keep the fastest of
-    `repeat` runs."""
-    events = list(source.events())
+    `repeat` runs; with `memory`, one more run measures the engine's peak allocations."""
+    events = list(source.events()) if isinstance(source, StockStream) else list(source)
     best: Result | None = None
     for _ in range(repeat):
         engine = kleene.Engine(text, plan, **options)
@@ -157,7 +232,24 @@ def measure(
         if best is None or result.seconds < best.seconds:
             best = result
     assert best is not None
+    if memory:
+        best = replace(best, peak_bytes=_peak_bytes(text, events, plan, options))
     return best
+
+
+def _peak_bytes(text: str, events: list[Event], plan: str, options: dict[str, Any]) -> int:
+    """The most memory the engine held at once over the run (its matches dropped as they
+    come, as a consumer would), by tracemalloc."""
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        engine = kleene.Engine(text, plan, **options)
+        for start in range(0, len(events), 256):
+            engine.send_many(events[start : start + 256])
+        engine.close()
+        return tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
 
 
 def _shown(value: Any) -> str:
@@ -186,6 +278,10 @@ def table(results: list[Result], baseline: str = "nfa") -> str:
         f"| speed vs {baseline} | {baseline}'s peak live / this |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
+    memory = any(r.peak_bytes for r in results)
+    if memory:
+        rows[0] += " peak memory (KiB) |"
+        rows[1] += "---:|"
     base = {r.setting: r for r in results if r.plan == baseline}
     for r in results:
         eager = base.get(r.setting)
@@ -194,7 +290,7 @@ def table(results: list[Result], baseline: str = "nfa") -> str:
         rows.append(
             f"| {r.setting} | {r.plan} | {r.throughput:,.0f} | {r.matches:,} | "
             f"{r.peak_live:,} | {r.predicates / r.events:.2f} | {r.memory_ops / r.events:.2f} "
-            f"| {speed} | {fewer} |"
+            f"| {speed} | {fewer} |" + (f" {r.peak_bytes / 1024:,.0f} |" if memory else "")
         )
     return "\n".join(rows)
 

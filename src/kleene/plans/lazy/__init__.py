@@ -86,6 +86,11 @@ class Instance:
         bound = {**self.bound, name: positions}
         if not positions:
             return Instance(bound, self.used, self.first, self.last, self.floors)
+        if len(positions) == 1:
+            t = stream[positions[0]].t
+            first = t if self.first is None or t < self.first else self.first
+            last = t if self.last is None or t > self.last else self.last
+            return Instance(bound, self.used.union(positions), first, last, self.floors)
         times = [stream[p].t for p in positions]
         first = min(times) if self.first is None else min(self.first, *times)
         last = max(times) if self.last is None else max(self.last, *times)

@@ -13,6 +13,8 @@ from kleene.plans.reference.stream import Stream
 __all__ = ["Binding", "Checks", "as_events"]
 
 Binding = Mapping[str, tuple[int, ...]]  # variable -> positions of its events
+#: What binding a variable decides: the closed variables, the conditions, their tests.
+_Decided = tuple[frozenset[str], tuple[Condition, ...], tuple[Check, ...]]
 
 
 def as_events(binding: Binding, stream: Stream) -> dict[str, tuple[Event, ...]]:
@@ -34,9 +36,7 @@ class Checks:
             for condition in analysis.conditions:
                 test = compile_condition(condition.expr, analysis.functions)
                 self.compiled[id(condition)] = test
-        self._deciding: dict[
-            tuple[tuple[str, ...], str], tuple[frozenset[str], tuple[Condition, ...]]
-        ] = {}
+        self._deciding: dict[tuple[tuple[str, ...], str], _Decided] = {}
 
     def holds(
         self,
@@ -81,19 +81,28 @@ class Checks:
         key = (tuple(binding), name)
         deciding = self._deciding.get(key)
         if deciding is None:
-            names = frozenset(binding)
-            conditions = tuple(
-                c for c in self.conditions if name in c.variables and c.variables <= names
-            )
-            deciding = self._deciding[key] = (names, conditions)
-        closed, conditions = deciding
+            deciding = self._deciding[key] = self._decided_by(frozenset(binding), name)
+        closed, conditions, tests = deciding
         if not conditions:
             return True
         events = as_events(binding, stream)
+        if tests:  # compiled, none over b[i]: one call each
+            return all(test(events, None) for test in tests)
         for condition in conditions:
             if not self.holds(condition, events, condition.instances(binding, closed)):
                 return False
         return True
+
+    def _decided_by(self, names: frozenset[str], name: str) -> _Decided:
+        """The conditions binding `name` decides once `names` are bound, and (compiled, when
+        none is over b[i]) their tests."""
+        conditions = tuple(
+            c for c in self.conditions if name in c.variables and c.variables <= names
+        )
+        tests = tuple(self.compiled[id(c)] for c in conditions if id(c) in self.compiled)
+        if len(tests) < len(conditions) or any(c.indexed is not None for c in conditions):
+            tests = ()
+        return names, conditions, tests
 
     def all_hold(self, binding: Binding, stream: Stream) -> bool:
         """Does a complete binding satisfy every condition and equivalence test?"""
