@@ -50,6 +50,8 @@ def test_match_writes_json_lines(stocks, capsys):
     assert first["bindings"]["a"][0]["volume"] > 900
     assert first["bindings"]["b"][0]["volume"] < 100
     assert "3,000 events" in err and "partitions" in err
+    peak = next(line for line in err.splitlines() if "peak_memory_kib" in line)
+    assert int(peak.split()[-1].replace(",", "")) > 1024  # an interpreter holds a MiB at least
 
 
 def test_match_output_file_limit_and_show(stocks, tmp_path, capsys):

@@ -244,6 +244,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     lazy.add_argument("--rotate", type=int, default=5_000, help="changing: events per phase")
     lazy.add_argument(
+        "--threshold", type=float, default=0.5, help="the correlation T each pair needs (0.5)"
+    )
+    lazy.add_argument(
         "--plans",
         nargs="+",
         default=["nfa", "lazy_chain", "lazy_tree"],
@@ -416,9 +419,24 @@ def _match(args: argparse.Namespace) -> int:
     if reader.report():
         print(f"kleene: {reader.report()}", file=sys.stderr)
     if args.stats:
-        for key, value in metrics.as_dict().items():
+        counts = metrics.as_dict()
+        peak = _peak_memory_kib()
+        if peak is not None:  # the process's, as the lazy-NFA paper measures memory
+            counts["peak_memory_kib"] = peak
+        for key, value in counts.items():
             print(f"  {key:<12} {value:>12,}", file=sys.stderr)
     return 0
+
+
+def _peak_memory_kib() -> int | None:
+    """The most memory this process has held (its peak resident set), where the system
+    says (not on Windows)."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows
+        return None
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak // 1024 if sys.platform == "darwin" else peak  # bytes there, KiB elsewhere
 
 
 def _short(found: kleene.Match) -> str:
@@ -690,7 +708,13 @@ def _bench_lazy(args: argparse.Namespace) -> int:
         for pattern in args.patterns:
             count = bench.PATTERNS[pattern]
             text, source, settings = bench.changing(
-                pattern, count, args.ratios[0], args.events, args.rotate, args.windows[0]
+                pattern,
+                count,
+                args.ratios[0],
+                args.events,
+                args.rotate,
+                args.windows[0],
+                args.threshold,
             )
             setting = f"{pattern} ratio=1:{args.ratios[0]:g} rotate={args.rotate}"
             for name, options in settings:
@@ -719,7 +743,7 @@ def _bench_lazy(args: argparse.Namespace) -> int:
             for ratio in args.ratios:
                 source = bench.stream(bench.PATTERNS[pattern], ratio, args.events)
                 for window in args.windows:
-                    text = bench.query(pattern, source.names, window)
+                    text = bench.query(pattern, source.names, window, threshold=args.threshold)
                     setting = f"{pattern} ratio=1:{ratio:g} window={window:g}"
                     right = tuple(source.names[: bench.PATTERNS[pattern]])  # rarest first
                     for name, options in specs:
