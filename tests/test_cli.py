@@ -1,9 +1,11 @@
 """The kleene command: match, explain, gen; messages and exit codes."""
 
+import gzip
 import json
 import shutil
 import subprocess
 import sys
+from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
@@ -299,3 +301,25 @@ def test_bench_lazy_reads_nasdaq_minute_bars(tmp_path, capsys):
     bars.write_text("MSFT,200802010900,10,11,9,x,100\n")
     assert main(args) == 1
     assert "line 1, field 'close': not a number: 'x'" in capsys.readouterr().err
+
+
+def test_bench_lazy_reads_daily_bars(tmp_path, capsys):
+    """Daily bars (a gzipped CSV with a header): the symbols are chosen by how many days
+    they trade, from the most to about 1/ratio of it; the window counts days."""
+    lines = ["date,symbol,kind,open,high,low,close,volume"]
+    for day in range(1, 61):
+        for symbol, every in (("AAA", 1), ("BBB", 2), ("CCC", 3), ("DDD", 10), ("EEE", 30)):
+            if day % every == 0:
+                close = 10 + (1 if (day // every) % 3 else -1)
+                when = date(2016, 1, 1) + timedelta(days=day)
+                lines.append(f"{when},{symbol},stock,10,11,9,{close},5")
+    bars = tmp_path / "daily.csv.gz"
+    bars.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
+    args = ["bench", "lazy", "--experiment", "daily", "--data", str(bars), "--windows", "9"]
+    assert main([*args, "--patterns", "SEQ3", "--ratios", "6"]) == 0
+    rows = [line.split("|") for line in capsys.readouterr().out.splitlines()[2:]]
+    assert [r[1].strip() for r in rows] == ["SEQ3 ratio=1:10 window=9"] * 3  # the nearest it finds
+    assert rows[1][2].strip() == "lazy_chain order=DDD,CCC,AAA"  # 6, 20, 60 days
+    assert len({r[4] for r in rows}) == 1 and int(rows[0][4]) > 0
+    assert main([*args, "--patterns", "OR4SEQ2"]) == 1
+    assert "5 symbols; 8 are needed" in capsys.readouterr().err

@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -230,11 +231,15 @@ def _parser() -> argparse.ArgumentParser:
         "Experiments: window (a growing WITHIN), ratio (rarest-to-most-frequent), changing "
         "(the rarest type changes every --rotate events: chains in every order vs the tree), "
         "nasdaq (the real minute bars of --data, OpenCEP's NASDAQ_*.txt files, typed by symbol, "
-        "pairs moving the same way, --windows in minutes). "
+        "pairs moving the same way, --windows in minutes), daily (--data: daily bars, a CSV "
+        "with date, symbol, open, high, low, close, volume; symbols chosen by how many days "
+        "they trade, for each of --ratios; --windows in days). "
         "Prints a Markdown table with ratios to the first plan's.",
     )
     lazy.add_argument(
-        "--experiment", choices=["window", "ratio", "changing", "nasdaq"], default="window"
+        "--experiment",
+        choices=["window", "ratio", "changing", "nasdaq", "daily"],
+        default="window",
     )
     lazy.add_argument("--patterns", nargs="+", default=["SEQ3"], help="pattern names (SEQ3)")
     lazy.add_argument("--events", type=int, default=20_000, help="stream size (20000)")
@@ -258,7 +263,11 @@ def _parser() -> argparse.ArgumentParser:
         "--memory", action="store_true", help="also measure peak memory (one more run each)"
     )
     lazy.add_argument(
-        "--data", type=Path, nargs="+", default=[], help="nasdaq: OpenCEP NASDAQ_*.txt files"
+        "--data",
+        type=Path,
+        nargs="+",
+        default=[],
+        help="nasdaq: OpenCEP NASDAQ_*.txt files; daily: a daily-bars CSV",
     )
     lazy.set_defaults(run=_bench_lazy)
 
@@ -704,6 +713,12 @@ def _bench_lazy(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
 
+    def every_plan(text: str, source: Any, setting: str, right: tuple[str, ...]) -> None:
+        """Run each --plans entry; lazy_chain gets the right order unless it estimates one."""
+        for name, options in _plans(args.plans):
+            told = name == "lazy_chain" and "estimate" not in options
+            run(text, source, name, {"order": right, **options} if told else options, setting)
+
     if args.experiment == "changing":
         for pattern in args.patterns:
             count = bench.PATTERNS[pattern]
@@ -732,24 +747,29 @@ def _bench_lazy(args: argparse.Namespace) -> int:
                 for window in args.windows:
                     text = bench.query(pattern, names, window, bench.MOVED, "minutes")
                     setting = f"{pattern} {path.stem} window={window:g}"
-                    right = tuple(names[: bench.PATTERNS[pattern]])
-                    for name, options in _plans(args.plans):
-                        told = name == "lazy_chain" and "estimate" not in options
-                        given = {"order": right, **options} if told else options
-                        run(text, events, name, given, setting)
+                    every_plan(text, events, setting, tuple(names[: bench.PATTERNS[pattern]]))
+    elif args.experiment == "daily":
+        if not args.data:
+            raise KleeneError("the daily experiment reads --data FILE.csv[.gz]")
+        for pattern in args.patterns:
+            for ratio in args.ratios:
+                events, names = bench.daily(args.data[0], bench.PATTERNS[pattern], ratio)
+                counts = Counter(e.type for e in events)
+                shown = counts[names[-1]] / counts[names[0]]
+                for window in args.windows:
+                    text = bench.query(pattern, names, window, bench.MOVED, "days")
+                    setting = f"{pattern} ratio=1:{shown:.0f} window={window:g}"
+                    every_plan(text, events, setting, tuple(names))
     else:
-        specs = _plans(args.plans)
         for pattern in args.patterns:
             for ratio in args.ratios:
                 source = bench.stream(bench.PATTERNS[pattern], ratio, args.events)
                 for window in args.windows:
                     text = bench.query(pattern, source.names, window, threshold=args.threshold)
                     setting = f"{pattern} ratio=1:{ratio:g} window={window:g}"
-                    right = tuple(source.names[: bench.PATTERNS[pattern]])  # rarest first
-                    for name, options in specs:
-                        told = name == "lazy_chain" and "estimate" not in options
-                        given = {"order": right, **options} if told else options
-                        run(text, source, name, given, setting)
+                    every_plan(
+                        text, source, setting, tuple(source.names[: bench.PATTERNS[pattern]])
+                    )
     baseline = results[0].plan if results else "nfa"
     print(bench.table(results, baseline))
     if args.plot:

@@ -53,6 +53,7 @@ __all__ = [
     "PATTERNS",
     "Result",
     "changing",
+    "daily",
     "measure",
     "nasdaq",
     "plot",
@@ -174,6 +175,49 @@ def nasdaq(path: Path) -> list[Event]:
                     raise EventError(f"{where}, field {name!r}: not a number: {text!r}") from None
             events.append(Event(symbol, ts, attrs, id=len(events)))
     return events
+
+
+def daily(path: Path, types: int, ratio: float) -> tuple[list[Event], list[str]]:
+    """Daily bars (a CSV, gzipped or not, with columns date, symbol, open, high, low, close,
+    volume, in time order, as ../shared/data/stocks_daily_us has them) of `types` symbols,
+    typed by symbol, and those symbols rarest first: the symbol listed on the most days and
+    others whose day counts fall geometrically to about 1/`ratio` of its (a symbol traded on
+    fewer days is a rarer type). The other symbols' bars are left out."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as pacsv
+
+    columns = ["date", "symbol", "open", "high", "low", "close", "volume"]
+    try:
+        table = pacsv.read_csv(
+            path,
+            convert_options=pacsv.ConvertOptions(
+                include_columns=columns, column_types={"date": pa.date32()}
+            ),
+        )
+    except (pa.ArrowInvalid, KeyError) as error:
+        raise EventError(f"{path}: not daily bars with columns {columns}: {error}") from None
+    found = table["symbol"].value_counts()
+    days = dict(zip(found.field(0).to_pylist(), found.field(1).to_pylist(), strict=True))
+    if len(days) < types:
+        raise EventError(f"{path} has {len(days)} symbols; {types} are needed")
+    most = max(days.values())
+    chosen: list[str] = []
+    for k in range(types):
+        target = most / ratio ** (k / max(types - 1, 1))
+        chosen.append(
+            min(
+                (s for s in days if s not in chosen),
+                key=lambda s: (abs(days[s] - target), s),
+            )
+        )
+    rows = table.filter(pc.is_in(table["symbol"], value_set=pa.array(chosen))).to_pylist()
+    events: list[Event] = []
+    for row in rows:
+        day = row.pop("date")
+        ts = datetime(day.year, day.month, day.day, tzinfo=UTC)
+        events.append(Event(row.pop("symbol"), ts, row, id=len(events)))
+    return events, sorted(chosen, key=lambda s: (days[s], s))
 
 
 def rarest_first(events: Sequence[Event]) -> list[str]:
