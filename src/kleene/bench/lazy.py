@@ -182,7 +182,8 @@ def daily(path: Path, types: int, ratio: float) -> tuple[list[Event], list[str]]
     volume, in time order, as ../shared/data/stocks_daily_us has them) of `types` symbols,
     typed by symbol, and those symbols rarest first: the symbol listed on the most days and
     others whose day counts fall geometrically to about 1/`ratio` of its (a symbol traded on
-    fewer days is a rarer type). The other symbols' bars are left out."""
+    fewer days is a rarer type; only symbols a pattern can name). The other symbols' bars
+    are left out."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.csv as pacsv
@@ -198,7 +199,13 @@ def daily(path: Path, types: int, ratio: float) -> tuple[list[Event], list[str]]
     except (pa.ArrowInvalid, KeyError) as error:
         raise EventError(f"{path}: not daily bars with columns {columns}: {error}") from None
     found = table["symbol"].value_counts()
-    days = dict(zip(found.field(0).to_pylist(), found.field(1).to_pylist(), strict=True))
+    days = {
+        symbol: count
+        for symbol, count in zip(
+            found.field(0).to_pylist(), found.field(1).to_pylist(), strict=True
+        )
+        if _nameable(symbol)
+    }
     if len(days) < types:
         raise EventError(f"{path} has {len(days)} symbols; {types} are needed")
     most = max(days.values())
@@ -218,6 +225,17 @@ def daily(path: Path, types: int, ratio: float) -> tuple[list[Event], list[str]]
         ts = datetime(day.year, day.month, day.day, tzinfo=UTC)
         events.append(Event(row.pop("symbol"), ts, row, id=len(events)))
     return events, sorted(chosen, key=lambda s: (days[s], s))
+
+
+def _nameable(symbol: str) -> bool:
+    """Can a pattern name the symbol as an event type (`BRK-B` or `AND` cannot)?"""
+    if not symbol.replace("_", "").isalnum() or not symbol.isascii() or symbol[0].isdigit():
+        return False
+    try:
+        kleene.parse(f"PATTERN SEQ({symbol} x)")
+    except kleene.KleeneError:
+        return False
+    return True
 
 
 def rarest_first(events: Sequence[Event]) -> list[str]:
