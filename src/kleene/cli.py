@@ -225,7 +225,7 @@ def _parser() -> argparse.ArgumentParser:
         "lazy",
         help="the lazy-NFA experiments: eager nfa vs lazy_chain and lazy_tree",
         description="Run the lazy-NFA paper's patterns (SEQ3-5, AND2-3, NSEQ3, NAND3, NSEQ5, "
-        "ITER3, OR2SEQ2, OR4SEQ2, OR2SEQ4) over a generated stock stream typed by symbol, "
+        "ITER3, ITER3EQ, OR2SEQ2, OR4SEQ2, OR2SEQ4) over a generated stock stream typed by symbol, "
         "every pair of events correlated; lazy_chain gets the right order (rarest first) "
         "unless it estimates one (lazy_chain:estimate=N starts from the pattern's, the worst). "
         "Experiments: window (a growing WITHIN), ratio (rarest-to-most-frequent), changing "
@@ -745,7 +745,9 @@ def _bench_lazy(args: argparse.Namespace) -> int:
                     print(f"kleene: {path.name} has too few symbols for {pattern}", file=sys.stderr)
                     continue
                 for window in args.windows:
-                    text = bench.query(pattern, names, window, bench.MOVED, "minutes")
+                    text = bench.query(
+                        pattern, names, window, bench.MOVED, "minutes", price="close"
+                    )
                     setting = f"{pattern} {path.stem} window={window:g}"
                     every_plan(text, events, setting, tuple(names[: bench.PATTERNS[pattern]]))
     elif args.experiment == "daily":
@@ -757,7 +759,7 @@ def _bench_lazy(args: argparse.Namespace) -> int:
                 counts = Counter(e.type for e in events)
                 shown = counts[names[-1]] / counts[names[0]]
                 for window in args.windows:
-                    text = bench.query(pattern, names, window, bench.MOVED, "days")
+                    text = bench.query(pattern, names, window, bench.MOVED, "days", price="close")
                     setting = f"{pattern} ratio=1:{shown:.0f} window={window:g}"
                     every_plan(text, events, setting, tuple(names))
     else:

@@ -7,8 +7,9 @@ is the symbol of a generated `StockStream` whose frequencies run from the rarest
 frequent by a set ratio, each event carrying its symbol's previous prices; a pattern's
 variables take the types most frequent first, so an eager NFA starts a run at almost every
 event while a lazy one waits for the rarest. The patterns (`PATTERNS`): SEQ3-5, AND2-3,
-NSEQ3, NAND3 and NSEQ5 (the second event negated), ITER3 (`SEQ(a, b+, c)`), OR2SEQ2,
-OR4SEQ2 and OR2SEQ4.
+NSEQ3, NAND3 and NSEQ5 (the second event negated), ITER3 (`SEQ(a, b+, c)`), ITER3EQ (the
+same with `b[i].price = b[i-1].price`, the paper's pattern (7), for the group-by attribute),
+OR2SEQ2, OR4SEQ2 and OR2SEQ4.
 
 The eager baseline is the `nfa` plan (SASE+'s NFA^b, which the paper's section 2.2 describes;
 it also merges equivalent runs, so it is the stronger eager automaton). The counts the paper
@@ -74,6 +75,7 @@ PATTERNS = {
     "NAND3": 3,
     "NSEQ5": 5,
     "ITER3": 3,
+    "ITER3EQ": 3,
     "OR2SEQ2": 4,
     "OR4SEQ2": 8,
     "OR2SEQ4": 8,
@@ -108,10 +110,11 @@ def query(
     relation: str = CORRELATED,
     unit: str = "",
     threshold: float = THRESHOLD,
+    price: str = "price",
 ) -> str:
     """Pattern `name` over the stream's symbols `names` (rarest first), most frequent first
     in the pattern, every pair of its events in `relation` (with `threshold` as T), WITHIN
-    `window` `unit`."""
+    `window` `unit`; ITER3EQ's iterated events share the attribute `price`."""
     relation = relation.replace("{t}", f"{threshold:g}")
     types = list(reversed(names[: PATTERNS[name]]))
     letters = "abcdefgh"
@@ -133,6 +136,11 @@ def query(
         variables[1] = f"{types[1]}+ b[]"
         pairs = [("a", "c"), ("a", "b[i]")]
         return _text(f"SEQ({', '.join(variables)})", pairs, window, relation, unit)
+    if name == "ITER3EQ":  # the paper's pattern (7): the b events share one price
+        variables[1] = f"{types[1]}+ b[]"
+        text = _text(f"SEQ({', '.join(variables)})", [("a", "c")], window, relation, unit)
+        structure, _, rest = text.partition(" WHERE ")
+        return f"{structure} WHERE b[i].{price} = b[i-1].{price} AND {rest}"
     pairs = _pairs(letters[: len(types)])
     return _text(f"{operator}({', '.join(variables)})", pairs, window, relation, unit)
 
