@@ -13,15 +13,25 @@ kleene bench lazy --patterns NSEQ5 --events 10000 --windows 20 40 80 \
 # Figure 11: peak memory, and the chain's order estimated from the first 1,000 events
 kleene bench lazy --patterns SEQ3 AND3 --events 10000 --windows 40 --memory \
     --plans nfa lazy_chain lazy_chain:estimate=1000 lazy_tree
+# Section 4.5.3: the group-by attribute on and off (ITER3EQ, the paper's pattern (7))
+kleene bench lazy --patterns ITER3EQ --events 10000 --windows 40 80 \
+    --plans nfa lazy_chain lazy_chain:group=False lazy_tree
 # Figure 17: the rarest-to-most-frequent ratio from 1:1 to 1:700
 kleene bench lazy --experiment ratio --patterns SEQ3 AND3 --events 20000 --windows 40 \
     --ratios 1 3 10 33 100 300 700 --repeat 2 --plot "$PLOTS/lazy_ratio.png"
-# Section 8.3: the rarest type changes every 10,000 events; every chain order against the tree
-kleene bench lazy --experiment changing --patterns SEQ3 --events 30000 --rotate 10000 \
+# Section 8.3: the rarest type changes every 100,000 events; every chain order against the tree
+kleene bench lazy --experiment changing --patterns SEQ3 --events 300000 --rotate 100000 \
     --windows 40 --ratios 100 --plot "$PLOTS/lazy_changing.png"
 # The real NASDAQ minute bars (near 1:1 between symbols, but for FREQUENCY_TAILORED)
 if [ -n "$NASDAQ" ]; then
     kleene bench lazy --experiment nasdaq --data "$NASDAQ"/NASDAQ_MEDIUM.txt \
         "$NASDAQ"/NASDAQ_AAPL_AMZN_GOOG.txt "$NASDAQ"/NASDAQ_FREQUENCY_TAILORED.txt \
-        --patterns SEQ3 AND3 NSEQ3 ITER3 --windows 5 20 --repeat 2 --memory
+        --patterns SEQ3 AND3 NSEQ3 --windows 5 20 --repeat 2 --memory
+    kleene bench lazy --experiment nasdaq --data "$NASDAQ"/NASDAQ_MEDIUM.txt \
+        --patterns ITER3 --windows 5 10 --repeat 2 --memory
+fi
+# Daily bars of US stocks (the symbols chosen by how many days they trade)
+if [ -n "$DAILY" ]; then
+    kleene bench lazy --experiment daily --data "$DAILY" --patterns SEQ3 AND3 \
+        --ratios 1 10 100 --windows 10 30 --repeat 3
 fi

@@ -46,14 +46,17 @@ from kleene.plans.base import Plan, register
 from kleene.plans.lazy.chain import Step, branches, chains, group_by, rank, step
 from kleene.plans.lazy.first_chance import dependencies
 from kleene.plans.reference.checks import Binding, Checks
-from kleene.plans.reference.finalize import Finalizer, Pending
+from kleene.plans.reference.finalize import Candidate, Finalizer, Pending
 from kleene.plans.reference.stream import Stream
 
-__all__ = ["Instance", "LazyChain", "LazyState", "StateKey"]
+__all__ = ["Found", "Instance", "LazyChain", "LazyState", "StateKey"]
 
 #: `_candidates` without a group: every buffered event of the variable.
 _ALL = object()
 _UNHASHABLE = object()
+
+#: The complete partial matches an event made, each once (by its binding).
+Found = dict[tuple[Any, ...], "Instance"]
 
 #: A state of the automaton: a DNF branch and the variables its partial matches have taken,
 #: in the order they took them (a chain's states are its prefixes; a tree's, any order).
@@ -62,39 +65,48 @@ StateKey = tuple[int, tuple[str, ...]]
 
 class Instance:
     """A partial match: what each variable taken so far bound (positions, in the order they
-    were taken), the positions used, the times of its first and last event (None: it has
-    none yet), and `floors`: positions below which a variable may not take events (a lazy
-    tree's root hands older events to the root before it)."""
+    were taken, and the `events` there), the positions used, the times of its first and
+    last event (None: it has none yet), and `floors`: positions below which a variable may
+    not take events (a lazy tree's root hands older events to the root before it)."""
 
-    __slots__ = ("bound", "first", "floors", "last", "used")
+    __slots__ = ("bound", "events", "first", "floors", "last", "used")
 
     def __init__(
         self,
         bound: dict[str, tuple[int, ...]],
+        events: dict[str, tuple[Event, ...]],
         used: frozenset[int],
         first: float | None,
         last: float | None,
         floors: Mapping[str, int] | None = None,
     ) -> None:
         self.bound = bound
+        self.events = events
         self.used = used
         self.first = first
         self.last = last
         self.floors = floors
 
+    @classmethod
+    def empty(cls, floors: Mapping[str, int] | None = None) -> Instance:
+        return cls({}, {}, frozenset(), None, None, floors)
+
     def with_events(self, name: str, positions: tuple[int, ...], stream: Stream) -> Instance:
         bound = {**self.bound, name: positions}
+        taken = tuple([stream[p] for p in positions])
+        events = {**self.events, name: taken}
         if not positions:
-            return Instance(bound, self.used, self.first, self.last, self.floors)
+            return Instance(bound, events, self.used, self.first, self.last, self.floors)
+        used = self.used.union(positions)
         if len(positions) == 1:
-            t = stream[positions[0]].t
+            t = taken[0].t
             first = t if self.first is None or t < self.first else self.first
             last = t if self.last is None or t > self.last else self.last
-            return Instance(bound, self.used.union(positions), first, last, self.floors)
-        times = [stream[p].t for p in positions]
+            return Instance(bound, events, used, first, last, self.floors)
+        times = [e.t for e in taken]
         first = min(times) if self.first is None else min(self.first, *times)
         last = max(times) if self.last is None else max(self.last, *times)
-        return Instance(bound, self.used.union(positions), first, last, self.floors)
+        return Instance(bound, events, used, first, last, self.floors)
 
 
 @dataclass
@@ -246,7 +258,7 @@ class LazyChain(Plan):
         )
         for b, order in enumerate(self.orders):
             roots: list[tuple[str, Instance]] = []
-            root = Instance({}, frozenset(), None, None)
+            root = Instance.empty()
             for name in order:  # a root waits at each state that the empty
                 roots.append((name, root))  # bindings of starred variables reach
                 state.wait(name, (b, tuple(root.bound)), root)
@@ -274,7 +286,7 @@ class LazyChain(Plan):
         stream = state.stream
         position = stream.append(event)
         takers, buffered = self._routes.get(event.type) or self._route(event.type)
-        found: dict[tuple[Any, ...], Binding] = {}
+        found: Found = {}
         fresh: list[tuple[str, StateKey, Instance]] = []
         for name in takers:
             states = state.waiting.get(name)
@@ -315,18 +327,22 @@ class LazyChain(Plan):
             state.wait(name, key, instance)
         state.live += len(fresh)
         if found:
-            self.finalizer.add(
-                state.pending,
-                [self.finalizer.candidate(b, stream, self.partition_key) for b in found.values()],
-            )
+            self.finalizer.add(state.pending, [self._candidate(i, stream) for i in found.values()])
         if not state.pending and position % 64:
             return []  # nothing to report; forget old events and partial matches now and then
         return self._settle(state, Watermark(event.t, inclusive=False))
 
+    def _candidate(self, instance: Instance, stream: Stream) -> Candidate:
+        """A complete partial match for the finalizer, its variables in pattern order."""
+        names = [n for n in self.variable_order if n in instance.bound]
+        binding = {n: instance.bound[n] for n in names}
+        events = {n: instance.events[n] for n in names}
+        return self.finalizer.candidate(binding, stream, self.partition_key, events)
+
     def _review(
         self,
         state: LazyState,
-        found: dict[tuple[Any, ...], Binding],
+        found: Found,
         fresh: list[tuple[str, StateKey, Instance]],
     ) -> None:
         """After an event, with `review`: a chain's roots never change (a lazy tree's do)."""
@@ -334,7 +350,7 @@ class LazyChain(Plan):
     def _estimated(
         self,
         state: LazyState,
-        found: dict[tuple[Any, ...], Binding],
+        found: Found,
         fresh: list[tuple[str, StateKey, Instance]],
     ) -> None:
         """The first `estimate` events have come: each branch's order becomes its variables
@@ -365,7 +381,7 @@ class LazyChain(Plan):
         state: LazyState,
         b: int,
         name: str,
-        found: dict[tuple[Any, ...], Binding],
+        found: Found,
         fresh: list[tuple[str, StateKey, Instance]],
     ) -> None:
         """A new root for branch `b` that takes `name` first. The old root stops: it keeps
@@ -379,7 +395,7 @@ class LazyChain(Plan):
         waiting.remove(root)
         if not waiting:
             del state.waiting[old][key]
-        successor = Instance({}, frozenset(), None, None, {**(root.floors or {}), old: end})
+        successor = Instance.empty({**(root.floors or {}), old: end})
         state.roots[b] = [(name, successor)]
         state.wait(name, key, successor)
         self._expand(state, b, successor, self._step((), name), end, found, fresh)
@@ -491,7 +507,7 @@ class LazyChain(Plan):
         b: int,
         instance: Instance,
         now: int,
-        found: dict[tuple[Any, ...], Binding],
+        found: Found,
         fresh: list[tuple[str, StateKey, Instance]],
     ) -> None:
         """Go on with a partial match of branch `b` made while the event at `now` was
@@ -502,8 +518,10 @@ class LazyChain(Plan):
         if self._dependencies[b] and self._rejected(state, b, taken, instance):
             return
         if len(taken) == len(self.orders[b]):
-            binding = {n: instance.bound[n] for n in self.variable_order if n in instance.bound}
-            found.setdefault(tuple(binding.items()), binding)
+            bound = instance.bound
+            found.setdefault(
+                tuple((n, bound[n]) for n in self.variable_order if n in bound), instance
+            )
             return
         name = self._next(state, b, instance)
         step = self._step(taken, name)
@@ -518,7 +536,7 @@ class LazyChain(Plan):
         instance: Instance,
         step: Step,
         now: int,
-        found: dict[tuple[Any, ...], Binding],
+        found: Found,
         fresh: list[tuple[str, StateKey, Instance]],
     ) -> None:
         """Take `step`'s variable from the buffer (events before `now`) and go on."""
@@ -545,7 +563,7 @@ class LazyChain(Plan):
         if not due:
             return False
         stream = state.stream
-        candidate = self.finalizer.candidate(instance.bound, stream, None)
+        candidate = self.finalizer.candidate(instance.bound, stream, None, instance.events)
         for negation in due:
             if self.finalizer.spoiled(candidate, negation, stream, Watermark(math.inf)):
                 state.counters["negation_rejections"] += 1
@@ -677,7 +695,7 @@ class LazyChain(Plan):
         if not self._fits(extended):
             return
         state.counters["predicate_checks"] += 1
-        if self.checks.taking_holds(extended.bound, name, state.stream) and self._equivalent(
+        if self.checks.taking_holds(extended.bound, name, extended.events) and self._equivalent(
             state, extended
         ):
             state.counters["instances_created"] += 1

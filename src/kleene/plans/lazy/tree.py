@@ -35,13 +35,11 @@ no B in the window, it handed over to b:
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import Any
 
 from kleene.compiler.analysis import Analysis
 from kleene.compiler.options import Options
 from kleene.plans.base import register
-from kleene.plans.lazy import Instance, LazyChain, LazyState, StateKey
-from kleene.plans.reference.checks import Binding
+from kleene.plans.lazy import Found, Instance, LazyChain, LazyState, StateKey
 
 __all__ = ["LazyTree"]
 
@@ -111,7 +109,7 @@ class LazyTree(LazyChain):
     def _review(
         self,
         state: LazyState,
-        found: dict[tuple[Any, ...], Binding],
+        found: Found,
         fresh: list[tuple[str, StateKey, Instance]],
     ) -> None:
         """Hand each branch's root to a clearly rarer variable: looked at when an event of

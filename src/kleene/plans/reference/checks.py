@@ -75,9 +75,12 @@ class Checks:
                 return False
         return True
 
-    def taking_holds(self, binding: Binding, name: str, stream: Stream) -> bool:
+    def taking_holds(
+        self, binding: Binding, name: str, events: Mapping[str, Sequence[Event]]
+    ) -> bool:
         """`new_instances_hold` where `binding` has just bound `name` and every variable it
-        binds is closed: only the conditions mentioning `name` can be newly decidable."""
+        binds is closed (`events`: the events it binds): only the conditions mentioning
+        `name` can be newly decidable."""
         key = (tuple(binding), name)
         deciding = self._deciding.get(key)
         if deciding is None:
@@ -85,7 +88,6 @@ class Checks:
         closed, conditions, tests = deciding
         if not conditions:
             return True
-        events = as_events(binding, stream)
         if tests:  # compiled, none over b[i]: one call each
             return all(test(events, None) for test in tests)
         for condition in conditions:
