@@ -248,3 +248,17 @@ def test_group_by_attribute_checks_fewer_predicates():
         checks[group] = engine.metrics.plan["predicate_checks"]
     assert checks[True] * 2 < checks[False]
     assert "b grouped by x" in kleene.compile(query, plan="lazy_chain").describe()
+
+
+def test_conditions_on_each_element_filter_the_pool_once():
+    """`b[i].x > a.x` is true or false of each B alone: the ten B events are checked once
+    each, and the subsets are made of the two that pass (C, then A, then 10 elements, then
+    3 subsets grown and closed: 18 checks; checked per subset, 34)."""
+    xs = [6, 1, 1, 1, 7, 1, 1, 1, 1, 1]
+    rows = [("A", 5)] + [("B", x) for x in xs] + [("C", 0)]
+    events = [{"type": t, "ts": i, "x": x} for i, (t, x) in enumerate(rows)]
+    query = "PATTERN SEQ(A a, B+ b[], C c) WHERE b[i].x > a.x WITHIN 20"
+    engine = kleene.Engine(query, "lazy_chain", order="C,A,B")
+    found = engine.send_many(events) + engine.close()
+    assert sorted(len(m.bindings["b"]) for m in found) == [1, 1, 2]
+    assert engine.metrics.plan["predicate_checks"] == 18

@@ -33,14 +33,15 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from collections.abc import Hashable, Iterator, Mapping
+from collections.abc import Collection, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kleene.compiler.analysis import Analysis, Negated
+from kleene.compiler.analysis import Analysis, Condition, Negated
 from kleene.compiler.evaluate import attribute
 from kleene.compiler.options import Options
 from kleene.events import Event, Watermark
+from kleene.language import ast as A
 from kleene.matches import Match
 from kleene.plans.base import Plan, register
 from kleene.plans.lazy.chain import Step, branches, chains, group_by, rank, step
@@ -184,6 +185,12 @@ class LazyChain(Plan):
         self.buffered = self._buffered()
         #: Iterated variables whose subsets share an attribute's value, with the attribute.
         self.groups = group_by(analysis) if options.group else {}
+        #: By iterated variable: the conditions each of its events passes or fails alone.
+        self._elementwise = {
+            name: _elementwise(self.checks.conditions, name)
+            for name, v in analysis.variables.items()
+            if v.kleene
+        }
         self.variable_order = tuple(analysis.variables)
         self._routes: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         self._steps: dict[tuple[tuple[str, ...], str], Step] = {}
@@ -618,6 +625,14 @@ class LazyChain(Plan):
         name, low, high = variable.name, variable.min, variable.max
         stream = state.stream
         closed = frozenset(instance.bound)
+        # conditions true or false of each event alone (`b[i].x > a.x`): decided once per
+        # event, which leaves out of the pool those that fail them, instead of per subset
+        local = [c for c in self._elementwise[name] if c.variables - {name} <= closed]
+        skip = frozenset(id(c) for c in local)
+        if local:
+            if ending is not None and not self._element_holds(state, instance, name, local, ending):
+                return
+            pool = [p for p in pool if self._element_holds(state, instance, name, local, p)]
 
         def grow(
             partial: Instance, prefix: tuple[int, ...], start: int, pool: list[int]
@@ -630,14 +645,14 @@ class LazyChain(Plan):
                     return
             else:
                 if high is None or size < high:
-                    last = self._grown(state, partial, name, (*prefix, ending), closed)
+                    last = self._grown(state, partial, name, (*prefix, ending), closed, skip)
                     if last is not None and size + 1 >= low:
                         yield from self._close(state, last, name, closed)
                 if high is not None and size + 2 > high:
                     return  # no room for one more event before the ending one
             for offset in range(start, len(pool)):
                 longer = (*prefix, pool[offset])
-                grown = self._grown(state, partial, name, longer, closed)
+                grown = self._grown(state, partial, name, longer, closed, skip)
                 if grown is not None:
                     yield from grow(grown, longer, offset + 1, pool)
 
@@ -653,7 +668,7 @@ class LazyChain(Plan):
             groups.setdefault(_group(stream[position], attr), []).append(position)
         for group in groups.values():
             for offset, position in enumerate(group):
-                grown = self._grown(state, start, name, (position,), closed)
+                grown = self._grown(state, start, name, (position,), closed, skip)
                 if grown is not None:
                     yield from grow(grown, (position,), offset + 1, group)
 
@@ -664,15 +679,31 @@ class LazyChain(Plan):
         name: str,
         prefix: tuple[int, ...],
         closed: frozenset[str],
+        skip: Collection[int] = (),
     ) -> Instance | None:
         """`partial` with the iterated variable bound to `prefix` (one event more; still
-        open), if the conditions decidable on it hold and the window allows it."""
+        open), if the conditions decidable on it (but those in `skip`, decided already)
+        hold and the window allows it."""
         grown = partial.with_events(name, prefix, state.stream)
         if not self._fits(grown):
             return None
-        if not self._holds(state, (partial.bound, closed), (grown.bound, closed), grown):
+        if not self._holds(state, (partial.bound, closed), (grown.bound, closed), grown, skip):
             return None
         return grown
+
+    def _element_holds(
+        self,
+        state: LazyState,
+        instance: Instance,
+        name: str,
+        local: list[Condition],
+        position: int,
+    ) -> bool:
+        """Does the event at `position`, as any element b[i] of the iterated variable, pass
+        the conditions that read only b[i] (and variables `instance` binds)?"""
+        state.counters["predicate_checks"] += 1
+        events = {**instance.events, name: (state.stream[position],)}
+        return all(self.checks.holds(c, events, (1,)) for c in local)
 
     def _close(
         self,
@@ -713,11 +744,12 @@ class LazyChain(Plan):
         before: tuple[Binding, frozenset[str]],
         after: tuple[Binding, frozenset[str]],
         instance: Instance,
+        skip: Collection[int] = (),
     ) -> bool:
         state.counters["predicate_checks"] += 1
-        return self.checks.new_instances_hold(before, after, state.stream) and self._equivalent(
-            state, instance
-        )
+        return self.checks.new_instances_hold(
+            before, after, state.stream, instance.events, skip
+        ) and self._equivalent(state, instance)
 
     def _equivalent(self, state: LazyState, instance: Instance) -> bool:
         """Do the partial match's events share the equivalence attributes (`[symbol]`)?"""
@@ -725,6 +757,29 @@ class LazyChain(Plan):
             return True
         stream = state.stream
         return self.checks.equivalent([stream[p] for p in instance.used]) is not None
+
+
+def _elementwise(conditions: tuple[Condition, ...], name: str) -> tuple[Condition, ...]:
+    """The conditions over iterated variable `name` that read only `name[i]` of it (`b[i].x
+    > a.x`, not `b[i].x > b[i-1].x` or `avg(b[].x)`): each of its events passes or fails
+    them alone, whatever subset it is in."""
+    found = []
+    for condition in conditions:
+        if condition.indexed != name or condition.first_i != 1:
+            continue
+        reads = [
+            node
+            for node in A.walk(condition.expr)
+            if isinstance(node, A.Attr | A.Len | A.Aggregate) and node.var == name
+        ]
+        if all(
+            isinstance(node, A.Attr)
+            and node.index is not None
+            and (node.index.base, node.index.offset) == ("i", 0)
+            for node in reads
+        ):
+            found.append(condition)
+    return tuple(found)
 
 
 def _group(event: Event, attr: str) -> Hashable:

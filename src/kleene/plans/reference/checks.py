@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Mapping, Sequence
 
 from kleene.compiler.analysis import Analysis, Condition
 from kleene.compiler.codegen import Check, compile_condition
@@ -58,10 +58,15 @@ class Checks:
         before: tuple[Binding, frozenset[str]],
         after: tuple[Binding, frozenset[str]],
         stream: Stream,
+        events: Mapping[str, Sequence[Event]] | None = None,
+        skip: Collection[int] = (),
     ) -> bool:
-        """Do the condition instances that `after` makes decidable, and `before` did not, hold?"""
-        events: dict[str, tuple[Event, ...]] | None = None
+        """Do the condition instances that `after` makes decidable, and `before` did not, hold?
+        `events`: what `after` binds, when the caller has them; `skip`: the ids of conditions
+        the caller has decided otherwise."""
         for condition in self.conditions:
+            if skip and id(condition) in skip:
+                continue
             new = condition.instances(*after)
             if not new:
                 continue
