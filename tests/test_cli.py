@@ -323,3 +323,6 @@ def test_bench_lazy_reads_daily_bars(tmp_path, capsys):
     assert len({r[4] for r in rows}) == 1 and int(rows[0][4]) > 0
     assert main([*args, "--patterns", "OR4SEQ2"]) == 1
     assert "5 symbols; 8 are needed" in capsys.readouterr().err
+    bars.write_bytes(gzip.compress(b"date,ticker,close\n2016-01-04,AAA,1\n"))
+    assert main([*args, "--patterns", "SEQ3"]) == 1
+    assert "not daily bars with columns" in capsys.readouterr().err
