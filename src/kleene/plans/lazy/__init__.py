@@ -491,7 +491,9 @@ class LazyChain(Plan):
         candidates that the event ends)."""
         variable = step.variable
         if not variable.kleene:
-            yield from self._extend(state, instance, variable.name, (position,))
+            extended = self._extend(state, instance, variable.name, position)
+            if extended is not None:
+                yield extended
             return
         groups = self.groups.get(variable.name)
         if groups is None:
@@ -550,11 +552,13 @@ class LazyChain(Plan):
         pool = self._candidates(state, step, instance, now)
         name = step.variable.name
         if step.variable.kleene:
-            taken = self._subsets(state, instance, step, pool, None)
-        else:
-            taken = (t for p in pool for t in self._extend(state, instance, name, (p,)))
-        for extended in taken:
-            self._search(state, b, extended, now, found, fresh)
+            for extended in self._subsets(state, instance, step, pool, None):
+                self._search(state, b, extended, now, found, fresh)
+            return
+        for position in pool:
+            taken = self._extend(state, instance, name, position)
+            if taken is not None:
+                self._search(state, b, taken, now, found, fresh)
 
     def _rejected(
         self, state: LazyState, b: int, taken: tuple[str, ...], instance: Instance
@@ -718,19 +722,20 @@ class LazyChain(Plan):
             yield grown
 
     def _extend(
-        self, state: LazyState, instance: Instance, name: str, positions: tuple[int, ...]
-    ) -> Iterator[Instance]:
-        """`instance` with `name` bound to `positions`, if the window and the conditions
-        this decides allow it."""
-        extended = instance.with_events(name, positions, state.stream)
+        self, state: LazyState, instance: Instance, name: str, position: int
+    ) -> Instance | None:
+        """`instance` with `name` bound to the event at `position`, if the window and the
+        conditions this decides allow it."""
+        extended = instance.with_events(name, (position,), state.stream)
         if not self._fits(extended):
-            return
+            return None
         state.counters["predicate_checks"] += 1
-        if self.checks.taking_holds(extended.bound, name, extended.events) and self._equivalent(
-            state, extended
-        ):
-            state.counters["instances_created"] += 1
-            yield extended
+        if not self.checks.taking_holds(extended.bound, name, extended.events):
+            return None
+        if not self._equivalent(state, extended):
+            return None
+        state.counters["instances_created"] += 1
+        return extended
 
     def _fits(self, instance: Instance) -> bool:
         if self.window is None or instance.first is None:
