@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import operator
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -82,7 +83,7 @@ HELPERS: dict[str, Any] = {
 _SYMBOLS = {"=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 
 
-class Writer:
+class Writer(ABC):
     """Writes expressions as Python source; `term` (a subclass's) reads variables' values.
 
     Constants (functions, AST nodes for error messages, literals) are named `k0`, `k1`, ...
@@ -98,8 +99,9 @@ class Writer:
         self.constants[name] = value
         return name
 
+    @abstractmethod
     def term(self, node: A.Attr | A.Len | A.Aggregate, ctx: Any) -> str:
-        raise NotImplementedError
+        """Code reading a variable's attribute, length or aggregate in context `ctx`."""
 
     def expr(self, node: A.Expr, ctx: Any) -> str:
         match node:
@@ -132,6 +134,7 @@ class Writer:
         raise TypeError(f"cannot compile {node!r}")  # pragma: no cover - validation
 
     def equivalence(self, node: A.Equivalence, ctx: Any) -> str:
+        """Code for an equivalence test `[x]` (only a writer over bound events has one)."""
         raise TypeError(f"cannot compile {node!r}")  # pragma: no cover - validation
 
     def boolean(self, op: str, items: tuple[A.Expr, ...], ctx: Any) -> str:
