@@ -630,7 +630,7 @@ class LazyChain(Plan):
         stream = state.stream
         closed = frozenset(instance.bound)
         # conditions true or false of each event alone (`b[i].x > a.x`): decided once per
-        # event, which leaves out of the pool those that fail them, instead of per subset
+        # candidate, leaving out of the pool those that fail them, instead of per subset
         local = [c for c in self._elementwise[name] if c.variables - {name} <= closed]
         skip = frozenset(id(c) for c in local)
         if local:
