@@ -18,6 +18,7 @@ __all__ = [
     "PatternError",
     "PatternSyntaxError",
     "PlanError",
+    "StateError",
     "excerpt",
 ]
 
@@ -127,3 +128,8 @@ class EventError(KleeneError):
 
 class PlanError(KleeneError):
     """A plan or option that does not exist, or a plan that cannot run a pattern."""
+
+
+class StateError(KleeneError):
+    """Saved plan state that cannot be resumed: written by another kleene state format, for
+    another plan, or for another query or options."""

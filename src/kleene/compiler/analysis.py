@@ -8,7 +8,10 @@
 - the *partition key*: attributes the equality closure of the conditions forces every event
   of a match (and every event that could spoil it through a negation) to share;
 - the ordering constraints SEQ imposes, and for each negation the variables before and after;
-- the window and the event selection strategy.
+- the window and the event selection strategy;
+- the structural facts of `structure.py`: the DNF (each branch's variables and its own SEQ
+  order), the mandatory variables, the fewest events of a match, the variables that can
+  bind its first event, and the sets of an SES pattern.
 
 >>> from kleene import parse
 >>> from kleene.compiler.analysis import analyze
@@ -26,6 +29,7 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kleene.compiler import structure as S
 from kleene.compiler.functions import known_functions
 from kleene.compiler.validate import validate
 from kleene.errors import PatternError
@@ -211,6 +215,16 @@ class Analysis:
     partition: Partition | None
     strategy: str
     functions: Mapping[str, Callable[..., Any]] = field(repr=False)
+    #: The positive pattern in DNF: one branch per way through its ORs.
+    dnf: tuple[S.Branch, ...] = ()
+    #: The variables every match binds to at least one event (`structure.mandatory`).
+    mandatory: frozenset[str] = frozenset()
+    #: The fewest events a match binds.
+    least: int = 0
+    #: The variables that can bind a match's earliest event, in pattern order.
+    first: tuple[str, ...] = ()
+    #: The sets B1..Bk of an SES pattern (None: the pattern is not one).
+    ses: tuple[tuple[str, ...], ...] | None = None
 
     @property
     def positive(self) -> tuple[Variable, ...]:
@@ -282,6 +296,11 @@ def analyze(
         partition=_partition(pattern, variables, conditions, equivalences),
         strategy=strategy,
         functions=table,
+        dnf=S.dnf(pattern.structure),
+        mandatory=S.mandatory(pattern.structure),
+        least=S.least(pattern.structure),
+        first=S.first(pattern.structure),
+        ses=S.ses_sets(pattern.structure),
     )
 
 
@@ -440,22 +459,6 @@ def _order(structure: A.Element) -> dict[str, frozenset[str]]:
 # ---- the partition key -----------------------------------------------------------------
 
 
-def _mandatory(structure: A.Element) -> set[str]:
-    """Positive variables every match binds to at least one event (none under OR, no T*)."""
-    found: set[str] = set()
-
-    def visit(element: A.Element) -> None:
-        if isinstance(element, A.EventVar):
-            if element.quantifier is None or element.quantifier.min >= 1:
-                found.add(element.name)
-        elif isinstance(element, A.Seq | A.And):
-            for item in element.items:
-                visit(item)
-
-    visit(structure)
-    return found
-
-
 def _partition(
     pattern: A.Pattern,
     variables: Mapping[str, Variable],
@@ -470,7 +473,7 @@ def _partition(
     equated to the chain by a condition of its own.
     """
     positives = [n for n, v in variables.items() if not v.negated]
-    mandatory = _mandatory(pattern.structure)
+    mandatory = S.mandatory(pattern.structure)
     candidates: list[dict[str, str]] = [dict.fromkeys(variables, attr) for attr in equivalences]
     if set(positives) <= mandatory:
         candidates.extend(_equality_classes(variables, conditions, positives))

@@ -26,6 +26,8 @@ plan:           reference
 
 from __future__ import annotations
 
+from typing import Any
+
 from kleene.compiler.analysis import Variable
 from kleene.language import ast as A
 from kleene.language.printer import to_text, within_text
@@ -45,7 +47,7 @@ def _describe(variable: Variable, before: list[str], after: list[str]) -> str:
     return f"Kleene: {low} to {'any number of' if high is None else high} events"
 
 
-def explain(plan: Plan) -> str:
+def explain(plan: Plan[Any]) -> str:
     """The canonical query, then its variables, conditions, partition key, order and window."""
     analysis = plan.analysis
     pattern = analysis.pattern

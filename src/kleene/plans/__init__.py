@@ -39,7 +39,7 @@ def parse(text: str) -> Pattern:
     return pattern
 
 
-def compile(pattern: Pattern | str, plan: str = "reference", **options: Any) -> Plan:
+def compile(pattern: Pattern | str, plan: str = "auto", **options: Any) -> Plan[Any]:
     """Compile a pattern (or query text) with the plan of that name; see `Options`."""
     if isinstance(pattern, str):
         pattern = parse(pattern)

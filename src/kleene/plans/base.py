@@ -1,37 +1,92 @@
 """The plan protocol and the registry that finds plans by name.
 
 A plan is compiled once from a pattern and is immutable; everything that changes while events
-flow lives in a separate, picklable *state* (one per partition key):
+flow lives in a separate *state* (one per partition key), of the plan's state type S:
 
     state = plan.new_state()
     matches = plan.step(state, event)        # an event arrives
     matches = plan.advance(state, watermark) # time moves on without an event
     plan.deadline(state)                     # the time at which the state next needs advance
+    data = plan.dump_state(state)            # bytes, for a checkpoint
+    state = plan.load_state(data)            # ... and back, by the same compiled query
 
 Events reach `step` in arrival order with non-decreasing timestamps; `kleene.runtime` checks
 that, partitions by `plan.partition_key`, and keeps one state per key.
+
+A state holds data only: events, positions, values, indexes into the plan's automaton (as
+Flink's `ComputationState` holds a state's name), never a function or a plan object. So it
+pickles, and a resumed state gives the matches the uninterrupted one would. Any memo a plan
+keeps on itself is pure (the same answer for the same question, whatever the state).
+
+>>> import kleene
+>>> plan = kleene.compile("PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 10")
+>>> state = plan.new_state()
+>>> plan.step(state, kleene.Event("A", 1, {"x": 1}, 0))
+[]
+>>> resumed = plan.load_state(plan.dump_state(state))
+>>> plan.step(resumed, kleene.Event("B", 2, {"x": 2}, 1))
+[Match(a=[0], b=[1])]
+>>> other = kleene.compile("PATTERN SEQ(A a, B b) WHERE a.x > b.x WITHIN 10")
+>>> other.load_state(plan.dump_state(state))
+Traceback (most recent call last):
+...
+kleene.errors.StateError: this state was saved by another query or other options ...
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
+import pickle
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any, ClassVar, TypeVar
+from dataclasses import fields
+from functools import cached_property
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from kleene.compiler.analysis import Analysis
 from kleene.compiler.options import Options
-from kleene.errors import PlanError
+from kleene.errors import PlanError, StateError
 from kleene.events import Event, Watermark
+from kleene.language.printer import to_text
 from kleene.matches import Match
 
-__all__ = ["PLANS", "Plan", "choose", "plan_class", "register"]
+__all__ = [
+    "LIMITS",
+    "PLANS",
+    "STATE_FORMAT",
+    "Plan",
+    "begin_at_first",
+    "choose",
+    "plan_class",
+    "register",
+]
+
+#: The layout of saved state. Raise it whenever a plan's state classes change shape: a
+#: checkpoint written by another format is refused with a StateError, never misread.
+STATE_FORMAT = 1
+_MAGIC = b"kleene-state\n"
+
+#: What a plan may declare it does not do (`Plan.limits`); the conformance suite
+#: (`kleene.testing.conformance`) skips only those checks for it.
+LIMITS = frozenset(
+    {
+        # reports a match only after the event that completes it (later than `reference`)
+        "prompt_emission",
+    }
+)
+
+S = TypeVar("S")
 
 
-class Plan(ABC):
-    """A compiled pattern: immutable; its run-time state is made by `new_state`."""
+class Plan(ABC, Generic[S]):
+    """A compiled pattern: immutable; its run-time state (of type S) is made by
+    `new_state`."""
 
     name: ClassVar[str]
+    #: The parts of the plan contract this plan does not meet, from `LIMITS`.
+    limits: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, analysis: Analysis, options: Options) -> None:
         reason = self.unsupported(analysis, options)
@@ -68,16 +123,64 @@ class Plan(ABC):
         return partition.key
 
     @abstractmethod
-    def new_state(self) -> Any:
+    def new_state(self) -> S:
         """A fresh state for one partition."""
 
     @abstractmethod
-    def step(self, state: Any, event: Event) -> list[Match]:
+    def step(self, state: S, event: Event) -> list[Match]:
         """Feed one event; return the matches it makes final."""
 
     @abstractmethod
-    def advance(self, state: Any, watermark: Watermark) -> list[Match]:
+    def advance(self, state: S, watermark: Watermark) -> list[Match]:
         """Time has reached `watermark`; return the matches that makes final."""
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """What a saved state must have been made by: the query as printed and every option
+        (functions by name), hashed."""
+        settings = {
+            f.name: sorted(value) if f.name == "functions" else repr(value)
+            for f in fields(self.options)
+            for value in [getattr(self.options, f.name)]
+        }
+        text = json.dumps([to_text(self.analysis.pattern), settings], sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def dump_state(self, state: S) -> bytes:
+        """The state as bytes, for a checkpoint: a header line (state format, plan,
+        query fingerprint) and the pickled state."""
+        header = {"format": STATE_FORMAT, "plan": self.name, "query": self.fingerprint}
+        line = json.dumps(header, sort_keys=True).encode() + b"\n"
+        return _MAGIC + line + pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def load_state(self, data: bytes) -> S:
+        """A state saved by `dump_state` of this plan, query and options. The header is
+        checked before anything is unpickled; a checkpoint is trusted data, as Spark's
+        own are (unpickling runs code)."""
+        if not data.startswith(_MAGIC):
+            raise StateError("these bytes are not a kleene plan state")
+        line, _, payload = data[len(_MAGIC) :].partition(b"\n")
+        try:
+            header = json.loads(line)
+        except ValueError:
+            raise StateError("the header of this kleene plan state is damaged") from None
+        if header.get("format") != STATE_FORMAT:
+            raise StateError(
+                f"this state was saved in state format {header.get('format')!r}; this kleene "
+                f"reads format {STATE_FORMAT}: start from a fresh checkpoint"
+            )
+        if header.get("plan") != self.name:
+            raise StateError(
+                f"this state was saved by plan {header.get('plan')!r}, not {self.name!r}"
+            )
+        if header.get("query") != self.fingerprint:
+            raise StateError(
+                "this state was saved by another query or other options (fingerprint "
+                f"{header.get('query')}, this query's is {self.fingerprint}): start from a "
+                "fresh checkpoint, or run the query it was saved with"
+            )
+        state: S = pickle.loads(payload)
+        return state
 
     def matches_from(self, events: Sequence[Event]) -> list[Match]:
         """The matches over `events` (one partition's, in order, then the stream's end) that
@@ -91,7 +194,7 @@ class Plan(ABC):
         first = events[0]
         return [m for m in found if any(e is first for es in m.bindings.values() for e in es)]
 
-    def deadline(self, state: Any) -> float | None:
+    def deadline(self, state: S) -> float | None:
         """The timestamp after which `advance` would make matches final (None: no need)."""
         return None
 
@@ -104,24 +207,42 @@ class Plan(ABC):
         """The plan's automaton in Graphviz DOT (None: it has none)."""
         return None
 
-    def live_runs(self, state: Any) -> int:
+    def live_runs(self, state: S) -> int:
         """How many partial matches the state holds now (0 for plans without runs)."""
         return 0
 
-    def idle(self, state: Any, watermark: Watermark) -> bool:
+    def idle(self, state: S, watermark: Watermark) -> bool:
         """Does the state hold nothing a later event of its partition could need, now that
         time has reached `watermark`? The engine then drops it, to start a new one if the
         key comes back; this is what keeps memory bounded when keys keep changing (one
         per RFID tag, per session). Default: never."""
         return False
 
-    def counters(self, state: Any) -> dict[str, int]:
+    def counters(self, state: S) -> dict[str, int]:
         """The plan's own work counters for this state, cumulative."""
         return {}
 
 
-PLANS: dict[str, type[Plan]] = {}
-P = TypeVar("P", bound=type[Plan])
+class _Begins(Protocol):
+    begin: bool
+
+
+B = TypeVar("B", bound=_Begins)
+
+
+def begin_at_first(plan: Plan[B], events: Sequence[Event]) -> list[Match]:
+    """`matches_from` for a plan whose state can stop runs from beginning (`state.begin`):
+    only the first event begins one, so every match found starts there."""
+    state = plan.new_state()
+    found = plan.step(state, events[0])
+    state.begin = False
+    for event in events[1:]:
+        found += plan.step(state, event)
+    return found + plan.advance(state, Watermark(math.inf))
+
+
+PLANS: dict[str, type[Plan[Any]]] = {}
+P = TypeVar("P", bound=type[Plan[Any]])
 
 
 def register(cls: P) -> P:
@@ -130,7 +251,7 @@ def register(cls: P) -> P:
     return cls
 
 
-def plan_class(name: str) -> type[Plan]:
+def plan_class(name: str) -> type[Plan[Any]]:
     """The plan registered under `name`."""
     try:
         return PLANS[name]
@@ -143,7 +264,7 @@ def plan_class(name: str) -> type[Plan]:
 PREFERENCE: tuple[str, ...] = ("nfa", "reference")
 
 
-def choose(analysis: Analysis, options: Options) -> type[Plan]:
+def choose(analysis: Analysis, options: Options) -> type[Plan[Any]]:
     """The plan `auto` picks: the first of `PREFERENCE` that runs the pattern."""
     for name in PREFERENCE:
         cls = PLANS.get(name)

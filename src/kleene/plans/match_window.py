@@ -40,6 +40,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from kleene.compiler.analysis import Analysis, Condition, analyze
 from kleene.compiler.evaluate import Env, evaluate
@@ -82,80 +83,10 @@ class Shape:
 
 
 def shape(analysis: Analysis) -> Shape:
-    structure = analysis.structure
     names = tuple(v.name for v in analysis.positive)
     draft = Shape(names, 0, 0, None)
-    return Shape(
-        names,
-        _least(structure),
-        draft.bits(_first(structure)),
-        _sets(structure, draft),
-    )
-
-
-def _least(element: A.Element) -> int:
-    match element:
-        case A.EventVar(quantifier=quantifier):
-            return 1 if quantifier is None else quantifier.min
-        case A.Negation():
-            return 0
-        case A.Seq(items=items) | A.And(items=items):
-            return sum(_least(item) for item in items)
-        case A.Or(items=items):
-            return min(_least(item) for item in items)
-    raise TypeError(element)  # pragma: no cover
-
-
-def _first(element: A.Element) -> list[str]:
-    """The variables that can bind the earliest event of a match."""
-    match element:
-        case A.EventVar(name=name):
-            return [name]
-        case A.Negation():
-            return []
-        case A.Seq(items=items):
-            found: list[str] = []
-            for item in items:
-                found += _first(item)
-                if _least(item) > 0:
-                    break
-            return found
-        case A.And(items=items) | A.Or(items=items):
-            return [name for item in items for name in _first(item)]
-    raise TypeError(element)  # pragma: no cover
-
-
-def _mandatory(element: A.Element) -> set[str]:
-    """The variables every match binds an event to."""
-    match element:
-        case A.EventVar(name=name):
-            return {name} if _least(element) else set()
-        case A.Negation():
-            return set()
-        case A.Seq(items=items) | A.And(items=items):
-            return set().union(*(_mandatory(item) for item in items))
-        case A.Or(items=items):
-            return set.intersection(*(_mandatory(item) for item in items))
-    raise TypeError(element)  # pragma: no cover
-
-
-def _sets(element: A.Element, draft: Shape) -> tuple[int, ...] | None:
-    """The sets of an SES pattern (a sequence of sets of mandatory variables), else None."""
-    items = element.items if isinstance(element, A.Seq) else (element,)
-    sets = []
-    for item in items:
-        if isinstance(item, A.Negation):
-            continue
-        members = item.items if isinstance(item, A.And) else (item,)
-        names = []
-        for member in members:
-            if isinstance(member, A.Negation):
-                continue
-            if not isinstance(member, A.EventVar) or _least(member) == 0:
-                return None
-            names.append(member.name)
-        sets.append(draft.bits(names))
-    return tuple(sets)
+    sets = None if analysis.ses is None else tuple(draft.bits(list(s)) for s in analysis.ses)
+    return Shape(names, analysis.least, draft.bits(list(analysis.first)), sets)
 
 
 # ---- the summary statistics ---------------------------------------------------------------
@@ -251,7 +182,7 @@ _PRUNING = frozenset("fpc")
 
 
 @register
-class MatchWindow(Plan):
+class MatchWindow(Plan[WindowState]):
     """Match windows around an inner plan, with filtering, partitioning and necessary match
     conditions."""
 
@@ -268,8 +199,7 @@ class MatchWindow(Plan):
             return "it finds all matches (a non-overlapping choice depends on other windows)"
         if not analysis.prefilter_safe:
             return "under a contiguity strategy an event outside the window's plan breaks runs"
-        bound = _mandatory(analysis.structure)
-        if any(not n.before & bound for n in analysis.negations.values()):
+        if any(not n.before & analysis.mandatory for n in analysis.negations.values()):
             return (
                 "a negation with no event of the match surely before it looks back before "
                 "the match's first event, out of the window"
@@ -294,7 +224,7 @@ class MatchWindow(Plan):
         self.inner = self._inner(analysis)
         self.keyed = self._inner(_without_key(analysis)) if self.partitioning else self.inner
 
-    def _inner(self, analysis: Analysis) -> Plan:
+    def _inner(self, analysis: Analysis) -> Plan[Any]:
         options = replace(self.options, inner="auto", pruning="fpc")
         name = self.options.inner
         cls = choose(analysis, options) if name == "auto" else plan_class(name)

@@ -49,7 +49,7 @@ class Engine:
 
     def __init__(
         self,
-        pattern: Pattern | str | Plan,
+        pattern: Pattern | str | Plan[Any],
         plan: str = "auto",
         *,
         partition: bool = True,

@@ -55,7 +55,7 @@ class Detection:
     """
 
     matches: DataFrame
-    plan: Plan
+    plan: Plan[Any]
     grouping: str
     read: Observation
     skipped: Observation | None
@@ -169,7 +169,7 @@ def detection(
     return Detection(matches, compiled, grouping, read, skipped, kept, peak)
 
 
-def _shipped_options(plan: Plan) -> dict[str, Any]:
+def _shipped_options(plan: Plan[Any]) -> dict[str, Any]:
     options = plan.options
     shipped: dict[str, Any] = {
         "output": options.output,
@@ -183,7 +183,7 @@ def _shipped_options(plan: Plan) -> dict[str, Any]:
 
 def _event_columns(
     df: DataFrame,
-    plan: Plan,
+    plan: Plan[Any],
     ts: str,
     type_column: str | None,
     event_type: str | None,
@@ -267,7 +267,7 @@ def _event_columns(
     return df, events
 
 
-def _attributes(plan: Plan) -> list[tuple[str, str]]:
+def _attributes(plan: Plan[Any]) -> list[tuple[str, str]]:
     """The attribute names a query reads, each with a place it reads it."""
     found: list[tuple[str, str]] = []
     where = plan.analysis.pattern.where
@@ -284,7 +284,7 @@ def _attributes(plan: Plan) -> list[tuple[str, str]]:
 
 
 def _keys(
-    plan: Plan, events: EventColumns, partition_by: Sequence[str] | None
+    plan: Plan[Any], events: EventColumns, partition_by: Sequence[str] | None
 ) -> list[tuple[str, Column]] | None:
     """The group columns (name, expression) of a partitioned query, or None."""
     if partition_by:
@@ -323,7 +323,7 @@ def _seconds(events: EventColumns) -> Column:
 
 
 def _bounds(
-    df: DataFrame, plan: Plan, events: EventColumns, slices: int | None
+    df: DataFrame, plan: Plan[Any], events: EventColumns, slices: int | None
 ) -> tuple[float, float, int] | None:
     """For an unpartitioned query: the time range and how many slices to cut it into, or None
     for one slice (no window, non-overlapping output, or a single instant)."""
@@ -380,7 +380,7 @@ def _slices(
 
 
 def match_schema(
-    plan: Plan,
+    plan: Plan[Any],
     events: EventColumns,
     event_fields: Sequence[T.StructField],
     keys: list[tuple[str, Column]] | None,

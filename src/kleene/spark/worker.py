@@ -55,10 +55,10 @@ class JobSpec:
     key_names: tuple[str, ...] = ()
 
 
-_PLANS: dict[int, Plan] = {}
+_PLANS: dict[int, Plan[Any]] = {}
 
 
-def _plan(spec: JobSpec) -> Plan:
+def _plan(spec: JobSpec) -> Plan[Any]:
     """The compiled plan, once per worker process."""
     key = hash(
         (spec.pattern, spec.plan, tuple(sorted((k, repr(v)) for k, v in spec.options.items())))
@@ -122,7 +122,7 @@ class _Output:
 class _Group:
     """One group's plan state: a partition key's events, or a time slice's."""
 
-    def __init__(self, plan: Plan, spec: JobSpec, key: tuple[Any, ...]) -> None:
+    def __init__(self, plan: Plan[Any], spec: JobSpec, key: tuple[Any, ...]) -> None:
         self.plan = plan
         self.key = key
         self.state = plan.new_state()

@@ -44,7 +44,7 @@ from kleene.events import Event, Watermark
 from kleene.language import ast as A
 from kleene.matches import Match
 from kleene.plans.base import Plan, register
-from kleene.plans.lazy.chain import Step, branches, chains, group_by, rank, step
+from kleene.plans.lazy.chain import Step, chains, group_by, rank, step
 from kleene.plans.lazy.first_chance import dependencies
 from kleene.plans.reference.checks import Binding, Checks
 from kleene.plans.reference.finalize import Candidate, Finalizer, Pending
@@ -54,7 +54,20 @@ __all__ = ["Found", "Instance", "LazyChain", "LazyState", "StateKey"]
 
 #: `_candidates` without a group: every buffered event of the variable.
 _ALL = object()
-_UNHASHABLE = object()
+
+
+class _Unhashable:
+    """The group of values that cannot be hashed: one group, equal to itself after a state
+    is pickled and loaded again (a bare `object()` would not be)."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Unhashable)
+
+    def __hash__(self) -> int:
+        return hash(_Unhashable.__name__)
+
+
+_UNHASHABLE = _Unhashable()
 
 #: The complete partial matches an event made, each once (by its binding).
 Found = dict[tuple[Any, ...], "Instance"]
@@ -154,7 +167,7 @@ class LazyState:
 
 
 @register
-class LazyChain(Plan):
+class LazyChain(Plan[LazyState]):
     """Lazy evaluation in frequency order: a chain of states per DNF branch."""
 
     name = "lazy_chain"
@@ -174,10 +187,13 @@ class LazyChain(Plan):
         super().__init__(analysis, options)
         self.checks = Checks(analysis, compiled=True)
         self.ranks = rank(analysis, options.order, options.frequencies)
-        self.branches = branches(analysis)
+        #: The DNF branches: each has a chain (a tree) of its own, with its own SEQ order.
+        self.branches = analysis.dnf
         #: Each branch's variables in evaluation order (iterated ones last).
-        self.orders = [tuple(sorted(b, key=self.ranks.__getitem__)) for b in self.branches]
-        self._dependencies = [self._checked_early(branch) for branch in self.branches]
+        self.orders = [
+            tuple(sorted(b.variables, key=self.ranks.__getitem__)) for b in self.branches
+        ]
+        self._dependencies = [self._checked_early(branch.names) for branch in self.branches]
         #: The negations to check at a state (First-Chance), found as states are reached.
         self._due: dict[StateKey, tuple[Negated, ...]] = {}
         later = [n for n in analysis.negations.values() if self._post_somewhere(n)]
@@ -193,7 +209,8 @@ class LazyChain(Plan):
         }
         self.variable_order = tuple(analysis.variables)
         self._routes: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
-        self._steps: dict[tuple[tuple[str, ...], str], Step] = {}
+        #: A pure memo of the steps, by branch, variables taken and variable to take.
+        self._steps: dict[tuple[int, tuple[str, ...], str], Step] = {}
 
     def _buffered(self) -> tuple[str, ...]:
         """The variables some state searches the buffer for: all but those only ever taken
@@ -227,7 +244,7 @@ class LazyChain(Plan):
     def _post_somewhere(self, negation: Negated) -> bool:
         """Is the negation left to post-processing in some branch it applies to?"""
         return any(
-            negation.applies(dict.fromkeys(branch))
+            negation.applies(dict.fromkeys(branch.variables))
             and all(n is not negation for n, _ in self._dependencies[b])
             for b, branch in enumerate(self.branches)
         )
@@ -301,7 +318,7 @@ class LazyChain(Plan):
                 continue
             for key, instances in list(states.items()):
                 b, taken = key
-                step = self._step(taken, name)
+                step = self._step(b, taken, name)
                 kept = []
                 for instance in instances:
                     if self._expired(instance, event.t):
@@ -405,7 +422,7 @@ class LazyChain(Plan):
         successor = Instance.empty({**(root.floors or {}), old: end})
         state.roots[b] = [(name, successor)]
         state.wait(name, key, successor)
-        self._expand(state, b, successor, self._step((), name), end, found, fresh)
+        self._expand(state, b, successor, self._step(b, (), name), end, found, fresh)
 
     def _route(self, event_type: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The variables whose states take events of a type, and those whose buffers store
@@ -416,10 +433,11 @@ class LazyChain(Plan):
         self._routes[event_type] = (takers, buffered)
         return takers, buffered
 
-    def _step(self, taken: tuple[str, ...], name: str) -> Step:
-        found = self._steps.get((taken, name))
+    def _step(self, b: int, taken: tuple[str, ...], name: str) -> Step:
+        found = self._steps.get((b, taken, name))
         if found is None:
-            found = self._steps[taken, name] = step(self.analysis, taken, name)
+            branch = self.branches[b]
+            found = self._steps[b, taken, name] = step(self.analysis, branch, taken, name)
         return found
 
     def advance(self, state: LazyState, watermark: Watermark) -> list[Match]:
@@ -533,7 +551,7 @@ class LazyChain(Plan):
             )
             return
         name = self._next(state, b, instance)
-        step = self._step(taken, name)
+        step = self._step(b, taken, name)
         if step.waits(instance.bound):
             fresh.append((name, (b, taken), instance))
         self._expand(state, b, instance, step, now, found, fresh)

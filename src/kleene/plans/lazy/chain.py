@@ -23,11 +23,12 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from kleene.compiler.analysis import Analysis, Variable, positive
+from kleene.compiler.analysis import Analysis, Variable
+from kleene.compiler.structure import Branch
 from kleene.errors import PlanError
 from kleene.language import ast as A
 
-__all__ = ["Chain", "Step", "branches", "chains", "group_by", "rank", "step"]
+__all__ = ["Chain", "Step", "chains", "group_by", "rank", "step"]
 
 
 @dataclass(frozen=True)
@@ -98,43 +99,24 @@ def rank(
 def chains(analysis: Analysis, ranks: Mapping[str, float]) -> tuple[Chain, ...]:
     """One chain per DNF branch of the positive pattern, its steps ordered by `ranks`."""
     found: list[Chain] = []
-    for branch in branches(analysis):
-        names = sorted(branch, key=lambda name: ranks[name])
-        chain = Chain(tuple(step(analysis, tuple(names[:k]), n) for k, n in enumerate(names)))
+    for branch in analysis.dnf:
+        names = sorted(branch.variables, key=lambda name: ranks[name])
+        chain = Chain(
+            tuple(step(analysis, branch, tuple(names[:k]), n) for k, n in enumerate(names))
+        )
         if chain not in found:
             found.append(chain)
     return tuple(found)
 
 
-def step(analysis: Analysis, taken: tuple[str, ...], name: str) -> Step:
-    """The state that takes `name` once the variables `taken` are bound: its ordering
-    filters are the taken variables SEQ puts before it (prec) and after it (succ)."""
-    after = tuple(n for n in taken if n in analysis.before[name])
-    before = tuple(n for n in taken if name in analysis.before[n])
+def step(analysis: Analysis, branch: Branch, taken: tuple[str, ...], name: str) -> Step:
+    """The state of `branch` that takes `name` once the variables `taken` are bound: its
+    ordering filters are the taken variables the branch's SEQs put before it (prec) and
+    after it (succ). Each branch has its own order: `OR(SEQ(A a, B b), SEQ(B b, A a))`
+    orders a and b both ways, one way per branch."""
+    after = tuple(n for n in taken if n in branch.before[name])
+    before = tuple(n for n in taken if name in branch.before[n])
     return Step(analysis.variables[name], after, before)
-
-
-def branches(analysis: Analysis) -> list[frozenset[str]]:
-    """The positive pattern in DNF: the sets of variables one match can bind together."""
-    structure = positive(analysis.structure)
-    assert structure is not None, "validation guarantees a positive event"
-    found: list[frozenset[str]] = []
-    for branch in _branches(structure):
-        if branch not in found:
-            found.append(branch)
-    return found
-
-
-def _branches(element: A.Element) -> list[frozenset[str]]:
-    """The pattern in DNF: the sets of variables one match can bind together."""
-    if isinstance(element, A.EventVar):
-        return [frozenset({element.name})]
-    if isinstance(element, A.Or):
-        return [b for item in element.items for b in _branches(item)]
-    combined = [frozenset[str]()]
-    for item in element.items:  # type: ignore[union-attr]
-        combined = [c | b for c in combined for b in _branches(item)]
-    return combined
 
 
 def group_by(analysis: Analysis) -> dict[str, str]:

@@ -24,9 +24,8 @@ the output format decide, with `reference`'s finalizer.
 
 from __future__ import annotations
 
-import math
 import operator
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -35,13 +34,13 @@ from kleene.compiler.evaluate import shared_values
 from kleene.compiler.options import Options
 from kleene.events import Event, Watermark
 from kleene.matches import Match
-from kleene.plans.base import Plan, register
+from kleene.plans.base import Plan, begin_at_first, register
 from kleene.plans.nfa.automaton import Automaton, Edge, build
 from kleene.plans.nfa.buffer import Buffer, Entry, History, Memo, Version
 from kleene.plans.nfa.negation import NegativeFinalizer
 from kleene.plans.nfa.vector import Compiled, compile_automaton
 from kleene.plans.reference.checks import Checks
-from kleene.plans.reference.finalize import Candidate, Pending
+from kleene.plans.reference.finalize import Candidate, Pending, distinct
 from kleene.plans.reference.stream import Stream
 
 __all__ = ["Nfa", "NfaState", "Run", "moves"]
@@ -56,7 +55,7 @@ class _Move(NamedTuple):
     update: Callable[[tuple[Any, ...], Event], tuple[Any, ...]] | None
     late: Callable[[Event, tuple[Any, ...]], bool] | None
     final: Callable[[Event, tuple[Any, ...]], bool] | None
-    target: _Node | None
+    target: int | None  # the index of the node it leads to (None: it can only complete)
     direct: bool
     completes: bool
 
@@ -82,7 +81,8 @@ class _Node:
 
 
 class Run:
-    """A run's computation state: where it stands, V, partition and equivalence values, the
+    """A run's computation state: where it stands (a node's index: state holds no
+    functions, so it pickles), V, partition and equivalence values, the
     youngest start time and its position, the oldest start position (for pruning), its
     version, how many branches it has split off, its last entry in the buffer and the
     histories it read from there last (a memo, or None)."""
@@ -103,7 +103,7 @@ class Run:
 
     def __init__(
         self,
-        node: _Node,
+        node: int,
         vector: tuple[Any, ...],
         key: Hashable | None,
         values: tuple[Hashable, ...],
@@ -146,7 +146,7 @@ class NfaState:
 
 
 @register
-class Nfa(Plan):
+class Nfa(Plan[NfaState]):
     """SASE+ NFA^b with a shared versioned buffer and merging of equivalent runs."""
 
     name = "nfa"
@@ -170,10 +170,15 @@ class Nfa(Plan):
         self.ignore_other_keys = strategy == "partition_contiguity" and self.partition is not None
         self.equivalences = analysis.equivalences
         self.negated = bool(analysis.negations)
+        #: Two OR branches bind the same variables (`OR(SEQ(A a, B b), AND(A a, B b))`):
+        #: a match may complete along both, and is reported once.
+        self.twins = len({b.names for b in analysis.dnf}) < len(analysis.dnf)
         self.nodes = self._nodes()
         self.start_node = self.nodes[0]
+        #: A pure memo: the last event asked about and its key (the runtime and `step` ask
+        #: for the same event in turn). It holds nothing a state needs.
         self._last: tuple[Event | None, Hashable | None] = (None, None)
-        self._values = _equivalence(self.equivalences)
+        self.values = _equivalence(self.equivalences)
 
     @classmethod
     def unsupported(cls, analysis: Analysis, options: Options) -> str | None:
@@ -199,7 +204,6 @@ class Nfa(Plan):
             other: list[_Move] = []
             for position, edge in enumerate(state.edges):
                 code = self.code.edges[state.id, position]
-                target = None if edge.target is None else nodes[edge.target]
                 move = _Move(
                     edge,
                     code.local,
@@ -207,7 +211,7 @@ class Nfa(Plan):
                     code.update,
                     code.late,
                     code.final,
-                    target,
+                    edge.target,
                     edge.direct,
                     edge.completes,
                 )
@@ -225,9 +229,9 @@ class Nfa(Plan):
         """The base plan's key, remembering the last event's: `step` needs it too."""
         if super().partition_key is None:
             return None
-        return self._key
+        return self.event_key
 
-    def _key(self, event: Event) -> Hashable | None:
+    def event_key(self, event: Event) -> Hashable | None:
         last = self._last
         if last[0] is event:
             return last[1]
@@ -263,7 +267,7 @@ class Nfa(Plan):
 
     def idle(self, state: NfaState, watermark: Watermark) -> bool:
         starts = [run.start for run in state.runs]
-        return self._expired(starts, watermark) and self._settled(
+        return self._expired(starts, watermark) and self.settled(
             state.stream, state.pending, watermark
         )
 
@@ -275,7 +279,7 @@ class Nfa(Plan):
             return not starts
         return all(watermark.t - start > window for start in starts)
 
-    def _settled(self, stream: Stream, pending: Pending, watermark: Watermark) -> bool:
+    def settled(self, stream: Stream, pending: Pending, watermark: Watermark) -> bool:
         """Nothing pending, and no kept event a later candidate's negation could look back
         to (a window before its end, which is at least a window after its start)."""
         if pending:
@@ -289,18 +293,13 @@ class Nfa(Plan):
 
     def matches_from(self, events: Sequence[Event]) -> list[Match]:
         """Only the first event begins a run: every match found starts there."""
-        state = self.new_state()
-        found = self.step(state, events[0])
-        state.begin = False
-        for event in events[1:]:
-            found += self.step(state, event)
-        return found + self.advance(state, Watermark(math.inf))
+        return begin_at_first(self, events)
 
     # -- one event ----------------------------------------------------------------------
 
     def step(self, state: NfaState, event: Event) -> list[Match]:
         stream = state.stream
-        values = self._values(event)
+        values = self.values(event)
         if not state.runs and not state.pending:
             # idle, the common case of selective queries: unless the event begins a run,
             # it only needs a position
@@ -317,12 +316,13 @@ class Nfa(Plan):
                 return []
         position = stream.append(event)
         t = event.t
-        key = None if self.partition is None else self._key(event)
+        key = None if self.partition is None else self.event_key(event)
         window = self.window
         buffer = state.buffer
         event_type = event.type
         survivors: list[Run] = []
         completed: list[tuple[History, Edge]] = []
+        nodes = self.nodes
         evaluations = 0
         created = 0
         finals = 0
@@ -333,8 +333,8 @@ class Nfa(Plan):
             if window is not None and t - run.start > window:
                 continue
             # the edges taken to a state: the first one in locals, any further in `more`
-            first: tuple[Edge, Any, _Node] | None = None
-            more: list[tuple[Edge, Any, _Node]] | None = None
+            first: tuple[Edge, Any, int] | None = None
+            more: list[tuple[Edge, Any, int]] | None = None
             taken = False
             if run.key == key and run.values == values:
                 for (
@@ -347,7 +347,7 @@ class Nfa(Plan):
                     target,
                     direct,
                     completes,
-                ) in run.node.by_type.get(event_type, run.node.other):
+                ) in (node := nodes[run.node]).by_type.get(event_type, node.other):
                     evaluations += 1
                     if local is not None and not local(event):
                         continue
@@ -410,7 +410,7 @@ class Nfa(Plan):
                 if completes:
                     finals += 1
                     if construct:
-                        fresh = Run(start, initial, key, values, t, position, position, (), None)
+                        fresh = Run(0, initial, key, values, t, position, position, (), None)
                         self._complete(fresh, edge, position, event, completed, buffer)
                 if target is not None:
                     state.versions += 1
@@ -435,10 +435,14 @@ class Nfa(Plan):
             counters["completions"] += len(completed)
             if self.immediate:
                 found = [self._match(history, edge, event) for history, edge in completed]
+                if self.twins:
+                    found = list({_identity(m.bindings): m for m in found}.values())
             else:
+                candidates = [
+                    self._candidate(state, h, edge, position, event) for h, edge in completed
+                ]
                 self.finalizer.add(
-                    state.pending,
-                    [self._candidate(state, h, edge, position, event) for h, edge in completed],
+                    state.pending, distinct(candidates) if self.twins else candidates
                 )
         if state.pending:
             matches = self._settle(state, Watermark(t, inclusive=False))
@@ -457,7 +461,7 @@ class Nfa(Plan):
         run: Run,
         edge: Edge,
         vector: tuple[Any, ...],
-        target: _Node,
+        target: int,
         version: Version,
         position: int,
         event: Event,
@@ -521,8 +525,7 @@ class Nfa(Plan):
         whose V holds a list, say a price history, is kept apart)."""
         groups: dict[Hashable, list[Run]] = {}
         for run in runs:
-            node = run.node
-            key = (node.id, run.key, run.values, node.mask(run.vector))
+            key = (run.node, run.key, run.values, self.nodes[run.node].mask(run.vector))
             try:
                 groups.setdefault(key, []).append(run)
             except TypeError:
@@ -579,7 +582,7 @@ class Nfa(Plan):
         self._forget(state, watermark)
         return matches
 
-    def _forget(self, state: Any, watermark: Watermark) -> None:
+    def _forget(self, state: NfaState, watermark: Watermark) -> None:
         """Drop the events no run, undecided candidate or negation can still need."""
         stream = state.stream
         needed = min((run.horizon for run in state.runs), default=stream.end)
@@ -597,7 +600,7 @@ class Nfa(Plan):
 
 def moves(
     node: _Node, vector: tuple[Any, ...], event: Event
-) -> list[tuple[Edge, tuple[Any, ...], _Node | None, bool]]:
+) -> list[tuple[Edge, tuple[Any, ...], int | None, bool]]:
     """The takes a run standing at `node` with `vector` may make on `event`: each edge whose
     formulas hold, with V after the take, the state it leads to (None: it can only complete)
     and whether the run completes a match there."""
@@ -614,6 +617,12 @@ def moves(
             continue
         found.append((edge, after, target, completes and (final is None or final(event, after))))
     return found
+
+
+def _identity(bindings: Mapping[str, tuple[Event, ...]]) -> tuple[Any, ...]:
+    """A match's events by variable, as identities (one step's matches hold the same event
+    objects)."""
+    return tuple((name, tuple(map(id, events))) for name, events in bindings.items())
 
 
 def _nothing(vector: tuple[Any, ...]) -> None:

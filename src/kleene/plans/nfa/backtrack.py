@@ -6,7 +6,7 @@ event begins are *postponed* on a stack with the position of the next event they
 When the singleton fails, the most recently postponed run becomes the singleton and re-reads
 the stored events from its position on: depth first, where `nfa` goes breadth first. Each run
 keeps its own match (no shared buffer, no merging). The automaton and compiled formulas are
-`nfa`'s.
+`nfa`'s: the plan holds an `Nfa` and reads its automaton, formulas and finalizer.
 
 A match is final once every run has read past its last event, so matches are reported later
 than `nfa` reports them (at the latest when the stream closes); the set of matches is the same.
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,10 +33,10 @@ from kleene.compiler.analysis import Analysis
 from kleene.compiler.options import Options
 from kleene.events import Event, Watermark
 from kleene.matches import Match
-from kleene.plans.base import register
-from kleene.plans.nfa import Nfa, _Node, moves
+from kleene.plans.base import Plan, begin_at_first, register
+from kleene.plans.nfa import Nfa, moves
 from kleene.plans.reference.checks import Binding
-from kleene.plans.reference.finalize import Candidate, Pending
+from kleene.plans.reference.finalize import Candidate, Pending, distinct
 from kleene.plans.reference.stream import Stream
 
 __all__ = ["BacktrackState", "NfaBacktrack"]
@@ -47,13 +47,13 @@ Path = tuple[str, int, Any] | None  # (variable, position, the rest of the path)
 class Branch:
     """A run: where it stands, V, partition and equivalence values, start time and position,
     its own match so far, and the position of the next event it reads (`fresh`: it has read
-    nothing yet)."""
+    nothing yet). `node` is the index of the automaton node it stands at."""
 
     __slots__ = ("fresh", "key", "next", "node", "origin", "path", "start", "values", "vector")
 
     def __init__(
         self,
-        node: _Node,
+        node: int,
         vector: tuple[Any, ...],
         key: Hashable | None,
         values: tuple[Hashable, ...],
@@ -92,10 +92,32 @@ class BacktrackState:
 
 
 @register
-class NfaBacktrack(Nfa):
+class NfaBacktrack(Plan[BacktrackState]):
     """The backtrack algorithm over `nfa`'s automaton: depth first, one run at a time."""
 
     name = "nfa_backtrack"
+    #: A match is final once every run has read past its last event.
+    limits = frozenset({"prompt_emission"})
+
+    def __init__(self, analysis: Analysis, options: Options) -> None:
+        super().__init__(analysis, options)
+        #: The automaton, its compiled formulas and the finalizer, shared with `nfa`.
+        self.nfa = Nfa(analysis, options)
+        self.finalizer = self.nfa.finalizer
+
+    @property
+    def partition_key(self) -> Callable[[Event], Hashable | None] | None:
+        return self.nfa.partition_key
+
+    def describe(self) -> str:
+        return self.nfa.describe()
+
+    def dot(self) -> str:
+        return self.nfa.dot()
+
+    def matches_from(self, events: Sequence[Event]) -> list[Match]:
+        """Only the first event begins a run: every match found starts there."""
+        return begin_at_first(self, events)
 
     @classmethod
     def unsupported(cls, analysis: Analysis, options: Options) -> str | None:
@@ -106,32 +128,32 @@ class NfaBacktrack(Nfa):
             )
         return None
 
-    def new_state(self) -> BacktrackState:  # type: ignore[override]
+    def new_state(self) -> BacktrackState:
         return BacktrackState()
 
-    def live_runs(self, state: BacktrackState) -> int:  # type: ignore[override]
+    def live_runs(self, state: BacktrackState) -> int:
         return len(state.postponed) + (state.singleton is not None)
 
-    def idle(self, state: BacktrackState, watermark: Watermark) -> bool:  # type: ignore[override]
+    def idle(self, state: BacktrackState, watermark: Watermark) -> bool:
         # (a postponed run, however old, has events still to read)
         return (
             state.singleton is None
             and not state.postponed
             and not state.found
-            and self._settled(state.stream, state.pending, watermark)
+            and self.nfa.settled(state.stream, state.pending, watermark)
         )
 
-    def counters(self, state: BacktrackState) -> dict[str, int]:  # type: ignore[override]
+    def counters(self, state: BacktrackState) -> dict[str, int]:
         return dict(state.counters)
 
-    def step(self, state: BacktrackState, event: Event) -> list[Match]:  # type: ignore[override]
+    def step(self, state: BacktrackState, event: Event) -> list[Match]:
         position = state.stream.append(event)
-        values = self._values(event)
+        values = self.nfa.values(event)
         if values is not None and state.begin:
-            key = None if self.partition is None else self._key(event)
+            key = None if self.nfa.partition is None else self.nfa.event_key(event)
             begun = Branch(
-                self.start_node,
-                self.code.initial,
+                0,
+                self.nfa.code.initial,
                 key,
                 values,
                 event.t,
@@ -145,7 +167,7 @@ class NfaBacktrack(Nfa):
         self._catch_up(state, position)
         return self._release(state, Watermark(event.t, inclusive=False))
 
-    def advance(self, state: BacktrackState, watermark: Watermark) -> list[Match]:  # type: ignore[override]
+    def advance(self, state: BacktrackState, watermark: Watermark) -> list[Match]:
         # a deadline has passed: catch every run up to the stream (a postponed run may hold
         # back a group of matches a selection waits for) and end the runs the window closed,
         # so the deadline does not stay passed
@@ -157,7 +179,7 @@ class NfaBacktrack(Nfa):
             ]
         return self._release(state, watermark)
 
-    def deadline(self, state: BacktrackState) -> float | None:  # type: ignore[override]
+    def deadline(self, state: BacktrackState) -> float | None:
         return self.finalizer.deadline(state.pending)
 
     # -- depth first ----------------------------------------------------------------------
@@ -199,12 +221,11 @@ class NfaBacktrack(Nfa):
                 return None
             branches: list[Branch] = []
             taken = False
-            key = None if self.partition is None else self._key(event)
-            if run.key == key and run.values == self._values(event):
-                counters["edge_evaluations"] += len(
-                    run.node.by_type.get(event.type, run.node.other)
-                )
-                for edge, vector, target, completes in moves(run.node, run.vector, event):
+            key = None if self.nfa.partition is None else self.nfa.event_key(event)
+            if run.key == key and run.values == self.nfa.values(event):
+                node = self.nfa.nodes[run.node]
+                counters["edge_evaluations"] += len(node.by_type.get(event.type, node.other))
+                for edge, vector, target, completes in moves(node, run.vector, event):
                     taken = taken or edge.direct
                     path = (edge.variable, position, run.path)
                     if completes:
@@ -232,7 +253,7 @@ class NfaBacktrack(Nfa):
             state.postponed.extend(reversed(branches[1:]))
         return run
 
-    def _forget(self, state: Any, watermark: Watermark) -> None:
+    def _forget(self, state: BacktrackState, watermark: Watermark) -> None:
         """Drop the events no run will read, no match found or pending binds, and no
         negation of theirs can look back to (a window before their first event)."""
         stream = state.stream
@@ -245,16 +266,17 @@ class NfaBacktrack(Nfa):
         firsts += [c.first for c in state.pending.waiting()]
         needed = max(stream.base, min(needed, *firsts)) if firsts else max(stream.base, needed)
         cut = stream[needed].t
-        if self.negated and self.window is not None:
+        if self.nfa.negated and self.window is not None:
             cut -= self.window
         stream.drop_before(cut)
 
     def _ignores(self, run: Branch, key: Hashable | None, taken: bool) -> bool:
-        if self.ignore_always:
+        nfa = self.nfa
+        if nfa.ignore_always:
             return True
-        if self.ignore_unless_taken:
+        if nfa.ignore_unless_taken:
             return not taken
-        return self.ignore_other_keys and key != run.key
+        return nfa.ignore_other_keys and key != run.key
 
     def _found(self, state: BacktrackState, bound: tuple[str, ...], path: Path) -> None:
         positions: dict[str, list[int]] = {name: [] for name in bound}
@@ -279,7 +301,7 @@ class NfaBacktrack(Nfa):
             _, _, binding = heapq.heappop(state.found)
             released.append(self.finalizer.candidate(binding, stream, self.partition_key))
         if released:
-            self.finalizer.add(state.pending, released)
+            self.finalizer.add(state.pending, distinct(released) if self.nfa.twins else released)
         # the earliest start of a match still to come (from a run) or held back (found);
         # at the end of the stream every run has read everything
         starts = [r.origin for r in runs] if watermark.t != math.inf else []

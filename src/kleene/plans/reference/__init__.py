@@ -45,7 +45,7 @@ class ReferenceState:
 
 
 @register
-class Reference(Plan):
+class Reference(Plan[ReferenceState]):
     """Brute force by the definition of a match; slow, obviously right; the oracle."""
 
     name = "reference"

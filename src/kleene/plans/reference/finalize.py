@@ -33,7 +33,7 @@ from kleene.matches import Match
 from kleene.plans.reference.checks import Binding, Checks, as_events
 from kleene.plans.reference.stream import Stream
 
-__all__ = ["Candidate", "Finalizer", "Pending"]
+__all__ = ["Candidate", "Finalizer", "Pending", "distinct"]
 
 
 @dataclass
@@ -51,6 +51,15 @@ class Candidate:
     @cached_property
     def positions(self) -> frozenset[int]:
         return frozenset(p for ps in self.binding.values() for p in ps)
+
+
+def distinct(candidates: list[Candidate]) -> list[Candidate]:
+    """The candidates, each binding once (the first of equal ones): a match that two OR
+    branches binding the same variables both complete is one match."""
+    seen: dict[tuple[tuple[str, tuple[int, ...]], ...], Candidate] = {}
+    for candidate in candidates:
+        seen.setdefault(tuple(candidate.binding.items()), candidate)
+    return list(seen.values())
 
 
 @dataclass
