@@ -348,6 +348,15 @@ def walk(expr: Expr) -> Iterator[Expr]:
         yield from walk(child)
 
 
+def contains_or(element: Element) -> bool:
+    """Is there an OR anywhere in the structure?"""
+    if isinstance(element, Or):
+        return True
+    if isinstance(element, EventVar | Negation):
+        return False
+    return any(contains_or(item) for item in element.items)
+
+
 def event_vars(element: Element) -> Iterator[EventVar]:
     """Every event variable of a structure, negated ones included, in pattern order."""
     if isinstance(element, EventVar):

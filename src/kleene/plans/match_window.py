@@ -187,6 +187,8 @@ class MatchWindow(Plan[WindowState]):
     conditions."""
 
     name = "match_window"
+    #: A window's matches are found once the window has passed its first event.
+    limits = frozenset({"prompt_emission"})
 
     @classmethod
     def unsupported(cls, analysis: Analysis, options: Options) -> str | None:

@@ -3,7 +3,8 @@
 `asts()` draws any AST in normal form, sensible or not, for printer/parser round trips.
 `cases()` draws a valid pattern over types A, B, C with integer attributes `x` and `k`, and a
 short stream of A, B, C and D events (D matches only a variable of any type, `_ v`), for
-comparing plans.
+comparing plans. Some patterns are ORs whose branches bind the same variables in different
+orders (`OR(SEQ(A a, B b), SEQ(B b, A a))`, `OR(SEQ(A a, B b), AND(A a, B b))`).
 """
 
 from __future__ import annotations
@@ -287,9 +288,20 @@ def _walk_structure(element: A.Element) -> list[A.Element]:
 
 
 @st.composite
+def _twins(draw: st.DrawFn) -> A.Element:
+    """An OR whose branches bind the same variables in different orders: a SEQ of two or
+    three variables, and the same variables in another order or under AND."""
+    leaves = [_rename(draw(_leaf()), [k]) for k in range(draw(st.integers(2, 3)))]
+    other = draw(st.permutations(leaves))
+    second = A.And(tuple(other)) if draw(st.booleans()) else A.Seq(tuple(other))
+    return A.Or((A.Seq(tuple(leaves)), second))
+
+
+@st.composite
 def cases(draw: st.DrawFn, strategies: tuple[str, ...] = A.STRATEGIES, max_events: int = 7) -> Case:
     """A valid pattern over A, B, C and a stream to run it on."""
-    structure = _rename(draw(_structure()), [0])
+    twins = draw(st.integers(0, 7)) == 0
+    structure = draw(_twins()) if twins else _rename(draw(_structure()), [0])
     conditions = draw(_conditions(structure))
     within = draw(st.one_of(st.none(), st.integers(1, 5).map(A.Within)))
     strategy = draw(st.sampled_from(strategies))

@@ -447,11 +447,13 @@ class LazyChain(Plan[LazyState]):
         return self.finalizer.deadline(state.pending)
 
     def idle(self, state: LazyState, watermark: Watermark) -> bool:
+        """Nothing pending, and the window has passed the partition's last event: every
+        partial match waiting has then timed out (its first event is no later), and a later
+        match's negation looks back no further than a window before it."""
         window = self.window
         return (
             window is not None
             and not state.pending
-            and self.live_runs(state) == 0
             and (not state.stream.times or watermark.settles(state.stream.times[-1] + window))
         )
 

@@ -33,6 +33,7 @@ from kleene.compiler.analysis import Analysis
 from kleene.compiler.evaluate import shared_values
 from kleene.compiler.options import Options
 from kleene.events import Event, Watermark
+from kleene.language import ast as A
 from kleene.matches import Match
 from kleene.plans.base import Plan, begin_at_first, register
 from kleene.plans.nfa.automaton import Automaton, Edge, build
@@ -40,7 +41,7 @@ from kleene.plans.nfa.buffer import Buffer, Entry, History, Memo, Version
 from kleene.plans.nfa.negation import NegativeFinalizer
 from kleene.plans.nfa.vector import Compiled, compile_automaton
 from kleene.plans.reference.checks import Checks
-from kleene.plans.reference.finalize import Candidate, Pending, distinct
+from kleene.plans.reference.finalize import Candidate, Pending
 from kleene.plans.reference.stream import Stream
 
 __all__ = ["Nfa", "NfaState", "Run", "moves"]
@@ -170,9 +171,9 @@ class Nfa(Plan[NfaState]):
         self.ignore_other_keys = strategy == "partition_contiguity" and self.partition is not None
         self.equivalences = analysis.equivalences
         self.negated = bool(analysis.negations)
-        #: Two OR branches bind the same variables (`OR(SEQ(A a, B b), AND(A a, B b))`):
-        #: a match may complete along both, and is reported once.
-        self.twins = len({b.names for b in analysis.dnf}) < len(analysis.dnf)
+        #: Under OR, branches may bind the same variables (`OR(SEQ(A a, B b), AND(A a, B
+        #: b))`): a match may complete along both, and is reported once.
+        self.twins = A.contains_or(analysis.structure)
         self.nodes = self._nodes()
         self.start_node = self.nodes[0]
         #: A pure memo: the last event asked about and its key (the runtime and `step` ask
@@ -438,11 +439,9 @@ class Nfa(Plan[NfaState]):
                 if self.twins:
                     found = list({_identity(m.bindings): m for m in found}.values())
             else:
-                candidates = [
-                    self._candidate(state, h, edge, position, event) for h, edge in completed
-                ]
                 self.finalizer.add(
-                    state.pending, distinct(candidates) if self.twins else candidates
+                    state.pending,
+                    [self._candidate(state, h, edge, position, event) for h, edge in completed],
                 )
         if state.pending:
             matches = self._settle(state, Watermark(t, inclusive=False))

@@ -36,7 +36,7 @@ from kleene.matches import Match
 from kleene.plans.base import Plan, begin_at_first, register
 from kleene.plans.nfa import Nfa, moves
 from kleene.plans.reference.checks import Binding
-from kleene.plans.reference.finalize import Candidate, Pending, distinct
+from kleene.plans.reference.finalize import Candidate, Pending
 from kleene.plans.reference.stream import Stream
 
 __all__ = ["BacktrackState", "NfaBacktrack"]
@@ -301,7 +301,7 @@ class NfaBacktrack(Plan[BacktrackState]):
             _, _, binding = heapq.heappop(state.found)
             released.append(self.finalizer.candidate(binding, stream, self.partition_key))
         if released:
-            self.finalizer.add(state.pending, distinct(released) if self.nfa.twins else released)
+            self.finalizer.add(state.pending, released)
         # the earliest start of a match still to come (from a run) or held back (found);
         # at the end of the stream every run has read everything
         starts = [r.origin for r in runs] if watermark.t != math.inf else []

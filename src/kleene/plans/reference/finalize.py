@@ -29,6 +29,7 @@ from kleene.compiler.analysis import Analysis, Negated
 from kleene.compiler.evaluate import attribute
 from kleene.compiler.options import Options
 from kleene.events import Event, Watermark
+from kleene.language import ast as A
 from kleene.matches import Match
 from kleene.plans.reference.checks import Binding, Checks, as_events
 from kleene.plans.reference.stream import Stream
@@ -101,6 +102,11 @@ class Finalizer:
         self.non_overlapping = options.output == "non_overlapping"
         self.selection = options.selection
         self.negations = tuple(analysis.negations.values() if negations is None else negations)
+        #: The positive variables in pattern order (the order they are first declared in).
+        self.order = tuple(v.name for v in analysis.positive)
+        #: Under OR two branches may complete one binding (`OR(SEQ(A a, B b), AND(A a, B
+        #: b))`): candidates are made distinct, so the match is reported once.
+        self.twins = A.contains_or(analysis.structure)
 
     def candidate(
         self,
@@ -112,6 +118,10 @@ class Finalizer:
         """A complete binding as a candidate; with non-overlapping output, `partition` (the
         plan's partition key, None: the whole stream is one) groups candidates by the key of
         their first event. A plan that holds the bound events passes them as `events`."""
+        # in pattern order (`Match.bindings` is), whatever order the plan bound them in
+        binding = {n: binding[n] for n in self.order if n in binding}
+        if events is not None:
+            events = {n: events[n] for n in self.order if n in events}
         first = min(ps[0] for ps in binding.values() if ps)
         last = max(ps[-1] for ps in binding.values() if ps)
         key = None
@@ -131,6 +141,10 @@ class Finalizer:
         ]
 
     def add(self, pending: Pending, candidates: list[Candidate]) -> None:
+        """Take one step's complete candidates (every candidate ending at one event comes
+        in the same call)."""
+        if self.twins and len(candidates) > 1:
+            candidates = distinct(candidates)
         if not self.non_overlapping:
             pending.undecided.extend(candidates)  # reported in any order; the engine sorts
             return
