@@ -2,6 +2,7 @@
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -20,3 +21,11 @@ settings.register_profile(
     "thorough", max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile(os.environ.get("KLEENE_HYPOTHESIS", "dev"))
+
+
+def pytest_collection_modifyitems(items):
+    """Every test under tests/spark runs Spark: mark it `spark` (`pytest -m "not spark"`
+    runs the rest in a minute)."""
+    for item in items:
+        if "tests/spark/" in item.path.as_posix():
+            item.add_marker(pytest.mark.spark)

@@ -113,7 +113,7 @@ def _fits(element: A.Element, assignment: Assignment) -> bool:
                 assignment[n] is None for n in others
             ):
                 fitting.append(item)
-        return len(fitting) >= 1 and all(_fits(item, assignment) for item in fitting[:1])
+        return any(_fits(item, assignment) for item in fitting)  # branches may share variables
     if not all(_fits(item, assignment) for item in items):
         return False
     if isinstance(element, A.Seq):

@@ -2,7 +2,9 @@
 
 import pytest
 
-from kleene.spark import spark_session
+pytest.importorskip("pyspark", reason="the Spark tests need pyspark (pip install kleene[spark])")
+
+from kleene.spark import spark_session  # imported only once pyspark is known to be there
 
 
 @pytest.fixture(scope="session")

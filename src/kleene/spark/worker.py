@@ -55,14 +55,13 @@ class JobSpec:
     key_names: tuple[str, ...] = ()
 
 
-_PLANS: dict[int, Plan[Any]] = {}
+_PLANS: dict[tuple[Pattern, str, tuple[tuple[str, str], ...]], Plan[Any]] = {}
 
 
 def _plan(spec: JobSpec) -> Plan[Any]:
-    """The compiled plan, once per worker process."""
-    key = hash(
-        (spec.pattern, spec.plan, tuple(sorted((k, repr(v)) for k, v in spec.options.items())))
-    )
+    """The compiled plan, once per worker process (keyed by the query, plan and options
+    themselves: two jobs whose keys merely hash alike never share a plan)."""
+    key = (spec.pattern, spec.plan, tuple(sorted((k, repr(v)) for k, v in spec.options.items())))
     plan = _PLANS.get(key)
     if plan is None:
         plan = _PLANS[key] = plans.compile(spec.pattern, spec.plan, **spec.options)

@@ -44,11 +44,11 @@ from kleene.events import Event, Watermark
 from kleene.language import ast as A
 from kleene.matches import Match
 from kleene.plans.base import Plan, register
+from kleene.plans.common.checks import Binding, Checks
+from kleene.plans.common.finalize import Candidate, Finalizer, Pending
+from kleene.plans.common.stream import Stream
 from kleene.plans.lazy.chain import Step, chains, group_by, rank, step
 from kleene.plans.lazy.first_chance import dependencies
-from kleene.plans.reference.checks import Binding, Checks
-from kleene.plans.reference.finalize import Candidate, Finalizer, Pending
-from kleene.plans.reference.stream import Stream
 
 __all__ = ["Found", "Instance", "LazyChain", "LazyState", "StateKey"]
 

@@ -36,13 +36,13 @@ from kleene.events import Event, Watermark
 from kleene.language import ast as A
 from kleene.matches import Match
 from kleene.plans.base import Plan, begin_at_first, register
+from kleene.plans.common.checks import Checks
+from kleene.plans.common.finalize import Candidate, Pending
+from kleene.plans.common.stream import Stream
 from kleene.plans.nfa.automaton import Automaton, Edge, build
 from kleene.plans.nfa.buffer import Buffer, Entry, History, Memo, Version
 from kleene.plans.nfa.negation import NegativeFinalizer
 from kleene.plans.nfa.vector import Compiled, compile_automaton
-from kleene.plans.reference.checks import Checks
-from kleene.plans.reference.finalize import Candidate, Pending
-from kleene.plans.reference.stream import Stream
 
 __all__ = ["Nfa", "NfaState", "Run", "moves"]
 

@@ -34,10 +34,10 @@ from kleene.compiler.options import Options
 from kleene.events import Event, Watermark
 from kleene.matches import Match
 from kleene.plans.base import Plan, begin_at_first, register
+from kleene.plans.common.checks import Binding
+from kleene.plans.common.finalize import Candidate, Pending
+from kleene.plans.common.stream import Stream
 from kleene.plans.nfa import Nfa, moves
-from kleene.plans.reference.checks import Binding
-from kleene.plans.reference.finalize import Candidate, Pending
-from kleene.plans.reference.stream import Stream
 
 __all__ = ["BacktrackState", "NfaBacktrack"]
 

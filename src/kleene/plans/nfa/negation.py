@@ -41,11 +41,11 @@ from kleene.compiler.options import Options
 from kleene.errors import EventError
 from kleene.events import Event
 from kleene.language import ast as A
+from kleene.plans.common.checks import Checks, as_events
+from kleene.plans.common.finalize import Candidate, Finalizer
+from kleene.plans.common.stream import Stream
 from kleene.plans.nfa.automaton import Automaton, Instance
 from kleene.plans.nfa.vector import Context, Generator
-from kleene.plans.reference.checks import Checks, as_events
-from kleene.plans.reference.finalize import Candidate, Finalizer
-from kleene.plans.reference.stream import Stream
 
 __all__ = ["Negative", "NegativeFinalizer"]
 

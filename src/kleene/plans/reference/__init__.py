@@ -26,11 +26,11 @@ from kleene.compiler.options import Options
 from kleene.events import Event, Watermark
 from kleene.matches import Match
 from kleene.plans.base import Plan, register
+from kleene.plans.common.checks import Checks
+from kleene.plans.common.finalize import Finalizer, Pending
+from kleene.plans.common.stream import Stream
 from kleene.plans.reference.bindings import completed_at
-from kleene.plans.reference.checks import Checks
-from kleene.plans.reference.finalize import Finalizer, Pending
 from kleene.plans.reference.runs import Run, Runs
-from kleene.plans.reference.stream import Stream
 
 __all__ = ["Reference", "ReferenceState"]
 

@@ -29,8 +29,8 @@ from kleene.compiler.analysis import Analysis
 from kleene.compiler.residuals import Residual, Shape, Take, residual
 from kleene.events import Event
 from kleene.language import ast as A
-from kleene.plans.reference.checks import Binding, Checks
-from kleene.plans.reference.stream import Stream
+from kleene.plans.common.checks import Binding, Checks
+from kleene.plans.common.stream import Stream
 
 __all__ = ["Run", "Runs"]
 
