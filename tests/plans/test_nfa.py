@@ -29,23 +29,6 @@ def test_nfa_equals_reference(case, output, merge):
     assert actual == expected
 
 
-@given(cases(max_events=9))
-def test_nfa_reports_each_match_when_reference_does(case):
-    """Per event, the same matches come out: emission timing equals the reference's."""
-    reference = kleene.Engine(case.pattern, plan="reference")
-    nfa = kleene.Engine(case.pattern, plan="nfa")
-    for event in case.events:
-        assert ids(nfa.send(event)) == ids(reference.send(event))
-    assert ids(nfa.close()) == ids(reference.close())
-
-
-@given(cases(max_events=9))
-def test_nfa_without_partitioning_equals_reference(case):
-    plan = kleene.compile(case.pattern, plan="nfa")
-    expected = ids(kleene.match(case.pattern, case.events, plan="reference"))
-    assert ids(run(plan, case.events, partition=False)) == expected
-
-
 @given(cases(max_events=9), st.sampled_from(OUTPUTS))
 def test_nfa_backtrack_equals_reference(case, output):
     expected = ids(kleene.match(case.pattern, case.events, plan="reference", output=output))
