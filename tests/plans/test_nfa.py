@@ -17,11 +17,6 @@ def ids(matches):
     return sorted(sorted(m.ids().items()) for m in matches)
 
 
-def run(plan, events, partition=True):
-    engine = kleene.Engine(plan, partition=partition)
-    return engine.send_many(events) + engine.close()
-
-
 @given(cases(max_events=9), st.sampled_from(OUTPUTS), st.booleans())
 def test_nfa_equals_reference(case, output, merge):
     expected = ids(kleene.match(case.pattern, case.events, plan="reference", output=output))
