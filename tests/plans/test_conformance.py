@@ -6,6 +6,8 @@ A plan added to the registry is checked here without a line more. A pattern a pl
 run is rejected (a plan says so by its `unsupported`); a check a plan declares in its
 `limits` is skipped, and nothing else."""
 
+import functools
+
 import pytest
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
@@ -21,6 +23,7 @@ from kleene.testing.strategies import cases
 NAMES = sorted(PLANS)
 
 
+@functools.cache
 def strategies(name):
     """The strategies the plan runs (a plan may run only some)."""
     cls = PLANS[name]

@@ -57,7 +57,7 @@ Reports = list[list[tuple[tuple[str, tuple[Any, ...]], ...]]]
 
 
 @dataclass
-class Run:
+class Driven:
     """A plan driven over a stream: each event's reports, the matches in report order, and
     how many states `idle` let go."""
 
@@ -73,7 +73,7 @@ def drive(
     partition: bool = True,
     resume_at: int | None = None,
     evict: bool = False,
-) -> Run:
+) -> Driven:
     """Run `plan` over `events` the way the runtime does (one state per partition key,
     deadlines fired before the event that passes them, everything advanced to the end),
     checking that every advance at a deadline moves it on. With `resume_at`, every state is
@@ -110,7 +110,7 @@ def drive(
         states = {k: plan.load_state(plan.dump_state(s)) for k, s in states.items()}
     end = Watermark(math.inf)
     report([m for s in states.values() for m in plan.advance(s, end)])
-    return Run(reports, matches, evicted)
+    return Driven(reports, matches, evicted)
 
 
 def _fire(plan: Plan[Any], states: dict[Hashable | None, Any], now: Watermark) -> list[Match]:
@@ -132,7 +132,7 @@ def _key(match: Match) -> tuple[tuple[str, tuple[Any, ...]], ...]:
     return tuple((name, tuple(e.id for e in events)) for name, events in match.bindings.items())
 
 
-def _flat(run: Run) -> list[tuple[tuple[str, tuple[Any, ...]], ...]]:
+def _flat(run: Driven) -> list[tuple[tuple[str, tuple[Any, ...]], ...]]:
     return sorted(k for found in run.reports for k in found)
 
 

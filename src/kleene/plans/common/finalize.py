@@ -102,8 +102,6 @@ class Finalizer:
         self.non_overlapping = options.output == "non_overlapping"
         self.selection = options.selection
         self.negations = tuple(analysis.negations.values() if negations is None else negations)
-        #: The positive variables in pattern order (the order they are first declared in).
-        self.order = tuple(v.name for v in analysis.positive)
         #: Under OR two branches may complete one binding (`OR(SEQ(A a, B b), AND(A a, B
         #: b))`): candidates are made distinct, so the match is reported once.
         self.twins = A.contains_or(analysis.structure)
@@ -117,11 +115,8 @@ class Finalizer:
     ) -> Candidate:
         """A complete binding as a candidate; with non-overlapping output, `partition` (the
         plan's partition key, None: the whole stream is one) groups candidates by the key of
-        their first event. A plan that holds the bound events passes them as `events`."""
-        # in pattern order (`Match.bindings` is), whatever order the plan bound them in
-        binding = {n: binding[n] for n in self.order if n in binding}
-        if events is not None:
-            events = {n: events[n] for n in self.order if n in events}
+        their first event. A plan that holds the bound events passes them as `events`. The
+        variables come in pattern order (`Match.bindings` is in it)."""
         first = min(ps[0] for ps in binding.values() if ps)
         last = max(ps[-1] for ps in binding.values() if ps)
         key = None

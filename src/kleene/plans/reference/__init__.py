@@ -26,7 +26,7 @@ from kleene.compiler.options import Options
 from kleene.events import Event, Watermark
 from kleene.matches import Match
 from kleene.plans.base import Plan, register
-from kleene.plans.common.checks import Checks
+from kleene.plans.common.checks import Binding, Checks
 from kleene.plans.common.finalize import Finalizer, Pending
 from kleene.plans.common.stream import Stream
 from kleene.plans.reference.bindings import completed_at
@@ -61,6 +61,8 @@ class Reference(Plan[ReferenceState]):
         self.finalizer = Finalizer(analysis, self.checks, self.window, options)
         #: Skip-till-any-match by definition (False) or by running NFA^b runs (True, a test aid).
         self.declarative = analysis.strategy == "skip_till_any_match" and not any_match_by_runs
+        #: The positive variables in pattern order (the order they are first declared in).
+        self.order = tuple(v.name for v in analysis.positive)
         self.automaton = Runs(analysis, structure, self.checks, self.window, analysis.strategy)
 
     def new_state(self) -> ReferenceState:
@@ -77,9 +79,17 @@ class Reference(Plan[ReferenceState]):
             state.runs, bindings = self.automaton.step(state.runs, event, position, stream)
         self.finalizer.add(
             state.pending,
-            [self.finalizer.candidate(b, stream, self.partition_key) for b in bindings],
+            [
+                self.finalizer.candidate(self._ordered(b), stream, self.partition_key)
+                for b in bindings
+            ],
         )
         return self.settle(state, Watermark(event.t, inclusive=False))
+
+    def _ordered(self, binding: Binding) -> Binding:
+        """A binding with its variables in pattern order (AND and OR branches bind them in
+        the order their events came)."""
+        return {n: binding[n] for n in self.order if n in binding}
 
     def advance(self, state: ReferenceState, watermark: Watermark) -> list[Match]:
         if self.window is not None:
