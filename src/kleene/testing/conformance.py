@@ -38,11 +38,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from kleene import plans
-from kleene.errors import PlanError
+from kleene.compiler.analysis import analyze
+from kleene.compiler.options import Options
 from kleene.events import Event, Watermark
 from kleene.language.ast import Pattern
 from kleene.matches import Match
-from kleene.plans.base import LIMITS, Plan
+from kleene.plans.base import LIMITS, Plan, plan_class
 
 __all__ = ["CHECKS", "UnsupportedError", "check", "drive"]
 
@@ -190,12 +191,13 @@ def check(
     **options: Any,
 ) -> None:
     """Run `checks` on plan `name` for `pattern` over `events`, with `options`."""
-    try:
-        plan = plans.compile(pattern, name, **options)
-    except PlanError as error:
-        if "cannot run this pattern" in str(error):
-            raise UnsupportedError(str(error)) from None
-        raise
+    if isinstance(pattern, str):
+        pattern = plans.parse(pattern)
+    settings = Options.build(**options)
+    reason = plan_class(name).unsupported(analyze(pattern, settings.functions), settings)
+    if reason is not None:
+        raise UnsupportedError(f"plan {name!r} cannot run this pattern: {reason}")
+    plan = plans.compile(pattern, name, **options)
     unknown = plan.limits - LIMITS
     assert not unknown, f"plan {name!r} declares unknown limits {sorted(unknown)}"
     reference = plans.compile(pattern, "reference", **options)
