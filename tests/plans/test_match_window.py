@@ -165,3 +165,13 @@ def test_match_window_keeps_the_inner_plans_selection(case, selection, pruning):
     except PlanError:
         assume(False)
     assert ids(engine.send_many(case.events) + engine.close()) == alone
+
+
+def test_keyed_windows_keep_their_key_when_the_stream_is_not_split():
+    """Partitioning pruning drops the key's equalities from the inner plan; a state that sees
+    every key (Engine(partition=False)) must still not match across keys (found by the
+    conformance suite under the thorough profile)."""
+    query = "PATTERN SEQ(_ v1, _+ v2[]) WHERE skip_till_next_match { [k] } WITHIN 1"
+    stream = [{"type": "A", "ts": 0, "k": 0}, {"type": "A", "ts": 0, "k": 1}]
+    engine = kleene.Engine(query, "match_window", partition=False)
+    assert engine.send_many(stream) + engine.close() == []

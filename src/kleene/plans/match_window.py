@@ -341,13 +341,17 @@ class MatchWindow(Plan[WindowState]):
 
     def _match(self, state: WindowState) -> list[Match]:
         """A(P, W): the inner plan's matches over the window that start at its first event."""
-        window = state.window
-        first = window[0][0]
-        key = None if not self.partitioning else self.analysis.partition.key(first)  # type: ignore[union-attr]
-        inner = self.keyed if key is not None else self.inner
+        events = [event for event, _, _ in state.window]
+        partition = self.analysis.partition
+        key = None if not self.partitioning or partition is None else partition.key(events[0])
+        if key is None:
+            inner = self.inner
+        else:  # the keyed plan leaves the key's equalities out: keep the key's events only
+            inner = self.keyed  # (a state sees other keys' events when the stream is not split)
+            events = [e for e in events if partition.key(e) == key]  # type: ignore[union-attr]
         state.counters["calls"] += 1
-        state.counters["events_to_inner"] += len(window)
-        return inner.matches_from([event for event, _, _ in window])
+        state.counters["events_to_inner"] += len(events)
+        return inner.matches_from(events)
 
 
 def _satisfies(event: Event, properties: tuple[Condition, ...], analysis: Analysis) -> bool:
