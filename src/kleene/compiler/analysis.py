@@ -214,17 +214,17 @@ class Analysis:
     before: Mapping[str, frozenset[str]]
     partition: Partition | None
     strategy: str
-    functions: Mapping[str, Callable[..., Any]] = field(repr=False)
     #: The positive pattern in DNF: one branch per way through its ORs.
-    dnf: tuple[S.Branch, ...] = ()
+    dnf: tuple[S.Branch, ...]
     #: The variables every match binds to at least one event (`structure.mandatory`).
-    mandatory: frozenset[str] = frozenset()
+    mandatory: frozenset[str]
     #: The fewest events a match binds.
-    least: int = 0
+    least: int
     #: The variables that can bind a match's earliest event, in pattern order.
-    first: tuple[str, ...] = ()
+    first: tuple[str, ...]
     #: The sets B1..Bk of an SES pattern (None: the pattern is not one).
-    ses: tuple[tuple[str, ...], ...] | None = None
+    ses: tuple[tuple[str, ...], ...] | None
+    functions: Mapping[str, Callable[..., Any]] = field(repr=False)
 
     @property
     def positive(self) -> tuple[Variable, ...]:
