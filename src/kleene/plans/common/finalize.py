@@ -15,6 +15,7 @@ forbids one (SASE+'s nested-query semantics, written out in docs/semantics.md):
 With output="non_overlapping", candidates of one partition are decided in the order they
 completed (ties: earliest start first, then by positions, then by variable bindings) and a
 match is reported only if it starts after the previous reported match of that partition ended.
+A candidate that starts before then is dropped at once, without waiting for its negations.
 """
 
 from __future__ import annotations
@@ -177,10 +178,16 @@ class Finalizer:
             queue = pending.queues[key]
             while queue:
                 candidate = queue[0]
-                if self.verdict(candidate, stream, watermark) is None:
+                if candidate.first <= pending.last_end.get(key, -1):
+                    # it overlaps the last match reported: never reported, whatever its
+                    # negations say, so it need not wait for them (nor hold the queue up)
+                    queue.popleft()
+                    continue
+                verdict = self.verdict(candidate, stream, watermark)
+                if verdict is None:
                     break
                 queue.popleft()
-                if candidate.verdict and candidate.first > pending.last_end.get(key, -1):
+                if verdict:
                     reported.append(candidate)
                     pending.last_end[key] = candidate.last
             if not queue:
