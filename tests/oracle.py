@@ -4,12 +4,15 @@ It shares nothing with the reference plan but the expression interpreter: it tri
 assignment of events to the positive variables (every subset for a Kleene variable), keeps the
 ones that fit the structure, the window, the conditions and the negations, and returns their
 keys. Exponential; for streams of a handful of events.
+
+`non_overlapping` and `selected` state the output formats and selections of docs/semantics.md
+(sections 7 and 10) over those keys, so the finalizer that every plan shares is checked too.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import Any
 
 from kleene.compiler.evaluate import Env, attribute, evaluate
@@ -19,11 +22,10 @@ from kleene.language import ast as A
 
 UNBOUND = None
 Assignment = dict[str, tuple[int, ...] | None]
+Key = frozenset[tuple[str, tuple[Any, ...]]]
 
 
-def matches(
-    pattern: A.Pattern, events: Sequence[Event]
-) -> set[frozenset[tuple[str, tuple[Any, ...]]]]:
+def matches(pattern: A.Pattern, events: Sequence[Event]) -> set[Key]:
     """The skip-till-any-match matches, each as a set of (variable, event ids)."""
     positive, in_or = _positive_vars(pattern.structure)
     choices = []
@@ -250,3 +252,67 @@ def _qualifies(
         if not _holds(conjunct, with_it):
             return False
     return True
+
+
+def _positions(match: Key) -> list[int]:
+    return sorted(p for _, ps in match for p in ps)
+
+
+def non_overlapping(
+    found: set[Key],
+    events: Sequence[Event],
+    partition: Callable[[Event], Hashable | None] | None,
+) -> set[Key]:
+    """The matches `output="non_overlapping"` reports, given every match (`found`, keyed by
+    event ids that are stream positions): per partition, in the order matches complete (then
+    earliest start, smaller positions, smaller sorted binding), a match is kept when it starts
+    after the last kept one ended."""
+    kept: set[Key] = set()
+    last_end: dict[Hashable | None, int] = {}
+    order = sorted(
+        found, key=lambda m: (max(_positions(m)), min(_positions(m)), _positions(m), sorted(m))
+    )
+    for match in order:
+        first, last = min(_positions(match)), max(_positions(match))
+        group = None if partition is None else partition(events[first])
+        if first > last_end.get(group, -1):
+            kept.add(match)
+            last_end[group] = last
+    return kept
+
+
+def selected(found: set[Key], selection: str) -> set[Key]:
+    """The matches a selection keeps, given every match: per group of matches starting at one
+    event, `earliest` keeps those where each variable starts at the earliest event it starts
+    at in the group, `maximal` those no match of the group extends by one event of one
+    variable; `earliest_maximal` both."""
+    groups: dict[int, list[Key]] = {}
+    for match in found:
+        groups.setdefault(min(_positions(match)), []).append(match)
+    kept: set[Key] = set()
+    for group in groups.values():
+        chosen = group
+        if selection in ("earliest", "earliest_maximal"):
+            starts: dict[str, int] = {}
+            for match in group:
+                for name, ids in match:
+                    if ids:
+                        starts[name] = min(starts.get(name, ids[0]), ids[0])
+            chosen = [m for m in chosen if all(not ids or ids[0] == starts[n] for n, ids in m)]
+        if selection in ("maximal", "earliest_maximal"):
+            chosen = [m for m in chosen if not any(_one_more(o, m) for o in group)]
+        kept.update(chosen)
+    return kept
+
+
+def _one_more(longer: Key, shorter: Key) -> bool:
+    """Is `longer` the match `shorter` with one more event for exactly one variable?"""
+    big, small = dict(longer), dict(shorter)
+    if big.keys() != small.keys():
+        return False
+    grown = [n for n in small if big[n] != small[n]]
+    return (
+        len(grown) == 1
+        and set(small[grown[0]]) < set(big[grown[0]])
+        and (len(big[grown[0]]) == len(small[grown[0]]) + 1)
+    )

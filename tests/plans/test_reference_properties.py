@@ -4,6 +4,7 @@ import dataclasses
 import itertools
 
 from hypothesis import given
+from hypothesis import strategies as st
 
 import kleene
 from kleene.compiler.analysis import analyze
@@ -14,6 +15,7 @@ from kleene.testing.strategies import cases
 from tests import oracle
 
 ANY = ("skip_till_any_match",)
+SELECTIONS = ("earliest", "maximal", "earliest_maximal")
 ORDER = ("strict_contiguity", "partition_contiguity", "skip_till_next_match", "skip_till_any_match")
 
 
@@ -31,6 +33,22 @@ def test_skip_till_any_match_equals_the_independent_enumerator(case):
     found = kleene.match(case.pattern, case.events, plan="reference")
     assert len(found) == len(keys(found)), "a match is reported twice"
     assert keys(found) == oracle.matches(case.pattern, case.events)
+
+
+@given(cases(strategies=ANY))
+def test_non_overlapping_output_equals_the_independent_statement(case):
+    every = oracle.matches(case.pattern, case.events)
+    found = kleene.match(case.pattern, case.events, plan="reference", output="non_overlapping")
+    partition = kleene.compile(case.pattern, plan="reference").partition_key
+    assert keys(found) == oracle.non_overlapping(every, case.events, partition)
+
+
+@given(cases(strategies=ANY), st.sampled_from(SELECTIONS))
+def test_selections_equal_the_independent_statement(case, selection):
+    every = oracle.matches(case.pattern, case.events)
+    found = kleene.match(case.pattern, case.events, plan="reference", selection=selection)
+    assert len(found) == len(keys(found)), "a match is reported twice"
+    assert keys(found) == oracle.selected(every, selection)
 
 
 @given(cases(strategies=ANY))
