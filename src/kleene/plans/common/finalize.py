@@ -35,7 +35,7 @@ from kleene.matches import Match
 from kleene.plans.common.checks import Binding, Checks, as_events
 from kleene.plans.common.stream import Stream
 
-__all__ = ["Candidate", "Finalizer", "Pending", "distinct"]
+__all__ = ["Candidate", "Finalizer", "Partition", "Pending", "distinct"]
 
 
 @dataclass
@@ -86,7 +86,19 @@ class Pending:
             yield from group
 
 
+@dataclass
+class Partition:
+    """What every plan keeps per partition, and what the finalizer works on: the events by
+    arrival position and the candidates not reported yet. A plan's state extends it."""
+
+    stream: Stream = field(default_factory=Stream)
+    pending: Pending = field(default_factory=Pending)
+
+
 class Finalizer:
+    """Decides a plan's candidates: the one implementation of negation, output formats,
+    selections, settling (`report`), deadlines and when a partition is quiet."""
+
     def __init__(
         self,
         analysis: Analysis,
@@ -102,6 +114,7 @@ class Finalizer:
         self.window = window
         self.non_overlapping = options.output == "non_overlapping"
         self.selection = options.selection
+        self.name = options.name
         self.negations = tuple(analysis.negations.values() if negations is None else negations)
         #: Under OR two branches may complete one binding (`OR(SEQ(A a, B b), AND(A a, B
         #: b))`): candidates are made distinct, so the match is reported once.
@@ -125,12 +138,12 @@ class Finalizer:
             key = partition(stream[first])
         return Candidate(binding, first, last, stream[first].t, stream[last].t, key, None, events)
 
-    def matches(self, reported: list[Candidate], stream: Stream, name: str) -> list[Match]:
-        """The reported candidates as matches named `name`."""
+    def matches(self, reported: list[Candidate], stream: Stream) -> list[Match]:
+        """The reported candidates as matches."""
         return [
             Match(
                 as_events(c.binding, stream) if c.events is None else c.events,
-                name,
+                self.name,
                 (c.start, c.end),
             )
             for c in reported
@@ -150,6 +163,25 @@ class Finalizer:
         )
         for candidate in candidates:
             pending.queues.setdefault(candidate.key, deque()).append(candidate)
+
+    def report(
+        self, partition: Partition, watermark: Watermark, unsettled: float = math.inf
+    ) -> list[Match]:
+        """The matches that become final now that time has reached `watermark`."""
+        if not partition.pending:
+            return []
+        reported = self.settle(partition.pending, partition.stream, watermark, unsettled)
+        return self.matches(reported, partition.stream)
+
+    def quiet(self, partition: Partition, watermark: Watermark) -> bool:
+        """Nothing pending, and no kept event that the negation of a match still to come
+        could look back to (a window before its end, at least a window after its start)."""
+        if partition.pending:
+            return False
+        events = partition.stream.events
+        if not self.analysis.negations or self.window is None or not events:
+            return True  # without a window a negation looks only between a match's events
+        return events[-1].t < watermark.t - 2 * self.window
 
     def settle(
         self, pending: Pending, stream: Stream, watermark: Watermark, unsettled: float = math.inf
@@ -214,11 +246,12 @@ class Finalizer:
             reported += select(group, self.selection)
         return reported
 
-    def deadline(self, pending: Pending) -> float | None:
+    def deadline(self, partition: Partition) -> float | None:
         """When the next candidate can be decided (all events up to then in): the earliest
         undecided one or, with non-overlapping output, the earliest head of a partition's
         queue (the candidates behind a head wait for it, however early they could be
         decided themselves)."""
+        pending = partition.pending
         if self.window is None or not pending:
             return None
         waiting = pending.undecided + [q[0] for q in pending.queues.values() if q]

@@ -45,7 +45,7 @@ from kleene.language import ast as A
 from kleene.matches import Match
 from kleene.plans.base import Plan, register
 from kleene.plans.common.checks import Binding, Checks
-from kleene.plans.common.finalize import Candidate, Finalizer, Pending
+from kleene.plans.common.finalize import Candidate, Finalizer, Partition
 from kleene.plans.common.stream import Stream
 from kleene.plans.lazy.chain import Step, chains, group_by, rank, step
 from kleene.plans.lazy.first_chance import dependencies
@@ -124,10 +124,9 @@ class Instance:
 
 
 @dataclass
-class LazyState:
-    """One partition's events, input buffer, waiting partial matches and candidates."""
+class LazyState(Partition):
+    """One partition's events, candidates, input buffer and waiting partial matches."""
 
-    stream: Stream = field(default_factory=Stream)
     buffers: dict[str, list[int]] = field(default_factory=dict)
     #: The buffers of iterated variables with a group-by attribute, hashed by its value.
     grouped: dict[str, dict[Hashable, list[int]]] = field(default_factory=dict)
@@ -144,7 +143,6 @@ class LazyState:
     #: The event types that make the roots look again (None: all; see `review`).
     watched: frozenset[str] | None = frozenset()
     live: int = 0  # waiting partial matches but the roots
-    pending: Pending = field(default_factory=Pending)
     #: Events per variable inside the window as of one stream position, and the first
     #: position inside it (the lazy tree's counters), filled in as asked.
     counted: tuple[int, int, dict[str, int]] = field(default_factory=lambda: (-1, 0, {}))
@@ -444,23 +442,20 @@ class LazyChain(Plan[LazyState]):
         return self._settle(state, watermark)
 
     def deadline(self, state: LazyState) -> float | None:
-        return self.finalizer.deadline(state.pending)
+        return self.finalizer.deadline(state)
 
     def idle(self, state: LazyState, watermark: Watermark) -> bool:
-        """Nothing pending, and the window has passed the partition's last event: every
-        partial match waiting has then timed out (its first event is no later), and a later
-        match's negation looks back no further than a window before it."""
+        """The window has passed the partition's last event, so every partial match waiting
+        has timed out (its first event is no later), and the finalizer is quiet."""
         window = self.window
         return (
             window is not None
-            and not state.pending
             and (not state.stream.times or watermark.settles(state.stream.times[-1] + window))
+            and self.finalizer.quiet(state, watermark)
         )
 
     def _settle(self, state: LazyState, watermark: Watermark) -> list[Match]:
-        stream = state.stream
-        reported = self.finalizer.settle(state.pending, stream, watermark)
-        matches = self.finalizer.matches(reported, stream, self.pattern_name)
+        matches = self.finalizer.report(state, watermark)
         if self.window is not None:
             self._forget(state, watermark)
         return matches

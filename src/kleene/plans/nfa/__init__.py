@@ -37,8 +37,7 @@ from kleene.language import ast as A
 from kleene.matches import Match
 from kleene.plans.base import Plan, begin_at_first, register
 from kleene.plans.common.checks import Checks
-from kleene.plans.common.finalize import Candidate, Pending
-from kleene.plans.common.stream import Stream
+from kleene.plans.common.finalize import Candidate, Partition
 from kleene.plans.nfa.automaton import Automaton, Edge, build
 from kleene.plans.nfa.buffer import Buffer, Entry, History, Memo, Version
 from kleene.plans.nfa.negation import NegativeFinalizer
@@ -129,13 +128,11 @@ class Run:
 
 
 @dataclass
-class NfaState:
-    """One partition's runs, buffer, needed events and undecided candidates."""
+class NfaState(Partition):
+    """One partition's needed events, undecided candidates, runs and buffer."""
 
-    stream: Stream = field(default_factory=Stream)
     runs: list[Run] = field(default_factory=list)
     buffer: Buffer = field(default_factory=Buffer)
-    pending: Pending = field(default_factory=Pending)
     versions: int = 0
     kept: int = 64
     begin: bool = True  # may an event begin a run (`matches_from`: only the first)
@@ -268,9 +265,7 @@ class Nfa(Plan[NfaState]):
 
     def idle(self, state: NfaState, watermark: Watermark) -> bool:
         starts = [run.start for run in state.runs]
-        return self._expired(starts, watermark) and self.settled(
-            state.stream, state.pending, watermark
-        )
+        return self._expired(starts, watermark) and self.finalizer.quiet(state, watermark)
 
     def _expired(self, starts: list[float], watermark: Watermark) -> bool:
         """Has the window passed the start of every run? (A run is otherwise only dropped
@@ -279,15 +274,6 @@ class Nfa(Plan[NfaState]):
         if window is None:
             return not starts
         return all(watermark.t - start > window for start in starts)
-
-    def settled(self, stream: Stream, pending: Pending, watermark: Watermark) -> bool:
-        """Nothing pending, and no kept event a later candidate's negation could look back
-        to (a window before its end, which is at least a window after its start)."""
-        if pending:
-            return False
-        if not self.negated or self.window is None or not stream.events:
-            return True  # without a window a negation looks only between a match's events
-        return stream.events[-1].t < watermark.t - 2 * self.window
 
     def counters(self, state: NfaState) -> dict[str, int]:
         return {**state.counters, "buffer_writes": state.buffer.writes}
@@ -564,17 +550,14 @@ class Nfa(Plan[NfaState]):
         return self._settle(state, watermark)
 
     def deadline(self, state: NfaState) -> float | None:
-        return self.finalizer.deadline(state.pending)
+        return self.finalizer.deadline(state)
 
     def _settle(self, state: NfaState, watermark: Watermark) -> list[Match]:
-        stream = state.stream
-        pending = state.pending
-        reported = self.finalizer.settle(pending, stream, watermark)
-        matches = self.finalizer.matches(reported, stream, self.pattern_name)
-        if reported and self.options.output == "non_overlapping":
+        matches = self.finalizer.report(state, watermark)
+        if matches and self.options.output == "non_overlapping":
             # a run that started before a reported match ended can only overlap it
             by_key = self.partition_key is not None
-            ends = pending.last_end
+            ends = state.pending.last_end
             state.runs = [
                 r for r in state.runs if r.origin > ends.get(r.key if by_key else None, -1)
             ]

@@ -35,8 +35,7 @@ from kleene.events import Event, Watermark
 from kleene.matches import Match
 from kleene.plans.base import Plan, begin_at_first, register
 from kleene.plans.common.checks import Binding
-from kleene.plans.common.finalize import Candidate, Pending
-from kleene.plans.common.stream import Stream
+from kleene.plans.common.finalize import Candidate, Partition
 from kleene.plans.nfa import Nfa, moves
 
 __all__ = ["BacktrackState", "NfaBacktrack"]
@@ -75,12 +74,12 @@ class Branch:
 
 
 @dataclass
-class BacktrackState:
-    stream: Stream = field(default_factory=Stream)
+class BacktrackState(Partition):
+    """One partition's events, undecided candidates, runs and the matches they found."""
+
     singleton: Branch | None = None
     postponed: list[Branch] = field(default_factory=list)
     found: list[tuple[int, int, Binding]] = field(default_factory=list)  # heap by last event
-    pending: Pending = field(default_factory=Pending)
     tiebreak: int = 0
     kept: int = 64
     begin: bool = True  # may an event begin a run (`matches_from`: only the first)
@@ -140,7 +139,7 @@ class NfaBacktrack(Plan[BacktrackState]):
             state.singleton is None
             and not state.postponed
             and not state.found
-            and self.nfa.settled(state.stream, state.pending, watermark)
+            and self.finalizer.quiet(state, watermark)
         )
 
     def counters(self, state: BacktrackState) -> dict[str, int]:
@@ -180,7 +179,7 @@ class NfaBacktrack(Plan[BacktrackState]):
         return self._release(state, watermark)
 
     def deadline(self, state: BacktrackState) -> float | None:
-        return self.finalizer.deadline(state.pending)
+        return self.finalizer.deadline(state)
 
     # -- depth first ----------------------------------------------------------------------
 
@@ -307,7 +306,6 @@ class NfaBacktrack(Plan[BacktrackState]):
         starts = [r.origin for r in runs] if watermark.t != math.inf else []
         starts += [min(p for ps in b.values() for p in ps) for _, _, b in state.found]
         unsettled = min(starts, default=math.inf)
-        reported = self.finalizer.settle(state.pending, stream, watermark, unsettled)
-        matches = self.finalizer.matches(reported, stream, self.pattern_name)
+        matches = self.finalizer.report(state, watermark, unsettled)
         self._forget(state, watermark)
         return matches

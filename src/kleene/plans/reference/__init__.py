@@ -27,8 +27,7 @@ from kleene.events import Event, Watermark
 from kleene.matches import Match
 from kleene.plans.base import Plan, register
 from kleene.plans.common.checks import Binding, Checks
-from kleene.plans.common.finalize import Finalizer, Pending
-from kleene.plans.common.stream import Stream
+from kleene.plans.common.finalize import Finalizer, Partition
 from kleene.plans.reference.bindings import completed_at
 from kleene.plans.reference.runs import Run, Runs
 
@@ -36,12 +35,10 @@ __all__ = ["Reference", "ReferenceState"]
 
 
 @dataclass
-class ReferenceState:
-    """One partition's stream, live runs and undecided candidates."""
+class ReferenceState(Partition):
+    """One partition's stream, undecided candidates and live runs."""
 
-    stream: Stream = field(default_factory=Stream)
     runs: list[Run] = field(default_factory=list)
-    pending: Pending = field(default_factory=Pending)
 
 
 @register
@@ -84,7 +81,7 @@ class Reference(Plan[ReferenceState]):
                 for b in bindings
             ],
         )
-        return self.settle(state, Watermark(event.t, inclusive=False))
+        return self._report(state, Watermark(event.t, inclusive=False))
 
     def _ordered(self, binding: Binding) -> Binding:
         """A binding with its variables in pattern order (AND and OR branches bind them in
@@ -94,15 +91,13 @@ class Reference(Plan[ReferenceState]):
     def advance(self, state: ReferenceState, watermark: Watermark) -> list[Match]:
         if self.window is not None:
             state.runs = [r for r in state.runs if watermark.t - r.start <= self.window]
-        return self.settle(state, watermark)
+        return self._report(state, watermark)
 
     def deadline(self, state: ReferenceState) -> float | None:
-        return self.finalizer.deadline(state.pending)
+        return self.finalizer.deadline(state)
 
-    def settle(self, state: ReferenceState, watermark: Watermark) -> list[Match]:
-        stream = state.stream
-        reported = self.finalizer.settle(state.pending, stream, watermark)
-        matches = self.finalizer.matches(reported, stream, self.pattern_name)
+    def _report(self, state: ReferenceState, watermark: Watermark) -> list[Match]:
+        matches = self.finalizer.report(state, watermark)
         if self.window is not None:
-            stream.drop_before(watermark.t - 2 * self.window)
+            state.stream.drop_before(watermark.t - 2 * self.window)
         return matches
