@@ -1,16 +1,16 @@
 """Residuals: what is left of a pattern's structure after some events were taken.
 
 The states of every run-based plan are residuals. A `Var` counts the events its variable has
-taken; `Seq`, `All` (AND) and `OneOf` (OR) hold what is left of their parts. `Shape.takes`
-lists the moves a residual allows: take an event into a variable that can bind next, either
-*directly* (the variable is where the run stands) or by *proceeding* past Kleene variables
-that have enough events, which closes them (SASE+ proceed edges, taken together with the next
-state's begin).
+taken; `InOrder` (SEQ), `AnyOrder` (AND) and `OneOf` (OR) hold what is left of their parts.
+`Arithmetic.takes` lists the moves a residual allows: take an event into a variable that can
+bind next, either *directly* (the variable is where the run stands) or by *proceeding* past
+Kleene variables that have enough events, which closes them (SASE+ proceed edges, taken
+together with the next state's begin).
 
 >>> from kleene import parse
 >>> from kleene.compiler.analysis import analyze
 >>> info = analyze(parse("PATTERN SEQ(A+ a[], B b)"))
->>> shape = Shape(info.variables)
+>>> shape = Arithmetic(info.variables)
 >>> start = residual(info.structure)
 >>> [(name, direct, sorted(closes)) for name, _, direct, closes in shape.takes(start)]
 [('a', True, [])]
@@ -27,7 +27,17 @@ from dataclasses import dataclass
 from kleene.compiler.analysis import Variable
 from kleene.language import ast as A
 
-__all__ = ["DONE", "All", "OneOf", "Residual", "Seq", "Shape", "Take", "Var", "residual"]
+__all__ = [
+    "DONE",
+    "AnyOrder",
+    "Arithmetic",
+    "InOrder",
+    "OneOf",
+    "Residual",
+    "Take",
+    "Var",
+    "residual",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,12 +47,12 @@ class Var:
 
 
 @dataclass(frozen=True, slots=True)
-class Seq:
+class InOrder:
     items: tuple[Residual, ...]
 
 
 @dataclass(frozen=True, slots=True)
-class All:
+class AnyOrder:
     items: tuple[Residual, ...]
 
 
@@ -51,8 +61,8 @@ class OneOf:
     items: tuple[Residual, ...]
 
 
-Residual = Var | Seq | All | OneOf
-DONE = Seq(())
+Residual = Var | InOrder | AnyOrder | OneOf
+DONE = InOrder(())
 
 
 def residual(element: A.Element) -> Residual:
@@ -62,31 +72,31 @@ def residual(element: A.Element) -> Residual:
     assert not isinstance(element, A.Negation)
     items = tuple(residual(item) for item in element.items)
     if isinstance(element, A.Seq):
-        return Seq(items)
-    return All(items) if isinstance(element, A.And) else OneOf(items)
+        return InOrder(items)
+    return AnyOrder(items) if isinstance(element, A.And) else OneOf(items)
 
 
 def _seq(items: tuple[Residual, ...]) -> Residual:
     flat: list[Residual] = []
     for item in items:
-        if isinstance(item, Seq):
+        if isinstance(item, InOrder):
             flat.extend(item.items)
         else:
             flat.append(item)
-    return flat[0] if len(flat) == 1 else Seq(tuple(flat))
+    return flat[0] if len(flat) == 1 else InOrder(tuple(flat))
 
 
 def _all(items: tuple[Residual, ...]) -> Residual:
     kept = tuple(item for item in items if item != DONE)
     if not kept:
         return DONE
-    return kept[0] if len(kept) == 1 else All(kept)
+    return kept[0] if len(kept) == 1 else AnyOrder(kept)
 
 
 Take = tuple[str, Residual, bool, frozenset[str]]  # variable, residual after, direct, closes
 
 
-class Shape:
+class Arithmetic:
     """Residual arithmetic for one pattern's variables."""
 
     def __init__(self, variables: Mapping[str, Variable]) -> None:
@@ -110,7 +120,7 @@ class Shape:
             if variable.max is None or r.count < variable.max:
                 grown: Residual = DONE if not variable.kleene else Var(r.name, r.count + 1)
                 yield r.name, grown, True, frozenset()
-        elif isinstance(r, Seq):
+        elif isinstance(r, InOrder):
             if not r.items:
                 return
             head, rest = r.items[0], r.items[1:]
@@ -120,7 +130,7 @@ class Shape:
                 closing = self.open_vars(head)
                 for name, after, _, closes in self.takes(_seq(rest) if rest else DONE):
                     yield name, after, False, closes | closing
-        elif isinstance(r, All):
+        elif isinstance(r, AnyOrder):
             for index, item in enumerate(r.items):
                 for name, after, direct, closes in self.takes(item):
                     items = (*r.items[:index], after, *r.items[index + 1 :])

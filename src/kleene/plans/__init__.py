@@ -13,13 +13,11 @@ from typing import Any
 from kleene.compiler.analysis import analyze
 from kleene.compiler.options import Options
 from kleene.language.ast import Pattern
-from kleene.plans import lazy as _lazy  # noqa: F401 - registers the plan
+from kleene.plans import lazy as _lazy  # noqa: F401 - registers lazy_chain and lazy_tree
 from kleene.plans import match_window as _match_window  # noqa: F401 - registers the plan
-from kleene.plans import nfa as _nfa  # noqa: F401 - registers the plan
+from kleene.plans import nfa as _nfa  # noqa: F401 - registers nfa and nfa_backtrack
 from kleene.plans import reference as _reference  # noqa: F401 - registers the plan
 from kleene.plans.base import PLANS, Plan, choose, plan_class, register
-from kleene.plans.lazy import tree as _lazy_tree  # noqa: F401 - registers the plan
-from kleene.plans.nfa import backtrack as _backtrack  # noqa: F401 - registers the plan
 
 __all__ = ["PLANS", "Plan", "compile", "parse", "register"]
 

@@ -51,14 +51,14 @@ from kleene.language import ast as A
 from kleene.matches import Match
 from kleene.plans.base import Plan, choose, plan_class, register
 
-__all__ = ["MatchWindow", "Shape", "Summary", "WindowState"]
+__all__ = ["MatchWindow", "SetLayout", "Summary", "WindowState"]
 
 
 # ---- the pattern's shape: what the necessary match conditions read ------------------------
 
 
 @dataclass(frozen=True)
-class Shape:
+class SetLayout:
     """The positive variables (bit j of an event's vector is variable j, written leftmost
     first as in the paper's Example 13), what a match needs of a window, and, for an SES
     pattern, its sets B1..Bk."""
@@ -82,11 +82,11 @@ class Shape:
         return format(mask, f"0{len(self.variables)}b")
 
 
-def shape(analysis: Analysis) -> Shape:
+def shape(analysis: Analysis) -> SetLayout:
     names = tuple(v.name for v in analysis.positive)
-    draft = Shape(names, 0, 0, None)
+    draft = SetLayout(names, 0, 0, None)
     sets = None if analysis.ses is None else tuple(draft.bits(list(s)) for s in analysis.ses)
-    return Shape(names, analysis.least, draft.bits(list(analysis.first)), sets)
+    return SetLayout(names, analysis.least, draft.bits(list(analysis.first)), sets)
 
 
 # ---- the summary statistics ---------------------------------------------------------------
@@ -105,7 +105,7 @@ class Summary:
     positive (`zero == 0`) is Theorem 3's test of conditions 6 and 7.
     """
 
-    def __init__(self, shape: Shape) -> None:
+    def __init__(self, shape: SetLayout) -> None:
         assert shape.sets is not None
         self.shape = shape
         m = len(shape.variables)

@@ -39,7 +39,7 @@ from bisect import bisect_left
 from kleene.compiler.analysis import Analysis
 from kleene.compiler.options import Options
 from kleene.plans.base import register
-from kleene.plans.lazy import Found, Instance, LazyChain, LazyState, StateKey
+from kleene.plans.lazy.chain import Completions, LazyChain, LazyState, Partial, StateKey
 
 __all__ = ["LazyTree"]
 
@@ -86,7 +86,7 @@ class LazyTree(LazyChain):
                 types |= variable.types
         state.watched = frozenset(types)
 
-    def _next(self, state: LazyState, b: int, instance: Instance) -> str:
+    def _next(self, state: LazyState, b: int, instance: Partial) -> str:
         bound, ranks = instance.bound, self.ranks
         remaining = [n for n in self.orders[b] if n not in bound]
         return min(remaining, key=lambda n: (self.kleene[n], self._count(state, n), ranks[n]))
@@ -109,8 +109,8 @@ class LazyTree(LazyChain):
     def _review(
         self,
         state: LazyState,
-        found: Found,
-        fresh: list[tuple[str, StateKey, Instance]],
+        found: Completions,
+        fresh: list[tuple[str, StateKey, Partial]],
     ) -> None:
         """Hand each branch's root to a clearly rarer variable: looked at when an event of
         the root's own variable arrives (its counter grew) and every `review` events (the

@@ -40,15 +40,24 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from kleene.compiler.analysis import Analysis, Condition, Variable, positive
-from kleene.compiler.residuals import DONE, All, OneOf, Residual, Seq, Shape, Var, residual
+from kleene.compiler.residuals import (
+    DONE,
+    AnyOrder,
+    Arithmetic,
+    InOrder,
+    OneOf,
+    Residual,
+    Var,
+    residual,
+)
 
-__all__ = ["Automaton", "Edge", "Instance", "State", "build"]
+__all__ = ["Automaton", "Edge", "Placement", "State", "build"]
 
 Counts = tuple[tuple[str, int], ...]  # bound variables (sorted) and their capped counts
 
 
 @dataclass(frozen=True)
-class Instance:
+class Placement:
     """Where a condition is decided on an edge, and for which i.
 
     - "one": a condition without i, decided once;
@@ -75,7 +84,7 @@ class Edge:
     completes: bool
     before: Counts  # counts where the edge starts
     after: Counts  # counts after the take
-    instances: tuple[Instance, ...]
+    instances: tuple[Placement, ...]
     stack: str  # the buffer stack the taken event goes to (its state's name for the variable)
     bound: tuple[str, ...]  # every variable a match completed here binds, in pattern order
 
@@ -172,14 +181,18 @@ def build(analysis: Analysis) -> Automaton:
     variables = {n: v for n, v in analysis.variables.items() if not v.negated}
     conditions = tuple(c for c in analysis.conditions if c.negated is None)
     caps = _caps(variables, conditions)
-    shape = Shape(variables)
+    shape = Arithmetic(variables)
 
     def capped(r: Residual) -> Residual:
         if isinstance(r, Var):
             return Var(r.name, min(r.count, caps[r.name]))
         items = tuple(capped(item) for item in r.items)
         return (
-            Seq(items) if isinstance(r, Seq) else All(items) if isinstance(r, All) else OneOf(items)
+            InOrder(items)
+            if isinstance(r, InOrder)
+            else AnyOrder(items)
+            if isinstance(r, AnyOrder)
+            else OneOf(items)
         )
 
     start = State(0, capped(residual(structure)), (), frozenset())
@@ -218,7 +231,7 @@ def build(analysis: Analysis) -> Automaton:
             instances = _placed(conditions, caps, name, before, state.closed, counts, closed)
             if completes:
                 instances += tuple(
-                    Instance(i.condition, i.kind, i.over, final=True)
+                    Placement(i.condition, i.kind, i.over, final=True)
                     for i in _placed(
                         conditions, caps, None, counts, closed, final_counts, final_closed
                     )
@@ -278,7 +291,7 @@ def _placed(
     closed: frozenset[str],
     new_counts: Mapping[str, int],
     new_closed: frozenset[str],
-) -> tuple[Instance, ...]:
+) -> tuple[Placement, ...]:
     """The condition instances a move from (counts, closed) to (new_counts, new_closed) makes
     decidable, the move taking one event into `taken` (None: only closing). The taken
     variable's new count is uncapped (its old count plus one), so comparing it with first_i
@@ -291,16 +304,16 @@ def _placed(
         over = condition.indexed
         if over is None:
             if not was:
-                placed.append(Instance(condition, "one"))
+                placed.append(Placement(condition, "one"))
         elif was:
             if over == taken and new_counts[over] >= condition.first_i:
-                placed.append(Instance(condition, "element", over))
+                placed.append(Placement(condition, "element", over))
         else:
             count = new_counts[over]
             if over == taken and count == condition.first_i:
-                placed.append(Instance(condition, "element", over))  # the new event alone
+                placed.append(Placement(condition, "element", over))  # the new event alone
             elif count >= condition.first_i or (over != taken and count >= caps[over]):
-                placed.append(Instance(condition, "all", over))  # else: surely none yet
+                placed.append(Placement(condition, "all", over))  # else: surely none yet
     return tuple(placed)
 
 
@@ -321,4 +334,4 @@ def _label(state: State, variables: Mapping[str, Variable], caps: Mapping[str, i
     return " | ".join(dict.fromkeys(parts)) or "F"
 
 
-assert Seq(()) == DONE
+assert InOrder(()) == DONE

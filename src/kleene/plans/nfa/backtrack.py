@@ -36,14 +36,14 @@ from kleene.matches import Match
 from kleene.plans.base import Plan, begin_at_first, register
 from kleene.plans.common.checks import Binding
 from kleene.plans.common.finalize import Candidate, Partition
-from kleene.plans.nfa import Nfa, moves
+from kleene.plans.nfa.plan import Nfa, moves
 
 __all__ = ["BacktrackState", "NfaBacktrack"]
 
-Path = tuple[str, int, Any] | None  # (variable, position, the rest of the path) newest first
+Trail = tuple[str, int, Any] | None  # (variable, position, the rest of the path) newest first
 
 
-class Branch:
+class Walk:
     """A run: where it stands, V, partition and equivalence values, start time and position,
     its own match so far, and the position of the next event it reads (`fresh`: it has read
     nothing yet). `node` is the index of the automaton node it stands at."""
@@ -58,7 +58,7 @@ class Branch:
         values: tuple[Hashable, ...],
         start: float,
         origin: int,
-        path: Path,
+        path: Trail,
         next: int,  # noqa: A002 - the position it reads next
         fresh: bool = False,
     ) -> None:
@@ -77,8 +77,8 @@ class Branch:
 class BacktrackState(Partition):
     """One partition's events, undecided candidates, runs and the matches they found."""
 
-    singleton: Branch | None = None
-    postponed: list[Branch] = field(default_factory=list)
+    singleton: Walk | None = None
+    postponed: list[Walk] = field(default_factory=list)
     found: list[tuple[int, int, Binding]] = field(default_factory=list)  # heap by last event
     tiebreak: int = 0
     kept: int = 64
@@ -150,7 +150,7 @@ class NfaBacktrack(Plan[BacktrackState]):
         values = self.nfa.values(event)
         if values is not None and state.begin:
             key = None if self.nfa.partition is None else self.nfa.event_key(event)
-            begun = Branch(
+            begun = Walk(
                 0,
                 self.nfa.code.initial,
                 key,
@@ -199,7 +199,7 @@ class NfaBacktrack(Plan[BacktrackState]):
 
     def _drain(self, state: BacktrackState, upto: int) -> None:
         """Run every run to `upto` (the stream ends, or a deadline passed)."""
-        caught: list[Branch] = []
+        caught: list[Walk] = []
         while state.singleton is not None or state.postponed:
             self._catch_up(state, upto)
             if state.singleton is not None:
@@ -207,7 +207,7 @@ class NfaBacktrack(Plan[BacktrackState]):
                 state.singleton = None
         state.postponed = caught
 
-    def _read(self, state: BacktrackState, run: Branch | None, upto: int) -> Branch | None:
+    def _read(self, state: BacktrackState, run: Walk | None, upto: int) -> Walk | None:
         """Feed the run the events from its next position to `upto`; split-off runs are
         postponed. The run that goes on, or None when it fails."""
         stream = state.stream
@@ -218,7 +218,7 @@ class NfaBacktrack(Plan[BacktrackState]):
             event = stream[position]
             if window is not None and event.t - run.start > window:
                 return None
-            branches: list[Branch] = []
+            branches: list[Walk] = []
             taken = False
             key = None if self.nfa.partition is None else self.nfa.event_key(event)
             if run.key == key and run.values == self.nfa.values(event):
@@ -231,7 +231,7 @@ class NfaBacktrack(Plan[BacktrackState]):
                         self._found(state, edge.bound, path)
                     if target is not None:
                         branches.append(
-                            Branch(
+                            Walk(
                                 target,
                                 vector,
                                 run.key,
@@ -269,7 +269,7 @@ class NfaBacktrack(Plan[BacktrackState]):
             cut -= self.window
         stream.drop_before(cut)
 
-    def _ignores(self, run: Branch, key: Hashable | None, taken: bool) -> bool:
+    def _ignores(self, run: Walk, key: Hashable | None, taken: bool) -> bool:
         nfa = self.nfa
         if nfa.ignore_always:
             return True
@@ -277,7 +277,7 @@ class NfaBacktrack(Plan[BacktrackState]):
             return not taken
         return nfa.ignore_other_keys and key != run.key
 
-    def _found(self, state: BacktrackState, bound: tuple[str, ...], path: Path) -> None:
+    def _found(self, state: BacktrackState, bound: tuple[str, ...], path: Trail) -> None:
         positions: dict[str, list[int]] = {name: [] for name in bound}
         last = path[1] if path is not None else -1
         while path is not None:

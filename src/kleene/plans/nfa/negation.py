@@ -44,12 +44,12 @@ from kleene.language import ast as A
 from kleene.plans.common.checks import Checks, as_events
 from kleene.plans.common.finalize import Candidate, Finalizer
 from kleene.plans.common.stream import Stream
-from kleene.plans.nfa.automaton import Automaton, Instance
+from kleene.plans.nfa.automaton import Automaton, Placement
 from kleene.plans.nfa.vector import Context, Generator
 
 __all__ = ["Negative", "NegativeFinalizer"]
 
-Bound = Mapping[str, Sequence[Event]]
+BoundEvents = Mapping[str, Sequence[Event]]
 Test = Callable[[Event], bool]
 
 
@@ -60,11 +60,11 @@ class _Raised:
     error: EventError
 
 
-def _value(node: A.Expr, bound: Bound, i: int | None = None) -> Any:
+def _value(node: A.Expr, bound: BoundEvents, i: int | None = None) -> Any:
     return evaluate(node, Env(bound, i, _FUNCTIONS))
 
 
-def _ahead(node: A.Expr, bound: Bound) -> Any:
+def _ahead(node: A.Expr, bound: BoundEvents) -> Any:
     """A term's value read before the test needs it: an error is kept for when it does."""
     try:
         return _value(node, bound)
@@ -114,7 +114,7 @@ class _Writer(Generator):
         name = f"condition{len(self.functions)}"
         ctx = Context(self.negated, "one", None, {}, {}, True)
         if condition.indexed is None:
-            fast, safe = self.condition(Instance(condition, "one"), ctx)
+            fast, safe = self.condition(Placement(condition, "one"), ctx)
             if fast == safe:
                 body = f"        return {safe}\n"
             else:
@@ -148,12 +148,12 @@ class Negative:
         self.source = "".join(writer.functions)
         namespace = writer.load(self.source, _NEGATION_HELPERS)
         #: each condition's variables (it applies to matches binding them all) and function
-        self.conditions: list[tuple[frozenset[str], Callable[[Bound], Test]]] = [
+        self.conditions: list[tuple[frozenset[str], Callable[[BoundEvents], Test]]] = [
             (condition.variables, namespace[name])
             for condition, name in zip(self.negation.conditions, names, strict=True)
         ]
 
-    def test(self, bound: Bound) -> Test:
+    def test(self, bound: BoundEvents) -> Test:
         """The test of an event of the negated type against the candidate `bound`."""
         tests = [write(bound) for variables, write in self.conditions if variables <= bound.keys()]
         if len(tests) == 1:

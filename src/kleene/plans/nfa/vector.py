@@ -40,7 +40,7 @@ from kleene.errors import EventError
 from kleene.events import Event
 from kleene.language import ast as A
 from kleene.language.printer import expr_text
-from kleene.plans.nfa.automaton import Automaton, Edge, Instance, State
+from kleene.plans.nfa.automaton import Automaton, Edge, Placement, State
 
 __all__ = ["Compiled", "Context", "EdgeCode", "Generator", "Slot", "compile_automaton"]
 
@@ -311,7 +311,7 @@ class Generator(Writer):
         }[where.base]
         return f"_element({elements}, {position}, {column})"
 
-    def condition(self, instance: Instance, ctx: Context) -> tuple[str, str]:
+    def condition(self, instance: Placement, ctx: Context) -> tuple[str, str]:
         """Code that is True when the instance holds: a fast form and a safe one.
 
         A top-level comparison fails on null and on false alike, so the fast form compares

@@ -19,7 +19,7 @@ from kleene.plans.common.stream import Stream
 
 __all__ = ["completed_at"]
 
-Found = tuple[dict[str, tuple[int, ...]], int]  # a partial binding and its last position
+Prefix = tuple[dict[str, tuple[int, ...]], int]  # a partial binding and its last position
 
 
 def completed_at(
@@ -67,7 +67,7 @@ class _Search:
         self.designated = designated
         self.n = n
 
-    def bindings(self, element: A.Element, after: int) -> Iterator[Found]:
+    def bindings(self, element: A.Element, after: int) -> Iterator[Prefix]:
         """Partial bindings of `element` using positions greater than `after`."""
         if isinstance(element, A.EventVar):
             variable = self.analysis.variables[element.name]
@@ -87,7 +87,7 @@ class _Search:
             for item in element.items:
                 yield from self.bindings(item, after)
 
-    def sequence(self, items: tuple[A.Element, ...], after: int) -> Iterator[Found]:
+    def sequence(self, items: tuple[A.Element, ...], after: int) -> Iterator[Prefix]:
         if not items:
             yield {}, after
             return
@@ -95,7 +95,7 @@ class _Search:
             for rest, end in self.sequence(items[1:], last):
                 yield {**first, **rest}, end
 
-    def conjunction(self, items: tuple[A.Element, ...], after: int) -> Iterator[Found]:
+    def conjunction(self, items: tuple[A.Element, ...], after: int) -> Iterator[Prefix]:
         if not items:
             yield {}, after
             return
@@ -105,7 +105,7 @@ class _Search:
                 if used.isdisjoint(p for positions in rest.values() for p in positions):
                     yield {**first, **rest}, max(last, end)
 
-    def kleene(self, variable: Variable, after: int) -> Iterator[Found]:
+    def kleene(self, variable: Variable, after: int) -> Iterator[Prefix]:
         name = variable.name
         pool = [p for p in self.candidates[name] if p > after]
         must_end = name == self.designated

@@ -26,20 +26,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from kleene.compiler.analysis import Analysis
-from kleene.compiler.residuals import Residual, Shape, Take, residual
+from kleene.compiler.residuals import Arithmetic, Residual, Take, residual
 from kleene.events import Event
 from kleene.language import ast as A
 from kleene.plans.common.checks import Binding, Checks
 from kleene.plans.common.stream import Stream
 
-__all__ = ["Run", "Runs"]
+__all__ = ["ResidualRun", "Runs"]
 
 
 # ---- runs --------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
-class Run:
+class ResidualRun:
     residual: Residual
     bound: Mapping[str, tuple[int, ...]]
     closed: frozenset[str]
@@ -59,7 +59,7 @@ class Runs:
         window: float | None,
         strategy: str,
     ) -> None:
-        self.shape = Shape(analysis.variables)
+        self.shape = Arithmetic(analysis.variables)
         self.start = residual(structure)
         self.analysis = analysis
         self.checks = checks
@@ -71,10 +71,10 @@ class Runs:
         return None if self.partition is None else self.partition.key(event)
 
     def step(
-        self, runs: list[Run], event: Event, position: int, stream: Stream
-    ) -> tuple[list[Run], list[Binding]]:
+        self, runs: list[ResidualRun], event: Event, position: int, stream: Stream
+    ) -> tuple[list[ResidualRun], list[Binding]]:
         """Advance every run over the event and begin new ones; return runs and completions."""
-        survivors: dict[Any, Run] = {}
+        survivors: dict[Any, ResidualRun] = {}
         completed: list[Binding] = []
         for run in runs:
             if self.window is not None and event.t - run.start > self.window:
@@ -90,14 +90,14 @@ class Runs:
                 survivors.setdefault((run.residual, tuple(run.bound.items()), run.closed), run)
         values = self.checks.equivalent([event])
         if values is not None:
-            fresh = Run(self.start, {}, frozenset(), event.t, self.key(event), values)
+            fresh = ResidualRun(self.start, {}, frozenset(), event.t, self.key(event), values)
             for take in self.shape.takes(self.start):
                 moved = self.move(fresh, take, event, position, stream)
                 if moved is not None:
                     self.keep(moved, survivors, completed, stream)
         return list(survivors.values()), completed
 
-    def ignorable(self, run: Run, event: Event, direct_taken: bool) -> bool:
+    def ignorable(self, run: ResidualRun, event: Event, direct_taken: bool) -> bool:
         strategy = self.strategy
         if strategy == "skip_till_any_match":
             return True
@@ -107,7 +107,9 @@ class Runs:
             return self.partition is not None and self.key(event) != run.key
         return False
 
-    def move(self, run: Run, take: Take, event: Event, position: int, stream: Stream) -> Run | None:
+    def move(
+        self, run: ResidualRun, take: Take, event: Event, position: int, stream: Stream
+    ) -> ResidualRun | None:
         """The run after taking the event as `take` says, or None if the take is not valid."""
         name, after, _, closes = take
         if not self.analysis.variables[name].takes(event.type):
@@ -125,12 +127,12 @@ class Runs:
         closed = run.closed | closes
         if not self.checks.new_instances_hold((run.bound, run.closed), (bound, closed), stream):
             return None
-        return Run(after, bound, closed, run.start, run.key, run.values)
+        return ResidualRun(after, bound, closed, run.start, run.key, run.values)
 
     def keep(
         self,
-        run: Run,
-        survivors: dict[Any, Run],
+        run: ResidualRun,
+        survivors: dict[Any, ResidualRun],
         completed: list[Binding],
         stream: Stream,
     ) -> None:

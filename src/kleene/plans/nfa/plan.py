@@ -1,0 +1,633 @@
+"""The `nfa` plan: SASE+ NFA^b runs over a shared versioned buffer, with run merging.
+
+Compilation follows the paper's steps: the automaton's states and edges from the PATTERN
+clause with each condition instance placed where it becomes decidable (`automaton.py`), every
+edge's formulas compiled into Python functions over the computation state vector V
+(`vector.py`). At run time a partition's state holds its runs, the shared versioned buffer
+(`buffer.py`) and the events still needed. On each event every run evaluates the edges of its
+state for the event's type, splits where several hold, and ignores the event as the strategy
+allows; the window is tested on every edge. Runs that end in the same state with the same
+partition, equivalence values and masked V are merged. A completed run's matches are read from
+the buffer along its version. Without negation and with all matches wanted, each is a match at
+once; otherwise each is a candidate that the negative components' automata (`negation.py`) and
+the output format decide, with `reference`'s finalizer.
+
+>>> import kleene
+>>> events = [{"type": "Stock", "ts": t, "symbol": "A", "price": p, "volume": v}
+...           for t, (p, v) in enumerate([(10, 900), (12, 800), (11, 700), (13, 100)])]
+>>> query = '''PATTERN SEQ(Stock+ a[], Stock b)
+...     WHERE skip_till_next_match { [symbol] AND a[i].price > a[i-1].price
+...                                  AND b.volume < a[a.len].volume }'''
+>>> [m.ids() for m in kleene.match(query, events, plan="nfa")][:3]
+[{'a': (0,), 'b': (1,)}, {'a': (0, 1), 'b': (2,)}, {'a': (1,), 'b': (2,)}]
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from kleene.compiler.analysis import Analysis
+from kleene.compiler.evaluate import shared_values
+from kleene.compiler.options import Options
+from kleene.events import Event, Watermark
+from kleene.language import ast as A
+from kleene.matches import Match
+from kleene.plans.base import Plan, begin_at_first, register
+from kleene.plans.common.checks import Checks
+from kleene.plans.common.finalize import Candidate, Partition
+from kleene.plans.nfa.automaton import Automaton, Edge, build
+from kleene.plans.nfa.buffer import Buffer, Entry, History, Memo, Version
+from kleene.plans.nfa.negation import NegativeFinalizer
+from kleene.plans.nfa.vector import Compiled, compile_automaton
+
+__all__ = ["Nfa", "NfaState", "Run", "moves"]
+
+
+class _Move(NamedTuple):
+    """An edge as the run loop reads it: its compiled formulas unpacked, where it leads."""
+
+    edge: Edge
+    local: Callable[[Event], bool] | None
+    check: Callable[[Event, tuple[Any, ...]], bool] | None
+    update: Callable[[tuple[Any, ...], Event], tuple[Any, ...]] | None
+    late: Callable[[Event, tuple[Any, ...]], bool] | None
+    final: Callable[[Event, tuple[Any, ...]], bool] | None
+    target: int | None  # the index of the node it leads to (None: it can only complete)
+    direct: bool
+    completes: bool
+
+
+class _Node:
+    """A state at run time: its edges by event type (`other`: for a type no variable names,
+    the edges of variables of any type), and how to read its merge key."""
+
+    __slots__ = ("by_type", "id", "label", "mask", "other")
+
+    def __init__(
+        self,
+        id: int,  # noqa: A002 - the automaton state's id
+        label: str,
+        by_type: dict[str, tuple[_Move, ...]],
+        mask: Callable[[tuple[Any, ...]], Any],
+    ) -> None:
+        self.id = id
+        self.label = label
+        self.by_type = by_type
+        self.mask = mask
+        self.other: tuple[_Move, ...] = ()
+
+
+class Run:
+    """A run's computation state: where it stands (a node's index: state holds no
+    functions, so it pickles), V, partition and equivalence values, the
+    youngest start time and its position, the oldest start position (for pruning), its
+    version, how many branches it has split off, its last entry in the buffer and the
+    histories it read from there last (a memo, or None)."""
+
+    __slots__ = (
+        "children",
+        "horizon",
+        "key",
+        "last",
+        "memo",
+        "node",
+        "origin",
+        "start",
+        "values",
+        "vector",
+        "version",
+    )
+
+    def __init__(
+        self,
+        node: int,
+        vector: tuple[Any, ...],
+        key: Hashable | None,
+        values: tuple[Hashable, ...],
+        start: float,
+        origin: int,
+        horizon: int,
+        version: Version,
+        last: Entry | None,
+        memo: Memo | None = None,
+    ) -> None:
+        self.node = node
+        self.vector = vector
+        self.key = key
+        self.values = values
+        self.start = start
+        self.origin = origin
+        self.horizon = horizon
+        self.version = version
+        self.children = 0
+        self.last = last
+        self.memo = memo
+
+
+@dataclass
+class NfaState(Partition):
+    """One partition's needed events, undecided candidates, runs and buffer."""
+
+    runs: list[Run] = field(default_factory=list)
+    buffer: Buffer = field(default_factory=Buffer)
+    versions: int = 0
+    kept: int = 64
+    begin: bool = True  # may an event begin a run (`matches_from`: only the first)
+    counters: dict[str, int] = field(
+        default_factory=lambda: dict.fromkeys(
+            ("runs_created", "runs_merged", "edge_evaluations", "final_takes", "completions"), 0
+        )
+    )
+
+
+@register
+class Nfa(Plan[NfaState]):
+    """SASE+ NFA^b with a shared versioned buffer and merging of equivalent runs."""
+
+    name = "nfa"
+
+    def __init__(self, analysis: Analysis, options: Options) -> None:
+        super().__init__(analysis, options)
+        self.automaton: Automaton = build(analysis)
+        self.code: Compiled = compile_automaton(analysis, self.automaton)
+        self.checks = Checks(analysis, compiled=True)
+        self.finalizer = NegativeFinalizer(analysis, self.checks, self.window, options)
+        self.merge = options.merge
+        self.construct = options.construct
+        #: No negation to wait for and every match wanted: a completion is a match at once.
+        self.immediate = (
+            not analysis.negations and options.output == "all" and options.selection == "all"
+        )
+        strategy = analysis.strategy
+        self.partition = analysis.partition
+        self.ignore_always = strategy == "skip_till_any_match"
+        self.ignore_unless_taken = strategy == "skip_till_next_match"
+        self.ignore_other_keys = strategy == "partition_contiguity" and self.partition is not None
+        self.equivalences = analysis.equivalences
+        self.negated = bool(analysis.negations)
+        #: Under OR, branches may bind the same variables (`OR(SEQ(A a, B b), AND(A a, B
+        #: b))`): a match may complete along both, and is reported once.
+        self.twins = A.contains_or(analysis.structure)
+        self.nodes = self._nodes()
+        self.start_node = self.nodes[0]
+        #: A pure memo: the last event asked about and its key (the runtime and `step` ask
+        #: for the same event in turn). It holds nothing a state needs.
+        self._last: tuple[Event | None, Hashable | None] = (None, None)
+        self.values = _equivalence(self.equivalences)
+
+    @classmethod
+    def unsupported(cls, analysis: Analysis, options: Options) -> str | None:
+        if not options.construct and options.output != "all":
+            return (
+                "construct=False needs output='all' "
+                "(non-overlapping output prunes runs by the matches it reports)"
+            )
+        return None
+
+    def _nodes(self) -> list[_Node]:
+        variables = self.automaton.variables
+        nodes: list[_Node] = []
+        for state in self.automaton.states:
+            mask = self.code.masks[state.id]
+            getter: Callable[[tuple[Any, ...]], Any] = (
+                operator.itemgetter(*mask) if mask else _nothing
+            )
+            nodes.append(_Node(state.id, state.label, {}, getter))
+        named = sorted({t for v in variables.values() for t in v.types or ()})
+        for state in self.automaton.states:
+            by_type: dict[str, list[_Move]] = {}
+            other: list[_Move] = []
+            for position, edge in enumerate(state.edges):
+                code = self.code.edges[state.id, position]
+                move = _Move(
+                    edge,
+                    code.local,
+                    code.check,
+                    code.update,
+                    code.late,
+                    code.final,
+                    edge.target,
+                    edge.direct,
+                    edge.completes,
+                )
+                types = variables[edge.variable].types
+                if types is None:
+                    other.append(move)
+                for event_type in named if types is None else sorted(types):
+                    by_type.setdefault(event_type, []).append(move)
+            nodes[state.id].by_type = {t: tuple(moves) for t, moves in by_type.items()}
+            nodes[state.id].other = tuple(other)
+        return nodes
+
+    @property
+    def partition_key(self) -> Callable[[Event], Hashable | None] | None:
+        """The base plan's key, remembering the last event's: `step` needs it too."""
+        if super().partition_key is None:
+            return None
+        return self.event_key
+
+    def event_key(self, event: Event) -> Hashable | None:
+        last = self._last
+        if last[0] is event:
+            return last[1]
+        assert self.partition is not None
+        key = self.partition.key(event)
+        self._last = (event, key)
+        return key
+
+    def describe(self) -> str:
+        """The automaton, then the columns of V and the ones each state's merging compares."""
+        lines = ["automaton:"]
+        lines += [f"  {line}" for line in self.automaton.describe().splitlines()]
+        for name, negative in self.finalizer.negatives.items():
+            lines.append(f"negation {name} (its matches spoil a candidate):")
+            lines.append(f"  {negative.describe()}")
+        slots = self.code.slots
+        lines.append(f"{'vector V:':<16}{', '.join(map(str, slots)) or 'empty'}")
+        lines.append("merge on:" if self.merge else f"{'merge on:':<16}off (merge=False)")
+        if self.merge:
+            for state in self.automaton.states:
+                columns = [str(slots[c]) for c in self.code.masks[state.id]]
+                lines.append(f"  {state.label}: state, key{''.join(', ' + c for c in columns)}")
+        return "\n".join(lines)
+
+    def dot(self) -> str:
+        return self.automaton.dot(self.analysis.strategy)
+
+    def new_state(self) -> NfaState:
+        return NfaState(buffer=Buffer(positions=not self.immediate))
+
+    def live_runs(self, state: NfaState) -> int:
+        return len(state.runs)
+
+    def idle(self, state: NfaState, watermark: Watermark) -> bool:
+        starts = [run.start for run in state.runs]
+        return self._expired(starts, watermark) and self.finalizer.quiet(state, watermark)
+
+    def _expired(self, starts: list[float], watermark: Watermark) -> bool:
+        """Has the window passed the start of every run? (A run is otherwise only dropped
+        by the next event of its key, which may never come.)"""
+        window = self.window
+        if window is None:
+            return not starts
+        return all(watermark.t - start > window for start in starts)
+
+    def counters(self, state: NfaState) -> dict[str, int]:
+        return {**state.counters, "buffer_writes": state.buffer.writes}
+
+    def matches_from(self, events: Sequence[Event]) -> list[Match]:
+        """Only the first event begins a run: every match found starts there."""
+        return begin_at_first(self, events)
+
+    # -- one event ----------------------------------------------------------------------
+
+    def step(self, state: NfaState, event: Event) -> list[Match]:
+        stream = state.stream
+        values = self.values(event)
+        if not state.runs and not state.pending:
+            # idle, the common case of selective queries: unless the event begins a run,
+            # it only needs a position
+            begins = (
+                None if values is None or not state.begin else _moves(self.start_node, event.type)
+            )
+            if begins is None or not moves(self.start_node, self.code.initial, event):
+                position = stream.append(event)
+                if begins is not None:
+                    state.counters["edge_evaluations"] += len(begins)
+                if len(stream.events) > state.kept:
+                    self._forget(state, Watermark(event.t, inclusive=False))
+                state.buffer.prune(position + 1)
+                return []
+        position = stream.append(event)
+        t = event.t
+        key = None if self.partition is None else self.event_key(event)
+        window = self.window
+        buffer = state.buffer
+        event_type = event.type
+        survivors: list[Run] = []
+        completed: list[tuple[History, Edge]] = []
+        nodes = self.nodes
+        evaluations = 0
+        created = 0
+        finals = 0
+        horizon = position + 1
+        construct = self.construct
+        ignore_always, ignore_unless_taken = self.ignore_always, self.ignore_unless_taken
+        for run in state.runs:
+            if window is not None and t - run.start > window:
+                continue
+            # the edges taken to a state: the first one in locals, any further in `more`
+            first: tuple[Edge, Any, int] | None = None
+            more: list[tuple[Edge, Any, int]] | None = None
+            taken = False
+            if run.key == key and run.values == values:
+                for (
+                    edge,
+                    local,
+                    check,
+                    update,
+                    late,
+                    final,
+                    target,
+                    direct,
+                    completes,
+                ) in (node := nodes[run.node]).by_type.get(event_type, node.other):
+                    evaluations += 1
+                    if local is not None and not local(event):
+                        continue
+                    if check is not None and not check(event, run.vector):
+                        continue
+                    vector = run.vector if update is None else update(run.vector, event)
+                    if late is not None and not late(event, vector):
+                        continue
+                    if direct:
+                        taken = True
+                    if completes and (final is None or final(event, vector)):
+                        finals += 1
+                        if construct:
+                            self._complete(run, edge, position, event, completed, buffer)
+                    if target is not None:
+                        if first is None:
+                            first = (edge, vector, target)
+                        elif more is None:
+                            more = [(edge, vector, target)]
+                        else:
+                            more.append((edge, vector, target))
+            if ignore_always:
+                ignored = True
+            elif ignore_unless_taken:
+                ignored = not taken
+            else:
+                ignored = self.ignore_other_keys and key != run.key
+            if run.horizon < horizon and (ignored or first is not None):
+                horizon = run.horizon
+            if ignored:
+                survivors.append(run)
+            if first is None:
+                continue
+            if not ignored and more is None:
+                # the run goes on one way: it keeps its version (and its object)
+                created += 1
+                edge, run.vector, run.node = first
+                run.last = buffer.add(
+                    edge.stack, edge.variable, position, event, run.version, run.last
+                )
+                survivors.append(run)
+                continue
+            # the run splits: every branch, the ignoring one too, gets a new version, so a
+            # version labels only pointers written before its branch split off
+            branches = [first] if more is None else [first, *more]
+            created += len(branches)
+            base = run.version
+            for edge, vector, target in branches:
+                version = (*base, run.children)
+                run.children += 1
+                self._spawn(buffer, run, edge, vector, target, version, position, event, survivors)
+            if ignored:
+                run.version = (*base, run.children)
+                run.children = 0
+        start = self.start_node
+        if values is not None and state.begin and (begins := _moves(start, event_type)) is not None:
+            evaluations += len(begins)
+            initial = self.code.initial
+            for edge, vector, target, completes in moves(start, initial, event):
+                if completes:
+                    finals += 1
+                    if construct:
+                        fresh = Run(0, initial, key, values, t, position, position, (), None)
+                        self._complete(fresh, edge, position, event, completed, buffer)
+                if target is not None:
+                    state.versions += 1
+                    version = (state.versions,)
+                    last = buffer.add(edge.stack, edge.variable, position, event, version, None)
+                    survivors.append(
+                        Run(target, vector, key, values, t, position, position, version, last)
+                    )
+                    created += 1
+                    horizon = min(horizon, position)
+        counters = state.counters
+        counters["edge_evaluations"] += evaluations
+        if created:
+            counters["runs_created"] += created
+        if finals:
+            counters["final_takes"] += finals
+        if self.merge and len(survivors) > 1:
+            survivors = self._merged(state, survivors)
+        state.runs = survivors
+        found: list[Match] = []
+        if completed:
+            counters["completions"] += len(completed)
+            if self.immediate:
+                found = [self._match(history, edge, event) for history, edge in completed]
+                if self.twins:
+                    found = list({_identity(m.bindings): m for m in found}.values())
+            else:
+                self.finalizer.add(
+                    state.pending,
+                    [self._candidate(state, h, edge, position, event) for h, edge in completed],
+                )
+        if state.pending:
+            matches = self._settle(state, Watermark(t, inclusive=False))
+        else:
+            matches = found
+            if len(stream.events) > state.kept:
+                self._forget(state, Watermark(t, inclusive=False))
+        buffer.prune(horizon)
+        if window is not None and len(buffer.joins) > buffer.kept:
+            buffer.expire(t - window)
+        return matches
+
+    @staticmethod
+    def _spawn(
+        buffer: Buffer,
+        run: Run,
+        edge: Edge,
+        vector: tuple[Any, ...],
+        target: int,
+        version: Version,
+        position: int,
+        event: Event,
+        survivors: list[Run],
+    ) -> Run:
+        """The run after taking the event along `edge`, its event selected into the buffer."""
+        last = buffer.add(edge.stack, edge.variable, position, event, version, run.last)
+        successor = Run(
+            target,
+            vector,
+            run.key,
+            run.values,
+            run.start,
+            run.origin,
+            run.horizon,
+            version,
+            last,
+            run.memo,
+        )
+        survivors.append(successor)
+        return successor
+
+    def _complete(
+        self,
+        run: Run,
+        edge: Edge,
+        position: int,
+        event: Event,
+        completed: list[tuple[History, Edge]],
+        buffer: Buffer,
+    ) -> None:
+        """Read the matches a run completes on this take from the buffer."""
+        window = self.window
+        since = None if window is None else event.t - window
+        histories = buffer.histories(run.last, run.version, since, run.memo)
+        if since is not None:  # drop the merged runs that have expired
+            histories = [h for h in histories if h.first is None or h.first.t >= since]
+        if run.last is not None:
+            run.memo = Memo(run.last, run.version, histories)
+        completed.extend((history, edge) for history in histories)
+
+    def _match(self, history: History, edge: Edge, event: Event) -> Match:
+        """A history completed by `event` along `edge`, as a match."""
+        events = {name: history.events.get(name, ()) for name in edge.bound}
+        events[edge.variable] += (event,)
+        start = event.t if history.first is None else history.first.t
+        return Match(events, self.pattern_name, (start, event.t))
+
+    def _candidate(
+        self, state: NfaState, history: History, edge: Edge, position: int, event: Event
+    ) -> Candidate:
+        """A history completed by `event` along `edge`, for the finalizer to decide."""
+        positions = {name: history.positions.get(name, ()) for name in edge.bound}
+        events = {name: history.events.get(name, ()) for name in edge.bound}
+        positions[edge.variable] += (position,)
+        events[edge.variable] += (event,)
+        return self.finalizer.candidate(positions, state.stream, self.partition_key, events)
+
+    def _merged(self, state: NfaState, runs: list[Run]) -> list[Run]:
+        """Merge runs with equal state, partition, equivalence values and masked V (a run
+        whose V holds a list, say a price history, is kept apart)."""
+        groups: dict[Hashable, list[Run]] = {}
+        for run in runs:
+            key = (run.node, run.key, run.values, self.nodes[run.node].mask(run.vector))
+            try:
+                groups.setdefault(key, []).append(run)
+            except TypeError:
+                groups[id(run)] = [run]
+        if len(groups) == len(runs):
+            return runs
+        merged: list[Run] = []
+        for group in groups.values():
+            if len(group) == 1:
+                merged.append(group[0])
+                continue
+            state.versions += 1
+            version = (state.versions,)
+            join = state.buffer.join(version, [(r.last, r.version, r.start, r.memo) for r in group])
+            youngest = max(group, key=lambda r: r.start)
+            merged.append(
+                Run(
+                    youngest.node,
+                    youngest.vector,
+                    youngest.key,
+                    youngest.values,
+                    youngest.start,
+                    max(r.origin for r in group),
+                    min(r.horizon for r in group),
+                    version,
+                    join,
+                )
+            )
+            state.counters["runs_merged"] += len(group)
+        return merged
+
+    # -- time ---------------------------------------------------------------------------
+
+    def advance(self, state: NfaState, watermark: Watermark) -> list[Match]:
+        if self.window is not None:
+            state.runs = [r for r in state.runs if watermark.t - r.start <= self.window]
+        return self._settle(state, watermark)
+
+    def deadline(self, state: NfaState) -> float | None:
+        return self.finalizer.deadline(state)
+
+    def _settle(self, state: NfaState, watermark: Watermark) -> list[Match]:
+        matches = self.finalizer.report(state, watermark)
+        if matches and self.options.output == "non_overlapping":
+            # a run that started before a reported match ended can only overlap it
+            by_key = self.partition_key is not None
+            ends = state.pending.last_end
+            state.runs = [
+                r for r in state.runs if r.origin > ends.get(r.key if by_key else None, -1)
+            ]
+        self._forget(state, watermark)
+        return matches
+
+    def _forget(self, state: NfaState, watermark: Watermark) -> None:
+        """Drop the events no run, undecided candidate or negation can still need."""
+        stream = state.stream
+        needed = min((run.horizon for run in state.runs), default=stream.end)
+        for candidate in state.pending.waiting():
+            needed = min(needed, candidate.first)
+        if needed >= stream.end:
+            cut = watermark.t if stream.end == stream.base else stream[stream.end - 1].t
+        else:
+            cut = stream[needed].t
+        if self.negated and self.window is not None:
+            cut = min(cut, watermark.t - 2 * self.window)  # a negation looks back a window
+        stream.drop_before(cut)
+        state.kept = 2 * len(stream.events) + 64  # forget again when the stream has doubled
+
+
+def moves(
+    node: _Node, vector: tuple[Any, ...], event: Event
+) -> list[tuple[Edge, tuple[Any, ...], int | None, bool]]:
+    """The takes a run standing at `node` with `vector` may make on `event`: each edge whose
+    formulas hold, with V after the take, the state it leads to (None: it can only complete)
+    and whether the run completes a match there."""
+    found = []
+    for edge, local, check, update, late, final, target, _, completes in node.by_type.get(
+        event.type, node.other
+    ):
+        if local is not None and not local(event):
+            continue
+        if check is not None and not check(event, vector):
+            continue
+        after = vector if update is None else update(vector, event)
+        if late is not None and not late(event, after):
+            continue
+        found.append((edge, after, target, completes and (final is None or final(event, after))))
+    return found
+
+
+def _identity(bindings: Mapping[str, tuple[Event, ...]]) -> tuple[Any, ...]:
+    """A match's events by variable, as identities (one step's matches hold the same event
+    objects)."""
+    return tuple((name, tuple(map(id, events))) for name, events in bindings.items())
+
+
+def _nothing(vector: tuple[Any, ...]) -> None:
+    return None
+
+
+def _equivalence(attrs: tuple[str, ...]) -> Callable[[Event], tuple[Hashable, ...] | None]:
+    """The event's values of the equivalence attributes (None: it lacks one)."""
+    if not attrs:
+        return lambda event: ()
+    if len(attrs) == 1 and attrs[0] not in ("ts", "type", "id"):
+        (name,) = attrs
+
+        def one(event: Event) -> tuple[Hashable, ...] | None:
+            value = event.attrs.get(name)
+            if value is None:
+                return None
+            return (tuple(value) if isinstance(value, list) else value,)
+
+        return one
+    return lambda event: shared_values([event], attrs)
+
+
+def _moves(node: _Node, event_type: str) -> tuple[_Move, ...] | None:
+    """The node's edges an event of this type may take; None when there are none."""
+    return node.by_type.get(event_type, node.other) or None
