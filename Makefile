@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SAMPLE := build/sample
 
-.PHONY: run test lint clean java
+.PHONY: run test lint bench clean java
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,12 +32,17 @@ run: java $(VENV)/.run
 		--output $(SAMPLE)/matches.parquet --overwrite --show 5
 
 lint: $(VENV)/.test
-	$(BIN)/ruff check src tests
-	$(BIN)/ruff format --check src tests
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mypy
 
 test: java lint
 	KLEENE_HYPOTHESIS=ci $(BIN)/pytest
+
+# `make bench BENCH="lazy --patterns SEQ3"` runs any suite; see benchmarks/README.md.
+BENCH ?= nfa --events 20000 --predicates p2 --strategies s2 --windows 1000 --plans nfa --repeat 3
+bench: $(VENV)/.test
+	$(BIN)/python -m benchmarks $(BENCH)
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -2,8 +2,8 @@
 # The Spark pipeline benchmarks of docs/benchmarks.md (about 35 minutes on 2 cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-kleene=.venv/bin/kleene
-$kleene bench spark --events 1000000 --keys 1000 --cores 1 2
-$kleene bench spark --events 10000000 --keys 1000 --cores 1 2 --queries keyed
-$kleene bench spark --events 10000000 --keys 1000 --cores 1 2 --queries unkeyed --skip-in-process
-$kleene bench spark --events 1000000 10000000 --keys 1 --cores 1 --queries keyed --skip-in-process
+python=.venv/bin/python
+$python -m benchmarks spark --events 1000000 --keys 1000 --cores 1 2
+$python -m benchmarks spark --events 10000000 --keys 1000 --cores 1 2 --queries keyed
+$python -m benchmarks spark --events 10000000 --keys 1000 --cores 1 2 --queries unkeyed --skip-in-process
+$python -m benchmarks spark --events 1000000 10000000 --keys 1 --cores 1 --queries keyed --skip-in-process

@@ -4,7 +4,7 @@ from collections import Counter
 
 import pytest
 
-from kleene.bench.workloads import StockStream
+from kleene.testing.workloads import StockStream
 
 
 def test_same_seed_same_stream_other_seed_other_stream():

@@ -9,8 +9,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import kleene
-from kleene.bench.workloads import StockStream
 from kleene.io import readers, write_columns
+from kleene.testing.workloads import StockStream
 
 
 @pytest.fixture

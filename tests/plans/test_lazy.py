@@ -6,6 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import kleene
+from kleene.cli import main
 from kleene.compiler.analysis import analyze
 from kleene.errors import PlanError
 from kleene.testing.strategies import cases, streams
@@ -79,14 +80,29 @@ def test_bad_orders_and_strategies_are_errors():
         kleene.compile("PATTERN SEQ(A a, B b) WHERE strict_contiguity", plan="lazy_chain")
 
 
-def test_orders_from_the_command_line():
+def test_an_order_or_frequencies_give_the_chain():
     query = "PATTERN SEQ(A a, B b, C c)"
-    by_order = kleene.compile(query, plan="lazy_chain", order="C, B,A").describe()
-    by_rates = kleene.compile(query, plan="lazy_chain", frequencies="A:100,B:10,C:1").describe()
+    by_order = kleene.compile(query, plan="lazy_chain", order=["C", "B", "A"]).describe()
+    rates = {"A": 100, "B": 10, "C": 1}
+    by_rates = kleene.compile(query, plan="lazy_chain", frequencies=rates).describe()
     assert by_order == by_rates
     assert by_order.splitlines()[1].strip() == "c <- b (before c) <- a (before c, b)"
-    with pytest.raises(PlanError, match="expected NAME:RATE, not 'B:x'"):
-        kleene.compile(query, plan="lazy_chain", frequencies="A:1,B:x")
+    with pytest.raises(PlanError, match="order is a list of variables or types, not 'C,B,A'"):
+        kleene.compile(query, plan="lazy_chain", order="C,B,A")
+
+
+def test_orders_from_the_command_line(capsys):
+    query = "PATTERN SEQ(A a, B b, C c)"
+    assert main(["explain", query, "--plan", "lazy_chain", "--option", "order=C, B,A"]) == 0
+    by_order = capsys.readouterr().out
+    rates = "frequencies=A:100,B:10,C:1"
+    assert main(["explain", query, "--plan", "lazy_chain", "--option", rates]) == 0
+    assert capsys.readouterr().out == by_order
+    assert "c <- b (before c) <- a (before c, b)" in by_order
+    assert main(["explain", query, "--plan", "lazy_chain", "--option", "frequencies=A:1,B:x"]) == 1
+    assert "expected NAME:RATE, not 'B:x'" in capsys.readouterr().err
+    assert main(["explain", query, "--plan", "lazy_chain", "--option", "estimate=-1"]) == 1
+    assert "estimate must be a number of events (0 or more), not -1" in capsys.readouterr().err
 
 
 PATTERN_4 = "PATTERN SEQ(A a, NOT(B b), C c, D d) WHERE b.x < c.y WITHIN 1 hour"
@@ -99,7 +115,7 @@ def test_first_chance_rejects_before_the_last_event():
     events = [{"type": t, "ts": ts, "x": x, "y": 3} for ts, (t, x) in enumerate(rows)]
     counts = {}
     for negation in ("post", "first_chance"):
-        engine = kleene.Engine(PATTERN_4, "lazy_chain", order="C,A,D", negation=negation)
+        engine = kleene.Engine(PATTERN_4, "lazy_chain", order=["C", "A", "D"], negation=negation)
         assert engine.send_many(events) + engine.close() == []
         counts[negation] = engine.metrics.plan
     assert counts["first_chance"]["negation_rejections"] == 1
@@ -108,7 +124,9 @@ def test_first_chance_rejects_before_the_last_event():
 
 
 def test_first_chance_is_described():
-    plan = kleene.compile(PATTERN_4, plan="lazy_chain", order="C,A,D", negation="first_chance")
+    plan = kleene.compile(
+        PATTERN_4, plan="lazy_chain", order=["C", "A", "D"], negation="first_chance"
+    )
     assert "NOT b checked once a, c are bound" in plan.describe()
     with pytest.raises(PlanError, match="negation must be one of post, first_chance"):
         kleene.compile(PATTERN_4, plan="lazy_chain", negation="early")
@@ -153,7 +171,11 @@ def test_lazy_tree_follows_the_rarest_type_as_it_changes():
     query = "PATTERN AND(A a, B b, C c) WITHIN 12"
     expected = ids(kleene.match(query, events, plan="reference"))
     created = {}
-    for plan, order in [("lazy_tree", ()), ("lazy_chain", "C,B,A"), ("lazy_chain", "A,B,C")]:
+    for plan, order in [
+        ("lazy_tree", ()),
+        ("lazy_chain", ("C", "B", "A")),
+        ("lazy_chain", ("A", "B", "C")),
+    ]:
         engine = kleene.Engine(query, plan, order=order)
         assert ids(engine.send_many(events) + engine.close()) == expected
         created[plan, order] = engine.metrics.plan["instances_created"]
@@ -202,7 +224,7 @@ def test_lazy_chain_estimates_the_order_from_a_prefix():
         assert ids(found + engine.send_many(events[36:]) + engine.close()) == expected
         waiting[estimate] = engine.metrics.run_steps - before
     assert waiting[12] == 0 < waiting[0]
-    plan = kleene.compile(query, plan="lazy_chain", estimate="12")
+    plan = kleene.compile(query, plan="lazy_chain", estimate=12)
     assert "the first 12 events of each partition" in plan.describe()
     with pytest.raises(PlanError, match="estimate must be a number of events"):
         kleene.compile(query, plan="lazy_chain", estimate=-1)
@@ -233,7 +255,7 @@ def test_group_by_attribute_checks_fewer_predicates():
     events = [{"type": t, "ts": i, "x": x} for i, (t, x) in enumerate(rows)]
     checks = {}
     for group in (True, False):
-        engine = kleene.Engine(query, "lazy_chain", order="C,A,B", group=group)
+        engine = kleene.Engine(query, "lazy_chain", order=["C", "A", "B"], group=group)
         found = engine.send_many(events) + engine.close()
         assert len(found) == 5 * 3  # per value: {k}, {k, k+5}, {k+5}
         checks[group] = engine.metrics.plan["predicate_checks"]
@@ -249,7 +271,7 @@ def test_conditions_on_each_element_filter_the_pool_once():
     rows = [("A", 5)] + [("B", x) for x in xs] + [("C", 0)]
     events = [{"type": t, "ts": i, "x": x} for i, (t, x) in enumerate(rows)]
     query = "PATTERN SEQ(A a, B+ b[], C c) WHERE b[i].x > a.x WITHIN 20"
-    engine = kleene.Engine(query, "lazy_chain", order="C,A,B")
+    engine = kleene.Engine(query, "lazy_chain", order=["C", "A", "B"])
     found = engine.send_many(events) + engine.close()
     assert sorted(len(m.bindings["b"]) for m in found) == [1, 1, 2]
     assert engine.metrics.plan["predicate_checks"] == 18

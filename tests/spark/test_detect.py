@@ -7,10 +7,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import kleene
-from kleene.bench.workloads import StockStream
-from kleene.spark import detect, detection
+from kleene.spark import detect, detect_job
 from kleene.testing import events as table
 from kleene.testing.strategies import cases
+from kleene.testing.workloads import StockStream
 
 SCHEMA = "type string, ts long, id long, symbol string, price long, volume long"
 
@@ -86,7 +86,7 @@ UNPARTITIONED = [
 @pytest.mark.parametrize("slices", [1, 2, 9, 700])
 def test_unpartitioned_queries_in_any_number_of_time_slices(spark, stocks, query, slices):
     """700 slices are about 3 timestamps wide: shorter than every window here."""
-    found = detection(frame(spark, stocks), query, id="id", slices=slices)
+    found = detect_job(frame(spark, stocks), query, id="id", slices=slices)
     assert found.grouping.startswith(f"{slices} time slice")
     same(frame(spark, stocks), query, stocks, slices=slices)
 
@@ -161,7 +161,7 @@ def test_constant_type_default_ids_and_counts(spark, stocks):
     query = (
         "PATTERN SEQ(Tick a, Tick b) WHERE [symbol] and a.volume > 950 and b.volume < 50 WITHIN 40"
     )
-    result = detection(df, query, event_type="Tick")
+    result = detect_job(df, query, event_type="Tick")
     rows = result.matches.collect()
     ticks = [kleene.Event("Tick", e.ts, e.attrs, e.id) for e in stocks]
     expected = kleene.match(query, ticks)
@@ -187,7 +187,7 @@ def test_malformed_rows(spark):
     df = spark.createDataFrame(
         [("A", 1, 1), ("B", None, 2), (None, 3, 3), ("B", 4, 4)], "type string, ts long, id long"
     )
-    result = detection(df, "PATTERN SEQ(A a, B b)", id="id", on_error="skip")
+    result = detect_job(df, "PATTERN SEQ(A a, B b)", id="id", on_error="skip")
     assert [(r["a"][0]["id"], r["b"][0]["id"]) for r in result.matches.collect()] == [(1, 4)]
     assert result.counts()["skipped"] == 2
     with pytest.raises(Exception, match="the timestamp is missing"):

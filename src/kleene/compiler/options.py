@@ -109,12 +109,10 @@ class Options:
         if not isinstance(unit, str) or unit.lower() not in UNITS:
             raise PlanError(f"unknown time_unit {unit!r}; use one of {', '.join(sorted(UNITS))}")
         options["time_unit"] = UNITS[unit.lower()][0]
-        if isinstance(options.get("order"), str):  # from the command line: C,B,A
-            options["order"] = [n.strip() for n in options["order"].split(",") if n.strip()]
         if "order" in options:
+            if isinstance(options["order"], str):
+                raise PlanError(f"order is a list of variables or types, not {options['order']!r}")
             options["order"] = tuple(options["order"])
-        if isinstance(options.get("frequencies"), str):  # from the command line: A:100,B:1
-            options["frequencies"] = _rates(options["frequencies"])
         if "frequencies" in options:
             options["frequencies"] = MappingProxyType(dict(options["frequencies"]))
         if "estimate" in options:
@@ -131,23 +129,7 @@ class Options:
 
 
 def _count(name: str, value: Any) -> int:
-    """A number of events (0 or more), also from the command line's text."""
-    try:
-        count = int(value)
-    except (TypeError, ValueError):
-        count = -1
-    if count < 0 or isinstance(value, bool) or (isinstance(value, float) and value != count):
+    """A number of events (0 or more)."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise PlanError(f"{name} must be a number of events (0 or more), not {value!r}")
-    return count
-
-
-def _rates(text: str) -> dict[str, float]:
-    """`A:100,C:1` as {"A": 100.0, "C": 1.0}."""
-    rates: dict[str, float] = {}
-    for item in text.split(","):
-        name, _, rate = item.partition(":")
-        try:
-            rates[name.strip()] = float(rate)
-        except ValueError:
-            raise PlanError(f"frequencies: expected NAME:RATE, not {item.strip()!r}") from None
-    return rates
+    return value

@@ -17,7 +17,7 @@ except ImportError as error:  # pragma: no cover - depends on the installation
         "kleene.spark needs pyspark: pip install 'kleene[spark]' (and Java 17 to run it)"
     ) from error
 
-from kleene.spark.batch import Detection, detect, detection, match_schema
+from kleene.spark.batch import DetectJob, detect, detect_job, match_schema
 from kleene.spark.session import spark_session
 
-__all__ = ["Detection", "detect", "detection", "match_schema", "spark_session"]
+__all__ = ["DetectJob", "detect", "detect_job", "match_schema", "spark_session"]

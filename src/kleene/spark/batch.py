@@ -32,7 +32,7 @@ from kleene.plans.base import Plan
 from kleene.spark.pushdown import NUMERIC, EventColumns, col, prefilter
 from kleene.spark.worker import GROUP, HOME, SEQ, JobSpec, PeakParam, match_batches
 
-__all__ = ["Detection", "detect", "detection", "match_schema"]
+__all__ = ["DetectJob", "detect", "detect_job", "match_schema"]
 
 #: The id column detect() adds when the DataFrame names none.
 DEFAULT_ID = "kleene_id"
@@ -46,8 +46,9 @@ _EPOCH = {
 
 
 @dataclass
-class Detection:
-    """The matches DataFrame of a detect() call, with counters filled in as its job runs.
+class DetectJob:
+    """A prepared detection job: its matches DataFrame (`detect` returns only that), the
+    compiled plan and how events are grouped, and counters filled in as the job runs.
 
     `counts()` (after an action on `matches`) gives the events read, the rows skipped as
     malformed, the events left after the push-down filter, and the largest resident memory a
@@ -73,11 +74,11 @@ class Detection:
 
 
 def detect(df: DataFrame, query: str | A.Pattern, **arguments: Any) -> DataFrame:
-    """The matches of `query` in `df` as a DataFrame; arguments as for `detection`."""
-    return detection(df, query, **arguments).matches
+    """The matches of `query` in `df` as a DataFrame; arguments as for `detect_job`."""
+    return detect_job(df, query, **arguments).matches
 
 
-def detection(
+def detect_job(
     df: DataFrame,
     query: str | A.Pattern,
     *,
@@ -91,8 +92,9 @@ def detection(
     plan: str = "auto",
     on_error: str = "raise",
     **options: Any,
-) -> Detection:
-    """Prepare the detection of `query` in `df`; see the module docstring for the steps.
+) -> DetectJob:
+    """Prepare the job that finds `query`'s matches in `df` (nothing runs until an action on
+    `.matches`); see the module docstring for the steps.
 
     - `ts`: the timestamp column (numbers, timestamps or dates); `ts_unit` ("s", "ms", "us",
       "ns") when numbers count that unit since the epoch (they become timestamps);
@@ -166,7 +168,7 @@ def detection(
     )
     peak = df.sparkSession.sparkContext.accumulator(0, PeakParam())
     matches = grouped.mapInArrow(match_batches(spec, peak), schema)
-    return Detection(matches, compiled, grouping, read, skipped, kept, peak)
+    return DetectJob(matches, compiled, grouping, read, skipped, kept, peak)
 
 
 def _shipped_options(plan: Plan[Any]) -> dict[str, Any]:

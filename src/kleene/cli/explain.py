@@ -1,7 +1,7 @@
 """`kleene explain`: a query in canonical form and what every plan derives from it.
 
 >>> import kleene
->>> from kleene.compiler.explain import explain
+>>> from kleene.cli.explain import explain
 >>> print(explain(kleene.compile('''PATTERN SEQ(Shelf a, NOT(Register b), Exit c)
 ...     WHERE skip_till_next_match { [tag_id] and a.zone = 'A' } WITHIN 12 hours''',
 ...     plan="reference")))
@@ -26,14 +26,60 @@ plan:           reference
 
 from __future__ import annotations
 
+import argparse
+import shutil
+import subprocess
+from pathlib import Path
 from typing import Any
 
+import kleene
+from kleene.cli.common import plan_arguments, query_text
+from kleene.cli.options import plan_options
 from kleene.compiler.analysis import Variable
+from kleene.errors import KleeneError
 from kleene.language import ast as A
 from kleene.language.printer import to_text, within_text
 from kleene.plans.base import Plan
 
-__all__ = ["explain"]
+__all__ = ["add", "explain"]
+
+
+def add(commands: Any) -> None:
+    """Add `kleene explain` to the subcommands."""
+    explain = commands.add_parser(
+        "explain",
+        help="print a query in canonical form and what kleene derives from it",
+        description="Print the canonical query, its variables, properties, relationships, "
+        "partition key, ordering constraints, window and plan.",
+    )
+    explain.add_argument("query", help="a query file, or the query text itself")
+    plan_arguments(explain)
+    explain.add_argument("--dot", metavar="FILE", help="write the plan's automaton as Graphviz DOT")
+    explain.add_argument(
+        "--png", metavar="FILE", help="draw the automaton as PNG (needs Graphviz's dot command)"
+    )
+    explain.set_defaults(run=_explain)
+
+
+def _explain(args: argparse.Namespace) -> int:
+    text, _ = query_text(args.query)
+    plan = kleene.compile(text, args.plan, **plan_options(args.option))
+    print(explain(plan))
+    if args.dot or args.png:
+        graph = plan.dot()
+        if graph is None:
+            raise KleeneError(f"plan {plan.name!r} has no automaton to draw; try --plan nfa")
+        if args.dot:
+            Path(args.dot).write_text(graph + "\n")
+        if args.png:
+            dot = shutil.which("dot")
+            if dot is None:
+                raise KleeneError(
+                    "--png needs Graphviz's dot command (Debian: apt-get install graphviz); "
+                    "--dot writes the graph for any Graphviz viewer"
+                )
+            subprocess.run([dot, "-Tpng", "-o", args.png], input=graph, text=True, check=True)
+    return 0
 
 
 def _describe(variable: Variable, before: list[str], after: list[str]) -> str:

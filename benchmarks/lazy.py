@@ -22,37 +22,39 @@ The real data: the NASDAQ minute bars of the OpenCEP repository (`nasdaq` reads 
 `SYMBOL,YYYYMMDDhhmm,open,peak,low,close,volume` lines), with the same patterns over its
 symbols; there the pairs must have moved the same way in their minute (`MOVED`).
 
->>> from kleene.bench.lazy import measure, query, stream
->>> events = stream(3, ratio=20, size=2000)
->>> text = query("SEQ3", events.names, 30)
->>> eager = measure(text, events, "nfa", "SEQ3")
->>> lazy = measure(text, events, "lazy_chain", "SEQ3", order=events.names)  # rarest first
->>> eager.matches == lazy.matches, lazy.peak_live < eager.peak_live
+>>> source = stream(3, ratio=20, size=2000)
+>>> text = query("SEQ3", source.names, 30)
+>>> eager = measure(text, source, "nfa", "SEQ3")
+>>> lazy = measure(text, source, "lazy_chain", "SEQ3", order=source.names)  # rarest first
+>>> eager.matches == lazy.matches, lazy.counts["peak_runs"] < eager.counts["peak_runs"]
 (True, True)
 """
 
 from __future__ import annotations
 
-import time
+import argparse
+import sys
 import tracemalloc
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from functools import partial
 from itertools import permutations
 from pathlib import Path
 from typing import Any
 
 import kleene
-from kleene.bench.workloads import StockStream
-from kleene.errors import EventError
+from benchmarks.harness import Column, Result, best_of, count, engine_run
+from benchmarks.settings import label, plans
+from kleene.errors import EventError, KleeneError
 from kleene.events import Event
+from kleene.testing.workloads import StockStream
 
 __all__ = [
     "CORRELATED",
     "MOVED",
     "PATTERNS",
-    "Result",
+    "arguments",
     "changing",
     "daily",
     "measure",
@@ -60,8 +62,8 @@ __all__ = [
     "plot",
     "query",
     "rarest_first",
+    "run",
     "stream",
-    "table",
 ]
 
 #: Each pattern: its operator and how many types it uses.
@@ -252,23 +254,6 @@ def rarest_first(events: Sequence[Event]) -> list[str]:
     return sorted(counts, key=lambda t: (counts[t], t))
 
 
-@dataclass(frozen=True)
-class Result:
-    setting: str
-    plan: str
-    events: int
-    seconds: float
-    matches: int
-    peak_live: int
-    predicates: int
-    memory_ops: int
-    peak_bytes: int = 0  # measured only when asked (0: not measured)
-
-    @property
-    def throughput(self) -> float:
-        return self.events / self.seconds if self.seconds else float("inf")
-
-
 def measure(
     text: str,
     source: StockStream | Sequence[Event],
@@ -281,39 +266,12 @@ def measure(
     """Run one query with one plan over the stream; time only the engine, keep the fastest of
     `repeat` runs; with `memory`, one more run measures the engine's peak allocations."""
     events = list(source.events()) if isinstance(source, StockStream) else list(source)
-    best: Result | None = None
-    for _ in range(repeat):
-        engine = kleene.Engine(text, plan, **options)
-        start = time.perf_counter()
-        matches = len(engine.send_many(events)) + len(engine.close())
-        seconds = time.perf_counter() - start
-        counts = engine.metrics.plan
-        label = plan + "".join(f" {k}={_shown(v)}" for k, v in options.items())
-        result = Result(
-            setting,
-            label,
-            len(events),
-            seconds,
-            matches,
-            engine.metrics.peak_runs,
-            counts.get("edge_evaluations", 0) + counts.get("predicate_checks", 0),
-            sum(
-                counts.get(k, 0)
-                for k in (
-                    "runs_created",
-                    "buffer_writes",
-                    "instances_created",
-                    "buffer_inserts",
-                    "buffer_removals",
-                )
-            ),
-        )
-        if best is None or result.seconds < best.seconds:
-            best = result
-    assert best is not None
-    if memory:
-        best = replace(best, peak_bytes=_peak_bytes(text, events, plan, options))
-    return best
+    measured = partial(engine_run, text, events, plan, setting, label(plan, options), **options)
+    best = best_of(repeat, measured)
+    if not memory:
+        return best
+    peak = {**best.counts, "peak_bytes": _peak_bytes(text, events, plan, options)}
+    return Result(best.setting, best.plan, best.events, best.seconds, best.matches, peak)
 
 
 def _peak_bytes(text: str, events: list[Event], plan: str, options: dict[str, Any]) -> int:
@@ -331,8 +289,40 @@ def _peak_bytes(text: str, events: list[Event], plan: str, options: dict[str, An
         tracemalloc.stop()
 
 
-def _shown(value: Any) -> str:
-    return ",".join(value) if isinstance(value, tuple | list) else str(value)
+#: Counters that are memory operations: runs or partial matches created, buffer writes,
+#: inserts and removals.
+MEMORY_OPS = (
+    "runs_created",
+    "buffer_writes",
+    "instances_created",
+    "buffer_inserts",
+    "buffer_removals",
+)
+
+
+def _fewer(result: Result, baseline: Result | None) -> float | None:
+    """The baseline's peak live partial matches over this row's."""
+    if baseline is None:
+        return None
+    return baseline.counts["peak_runs"] / max(result.counts["peak_runs"], 1)
+
+
+COLUMNS = [
+    Column("peak live", count("peak_runs")),
+    Column(
+        "predicates/event",
+        lambda r, _: (
+            (r.counts.get("edge_evaluations", 0) + r.counts.get("predicate_checks", 0)) / r.events
+        ),
+        ".2f",
+    ),
+    Column(
+        "memory ops/event",
+        lambda r, _: sum(r.counts.get(k, 0) for k in MEMORY_OPS) / r.events,
+        ".2f",
+    ),
+    Column("baseline's peak live / this", _fewer, ".1f"),
+]
 
 
 def changing(
@@ -355,29 +345,120 @@ def changing(
     return text, source, settings
 
 
-def table(results: list[Result], baseline: str = "nfa") -> str:
-    """A Markdown table; each row's throughput and peak live partial matches as ratios to the
-    baseline plan's in the same setting."""
-    rows = [
-        "| setting | plan | events/s | matches | peak live | predicates/event | memory ops/event "
-        f"| speed vs {baseline} | {baseline}'s peak live / this |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    memory = any(r.peak_bytes for r in results)
-    if memory:
-        rows[0] += " peak memory (KiB) |"
-        rows[1] += "---:|"
-    base = {r.setting: r for r in results if r.plan == baseline}
-    for r in results:
-        eager = base.get(r.setting)
-        speed = f"{r.throughput / eager.throughput:.1f}x" if eager else "-"
-        fewer = f"{eager.peak_live / max(r.peak_live, 1):.1f}x" if eager else "-"
-        rows.append(
-            f"| {r.setting} | {r.plan} | {r.throughput:,.0f} | {r.matches:,} | "
-            f"{r.peak_live:,} | {r.predicates / r.events:.2f} | {r.memory_ops / r.events:.2f} "
-            f"| {speed} | {fewer} |" + (f" {r.peak_bytes / 1024:,.0f} |" if memory else "")
-        )
-    return "\n".join(rows)
+def arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--experiment",
+        choices=["window", "ratio", "changing", "nasdaq", "daily"],
+        default="window",
+        help="window: a growing WITHIN; ratio: rarest-to-most-frequent; changing: the rarest "
+        "type changes every --rotate events (chains in every order vs the tree); nasdaq: the "
+        "real minute bars of --data (OpenCEP's NASDAQ_*.txt), --windows in minutes; daily: "
+        "--data daily bars (date, symbol, open, high, low, close, volume), --windows in days",
+    )
+    parser.add_argument("--patterns", nargs="+", default=["SEQ3"], help="pattern names (SEQ3)")
+    parser.add_argument("--events", type=int, default=20_000, help="stream size (20000)")
+    parser.add_argument("--windows", type=float, nargs="+", default=[40.0], help="WITHIN (40)")
+    parser.add_argument(
+        "--ratios", type=float, nargs="+", default=[100.0], help="rarest-to-most-frequent (100)"
+    )
+    parser.add_argument("--rotate", type=int, default=5_000, help="changing: events per phase")
+    parser.add_argument(
+        "--threshold", type=float, default=THRESHOLD, help="the correlation T each pair needs"
+    )
+    parser.add_argument(
+        "--plans",
+        nargs="+",
+        default=["nfa", "lazy_chain", "lazy_tree"],
+        help="NAME or NAME:option=value (nfa lazy_chain lazy_tree); the first is the baseline; "
+        "lazy_chain gets the right order (rarest first) unless it estimates one",
+    )
+    parser.add_argument("--plot", type=Path, help="also draw the results into this PNG")
+    parser.add_argument(
+        "--memory", action="store_true", help="also measure peak memory (one more run each)"
+    )
+    parser.add_argument(
+        "--data",
+        type=Path,
+        nargs="+",
+        default=[],
+        help="nasdaq: OpenCEP NASDAQ_*.txt files; daily: a daily-bars CSV",
+    )
+
+
+def run(args: argparse.Namespace) -> tuple[list[Result], list[Column], str | None]:
+    unknown = [p for p in args.patterns if p not in PATTERNS]
+    if unknown:
+        raise KleeneError(f"unknown patterns {unknown}; known: {', '.join(PATTERNS)}")
+    results: list[Result] = []
+
+    def measured(text: str, source: Any, name: str, options: dict[str, Any], setting: str) -> None:
+        results.append(measure(text, source, name, setting, args.repeat, args.memory, **options))
+        print(f"benchmarks: {results[-1]}", file=sys.stderr)
+
+    def every_plan(text: str, source: Any, setting: str, right: tuple[str, ...]) -> None:
+        """Run each --plans entry; lazy_chain gets the right order unless it estimates one."""
+        for name, options in plans(args.plans):
+            told = name == "lazy_chain" and "estimate" not in options
+            measured(text, source, name, {"order": right, **options} if told else options, setting)
+
+    if args.experiment == "changing":
+        for pattern in args.patterns:
+            text, source, settings = changing(
+                pattern,
+                PATTERNS[pattern],
+                args.ratios[0],
+                args.events,
+                args.rotate,
+                args.windows[0],
+                args.threshold,
+            )
+            setting = f"{pattern} ratio=1:{args.ratios[0]:g} rotate={args.rotate}"
+            for name, options in settings:
+                measured(text, source, name, options, setting)
+    elif args.experiment == "nasdaq":
+        if not args.data:
+            raise KleeneError("the nasdaq experiment reads --data FILE ...")
+        for path in args.data:
+            events = nasdaq(path)
+            names = rarest_first(events)
+            for pattern in args.patterns:
+                if PATTERNS[pattern] > len(names):
+                    too_few = f"{path.name} has too few symbols for {pattern}"
+                    print(f"benchmarks: {too_few}", file=sys.stderr)
+                    continue
+                for window in args.windows:
+                    text = query(pattern, names, window, MOVED, "minutes", price="close")
+                    setting = f"{pattern} {path.stem} window={window:g}"
+                    every_plan(text, events, setting, tuple(names[: PATTERNS[pattern]]))
+    elif args.experiment == "daily":
+        if not args.data:
+            raise KleeneError("the daily experiment reads --data FILE.csv[.gz]")
+        for pattern in args.patterns:
+            for ratio in args.ratios:
+                events, names = daily(args.data[0], PATTERNS[pattern], ratio)
+                counts = Counter(e.type for e in events)
+                shown = counts[names[-1]] / counts[names[0]]
+                for window in args.windows:
+                    text = query(pattern, names, window, MOVED, "days", price="close")
+                    setting = f"{pattern} ratio=1:{shown:.0f} window={window:g}"
+                    every_plan(text, events, setting, tuple(names))
+    else:
+        for pattern in args.patterns:
+            for ratio in args.ratios:
+                source = stream(PATTERNS[pattern], ratio, args.events)
+                for window in args.windows:
+                    text = query(pattern, source.names, window, threshold=args.threshold)
+                    setting = f"{pattern} ratio=1:{ratio:g} window={window:g}"
+                    every_plan(text, source, setting, tuple(source.names[: PATTERNS[pattern]]))
+    if args.plot:
+        x = {"ratio": "ratio", "changing": "plan"}.get(args.experiment, "window")
+        plot(results, x, args.plot)
+        print(f"benchmarks: drew {args.plot}", file=sys.stderr)
+    columns = COLUMNS
+    if args.memory:
+        peak = Column("peak memory (KiB)", lambda r, _: r.counts["peak_bytes"] / 1024)
+        columns = [*COLUMNS, peak]
+    return results, columns, results[0].plan if results else None
 
 
 def plot(results: list[Result], x: str, path: Path) -> None:
@@ -405,11 +486,11 @@ def plot(results: list[Result], x: str, path: Path) -> None:
             points = sorted((_value(r.setting, x), r) for r in mine if r.plan == plan)
             xs = [p for p, _ in points]
             axes[0][column].plot(xs, [r.throughput for _, r in points], marker="o", label=plan)
-            axes[1][column].plot(xs, [max(r.peak_live, 1) for _, r in points], marker="o")
+            axes[1][column].plot(xs, [max(r.counts["peak_runs"], 1) for _, r in points], marker="o")
         axes[0][column].set_title(name)
-        for row, label in enumerate(("events/s", "peak live partial matches")):
+        for row, axis_label in enumerate(("events/s", "peak live partial matches")):
             axes[row][column].set_yscale("log")
-            axes[row][column].set_ylabel(label)
+            axes[row][column].set_ylabel(axis_label)
             axes[row][column].set_xlabel(x)
             if x == "ratio":
                 axes[row][column].set_xscale("log")

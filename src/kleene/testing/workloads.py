@@ -7,7 +7,7 @@ the rarest to the most frequent by a set ratio (the lazy-NFA paper's knob), a pr
 walk per symbol that goes up with probability `p_up`, down or stays with (1 - p_up) / 2 each,
 and a uniform volume. Deterministic for a seed.
 
->>> from kleene.bench.workloads import StockStream
+>>> from kleene.testing.workloads import StockStream
 >>> stream = StockStream(size=4, symbols=2, seed=1)
 >>> [(e.type, e.ts, e.attrs["symbol"]) for e in stream.events()]
 [('Stock', 0, 'MSFT'), ('Stock', 1, 'MSFT'), ('Stock', 2, 'IBM'), ('Stock', 3, 'IBM')]

@@ -10,43 +10,37 @@
   attribute: f and c only);
 - a varying WITHIN and a varying stream size (the factor should stay flat).
 
->>> from kleene.bench.window import measure, pattern
->>> from kleene.bench.workloads import HospitalStream
+Each row sums the runs of `--patterns` random patterns (the paper averages over ten per k).
+
+>>> from kleene.testing.workloads import HospitalStream
 >>> events = list(HospitalStream(size=300, patients=20, per_day=30).events())
 >>> query = pattern("set", ["L00", "L01"], 2, "PID")
->>> plain, fpc = (measure(query, events, "nfa", p, "Pset k=2") for p in ("", "fpc"))
->>> plain.matches == fpc.matches, fpc.calls < plain.calls
+>>> plain, fpc = (measure(query, events, "nfa", p, "Pset k=2") for p in ("none", "fpc"))
+>>> plain.matches == fpc.matches, fpc.counts["calls"] < plain.counts["calls"]
 (True, True)
 """
 
 from __future__ import annotations
 
+import argparse
 import csv
 import gzip
 import random
-import time
+import sys
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
 
-import kleene
+from benchmarks.harness import Column, Result, best_of, count, engine_run, total
 from kleene.errors import KleeneError
 from kleene.events import Event
+from kleene.testing.workloads import HospitalStream, StockStream
 
-__all__ = [
-    "ALONE",
-    "Result",
-    "bpic2011",
-    "hospital_log",
-    "measure",
-    "pattern",
-    "pick_types",
-    "sepsis",
-    "table",
-    "total",
-]
+__all__ = ["arguments", "hospital_log", "measure", "pattern", "pick_types", "run"]
+
+#: The pruning label of the plain match window, and of the inner plan run alone.
+NONE, ALONE = "none", "alone"
 
 
 def pattern(kind: str, types: list[str], window: float, key: str | None) -> str:
@@ -66,92 +60,75 @@ def pick_types(events: list[Event], k: int, seed: int, pool: int = 12) -> list[s
     return rng.choices(frequent, k=k)
 
 
-@dataclass(frozen=True)
-class Result:
-    setting: str
-    pruning: str
-    events: int
-    seconds: float
-    matches: int
-    calls: int
-    to_inner: int
-
-    @property
-    def throughput(self) -> float:
-        return self.events / self.seconds if self.seconds else float("inf")
-
-    def __str__(self) -> str:
-        return (
-            f"{self.setting} pruning={self.pruning or '-'}: {self.throughput:,.0f} events/s, "
-            f"{self.matches:,} matches, {self.calls:,} calls to A with {self.to_inner:,} events"
-        )
-
-
-#: The pruning label of the inner plan run alone, without match windows.
-ALONE = "alone"
-
-
 def measure(
     query: str, events: list[Event], inner: str, pruning: str, setting: str, repeat: int = 1
 ) -> Result:
-    """Run `match_window` around `inner` with `pruning` (or, with `ALONE`, `inner` by
-    itself); the fastest of `repeat` runs."""
-    best = None
-    for _ in range(repeat):
-        if pruning == ALONE:
-            engine = kleene.Engine(query, inner)
-        else:
-            engine = kleene.Engine(query, "match_window", inner=inner, pruning=pruning)
-        start = time.perf_counter()
-        matches = len(engine.send_many(events)) + len(engine.close())
-        seconds = time.perf_counter() - start
-        counters = engine.metrics.plan
-        result = Result(
-            setting,
-            pruning,
-            len(events),
-            seconds,
-            matches,
-            counters.get("calls", 0),
-            counters.get("events_to_inner", 0),
-        )
-        if best is None or seconds < best.seconds:
-            best = result
-    assert best is not None
-    return best
-
-
-def total(results: list[Result]) -> Result:
-    """Several patterns' runs as one (the paper averages over ten patterns per k): events,
-    time, matches and calls summed."""
-    first = results[0]
-    return Result(
-        first.setting,
-        first.pruning,
-        sum(r.events for r in results),
-        sum(r.seconds for r in results),
-        sum(r.matches for r in results),
-        sum(r.calls for r in results),
-        sum(r.to_inner for r in results),
+    """`match_window` around `inner` with `pruning` letters (`NONE`: the plain window;
+    `ALONE`: `inner` by itself, without windows); the fastest of `repeat` runs."""
+    if pruning == ALONE:
+        return best_of(repeat, lambda: engine_run(query, events, inner, setting, ALONE))
+    letters = "" if pruning == NONE else pruning
+    return best_of(
+        repeat,
+        lambda: engine_run(
+            query, events, "match_window", setting, pruning, inner=inner, pruning=letters
+        ),
     )
 
 
-def table(results: list[Result]) -> str:
-    """A Markdown table; each row's throughput as a factor over the plain window's in the same
-    setting (the paper's figures 6-8)."""
-    plain = {r.setting: r.throughput for r in results if r.pruning == ""}
-    lines = [
-        "| setting | pruning | events/s | matches | calls to A | events to A | vs plain |",
-        "|---|---|---:|---:|---:|---:|---:|",
-    ]
-    for r in results:
-        base = plain.get(r.setting)
-        factor = f"{r.throughput / base:.1f}x" if base else "-"
-        lines.append(
-            f"| {r.setting} | {r.pruning or 'none'} | {r.throughput:,.0f} | {r.matches:,} | "
-            f"{r.calls:,} | {r.to_inner:,} | {factor} |"
-        )
-    return "\n".join(lines)
+def arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--stream", choices=["hospital", "stock"], default="hospital")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        help="a real hospital log: bpic2011_hospital_events.csv.gz or sepsis_events_tidy.csv",
+    )
+    parser.add_argument("--events", type=int, nargs="+", default=[2000], help="sizes (2000)")
+    parser.add_argument("--kinds", nargs="+", choices=["seq", "set"], default=["seq", "set"])
+    parser.add_argument("--ks", type=int, nargs="+", default=[1, 2, 3, 4, 5], help="variables")
+    parser.add_argument(
+        "--windows", type=float, nargs="+", default=[5], help="WITHIN, days or ticks (5)"
+    )
+    parser.add_argument(
+        "--prunings",
+        nargs="+",
+        default=[NONE, "f", "fp", "fpc", ALONE],
+        help="pruning letters per run; none is the plain window, alone the inner plan "
+        "without windows (none f fp fpc alone)",
+    )
+    parser.add_argument("--inner", default="nfa", help="the plan A (nfa)")
+    parser.add_argument("--patterns", type=int, default=3, help="random patterns per k (3)")
+
+
+COLUMNS = [Column("calls to A", count("calls")), Column("events to A", count("events_to_inner"))]
+
+
+def run(args: argparse.Namespace) -> tuple[list[Result], list[Column], str | None]:
+    results = []
+    for size in args.events:
+        if args.stream == "stock":
+            stream = StockStream(size=size, symbols=20, ratio=10, types="symbol", seed=1)
+            events, key = list(stream.events()), None
+        elif args.data:
+            events, key = list(hospital_log(args.data, size)), "PID"
+        else:
+            events, key = list(HospitalStream(size=size, seed=1).events()), "PID"
+        for kind in args.kinds:
+            for k in args.ks:
+                for tau in args.windows:
+                    setting = f"P{kind} k={k} W={tau:g} n={size}"
+                    queries = [
+                        pattern(kind, pick_types(events, k, seed), tau, key)
+                        for seed in range(args.patterns)
+                    ]
+                    for pruning in args.prunings:
+                        runs = [
+                            measure(q, events, args.inner, pruning, setting, args.repeat)
+                            for q in queries
+                        ]
+                        results.append(total(runs))
+                        print(f"benchmarks: {results[-1]}", file=sys.stderr)
+    return results, COLUMNS, NONE
 
 
 def bpic2011(path: Path, size: int) -> Iterator[Event]:

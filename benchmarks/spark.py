@@ -1,0 +1,161 @@
+"""The Spark pipeline against the in-process engine on the same data.
+
+For each setting it generates a stock stream (Parquet, kept under the work folder), runs a
+query in-process (read + engine, one core) and on Spark (`local[n]` for each core count, a
+fresh session in a fresh Python process each time), and reports events per second after
+start-up, the start-up time, and the largest resident memory of a Python worker.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import subprocess
+import sys
+import time
+from functools import partial
+from pathlib import Path
+
+import kleene
+from benchmarks.harness import ROOT, Column, Result, best_of, count
+from kleene.io import write_columns
+from kleene.testing.workloads import StockStream
+
+__all__ = ["KEYED", "UNKEYED", "arguments", "generate", "in_process", "on_spark", "run"]
+
+#: A partitioned query: the example job (partition contiguity, [symbol]), with a window wide
+#: enough for a symbol that ticks once every thousand events.
+KEYED = (
+    "PATTERN SEQ(Stock+ a[], Stock b)\n"
+    "WHERE partition_contiguity { [symbol] and a[1].volume > 900 and a[i].price > a[i-1].price\n"
+    "    and a.len >= 3 and b.volume < 100 }\n"
+    "WITHIN 3 hours"
+)
+#: A query without partition key: heavy volume, then a thin higher print, within 20 ticks.
+UNKEYED = (
+    "PATTERN SEQ(Stock a, Stock b)\n"
+    "WHERE a.volume > 990 and b.volume < 10 and b.price > a.price\n"
+    "WITHIN 20"
+)
+IN_PROCESS = "in-process"
+
+
+def generate(folder: Path, size: int, keys: int, seed: int = 1) -> Path:
+    """A stock stream of `size` events over `keys` symbols as Parquet (reused if present)."""
+    path = folder / f"stocks-{size}-{keys}-{seed}.parquet"
+    if not path.exists():
+        stream = StockStream(size=size, symbols=keys, seed=seed, batch=262_144)
+        write_columns(stream.batches(), path)
+    return path
+
+
+def in_process(path: Path, query: str, setting: str) -> Result:
+    """Read the file and run the engine on one core; time both."""
+    gc.collect()
+    started = time.perf_counter()
+    engine = kleene.Engine(query)
+    found = 0
+    events = 0
+    for event in kleene.read_events(path):
+        events += 1
+        found += len(engine.send(event))
+    found += len(engine.close())
+    seconds = time.perf_counter() - started
+    return Result(setting, IN_PROCESS, events, seconds, found)
+
+
+def on_spark(path: Path, query: str, cores: int, setting: str) -> Result:
+    """Run `detect` on Spark local[cores] in a fresh Python process (so start-up is a cold
+    JVM start and worker memory is this run's own), writing to Spark's no-op sink."""
+    script = (
+        "import json, sys; from dataclasses import asdict; from pathlib import Path\n"
+        "from benchmarks.spark import spark_run\n"
+        "print(json.dumps(asdict(spark_run(Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), "
+        "sys.argv[4]))))"
+    )
+    path_entries = [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(path), query, str(cores), setting],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(path_entries)},
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"the Spark run failed:\n{done.stderr[-4000:]}")
+    return Result(**json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def spark_run(path: Path, query: str, cores: int, setting: str) -> Result:
+    """One Spark run in this process (`on_spark` runs it in a fresh one)."""
+    from kleene.spark import detect_job, spark_session
+
+    started = time.perf_counter()
+    spark = spark_session(
+        f"local[{cores}]",
+        {
+            "spark.ui.enabled": "false",
+            "spark.ui.showConsoleProgress": "false",
+            "spark.sql.shuffle.partitions": str(max(2, 4 * cores)),
+            "spark.driver.memory": "4g",
+        },
+        app_name="kleene-bench",
+    )
+    spark.range(1).count()  # the JVM and the first job are start-up
+    ready = time.perf_counter()
+    job = detect_job(spark.read.parquet(str(path)), query)
+    job.matches.write.format("noop").mode("overwrite").save()
+    seconds = time.perf_counter() - ready
+    counts = job.counts()
+    matches = job.matches.count() if counts["kept"] else 0
+    spark.stop()
+    return Result(
+        setting,
+        f"spark local[{cores}] ({job.grouping})",
+        counts["read"],
+        seconds,
+        matches,
+        {"startup_s": ready - started, "worker_peak_mib": counts["worker_peak_kib"] / 1024},
+    )
+
+
+def arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--events", type=int, nargs="+", default=[1_000_000], help="stream sizes (1000000)"
+    )
+    parser.add_argument("--keys", type=int, default=1000, help="symbols in the stream (1000)")
+    parser.add_argument("--cores", type=int, nargs="+", default=[1, 2], help="Spark cores (1 2)")
+    parser.add_argument(
+        "--queries",
+        nargs="+",
+        choices=["keyed", "unkeyed"],
+        default=["keyed", "unkeyed"],
+        help="which queries (both)",
+    )
+    parser.add_argument("--skip-in-process", action="store_true", help="only run Spark")
+    parser.add_argument("--work", type=Path, default=Path("build/bench"), help="generated data")
+
+
+COLUMNS = [
+    Column("start-up s", count("startup_s"), ".1f"),
+    Column("worker peak MiB", count("worker_peak_mib")),
+]
+
+
+def run(args: argparse.Namespace) -> tuple[list[Result], list[Column], str | None]:
+    args.work.mkdir(parents=True, exist_ok=True)
+    queries = {"keyed": KEYED, "unkeyed": UNKEYED}
+    results = []
+    for size in args.events:
+        path = generate(args.work, size, args.keys)
+        for name in args.queries:
+            setting = f"{name}, {size:,} events, {args.keys:,} symbols"
+            query = queries[name]
+            measures = [] if args.skip_in_process else [partial(in_process, path, query, setting)]
+            measures += [partial(on_spark, path, query, cores, setting) for cores in args.cores]
+            for measure in measures:
+                results.append(best_of(args.repeat, measure))
+                print(f"benchmarks: {results[-1]}", file=sys.stderr)
+    return results, COLUMNS, IN_PROCESS

@@ -1,1 +1,0 @@
-"""Benchmarks and the workloads they run: generators from the papers."""

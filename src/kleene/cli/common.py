@@ -1,0 +1,114 @@
+"""What several subcommands share: their arguments, reading the query, where output goes,
+progress."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+from kleene.errors import KleeneError
+
+__all__ = [
+    "input_options",
+    "opened",
+    "plan_arguments",
+    "progress",
+    "query_and_input",
+    "query_text",
+]
+
+
+def input_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("reading events")
+    group.add_argument("--format", choices=["csv", "jsonl", "parquet"], help="input format")
+    group.add_argument("--type-column", default="type", help="column with the event type")
+    group.add_argument("--event-type", help="give every row this event type instead")
+    group.add_argument("--ts-column", default="ts", help="column with the timestamp")
+    group.add_argument("--id-column", help="column with event ids (default: row position)")
+    group.add_argument("--tz", default="UTC", help="time zone of naive datetimes (UTC)")
+    group.add_argument(
+        "--ts-unit",
+        choices=["s", "ms", "us", "ns"],
+        help="numeric timestamps count this unit since the epoch (they become datetimes)",
+    )
+    group.add_argument(
+        "--time-unit",
+        default="s",
+        help="what one unit of a numeric timestamp is: ns, us, ms, s, min, hour, day (s)",
+    )
+    group.add_argument(
+        "--column-type",
+        action="append",
+        default=[],
+        metavar="NAME=TYPE",
+        help="fix a CSV column's type: int, float, bool or string (repeatable)",
+    )
+    group.add_argument(
+        "--on-error",
+        choices=["raise", "skip"],
+        default="raise",
+        help="on a malformed row: stop with an error (raise) or skip and count it",
+    )
+
+
+def query_and_input(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("query", help="a query file, or the query text itself")
+    parser.add_argument("--input", "-i", required=True, help="events: a file or a folder")
+
+
+def plan_arguments(parser: argparse.ArgumentParser, *, output_format: bool = False) -> None:
+    parser.add_argument("--plan", default="auto", help="evaluation plan (auto)")
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a plan option, e.g. merge=False, inner=nfa, pruning=fp (repeatable)",
+    )
+    if output_format:
+        parser.add_argument(
+            "--non-overlapping",
+            action="store_true",
+            help="report only matches that start after the previous one ended (per partition)",
+        )
+
+
+def query_text(text: str) -> tuple[str, str]:
+    """The query text and a name for it, from a file path or the text itself."""
+    path = Path(text)
+    try:
+        is_file = path.is_file()
+    except OSError:  # a long query is no file name
+        is_file = False
+    if is_file:
+        return path.read_text(encoding="utf-8"), path.stem
+    if "pattern" not in text.lower():
+        raise KleeneError(f"no such query file: {text}")
+    return text, "pattern"
+
+
+@contextmanager
+def opened(path: str | None) -> Iterator[IO[str]]:
+    if path is None or path == "-":
+        yield sys.stdout
+        sys.stdout.flush()
+        return
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as out:
+        yield out
+
+
+@contextmanager
+def progress(mode: str) -> Iterator[Any]:
+    show = mode == "on" or (mode == "auto" and sys.stderr.isatty())
+    if not show:
+        yield lambda count: None
+        return
+    from tqdm import tqdm
+
+    with tqdm(unit=" events", unit_scale=True, file=sys.stderr, leave=False) as bar:
+        yield bar.update

@@ -1,0 +1,61 @@
+"""The `kleene` command: match patterns in files, explain queries, generate data.
+
+    kleene run QUERY --input PATH --output PATH [--master URL] [--conf KEY=VALUE] ...
+    kleene match QUERY --input FILE [--output FILE] [--plan NAME] [--stats] ...
+    kleene explain QUERY
+    kleene gen stock --output FILE [--events N] [--symbols K] [--ratio R] ...
+
+QUERY is a query file or the query text itself. Matches go out as JSON lines; messages and
+the summary go to stderr. Exit status: 0 done, 1 a query or data error (the message says
+where), 2 a usage error, 130 interrupted. One module per subcommand, each with an `add`
+that declares its arguments and the function that runs it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+import kleene
+from kleene.cli import explain, gen, match, run
+from kleene.errors import KleeneError
+
+__all__ = ["main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status."""
+    args = parser().parse_args(argv)
+    try:
+        result: int = args.run(args)
+        return result
+    except KleeneError as error:
+        print(f"kleene: {error}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        _silence_stdout()
+        return 0
+    except KeyboardInterrupt:
+        print("kleene: interrupted", file=sys.stderr)
+        return 130
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line's parser, every subcommand added."""
+    top = argparse.ArgumentParser(
+        prog="kleene",
+        description="Complex event processing: find SASE+ patterns in event streams.",
+    )
+    top.add_argument("--version", action="version", version=f"kleene {kleene.__version__}")
+    commands = top.add_subparsers(title="commands", required=True, metavar="COMMAND")
+    for command in (run, match, explain, gen):
+        command.add(commands)
+    return top
+
+
+def _silence_stdout() -> None:
+    """After the reader of our output went away (`| head`), drop what is left quietly."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())

@@ -1,0 +1,153 @@
+"""`kleene match`: find a pattern's matches in files, in-process."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Iterator
+from typing import IO, Any
+
+import kleene
+import kleene.io
+from kleene.cli.common import (
+    input_options,
+    opened,
+    plan_arguments,
+    progress,
+    query_and_input,
+    query_text,
+)
+from kleene.cli.options import pair, plan_options
+from kleene.events import Event
+
+__all__ = ["add"]
+
+
+def add(commands: Any) -> None:
+    """Add `kleene match` to the subcommands."""
+    match = commands.add_parser(
+        "match",
+        help="find a pattern's matches in a file of events",
+        description="Find a pattern's matches in a CSV, JSON lines or Parquet file (or a "
+        "folder of them), in-process. Matches are written as JSON lines.",
+    )
+    query_and_input(match)
+    input_options(match)
+    match.add_argument("--output", "-o", help="write matches here (default: standard output)")
+    plan_arguments(match, output_format=True)
+    match.add_argument("--limit", type=int, help="stop after this many matches")
+    match.add_argument(
+        "--show",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also print the first N matches as short lines (on standard output when "
+        "--output names a file, else on standard error)",
+    )
+    match.add_argument("--stats", action="store_true", help="print the engine's counters")
+    match.add_argument(
+        "--progress",
+        choices=["auto", "on", "off"],
+        default="auto",
+        help="show progress on stderr (auto: when it is a terminal)",
+    )
+    match.set_defaults(run=_match)
+
+
+def _match(args: argparse.Namespace) -> int:
+    text, name = query_text(args.query)
+    engine = kleene.Engine(
+        text,
+        args.plan,
+        output="non_overlapping" if args.non_overlapping else "all",
+        time_unit=args.time_unit,
+        name=name,
+        **plan_options(args.option),
+    )
+    column_types = dict(pair(item) for item in args.column_type)
+    reader = kleene.io.read_events(
+        args.input,
+        args.format,
+        type_column=args.type_column,
+        ts_column=args.ts_column,
+        id_column=args.id_column,
+        event_type=args.event_type,
+        tz=args.tz,
+        ts_unit=args.ts_unit,
+        on_error=args.on_error,
+        column_types=column_types,
+    )
+    started = time.perf_counter()
+    written = 0
+    shown: list[kleene.Match] = []
+    with opened(args.output) as out, progress(args.progress) as tick:
+        for batch in _chunks(reader, tick):
+            found = engine.send_many(batch)
+            shown.extend(found[: args.show - len(shown)])
+            written += _emit(found, out, args.limit, written)
+            if args.limit is not None and written >= args.limit:
+                break
+        else:
+            found = engine.close()
+            shown.extend(found[: args.show - len(shown)])
+            written += _emit(found, out, args.limit, written)
+    display = sys.stdout if args.output not in (None, "-") else sys.stderr
+    for number, each in enumerate(shown, 1):
+        print(f"{number:>3}. {_short(each)}", file=display)
+    seconds = time.perf_counter() - started
+    metrics = engine.metrics
+    print(
+        f"kleene: {metrics.events:,} events, {written:,} matches, {seconds:.2f} s "
+        f"(plan {engine.plan.name})",
+        file=sys.stderr,
+    )
+    if reader.report():
+        print(f"kleene: {reader.report()}", file=sys.stderr)
+    if args.stats:
+        counts = metrics.as_dict()
+        peak = _peak_memory_kib()
+        if peak is not None:  # the process's, as the lazy-NFA paper measures memory
+            counts["peak_memory_kib"] = peak
+        for key, value in counts.items():
+            print(f"  {key:<12} {value:>12,}", file=sys.stderr)
+    return 0
+
+
+def _peak_memory_kib() -> int | None:
+    """The most memory this process has held (its peak resident set), where the system
+    says (not on Windows)."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows
+        return None
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak // 1024 if sys.platform == "darwin" else peak  # bytes there, KiB elsewhere
+
+
+def _short(found: kleene.Match) -> str:
+    """A match on one line: its time span and each variable's event ids."""
+    parts = " ".join(
+        f"{name}=[{', '.join(str(e.id) for e in events)}]"
+        for name, events in found.bindings.items()
+    )
+    return f"{found.start_ts} .. {found.end_ts}  {parts}"
+
+
+def _chunks(events: Any, tick: Any, size: int = 4096) -> Iterator[list[Event]]:
+    chunk: list[Event] = []
+    for event in events:
+        chunk.append(event)
+        if len(chunk) >= size:
+            yield chunk
+            tick(len(chunk))
+            chunk = []
+    if chunk:
+        yield chunk
+        tick(len(chunk))
+
+
+def _emit(found: list[kleene.Match], out: IO[str], limit: int | None, written: int) -> int:
+    if limit is not None:
+        found = found[: max(0, limit - written)]
+    return kleene.io.write_matches(found, out)

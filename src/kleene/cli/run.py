@@ -1,0 +1,117 @@
+"""`kleene run`: the main job, finding a pattern's matches in files with Spark."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+import kleene
+from kleene.cli.common import input_options, plan_arguments, query_and_input, query_text
+from kleene.cli.options import pair, plan_options
+from kleene.errors import KleeneError
+
+__all__ = ["add"]
+
+
+def add(commands: Any) -> None:
+    """Add `kleene run` to the subcommands."""
+    run = commands.add_parser(
+        "run",
+        help="find a pattern's matches in files with Spark (the main job)",
+        description="Read events (CSV, JSON lines or Parquet: a file or a folder) with Spark, "
+        "find the pattern's matches in parallel, and write them (Parquet, CSV or JSON lines, "
+        "by the output's extension; Spark writes a folder). Needs the spark extra and Java.",
+    )
+    query_and_input(run)
+    run.add_argument("--output", "-o", required=True, help="where to write the matches")
+    run.add_argument("--overwrite", action="store_true", help="replace an existing output")
+    input_options(run)
+    plan_arguments(run, output_format=True)
+    run.add_argument(
+        "--partition-by", help="comma-separated columns to group events by (overrides the query)"
+    )
+    run.add_argument("--slices", type=int, help="time slices for a query without partition key")
+    run.add_argument("--master", default="local[*]", help="Spark master (local[*])")
+    run.add_argument(
+        "--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting"
+    )
+    run.add_argument("--show", type=int, default=0, metavar="N", help="print the first N matches")
+    run.set_defaults(run=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    import shutil
+
+    if shutil.which("java") is None:
+        raise KleeneError(
+            "kleene run needs Java 17 for Spark, and no 'java' is on PATH; install it "
+            "(Debian/Ubuntu: apt-get install openjdk-17-jre-headless)"
+        )
+    try:
+        from kleene.spark import detect_job, spark_session
+    except ImportError as error:
+        raise KleeneError(str(error)) from None
+    from kleene.spark.files import check_output, read_events_frame, write_matches_frame
+
+    text, name = query_text(args.query)
+    options = plan_options(args.option)
+    kleene.compile(text, args.plan, time_unit=args.time_unit, **options)  # errors before Spark
+    check_output(args.output, overwrite=args.overwrite)
+    if args.column_type:
+        raise KleeneError("--column-type applies to kleene match; Spark infers column types")
+    started = time.perf_counter()
+    spark = spark_session(args.master, dict(pair(item) for item in args.conf))
+    ready = time.perf_counter()
+    frame = read_events_frame(spark, args.input, args.format)
+    job = detect_job(
+        frame,
+        text,
+        ts=args.ts_column,
+        type=args.type_column,
+        event_type=args.event_type,
+        id=args.id_column,
+        ts_unit=args.ts_unit,
+        partition_by=args.partition_by.split(",") if args.partition_by else None,
+        slices=args.slices,
+        plan=args.plan,
+        on_error=args.on_error,
+        output="non_overlapping" if args.non_overlapping else "all",
+        time_unit=args.time_unit,
+        name=name,
+        **options,
+    )
+    matches = job.matches.persist() if args.show else job.matches
+    written = write_matches_frame(matches, args.output, overwrite=args.overwrite)
+    finished = time.perf_counter()
+    counts = job.counts()
+    print(
+        f"kleene: {counts['read']:,} events read, {counts['kept']:,} after filtering, "
+        f"{written:,} matches in {finished - ready:.1f} s (+{ready - started:.1f} s Spark start; "
+        f"plan {job.plan.name}, grouped {job.grouping})",
+        file=sys.stderr,
+    )
+    if counts["skipped"]:
+        print(
+            f"kleene: skipped {counts['skipped']:,} rows without timestamp or type", file=sys.stderr
+        )
+    if args.show:
+        from kleene.spark.batch import DEFAULT_ID
+
+        variables = [v.name for v in job.plan.analysis.positive]
+        id_field = args.id_column or DEFAULT_ID
+        shown = matches.orderBy("end_ts", "start_ts").limit(args.show).collect()
+        for number, row in enumerate(shown, 1):
+            print(f"{number:>3}. {_short_row(row, variables, id_field)}")
+    return 0
+
+
+def _short_row(row: Any, variables: list[str], id_field: str) -> str:
+    """A match row of the Spark output on one line: its time span and each variable's ids."""
+    parts = [
+        f"{name}=[{', '.join(str(e[id_field]) for e in row[name])}]"
+        for name in variables
+        if row[name] is not None
+    ]
+    return f"{row['start_ts']} .. {row['end_ts']}  {' '.join(parts)}"

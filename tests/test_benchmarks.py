@@ -1,0 +1,173 @@
+"""The benchmark suites (`python -m benchmarks`): each runs and prints its stamped table."""
+
+import gzip
+from datetime import date, timedelta
+
+import pytest
+from benchmarks.__main__ import main
+from benchmarks.harness import Result, stamp, table
+from benchmarks.spark import COLUMNS as SPARK_COLUMNS
+
+
+def rows(out):
+    """The table's rows, split into cells (the stamp, the command and the head skipped)."""
+    lines = [line for line in out.splitlines() if line.startswith("| ")]
+    return [line.split("|") for line in lines[1:]]
+
+
+def test_the_report_is_stamped_with_python_machine_and_commit(capsys):
+    assert main(["nfa", "--events", "200", "--predicates", "p1", "--strategies", "s2"]) == 0
+    first, command = capsys.readouterr().out.splitlines()[:2]
+    assert first == stamp()
+    assert "Python 3." in first and "CPUs" in first and "kleene commit " in first
+    assert command == "`python -m benchmarks nfa --events 200 --predicates p1 --strategies s2`"
+
+
+def test_spark_table_gives_start_up_and_worker_memory():
+    results = [
+        Result("keyed", "in-process", 1000, 2.0, 3),
+        Result("keyed", "spark local[2]", 1000, 0.5, 3, {"startup_s": 9.0, "worker_peak_mib": 120}),
+    ]
+    lines = table(results, SPARK_COLUMNS, "in-process").splitlines()
+    assert lines[0] == (
+        "| setting | plan | events/s | matches | start-up s | worker peak MiB | vs in-process |"
+    )
+    assert lines[2] == "| keyed | in-process | 500 | 3 |  |  | 1.00x |"
+    assert lines[3] == "| keyed | spark local[2] | 2,000 | 3 | 9.0 | 120 | 4.00x |"
+
+
+@pytest.mark.spark
+def test_spark_suite_end_to_end(tmp_path, capsys):
+    args = ["spark", "--events", "3000", "--keys", "5", "--cores", "1", "--queries", "keyed"]
+    assert main([*args, "--work", str(tmp_path)]) == 0
+    in_process, spark = rows(capsys.readouterr().out)
+    assert in_process[2].strip() == "in-process"
+    assert spark[2].strip().startswith("spark local[1] (by symbol)")
+    assert in_process[4] == spark[4]  # the same matches
+
+
+def test_bench_nfa_prints_a_table_of_the_fastest_runs(capsys):
+    args = ["nfa", "--events", "600", "--predicates", "p2", "--strategies", "s3"]
+    assert main([*args, "--windows", "50", "--breakdown", "--repeat", "2"]) == 0
+    out = capsys.readouterr().out
+    found = [row for row in rows(out) if row[1].strip() == "p2s3 W=50"]
+    assert [row[2].strip() for row in found] == ["nfa merge=False", "nfa"]
+    assert "| matching | vs nfa merge=False |" in out
+
+
+def test_bench_window_prints_factors_over_the_plain_window(capsys):
+    args = ["window", "--events", "300", "--ks", "2", "--kinds", "set"]
+    assert main([*args, "--patterns", "1", "--prunings", "none", "fpc"]) == 0
+    plain, pruned = rows(capsys.readouterr().out)
+    assert (plain[1].strip(), plain[2].strip(), plain[-2].strip()) == (
+        "Pset k=2 W=5 n=300",
+        "none",
+        "1.00x",
+    )
+    assert plain[4] == pruned[4]  # the same matches
+    assert int(pruned[5].replace(",", "")) < int(plain[5].replace(",", ""))  # fewer calls
+
+
+def test_bench_window_reads_the_real_hospital_logs(tmp_path, capsys):
+    import gzip
+
+    bpic = tmp_path / "bpic2011_hospital_events.csv.gz"
+    with gzip.open(bpic, "wt") as handle:
+        handle.write("case_id,activity_code,timestamp,number_of_executions\n")
+        handle.write("1,370000,2005-01-03T00:00:00,1\n2,370000,2005-01-03T00:00:00,\n")
+        handle.write("1,410100,2005-01-05T00:00:00,2\n")
+    sepsis = tmp_path / "sepsis_events_tidy.csv"
+    sepsis.write_text(
+        "case_id,event_type,timestamp,value,unit,org_group,age,diagnose\n"
+        "XJ,ER Registration,2013-11-07 08:18:29,,,A,90.0,C\n"
+        "XJ,LacticAcid,2013-11-07 20:18:29,1.4,mmol/L,B,,\n"
+        "YK,LacticAcid,2013-11-08 08:18:29,2.0,mmol/L,B,,\n"
+    )
+    from benchmarks.window import hospital_log
+
+    events = list(hospital_log(bpic, 10))
+    assert [(e.type, e.ts, e.attrs["PID"]) for e in events] == [
+        ("a370000", 0, "1"),
+        ("a370000", 0, "2"),
+        ("a410100", 2, "1"),
+    ]
+    events = list(hospital_log(sepsis, 2))
+    assert [(e.type, e.ts, e.attrs["V"]) for e in events] == [
+        ("ER Registration", 0.0, 0.0),
+        ("LacticAcid", 0.5, 1.4),
+    ]
+    args = ["window", "--data", str(sepsis), "--events", "3", "--ks", "1"]
+    assert main([*args, "--kinds", "seq", "--patterns", "1", "--prunings", "none", "f"]) == 0
+    assert "| Pseq k=1 W=5 n=3 | f |" in capsys.readouterr().out
+    assert main([*args[:2], str(tmp_path / "other.csv"), *args[3:]]) == 1
+    assert "not a known hospital log" in capsys.readouterr().err
+
+
+def test_bench_lazy_compares_the_eager_nfa_with_the_lazy_plans(tmp_path, capsys):
+    plot = tmp_path / "window.png"
+    args = ["lazy", "--patterns", "SEQ3", "--events", "1500", "--windows", "20", "40"]
+    assert main([*args, "--plot", str(plot)]) == 0
+    found = rows(capsys.readouterr().out)
+    assert [r[2].strip().split()[0] for r in found] == ["nfa", "lazy_chain", "lazy_tree"] * 2
+    assert found[1][2].strip() == "lazy_chain order=IBM,MSFT,AAPL"  # the right order
+    assert len({r[4] for r in found[:3]}) == 1  # the same matches
+    assert plot.read_bytes().startswith(b"\x89PNG")
+
+
+def test_bench_lazy_changing_stream_runs_every_chain_order(capsys):
+    args = ["lazy", "--experiment", "changing", "--events", "900", "--rotate", "300"]
+    assert main(args) == 0
+    plans = [row[2].strip() for row in rows(capsys.readouterr().out)]
+    assert plans[0] == "nfa" and plans[-1] == "lazy_tree"
+    assert len([p for p in plans if p.startswith("lazy_chain order=")]) == 6
+
+
+def test_bench_lazy_reads_nasdaq_minute_bars(tmp_path, capsys):
+    """The OpenCEP NASDAQ format: SYMBOL,YYYYMMDDhhmm,open,peak,low,close,volume; the
+    pattern's types are the file's symbols, rarest first for the chain."""
+    lines = []
+    for minute in range(60):
+        for symbol, every in (("MSFT", 1), ("ORLY", 2), ("CBRL", 7)):
+            if minute % every == 0:
+                move = 1 if (minute // every) % 3 else -1
+                stamp = f"20080201{9 + minute // 60:02d}{minute % 60:02d}"
+                lines.append(f"{symbol},{stamp},10,11,9,{10 + move},100")
+    bars = tmp_path / "NASDAQ_TEST.txt"
+    bars.write_text("\n".join(lines) + "\n")
+    args = ["lazy", "--experiment", "nasdaq", "--data", str(bars), "--windows", "10"]
+    assert main([*args, "--patterns", "SEQ3", "SEQ4", "--memory"]) == 0
+    captured = capsys.readouterr()
+    found = rows(captured.out)
+    assert [r[1].strip() for r in found] == ["SEQ3 NASDAQ_TEST window=10"] * 3
+    assert found[1][2].strip() == "lazy_chain order=CBRL,ORLY,MSFT"
+    assert len({r[4] for r in found}) == 1 and int(found[0][4]) > 0  # the same matches
+    assert all(int(r[-3].replace(",", "")) > 0 for r in found)  # peak memory, KiB
+    assert "too few symbols for SEQ4" in captured.err
+    bars.write_text("MSFT,200802010900,10,11,9,x,100\n")
+    assert main(args) == 1
+    assert "line 1, field 'close': not a number: 'x'" in capsys.readouterr().err
+
+
+def test_bench_lazy_reads_daily_bars(tmp_path, capsys):
+    """Daily bars (a gzipped CSV with a header): the symbols are chosen by how many days
+    they trade, from the most to about 1/ratio of it; the window counts days."""
+    lines = ["date,symbol,kind,open,high,low,close,volume"]
+    for day in range(1, 61):
+        for symbol, every in (("AAA", 1), ("BBB", 2), ("CCC", 3), ("DDD", 10), ("EEE", 30)):
+            if day % every == 0:
+                close = 10 + (1 if (day // every) % 3 else -1)
+                when = date(2016, 1, 1) + timedelta(days=day)
+                lines.append(f"{when},{symbol},stock,10,11,9,{close},5")
+    bars = tmp_path / "daily.csv.gz"
+    bars.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
+    args = ["lazy", "--experiment", "daily", "--data", str(bars), "--windows", "9"]
+    assert main([*args, "--patterns", "SEQ3", "--ratios", "6"]) == 0
+    found = rows(capsys.readouterr().out)
+    assert [r[1].strip() for r in found] == ["SEQ3 ratio=1:10 window=9"] * 3  # the nearest
+    assert found[1][2].strip() == "lazy_chain order=DDD,CCC,AAA"  # 6, 20, 60 days
+    assert len({r[4] for r in found}) == 1 and int(found[0][4]) > 0
+    assert main([*args, "--patterns", "OR4SEQ2"]) == 1
+    assert "5 symbols; 8 are needed" in capsys.readouterr().err
+    bars.write_bytes(gzip.compress(b"date,ticker,close\n2016-01-04,AAA,1\n"))
+    assert main([*args, "--patterns", "SEQ3"]) == 1
+    assert "not daily bars with columns" in capsys.readouterr().err
