@@ -9,11 +9,17 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-from benchmarks import lazy, nfa, spark, window
+from benchmarks import disorder, lazy, nfa, spark, window
 from benchmarks.harness import report
 from kleene.errors import KleeneError
 
-SUITES: dict[str, ModuleType] = {"nfa": nfa, "lazy": lazy, "window": window, "spark": spark}
+SUITES: dict[str, ModuleType] = {
+    "nfa": nfa,
+    "lazy": lazy,
+    "window": window,
+    "disorder": disorder,
+    "spark": spark,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -88,7 +88,7 @@ def engine_run(
 ) -> Result:
     """One in-process run of `query` over `events` (timing only the engine); `counts` has the
     engine's metrics (`Metrics.as_dict`) and `matched_events`, the events the matches bind."""
-    engine = kleene.Engine(query, plan, **options)
+    engine = kleene.Engine(query, plan, **options)  # options may hold engine arguments
     started = time.perf_counter()
     found = engine.send_many(events)
     found += engine.close()

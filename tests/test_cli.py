@@ -196,3 +196,19 @@ def test_plan_options_on_the_command_line(tmp_path, capsys):
     path.write_text("type,ts,k\nC,1,1\nP,2,1\nB,3,1\n")
     assert main(["match", query, "-i", str(path), "--plan", "nfa", "--option", "merge=False"]) == 0
     assert '"c": [{"id": 0' in capsys.readouterr().out
+
+
+def test_match_puts_events_back_in_order_with_max_delay(tmp_path, capsys):
+    path = tmp_path / "late.csv"
+    path.write_text("type,ts\nA,1\nB,5\nA,2\nB,9\nA,3\n")
+    query = "PATTERN SEQ(A a, B b)"
+    assert main(["match", query, "-i", str(path)]) == 1
+    assert "or give max_delay (--max-delay)" in capsys.readouterr().err
+    assert main(["match", query, "-i", str(path), "--max-delay", "3"]) == 0
+    captured = capsys.readouterr()
+    assert len(captured.out.splitlines()) == 4  # a at 1 and 2, b at 5 and 9; A at 3 is late
+    assert "dropped 1 late events" in captured.err
+    assert main(["match", query, "-i", str(path), "--max-delay", "10 s"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 6  # sorted: A1 A2 A3 B5 B9
+    assert main(["match", query, "-i", str(path), "--max-delay", "3", "--on-late", "raise"]) == 1
+    assert "row 5, field 'ts': event 4 has ts 3, more than max_delay=3" in capsys.readouterr().err

@@ -217,3 +217,23 @@ def test_errors_before_the_job_starts(spark, query, options, message):
     with pytest.raises(kleene.KleeneError) as info:
         detect(df, query, **options)
     assert message in str(info.value)
+
+
+@pytest.mark.parametrize("query", [PARTITIONED[0], UNPARTITIONED[0]])
+def test_max_delay_drops_the_rows_the_engine_finds_late(spark, stocks, query):
+    """Rows in a disordered arrival order: with max_delay the job drops exactly the rows the
+    in-process engine finds late, and matches what the engine matches."""
+    import random
+
+    rng = random.Random(5)
+    arrival = sorted(stocks, key=lambda e: e.ts + rng.choice([0, 0, 0, 2, 9]))
+    engine = kleene.Engine(query, max_delay=4)
+    expected = keys_of_matches(engine.send_many(arrival) + engine.close())
+    assert engine.metrics.late > 0
+    job = detect_job(frame(spark, arrival, partitions=4), query, id="id", max_delay=4)
+    variables = [v.name for v in job.plan.analysis.positive]
+    assert keys_of_rows(job.matches.collect(), variables) == expected
+    assert job.counts()["late"] == engine.metrics.late
+    assert job.counts()["read"] == len(arrival)
+    with pytest.raises(kleene.KleeneError, match="late rows are counted and dropped"):
+        detect_job(frame(spark, arrival), query, max_delay=4, on_late="raise")

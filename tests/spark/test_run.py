@@ -99,3 +99,37 @@ def test_show_overwrite_and_errors(spark, inputs, tmp_path, capsys):
     assert "no column 'sector'" in capsys.readouterr().err
     assert main(["run", QUERY, "-i", str(inputs["csv"]), "-o", str(tmp_path / "x.txt")]) == 1
     assert "name the output .parquet, .jsonl or .csv" in capsys.readouterr().err
+
+
+def test_max_delay_on_a_disordered_file(spark, tmp_path, capsys):
+    """kleene run and kleene match agree on a file whose rows are out of order, and both
+    say how many late rows they dropped."""
+    rows = ["type,ts,symbol", "A,1,x", "B,5,x", "A,2,x", "B,9,x", "A,3,x", "B,10,x"]
+    path = tmp_path / "disordered.csv"
+    path.write_text("\n".join(rows) + "\n")
+    query = "PATTERN SEQ(A a, B b) WHERE [symbol]"
+    assert main(["match", query, "-i", str(path), "--max-delay", "3"]) == 0
+    captured = capsys.readouterr()
+    local = [json.loads(line)["bindings"] for line in captured.out.splitlines()]
+    assert "dropped 1 late events" in captured.err  # A at 3 after B at 9
+    out = tmp_path / "m.jsonl"
+    args = [
+        "run",
+        query,
+        "-i",
+        str(path),
+        "-o",
+        str(out),
+        "--max-delay",
+        "3",
+        "--master",
+        "local[2]",
+    ]
+    assert main(args) == 0
+    assert "dropped 1 late rows" in capsys.readouterr().err
+    found = [
+        json.loads(line) for part in out.glob("part-*") for line in part.read_text().splitlines()
+    ]
+    pairs = {(m["a"][0]["ts"], m["b"][0]["ts"]) for m in local}
+    assert pairs == {(a, b) for a in (1, 2) for b in (5, 9, 10)}
+    assert {(m["a"][0]["ts"], m["b"][0]["ts"]) for m in found} == pairs

@@ -4,15 +4,20 @@ progress."""
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import IO, Any
 
 from kleene.errors import KleeneError
+from kleene.language.to_ast import UNITS
 
 __all__ = [
+    "delay",
+    "disorder_options",
     "input_options",
     "opened",
     "plan_arguments",
@@ -53,6 +58,41 @@ def input_options(parser: argparse.ArgumentParser) -> None:
         default="raise",
         help="on a malformed row: stop with an error (raise) or skip and count it",
     )
+
+
+def disorder_options(parser: argparse.ArgumentParser, *, raising: bool = True) -> None:
+    """--max-delay and (where a late event can stop the run) --on-late: reading a stream
+    that is not quite in timestamp order."""
+    group = parser.add_argument_group("events out of order")
+    group.add_argument(
+        "--max-delay",
+        type=delay,
+        metavar="DELAY",
+        help="events may come up to this much behind the latest timestamp seen and are put "
+        "back in order: timestamp units (5) or a duration (30s, 10 min); later ones are "
+        "late, counted and dropped",
+    )
+    if not raising:
+        return
+    group.add_argument(
+        "--on-late",
+        choices=["count", "raise"],
+        default="count",
+        help="an event later than --max-delay allows: count and drop it, or stop (count)",
+    )
+
+
+def delay(text: str) -> float | timedelta:
+    """A --max-delay: a number of timestamp units, or an amount with a time unit."""
+    found = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?)\s*([A-Za-z]*)\s*", text)
+    if found is None or (found[2] and found[2].lower() not in UNITS):
+        raise argparse.ArgumentTypeError(
+            f"expected a number or an amount with a time unit (30s, 10 min), not {text!r}"
+        )
+    amount = float(found[1])
+    if not found[2]:
+        return int(amount) if amount.is_integer() else amount
+    return timedelta(seconds=amount * UNITS[found[2].lower()][1])
 
 
 def query_and_input(parser: argparse.ArgumentParser) -> None:

@@ -11,6 +11,7 @@ from typing import IO, Any
 import kleene
 import kleene.io
 from kleene.cli.common import (
+    disorder_options,
     input_options,
     opened,
     plan_arguments,
@@ -34,6 +35,7 @@ def add(commands: Any) -> None:
     )
     query_and_input(match)
     input_options(match)
+    disorder_options(match)
     match.add_argument("--output", "-o", help="write matches here (default: standard output)")
     plan_arguments(match, output_format=True)
     match.add_argument("--limit", type=int, help="stop after this many matches")
@@ -63,6 +65,8 @@ def _match(args: argparse.Namespace) -> int:
         output="non_overlapping" if args.non_overlapping else "all",
         time_unit=args.time_unit,
         name=name,
+        max_delay=args.max_delay,
+        on_late=args.on_late,
         **plan_options(args.option),
     )
     column_types = dict(pair(item) for item in args.column_type)
@@ -104,6 +108,12 @@ def _match(args: argparse.Namespace) -> int:
     )
     if reader.report():
         print(f"kleene: {reader.report()}", file=sys.stderr)
+    if metrics.late:
+        print(
+            f"kleene: dropped {metrics.late:,} late events (more than --max-delay behind the "
+            "latest timestamp); raise --max-delay to keep them",
+            file=sys.stderr,
+        )
     if args.stats:
         counts = metrics.as_dict()
         peak = _peak_memory_kib()

@@ -8,7 +8,13 @@ import time
 from typing import Any
 
 import kleene
-from kleene.cli.common import input_options, plan_arguments, query_and_input, query_text
+from kleene.cli.common import (
+    disorder_options,
+    input_options,
+    plan_arguments,
+    query_and_input,
+    query_text,
+)
 from kleene.cli.options import pair, plan_options
 from kleene.errors import KleeneError
 
@@ -28,6 +34,7 @@ def add(commands: Any) -> None:
     run.add_argument("--output", "-o", required=True, help="where to write the matches")
     run.add_argument("--overwrite", action="store_true", help="replace an existing output")
     input_options(run)
+    disorder_options(run, raising=False)
     plan_arguments(run, output_format=True)
     run.add_argument(
         "--partition-by", help="comma-separated columns to group events by (overrides the query)"
@@ -77,6 +84,7 @@ def _run(args: argparse.Namespace) -> int:
         slices=args.slices,
         plan=args.plan,
         on_error=args.on_error,
+        max_delay=args.max_delay,
         output="non_overlapping" if args.non_overlapping else "all",
         time_unit=args.time_unit,
         name=name,
@@ -95,6 +103,12 @@ def _run(args: argparse.Namespace) -> int:
     if counts["skipped"]:
         print(
             f"kleene: skipped {counts['skipped']:,} rows without timestamp or type", file=sys.stderr
+        )
+    if counts["late"]:
+        print(
+            f"kleene: dropped {counts['late']:,} late rows (more than --max-delay behind the "
+            "latest timestamp before them); raise --max-delay to keep them",
+            file=sys.stderr,
         )
     if args.show:
         from kleene.spark.batch import DEFAULT_ID

@@ -16,6 +16,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Hashable, Iterable, Mapping
+from datetime import timedelta
 from itertools import count
 from typing import Any
 
@@ -26,6 +27,7 @@ from kleene.language.ast import Pattern
 from kleene.matches import Match
 from kleene.plans.base import Plan
 from kleene.runtime.metrics import Metrics
+from kleene.runtime.reorder import OnLate, Reorder, delay_units
 
 __all__ = ["Engine", "match"]
 
@@ -35,11 +37,19 @@ EventLike = Event | Mapping[str, Any]
 class Engine:
     """Runs a pattern over events arriving one by one.
 
-    Events must come in timestamp order (equal timestamps keep their arrival order). An event
-    without an id gets its arrival position (0, 1, …). `advance_to(ts)` promises that every
-    event with a timestamp up to and including `ts` has been sent; patterns that end in a
-    negation report matches only once time has passed their window. `close()` ends the
-    stream and reports everything still pending.
+    Events must come in timestamp order (equal timestamps keep their arrival order), unless
+    `max_delay` bounds their disorder: then the engine holds each event until the largest
+    timestamp seen, minus `max_delay`, has reached it, and feeds the plan in (timestamp,
+    arrival) order, so the matches are those of the sorted stream. An event that comes later
+    than that is *late*; `on_late` says what happens to it: "count" (the default: counted in
+    `metrics.late` and dropped), "raise" (an `EventError`), or "collect" (kept in
+    `engine.late`). `max_delay` is in timestamp units (seconds for datetimes), or a
+    `timedelta`.
+
+    An event without an id gets its arrival position (0, 1, …). `advance_to(ts)` promises
+    that every event with a timestamp up to and including `ts` has been sent; patterns that
+    end in a negation report matches only once time has passed their window. `close()` ends
+    the stream and reports everything still pending.
 
     `pattern` may be query text, a `Pattern` or an already compiled `Plan`. With
     `partition=True` (the default) the engine splits the stream by the pattern's
@@ -53,6 +63,8 @@ class Engine:
         plan: str = "auto",
         *,
         partition: bool = True,
+        max_delay: float | timedelta | None = None,
+        on_late: OnLate = "count",
         **options: Any,
     ) -> None:
         if isinstance(pattern, Plan):
@@ -78,6 +90,9 @@ class Engine:
         self._ts_type: type = type(None)
         self._watermark: Watermark | None = None
         self._closed = False
+        self._reorder = None
+        if max_delay is not None:
+            self._reorder = Reorder(delay_units(max_delay, self.plan.options), on_late)
 
     def send(self, event: EventLike) -> list[Match]:
         """Feed one event (an `Event` or a mapping with type, ts, attributes)."""
@@ -85,9 +100,29 @@ class Engine:
             raise KleeneError("the engine is closed; make a new one for a new stream")
         item = as_event(event, default_id=self._arrivals)
         self._arrivals += 1
-        self._check_time(item)
+        self._metrics.events += 1
+        reorder = self._reorder
+        if reorder is None:
+            self._check_time(item)
+            reported = self._step(item)
+            return self._report(reported) if reported else reported
+        self._check_kind(item)
+        before = reorder.dropped
+        reported = [m for each in reorder.push(item, self._arrivals) for m in self._step(each)]
+        self._metrics.late += reorder.dropped - before
+        if reorder.watermark is not None:
+            reported.extend(self._fire(Watermark(reorder.watermark, inclusive=False)))
+        return self._report(reported) if reported else reported
+
+    @property
+    def late(self) -> list[Event]:
+        """The late events kept with `on_late="collect"` (see the class docstring)."""
+        return [] if self._reorder is None else self._reorder.late
+
+    def _step(self, item: Event) -> list[Match]:
+        """Feed one event, in order, to its partition's state; the matches it makes final
+        (not reported yet: see `_report`)."""
         metrics = self._metrics
-        metrics.events += 1
         reported = self._fire(Watermark(item.t, inclusive=False)) if self._timers else []
         key = None if self._key is None else self._key(item)
         state = self._states.get(key)
@@ -103,9 +138,7 @@ class Engine:
         self._schedule(key, state)
         if len(self._states) > self._evict_at:
             self._evict(Watermark(item.t, inclusive=False))
-        if not reported:
-            return reported
-        return self._report(reported)
+        return reported
 
     def send_many(self, events: Iterable[EventLike]) -> list[Match]:
         """Feed events in order; the matches they make final, in the order reported."""
@@ -119,10 +152,15 @@ class Engine:
         if self._closed:
             raise KleeneError("the engine is closed")
         t = numeric_time(ts)
+        reported: list[Match] = []
+        if self._reorder is not None:
+            for item in self._reorder.advance_to(t):
+                reported.extend(self._step(item))
         if self._watermark is not None and t <= self._watermark.t:
-            return []
+            return self._report(reported)
         self._watermark = Watermark(t)
-        return self._report(self._fire(self._watermark))
+        reported.extend(self._fire(self._watermark))
+        return self._report(reported)
 
     def close(self) -> list[Match]:
         """End the stream: report every match still waiting for time to pass."""
@@ -130,6 +168,9 @@ class Engine:
             return []
         end = Watermark(math.inf)
         reported: list[Match] = []
+        if self._reorder is not None:
+            for item in self._reorder.release_all():
+                reported.extend(self._step(item))
         for state in self._states.values():
             reported.extend(self.plan.advance(state, end))
         self._closed = True
@@ -152,13 +193,11 @@ class Engine:
 
     # -- internals -----------------------------------------------------------------------
 
-    def _check_time(self, event: Event) -> None:
-        last = self._last_t
-        if last is not None and type(event.ts) is self._ts_type and event.t >= last:
-            watermark = self._watermark
-            if watermark is None or not watermark.settles(event.t):
-                self._last_t = event.t
-                return  # the common case: in order, of the kind seen before
+    def _check_kind(self, event: Event) -> None:
+        """Timestamps of one kind: all numbers or all datetimes (seconds, whatever time_unit
+        says)."""
+        if type(event.ts) is self._ts_type:
+            return
         self._ts_type = type(event.ts)
         is_datetime = not isinstance(event.ts, int | float)
         if self._datetimes is None:
@@ -172,10 +211,20 @@ class Engine:
                 )
         elif is_datetime != self._datetimes:
             raise EventError("timestamps mix numbers and datetimes", row=self._arrivals, field="ts")
+
+    def _check_time(self, event: Event) -> None:
+        last = self._last_t
+        if last is not None and type(event.ts) is self._ts_type and event.t >= last:
+            watermark = self._watermark
+            if watermark is None or not watermark.settles(event.t):
+                self._last_t = event.t
+                return  # the common case: in order, of the kind seen before
+        self._check_kind(event)
         if self._last_t is not None and event.t < self._last_t:
             raise EventError(
                 f"event {event.id!r} has ts {event.ts!r}, earlier than an event before it; "
-                "send events in timestamp order (sort the input by its timestamp)",
+                "send events in timestamp order (sort the input by its timestamp), or give "
+                "max_delay (--max-delay), the most an event may lag behind the latest timestamp",
                 row=self._arrivals,
                 field="ts",
             )

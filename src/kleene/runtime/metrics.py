@@ -19,6 +19,8 @@ class Metrics:
       plans that keep runs;
     - `run_steps`: the runs alive after each event, summed (over `events`: the mean number of
       runs per event, the SASE+ paper's "runs per time step");
+    - `late`: events dropped because they came later than `max_delay` allows (see
+      `Engine`; with `on_late="collect"` they are also kept in `engine.late`);
     - `plan`: the plan's own counters summed over partitions (for `nfa`: runs created and
       merged, edge evaluations, buffer writes, completions).
     """
@@ -28,6 +30,7 @@ class Metrics:
     partitions: int = 0
     peak_runs: int = 0
     run_steps: int = 0
+    late: int = 0
     plan: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, int]:

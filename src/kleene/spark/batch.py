@@ -17,10 +17,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from pyspark.accumulators import Accumulator
-from pyspark.sql import Column, DataFrame, Observation
+from pyspark.sql import Column, DataFrame, Observation, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
@@ -29,11 +30,14 @@ from kleene import plans
 from kleene.errors import EventError, KleeneError
 from kleene.language import ast as A
 from kleene.plans.base import Plan
+from kleene.runtime.reorder import delay_units
 from kleene.spark.pushdown import NUMERIC, EventColumns, col, prefilter
 from kleene.spark.worker import GROUP, HOME, SEQ, JobSpec, PeakParam, match_batches
 
 __all__ = ["DetectJob", "detect", "detect_job", "match_schema"]
 
+#: The column that marks late rows, with `max_delay`.
+LATE = "_kleene_late"
 #: The id column detect() adds when the DataFrame names none.
 DEFAULT_ID = "kleene_id"
 
@@ -51,7 +55,8 @@ class DetectJob:
     compiled plan and how events are grouped, and counters filled in as the job runs.
 
     `counts()` (after an action on `matches`) gives the events read, the rows skipped as
-    malformed, the events left after the push-down filter, and the largest resident memory a
+    malformed, the late rows dropped (with `max_delay`), the events left after the push-down
+    filter, and the largest resident memory a
     Python worker reached (KiB).
     """
 
@@ -62,12 +67,15 @@ class DetectJob:
     skipped: Observation | None
     kept: Observation
     peak: Accumulator[int]
+    late: Observation | None = None
 
     def counts(self) -> dict[str, Any]:
         skipped = 0 if self.skipped is None else int(self.skipped.get.get("skipped") or 0)
+        late = 0 if self.late is None else int(self.late.get.get("late") or 0)
         return {
             "read": int(self.read.get.get("read") or 0),
             "skipped": skipped,
+            "late": late,
             "kept": int(self.kept.get.get("kept") or 0),
             "worker_peak_kib": int(self.peak.value),
         }
@@ -91,6 +99,8 @@ def detect_job(
     slices: int | None = None,
     plan: str = "auto",
     on_error: str = "raise",
+    max_delay: float | timedelta | None = None,
+    on_late: str = "count",
     **options: Any,
 ) -> DetectJob:
     """Prepare the job that finds `query`'s matches in `df` (nothing runs until an action on
@@ -106,18 +116,36 @@ def detect_job(
       into (default: from the cores and the window);
     - `on_error`: "raise" stops at an event without timestamp or type; "skip" drops and
       counts such rows;
+    - `max_delay`: as for `kleene.Engine`: the rows' order is their arrival order, and a row
+      whose timestamp is more than `max_delay` behind the largest timestamp of the rows
+      before it is late: dropped and counted (`on_late="count"`, the only choice on Spark:
+      the job cannot stop at one row or hand rows back). Without it, order does not matter
+      here: every group is sorted by timestamp;
     - `plan` and `**options` (`output`, `time_unit`, `functions`, `name`): as for
       `kleene.compile`.
     """
     compiled = plans.compile(query, plan, **options)
     if on_error not in ("raise", "skip"):
         raise KleeneError(f"on_error is 'raise' or 'skip', not {on_error!r}")
+    if on_late != "count":
+        raise KleeneError(
+            f"on Spark late rows are counted and dropped (on_late='count'), not {on_late!r}; "
+            "DetectJob.counts()['late'] says how many"
+        )
+    delay = None if max_delay is None else delay_units(max_delay, compiled.options)
     df, events = _event_columns(df, compiled, ts, type, event_type, id, ts_unit, partition_by)
     keys = _keys(compiled, events, partition_by)
     bounds = None if keys is not None else _bounds(df, compiled, events, slices)
     df = df.withColumn(SEQ, F.monotonically_increasing_id())
+    if delay is not None:
+        df = _with_lateness(df, events, delay)  # before any observation: it reads df twice
     read = Observation("kleene_read")
     df = df.observe(read, F.count(F.lit(1)).alias("read"))
+    late = None
+    if delay is not None:
+        late = Observation("kleene_late")
+        df = df.observe(late, F.sum(col(LATE).cast("long")).alias("late"))
+        df = df.filter(~col(LATE)).drop(LATE)
     skipped = None
     if on_error == "skip":
         skipped = Observation("kleene_skipped")
@@ -168,7 +196,7 @@ def detect_job(
     )
     peak = df.sparkSession.sparkContext.accumulator(0, PeakParam())
     matches = grouped.mapInArrow(match_batches(spec, peak), schema)
-    return DetectJob(matches, compiled, grouping, read, skipped, kept, peak)
+    return DetectJob(matches, compiled, grouping, read, skipped, kept, peak, late)
 
 
 def _shipped_options(plan: Plan[Any]) -> dict[str, Any]:
@@ -314,6 +342,25 @@ def _keys(
             expr = chain if chain is not None else expr
         keys.append((name, expr))
     return keys
+
+
+def _with_lateness(df: DataFrame, events: EventColumns, delay: float) -> DataFrame:
+    """The rows with a column `LATE`: as `kleene.Engine` with `max_delay` finds late events,
+    a row is late when its timestamp is more than `delay` behind the largest timestamp of
+    the rows before it in arrival order (SEQ). That running maximum is the maximum of the
+    Spark partitions before the row's (a small aggregate) and of the rows before it in its
+    own partition (`monotonically_increasing_id` keeps the partition in the upper bits of
+    SEQ). A row without a timestamp is not late (`on_error` deals with it)."""
+    home, t = "_kleene_home_partition", "_kleene_t"
+    df = df.withColumn(home, F.shiftright(col(SEQ), 33)).withColumn(t, _seconds(events))
+    maxima = df.groupBy(home).agg(F.max(t).alias("_kleene_max"))
+    earlier = Window.orderBy(home).rowsBetween(Window.unboundedPreceding, -1)
+    prior = maxima.select(home, F.max("_kleene_max").over(earlier).alias("_kleene_prior"))
+    before = Window.partitionBy(home).orderBy(SEQ).rowsBetween(Window.unboundedPreceding, -1)
+    high = F.greatest(col("_kleene_prior"), F.max(t).over(before))
+    late = F.coalesce(col(t) < high - F.lit(delay), F.lit(False))
+    df = df.join(F.broadcast(prior), home).withColumn(LATE, late)
+    return df.drop(home, t, "_kleene_prior")
 
 
 def _seconds(events: EventColumns) -> Column:

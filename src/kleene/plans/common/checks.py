@@ -36,6 +36,7 @@ class Checks:
             for condition in analysis.conditions:
                 test = compile_condition(condition.expr, analysis.functions)
                 self.compiled[id(condition)] = test
+        #: A pure memo, by bound variables and the variable taken: what decides there.
         self._deciding: dict[tuple[tuple[str, ...], str], _Decided] = {}
 
     def holds(

@@ -192,7 +192,8 @@ class LazyChain(Plan[LazyState]):
             tuple(sorted(b.variables, key=self.ranks.__getitem__)) for b in self.branches
         ]
         self._dependencies = [self._checked_early(branch.names) for branch in self.branches]
-        #: The negations to check at a state (First-Chance), found as states are reached.
+        #: The negations to check at a state (First-Chance), found as states are reached: a
+        #: pure memo (it depends on the query only, never on a partition's events).
         self._due: dict[StateKey, tuple[Negated, ...]] = {}
         later = [n for n in analysis.negations.values() if self._post_somewhere(n)]
         self.finalizer = Finalizer(analysis, self.checks, self.window, options, later)
@@ -206,6 +207,7 @@ class LazyChain(Plan[LazyState]):
             if v.kleene
         }
         self.variable_order = tuple(analysis.variables)
+        #: A pure memo of `_route`, by event type.
         self._routes: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         #: A pure memo of the steps, by branch, variables taken and variable to take.
         self._steps: dict[tuple[int, tuple[str, ...], str], Step] = {}
