@@ -1,7 +1,8 @@
 """Does a pattern make sense? Names resolve, Kleene references fit, negations can be decided.
 
 Every check raises `PatternError` pointing at the offending text (or, for a pattern built in
-Python, naming it). `kleene.parse` and `kleene.compile` both run `validate`.
+Python, naming it). `parse` (which is `kleene.parse`) reads query text and validates it;
+`kleene.compile` validates what it compiles.
 """
 
 from __future__ import annotations
@@ -15,7 +16,22 @@ from kleene.errors import PatternError
 from kleene.language import ast as A
 from kleene.language.printer import expr_text
 
-__all__ = ["guarantees_event", "nullable", "validate"]
+__all__ = ["guarantees_event", "nullable", "parse", "validate"]
+
+
+def parse(text: str) -> A.Pattern:
+    """Read a SASE+ query and check that it makes sense.
+
+    Raises `PatternSyntaxError` (with line, column and a caret) when the text does not follow
+    the grammar, and `PatternError` when it does but does not make sense.
+    """
+    from kleene.language.quantified import quantify
+    from kleene.language.to_ast import read
+
+    pattern = quantify(read(text))
+    validate(pattern)
+    return pattern
+
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _RESERVED = {"pattern", "where", "within", "seq", "and", "or", "not", "true", "false", "null", "i"}

@@ -1,4 +1,4 @@
-"""The plan protocol and the registry that finds plans by name.
+"""The plan protocol, and the registry that finds plans by name (`compile`, `choose`).
 
 A plan is compiled once from a pattern and is immutable; everything that changes while events
 flow lives in a separate *state* (one per partition key), of the plan's state type S:
@@ -45,10 +45,12 @@ from dataclasses import fields
 from functools import cached_property
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
-from kleene.compiler.analysis import Analysis
+from kleene.compiler.analysis import Analysis, analyze
 from kleene.compiler.options import Options
+from kleene.compiler.validate import parse
 from kleene.errors import PlanError, StateError
 from kleene.events import Event, Watermark
+from kleene.language.ast import Pattern
 from kleene.language.printer import to_text
 from kleene.matches import Match
 
@@ -59,6 +61,7 @@ __all__ = [
     "Plan",
     "begin_at_first",
     "choose",
+    "compile",
     "plan_class",
     "register",
 ]
@@ -262,6 +265,16 @@ def plan_class(name: str) -> type[Plan[Any]]:
 
 #: The order `auto` tries plans in: fastest first; `reference` runs everything.
 PREFERENCE: tuple[str, ...] = ("nfa", "reference")
+
+
+def compile(pattern: Pattern | str, plan: str = "auto", **options: Any) -> Plan[Any]:
+    """Compile a pattern (or query text) with the plan of that name; see `Options`."""
+    if isinstance(pattern, str):
+        pattern = parse(pattern)
+    settings = Options.build(**options)
+    analysis = analyze(pattern, settings.functions)
+    cls = choose(analysis, settings) if plan == "auto" else plan_class(plan)
+    return cls(analysis, settings)
 
 
 def choose(analysis: Analysis, options: Options) -> type[Plan[Any]]:
