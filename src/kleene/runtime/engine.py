@@ -106,11 +106,16 @@ class Engine:
             self._check_time(item)
             reported = self._step(item)
             return self._report(reported) if reported else reported
-        self._check_kind(item)
+        if type(item.ts) is not self._ts_type:
+            self._check_kind(item)
         before = reorder.dropped
-        reported = [m for each in reorder.push(item, self._arrivals) for m in self._step(each)]
-        self._metrics.late += reorder.dropped - before
-        if reorder.watermark is not None:
+        released = reorder.push(item, self._arrivals)
+        if reorder.dropped != before:
+            self._metrics.late += 1
+        reported = []
+        for each in released:
+            reported.extend(self._step(each))
+        if self._timers:
             reported.extend(self._fire(Watermark(reorder.watermark, inclusive=False)))
         return self._report(reported) if reported else reported
 

@@ -21,6 +21,7 @@ list. Nothing is dropped without being counted.
 from __future__ import annotations
 
 import heapq
+import math
 from datetime import timedelta
 from typing import Literal
 
@@ -57,46 +58,56 @@ class Reorder:
         self.on_late = on_late
         self.heap: list[tuple[float, int, Event]] = []
         self.arrivals = 0
-        #: No event earlier than this can be placed any more (-inf: nothing released yet).
-        self.floor = Watermark(float("-inf"))
-        self.high: float | None = None
+        #: No event earlier than `floor` (or at it, when `at_floor`) can be placed any more.
+        self.floor = -math.inf
+        self.at_floor = False
+        self.high = -math.inf
         self.late: list[Event] = []
         self.dropped = 0
 
     @property
-    def watermark(self) -> float | None:
-        """The largest timestamp seen minus `max_delay` (None before the first event)."""
-        return None if self.high is None else self.high - self.max_delay
+    def watermark(self) -> float:
+        """The largest timestamp seen minus `max_delay` (-inf before the first event)."""
+        return self.high - self.max_delay
 
     def push(self, event: Event, row: int | None = None) -> list[Event]:
         """Take one event; return the events that may now go to the plan, in order. `row`
         (the event's arrival number, from 1) names it in the error a late event may raise."""
         t = event.t
-        if self.floor.settles(t):
+        if t < self.floor or (self.at_floor and t == self.floor):
             self._late(event, row)
             return []
-        heapq.heappush(self.heap, (t, self.arrivals, event))
+        heap = self.heap
+        heapq.heappush(heap, (t, self.arrivals, event))
         self.arrivals += 1
-        if self.high is None or t > self.high:
+        if t > self.high:
             self.high = t
-        return self._release(Watermark(self.high - self.max_delay, inclusive=False))
+            watermark = t - self.max_delay
+            if watermark > self.floor:
+                self.floor, self.at_floor = watermark, False
+        floor = self.floor
+        if heap[0][0] >= floor:
+            return []
+        out = []
+        while heap and heap[0][0] < floor:
+            out.append(heapq.heappop(heap)[2])
+        return out
 
     def advance_to(self, t: float) -> list[Event]:
         """Every event up to and including `t` has been sent: release them."""
+        if t > self.floor or (t == self.floor and not self.at_floor):
+            self.floor, self.at_floor = t, True
         return self._release(Watermark(t))
 
     def release_all(self) -> list[Event]:
         """The stream ended: everything still held, in order."""
-        return self._release(Watermark(float("inf")))
+        return self._release(Watermark(math.inf))
 
     def __len__(self) -> int:
         return len(self.heap)
 
     def _release(self, watermark: Watermark) -> list[Event]:
-        """The held events up to the watermark (inclusive or not), which becomes the floor:
-        an event arriving later behind it is late."""
-        if (watermark.t, watermark.inclusive) > (self.floor.t, self.floor.inclusive):
-            self.floor = watermark
+        """The held events the watermark settles, in (timestamp, arrival) order."""
         out: list[Event] = []
         heap = self.heap
         while heap and watermark.settles(heap[0][0]):
