@@ -24,7 +24,11 @@ def test_event_fields_and_numeric_time():
     [
         (datetime(2024, 5, 1), "no time zone"),
         (True, "not True"),
-        (float("nan"), "NaN"),
+        (float("nan"), "a timestamp must be a finite number, not nan"),
+        (float("inf"), "a timestamp must be a finite number, not inf"),
+        (-float("inf"), "a timestamp must be a finite number, not -inf"),
+        (10**309, r"timestamp of 1027 bits is out of range \(at most 2\*\*63\)"),
+        (10**20, r"timestamp 100000000000000000000 is out of range"),
         ("2024-05-01", "not str"),
     ],
 )
@@ -47,6 +51,24 @@ def test_events_are_immutable_values():
     assert hash(event) == hash(Event("A", 1, {"x": 1}, id=5))
     assert pickle.loads(pickle.dumps(event)) == event
     assert event.with_id(9).id == 9
+
+
+def test_an_event_keeps_its_own_copy_of_the_attributes():
+    """Changing the caller's dict after sending does not change the event (it made nfa and
+    reference disagree)."""
+    attrs = {"x": 1}
+    event = Event("A", 1, attrs)
+    attrs["x"] = 5
+    assert event["x"] == 1
+    with pytest.raises(TypeError):
+        event.attrs["x"] = 2  # type: ignore[index]
+    row = {"type": "A", "ts": 1, "x": 1}
+    engine = kleene.Engine("PATTERN SEQ(A a, B b) WHERE a.x < b.x")
+    engine.send(row)
+    row["x"] = 10
+    assert [m.ids() for m in engine.send({"type": "B", "ts": 2, "x": 5})] == [
+        {"a": (0,), "b": (1,)}
+    ]
 
 
 def test_mappings_become_events():

@@ -18,6 +18,7 @@ import math
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from types import MappingProxyType
 from typing import Any
 
 from kleene.errors import EventError
@@ -25,6 +26,11 @@ from kleene.errors import EventError
 __all__ = ["Event", "Timestamp", "Watermark", "as_event", "numeric_time"]
 
 Timestamp = int | float | datetime
+
+
+#: The largest timestamp magnitude kleene takes: windows and watermarks are floats, and
+#: beyond this an integer timestamp loses its meaning.
+_LARGEST = 2**63
 
 
 def numeric_time(ts: object) -> float | int:
@@ -37,10 +43,13 @@ def numeric_time(ts: object) -> float | int:
     if isinstance(ts, bool):
         raise EventError(f"a timestamp must be a number or a datetime, not {ts!r}", field="ts")
     if isinstance(ts, int):
+        if not -_LARGEST <= ts <= _LARGEST:
+            shown = str(ts) if ts.bit_length() < 128 else f"of {ts.bit_length()} bits"
+            raise EventError(f"timestamp {shown} is out of range (at most 2**63)", field="ts")
         return ts
     if isinstance(ts, float):
-        if math.isnan(ts):
-            raise EventError("a timestamp cannot be NaN", field="ts")
+        if not math.isfinite(ts):
+            raise EventError(f"a timestamp must be a finite number, not {ts!r}", field="ts")
         return ts
     if isinstance(ts, datetime):
         if ts.tzinfo is None or ts.utcoffset() is None:
@@ -57,7 +66,15 @@ def numeric_time(ts: object) -> float | int:
 
 
 class Event:
-    """One event: a type, a timestamp, attributes and an optional id. Immutable."""
+    """One event: a type, a timestamp, attributes and an optional id. Immutable: the
+    attributes are copied, so changing the caller's dict afterwards changes nothing.
+
+    >>> attrs = {"price": 10}
+    >>> event = Event("A", 1, attrs)
+    >>> attrs["price"] = 99
+    >>> event["price"]
+    10
+    """
 
     __slots__ = ("attrs", "id", "t", "ts", "type")
 
@@ -74,16 +91,7 @@ class Event:
         attrs: Mapping[str, Any] | None = None,
         id: Hashable | None = None,  # noqa: A002
     ) -> None:
-        if not isinstance(type, str) or not type:
-            raise EventError(
-                f"an event type must be a non-empty string, not {type!r}", field="type"
-            )
-        setter = object.__setattr__
-        setter(self, "type", type)
-        setter(self, "ts", ts)
-        setter(self, "t", numeric_time(ts))
-        setter(self, "attrs", attrs if attrs is not None else {})
-        setter(self, "id", id)
+        _fill(self, type, ts, MappingProxyType(dict(attrs) if attrs is not None else {}), id)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("events are immutable; make a new one with Event(...)")
@@ -100,7 +108,7 @@ class Event:
 
     def with_id(self, id: Hashable) -> Event:  # noqa: A002
         """The same event with another id."""
-        return Event(self.type, self.ts, self.attrs, id)
+        return _owned(self.type, self.ts, self.attrs, id)
 
     def to_dict(self) -> dict[str, Any]:
         """A plain dict: id, type, ts (datetimes as ISO 8601 text), then the attributes."""
@@ -128,6 +136,32 @@ class Event:
         return (Event, (self.type, self.ts, dict(self.attrs), self.id))
 
 
+def _fill(
+    event: Event,
+    kind: str,
+    ts: Timestamp,
+    attrs: Mapping[str, Any],
+    id: Hashable | None,  # noqa: A002
+) -> None:
+    if not isinstance(kind, str) or not kind:
+        raise EventError(f"an event type must be a non-empty string, not {kind!r}", field="type")
+    setter = object.__setattr__
+    setter(event, "type", kind)
+    setter(event, "ts", ts)
+    setter(event, "t", numeric_time(ts))
+    setter(event, "attrs", attrs)
+    setter(event, "id", id)
+
+
+def _owned(kind: str, ts: Timestamp, attrs: Mapping[str, Any], id: Hashable | None) -> Event:  # noqa: A002
+    """An event over attributes nobody else holds (a dict made for it, or another event's
+    read-only mapping): no copy."""
+    event = Event.__new__(Event)
+    proxy = attrs if isinstance(attrs, MappingProxyType) else MappingProxyType(attrs)
+    _fill(event, kind, ts, proxy, id)
+    return event
+
+
 _EVENT_FIELDS = ("type", "ts", "id")
 
 
@@ -148,7 +182,7 @@ def as_event(item: Event | Mapping[str, Any], default_id: Hashable | None = None
             raise EventError(f"the mapping has no {key!r}: {dict(item)!r}", field=key)
     attrs = {k: v for k, v in item.items() if k not in _EVENT_FIELDS}
     event_id = item.get("id", None)
-    return Event(item["type"], item["ts"], attrs, default_id if event_id is None else event_id)
+    return _owned(item["type"], item["ts"], attrs, default_id if event_id is None else event_id)
 
 
 @dataclass(frozen=True, slots=True)

@@ -111,6 +111,36 @@ def test_registered_and_passed_functions():
         kleene.compile("PATTERN SEQ(A a) WHERE double(a.x) = 4")
 
 
+@pytest.mark.parametrize("plan", ["reference", "nfa", "lazy_chain"])
+def test_a_registered_functions_arithmetic_error_is_not_a_silent_null(plan):
+    """It used to become null, so the condition never held and the result was silently
+    empty; a built-in's domain error stays null."""
+    events = [{"type": "A", "ts": 1, "x": 0}]
+    found = kleene.match("PATTERN SEQ(A a) WHERE sqrt(a.x - 1) > 0", events, plan)
+    assert found == []
+    with pytest.raises(kleene.EventError, match=r"ratio\(a.x\) failed on arguments \[0\]: Zero"):
+        kleene.match(
+            "PATTERN SEQ(A a) WHERE ratio(a.x) > 0",
+            events,
+            plan,
+            functions={"ratio": lambda v: 1 / v},
+        )
+
+
+def test_long_or_lists_compile_on_every_plan():
+    """A 300-way `or` (a watch-list) used to be a SyntaxError in the generated code."""
+    watched = " or ".join(f"a.sym = 'S{n}'" for n in range(300))
+    query = f"PATTERN SEQ(A a, B b) WHERE ({watched}) and b.x > a.x WITHIN 10"
+    events = [
+        {"type": "A", "ts": 1, "sym": "S299", "x": 1},
+        {"type": "A", "ts": 2, "sym": "Q", "x": 1},
+        {"type": "B", "ts": 3, "x": 2},
+    ]
+    for plan in sorted(kleene.plans.PLANS):
+        found = kleene.match(query, events, plan)
+        assert [m.ids() for m in found] == [{"a": (0,), "b": (2,)}], plan
+
+
 def test_a_failing_function_names_itself():
     kleene.register_function("boom", lambda v: {}[v])
     try:

@@ -145,6 +145,12 @@ def test_jsonl_rows_must_be_objects(tmp_path):
     assert str(reader.errors[0]) == f"{path}, row 2: a line must hold a JSON object"
 
 
+def test_a_byte_order_mark_does_not_cost_the_first_jsonl_row(tmp_path):
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b'\xef\xbb\xbf{"type": "A", "ts": 1}\n{"type": "B", "ts": 2}\n')
+    assert [e.type for e in kleene.read_events(path)] == ["A", "B"]
+
+
 def test_folders_read_their_files_in_name_order(tmp_path):
     for name, ts in (("b.jsonl", 2), ("a.jsonl", 1)):
         (tmp_path / name).write_text(json.dumps({"type": "A", "ts": ts}) + "\n")

@@ -16,6 +16,12 @@ def test_ids_default_to_arrival_positions():
     assert [m.ids() for m in engine.send(kleene.Event("B", 2))] == [{"a": (0,), "b": (1,)}]
 
 
+@pytest.mark.parametrize("pattern", [None, 42, ["PATTERN SEQ(A a)"]])
+def test_an_engine_needs_a_query(pattern):
+    with pytest.raises(kleene.KleeneError, match="Engine takes query text, a Pattern or a comp"):
+        kleene.Engine(pattern)
+
+
 def test_timestamps_must_not_go_back():
     engine = kleene.Engine("PATTERN SEQ(A a, B b)")
     engine.send({"type": "A", "ts": 5})

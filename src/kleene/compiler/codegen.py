@@ -22,7 +22,7 @@ import itertools
 import operator
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from kleene.compiler.evaluate import (
     ARITHMETIC,
@@ -137,8 +137,17 @@ class Writer(ABC):
         """Code for an equivalence test `[x]` (only a writer over bound events has one)."""
         raise TypeError(f"cannot compile {node!r}")  # pragma: no cover - validation
 
-    def boolean(self, op: str, items: tuple[A.Expr, ...], ctx: Any) -> str:
-        """Three-valued `and`/`or`, evaluated left to right, stopping where the reference does."""
+    def boolean(self, op: Literal["and", "or"], items: tuple[A.Expr, ...], ctx: Any) -> str:
+        """Three-valued `and`/`or`, evaluated left to right, stopping where the reference does.
+        A long one (a watch-list of 200 `or`s) is written as a balanced tree of groups of at
+        most `_GROUP`, which Kleene logic allows, so the code never nests past CPython's
+        parser limit."""
+        if len(items) > _GROUP:
+            size = -(-len(items) // _GROUP)
+            items = tuple(
+                A.BoolOp(op, items[at : at + size]) if len(items[at : at + size]) > 1 else items[at]
+                for at in range(0, len(items), size)
+            )
         stop = "False" if op == "and" else "True"
         names = []
         text = ""
@@ -203,6 +212,10 @@ class Writer(ABC):
         namespace: dict[str, Any] = {**HELPERS, **(helpers or {}), **self.constants}
         exec(compile(source, "<kleene>", "exec"), namespace)
         return namespace
+
+
+#: The most items one generated `and`/`or` nests (each nests one level of parentheses).
+_GROUP = 8
 
 
 # ---- conditions over bound events ---------------------------------------------------------

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kleene.compiler.functions import known_functions
+from kleene.compiler.functions import BUILTINS, known_functions
 from kleene.errors import EventError, KleeneError
 from kleene.events import Event
 from kleene.language import ast as A
@@ -186,17 +186,25 @@ def aggregate(expr: A.Aggregate, values: Sequence[Any]) -> Any:
 
 
 def call(expr: A.Call, function: Callable[..., Any], args: list[Any]) -> Any:
-    """A function call with SQL nulls: null in, null out; arithmetic failures are null."""
+    """A function call with SQL nulls: null in, null out. A built-in's arithmetic failure
+    (`sqrt(-1)`, `log(0)`) is null; any other failure, a registered function's included, is an
+    `EventError` naming the call (a registered function returns None for "no value")."""
     if any(arg is None for arg in args):
         return None
     try:
         return function(*args)
-    except (ArithmeticError, ValueError):
-        return None
+    except (ArithmeticError, ValueError) as error:
+        if BUILTINS.get(expr.name.lower()) is function:
+            return None
+        raise _failed(expr, args, error) from error
     except Exception as error:
-        raise EventError(
-            f"{expr_text(expr)} failed on arguments {args!r}: {type(error).__name__}: {error}"
-        ) from error
+        raise _failed(expr, args, error) from error
+
+
+def _failed(expr: A.Call, args: list[Any], error: Exception) -> EventError:
+    return EventError(
+        f"{expr_text(expr)} failed on arguments {args!r}: {type(error).__name__}: {error}"
+    )
 
 
 def apply(expr: A.Expr, function: Callable[..., Any], *values: Any) -> Any:

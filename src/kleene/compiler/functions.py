@@ -12,7 +12,9 @@
 [1]
 
 A function receives plain values; when any argument is null the call is null and the function
-is not called. Names are case-insensitive.
+is not called. A built-in's arithmetic failure (`sqrt(-1)`, `log(0)`) is null; a registered
+function that raises stops the run with an `EventError` naming the call and its arguments
+(return None for "no value"). Names are case-insensitive.
 """
 
 from __future__ import annotations

@@ -391,7 +391,7 @@ def _jsonl_batches(
     rows = _Rows(reader)
 
     def events() -> Iterator[Event]:
-        with path.open(encoding="utf-8") as lines:
+        with path.open(encoding="utf-8-sig") as lines:  # -sig: a byte order mark is no data
             number = 0
             for line in lines:
                 if not line.strip():

@@ -71,6 +71,11 @@ class Engine:
             if options or plan != "auto":
                 raise KleeneError("an already compiled plan takes no plan name or options")
             self.plan = pattern
+        elif not isinstance(pattern, str | Pattern):
+            raise KleeneError(
+                "Engine takes query text, a Pattern or a compiled plan, not "
+                f"{type(pattern).__name__} {pattern!r}"
+            )
         else:
             self.plan = plans.compile(pattern, plan, **options)
         self._metrics = Metrics()
