@@ -33,6 +33,26 @@ def parse(text: str) -> A.Pattern:
     return pattern
 
 
+#: How deep a pattern's structure or a condition may nest (generated code nests with it,
+#: and CPython's parser stops at 200 parentheses).
+MAX_DEPTH = 32
+
+
+def _children(node: object) -> list[object]:
+    """The AST nodes directly under `node`."""
+    if isinstance(node, A.Seq | A.And | A.Or | A.BoolOp):
+        return list(node.items)
+    if isinstance(node, A.Negation):
+        return [node.event]
+    if isinstance(node, A.Unary):
+        return [node.operand]
+    if isinstance(node, A.Binary | A.Compare):
+        return [node.left, node.right]
+    if isinstance(node, A.Call):
+        return list(node.args)
+    return []
+
+
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _RESERVED = {"pattern", "where", "within", "seq", "and", "or", "not", "true", "false", "null", "i"}
 
@@ -73,6 +93,24 @@ class _Validator:
         self.declared: dict[str, A.EventVar] = {}
         self.negated: set[str] = set()
 
+    def depth(self) -> None:
+        """The structure and every condition nest at most `MAX_DEPTH` levels (checked
+        without recursion, before anything recursive runs)."""
+        roots: list[object] = [self.pattern.structure]
+        if self.pattern.where is not None:
+            roots.append(self.pattern.where)
+        for root in roots:
+            todo: list[tuple[object, int]] = [(root, 1)]
+            while todo:
+                node, level = todo.pop()
+                if level > MAX_DEPTH:
+                    self.fail(
+                        f"this nests more than {MAX_DEPTH} levels deep; kleene takes at most "
+                        f"{MAX_DEPTH} (write a long list flat: a or b or c ...)",
+                        node,
+                    )
+                todo.extend((child, level + 1) for child in _children(node))
+
     def fail(self, message: str, node: object | None = None) -> NoReturn:
         span = getattr(node, "span", None)
         if span is None or not self.text:
@@ -82,6 +120,7 @@ class _Validator:
 
     def run(self) -> None:
         pattern = self.pattern
+        self.depth()
         self.declarations()
         self.structure(pattern.structure, None)
         if nullable(pattern.structure):

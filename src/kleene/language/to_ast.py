@@ -8,7 +8,9 @@ together is `compiler/validate.py`'s job; `kleene.parse` runs both.
 from __future__ import annotations
 
 import difflib
+import math
 import re
+import sys
 from dataclasses import dataclass, replace
 from functools import cache
 from importlib.resources import files
@@ -32,6 +34,13 @@ from kleene.language import ast as A
 __all__ = ["UNITS", "read"]
 
 #: Window units and their length in seconds, by every spelling the parser accepts.
+#: The longest number literal (a float has 17 significant digits; more is a typo or a probe).
+MAX_DIGITS = 100
+#: The most parentheses open at once in query text.
+MAX_PARENS = 100
+#: The largest WITHIN amount, whatever its unit (in weeks, still beyond any timestamp range).
+MAX_WINDOW = 1e12
+
 UNITS: dict[str, tuple[str, float]] = {}
 for _canonical, _seconds, _spellings in (
     ("us", 1e-6, ("us", "microsecond", "microseconds")),
@@ -77,6 +86,7 @@ def _parser() -> Lark:
 
 def read(text: str) -> A.Pattern:
     """Parse query text into a `Pattern`, or raise `PatternSyntaxError` / `PatternError`."""
+    _check_nesting(text)
     try:
         tree = _parser().parse(text)
     except UnexpectedInput as error:
@@ -132,6 +142,38 @@ def _near_miss(text: str, position: int) -> str:
         if close:
             return next(k for k in _KEYWORDS if k.upper() == close[0])
     return ""
+
+
+def _check_nesting(text: str) -> None:
+    """At most `MAX_PARENS` open parentheses at once (outside quotes): deeper text would
+    exhaust the recursion of the tree walk. An error with a caret at the first one too many."""
+    depth, quote, escaped = 0, "", False
+    line, column = 1, 0
+    for char in text:
+        column += 1
+        if char == "\n":
+            line, column = line + 1, 0
+        elif quote:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                quote = ""
+        elif char in "'\"`":
+            quote = char
+        elif char == "(":
+            depth += 1
+            if depth > MAX_PARENS:
+                raise PatternError(
+                    f"parentheses nest more than {MAX_PARENS} deep here; kleene takes at most "
+                    f"{MAX_PARENS}",
+                    text,
+                    line,
+                    column,
+                )
+        elif char == ")":
+            depth -= 1
 
 
 def _syntax_error(text: str, error: UnexpectedInput) -> PatternSyntaxError:
@@ -401,9 +443,20 @@ class _ToAst(Transformer[Token, Any]):
         return A.negative(self._expr(children[-1]), span=_span(meta))
 
     def number(self, children: list[Token]) -> A.Literal:
-        text = str(children[0])
-        value: int | float = float(text) if any(c in text for c in ".eE") else int(text)
-        return A.Literal(value, span=_span(children[0]))
+        return A.Literal(self._number(children[0]), span=_span(children[0]))
+
+    def _number(self, token: Token) -> int | float:
+        """A number literal; one longer than `MAX_DIGITS` or beyond a float's range is an
+        error at its place."""
+        text = str(token)
+        if len(text) > MAX_DIGITS:
+            self._fail(f"a number of {len(text)} characters; kleene takes {MAX_DIGITS}", token)
+        if not any(c in text for c in ".eE"):
+            return int(text)
+        value = float(text)
+        if math.isinf(value):
+            self._fail(f"{text} is beyond the range of a number ({sys.float_info.max:.3g})", token)
+        return value
 
     def percent(self, children: list[Token]) -> A.Literal:
         return A.Literal(float(str(children[0])[:-1]) / 100, span=_span(children[0]))
@@ -535,10 +588,11 @@ class _ToAst(Transformer[Token, Any]):
     @v_args(meta=True)
     def within_clause(self, meta: Meta, children: list[Token]) -> A.Within:
         number = children[0]
-        text = str(number)
-        amount: int | float = float(text) if any(c in text for c in ".eE") else int(text)
+        amount = self._number(number)
         if amount <= 0:
             self._fail("a window must be longer than 0", number)
+        if amount > MAX_WINDOW:
+            self._fail(f"a window of at most {MAX_WINDOW:.0e} units; drop WITHIN for none", number)
         unit = None
         if len(children) > 1:
             word = str(children[1])
