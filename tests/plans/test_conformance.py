@@ -97,15 +97,7 @@ def test_states_from_another_query_or_format_are_refused():
         plan.load_state(b"\x80\x04junk")
 
 
-BACKTRACK_HOLDS = pytest.mark.xfail(
-    reason="nfa_backtrack: a postponed run has stored events still to read, so a state is idle "
-    "only once its runs have been drained (issue 22: memory grows with every key)"
-)
-EVICTING = [
-    pytest.param(n, marks=BACKTRACK_HOLDS) if n == "nfa_backtrack" else n
-    for n in NAMES
-    if PLANS[n].idle is not kleene.plans.Plan.idle
-]
+EVICTING = [n for n in NAMES if PLANS[n].idle is not kleene.plans.Plan.idle]
 
 
 @pytest.mark.parametrize("name", EVICTING)

@@ -205,3 +205,24 @@ def test_advance_moves_the_deadline_on(plan):
         compiled.advance(state, kleene.Watermark(deadline))
     assert deadlines == sorted(set(deadlines))  # each advance moves it on
     assert len(deadlines) < 10
+
+
+@pytest.mark.parametrize("plan", sorted(kleene.plans.PLANS))
+def test_state_follows_live_keys_on_every_plan(plan):
+    """Ever-new keys: every plan lets a key's state go once the window has passed it, so
+    the states held stay few (reference and nfa_backtrack held one per key before)."""
+    engine = kleene.Engine("PATTERN SEQ(A a, B+ b[]) WHERE [k] WITHIN 5", plan)
+    found = 0
+    for i in range(3000):
+        found += len(engine.send({"type": "AB"[i % 2], "ts": i, "k": i // 2}))
+    assert engine.partitions < 100
+    assert found + len(engine.close()) == 1500
+
+
+def test_nfa_backtrack_reports_on_advance_to():
+    """Its matches wait for the runs that may still extend them; once the window has closed
+    on them, advance_to reports them (it held them until close before)."""
+    engine = kleene.Engine("PATTERN SEQ(A a, B b) WITHIN 5", "nfa_backtrack")
+    assert engine.send_many([{"type": "A", "ts": 1}, {"type": "B", "ts": 2}]) == []
+    assert [m.ids() for m in engine.advance_to(10)] == [{"a": (0,), "b": (1,)}]
+    assert engine.close() == []

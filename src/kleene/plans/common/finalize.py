@@ -183,6 +183,18 @@ class Finalizer:
             return True  # without a window a negation looks only between a match's events
         return events[-1].t < watermark.t - 2 * self.window
 
+    def idle(self, partition: Partition, watermark: Watermark) -> bool:
+        """The window has passed the partition's last event, so nothing a plan keeps for it
+        can take another event (every run or partial match started no later) and no later
+        match can bind a kept one; and the partition is quiet. Without a window, never."""
+        window = self.window
+        times = partition.stream.times
+        return (
+            window is not None
+            and (not times or watermark.settles(times[-1] + window))
+            and self.quiet(partition, watermark)
+        )
+
     def settle(
         self, pending: Pending, stream: Stream, watermark: Watermark, unsettled: float = math.inf
     ) -> list[Candidate]:

@@ -447,14 +447,7 @@ class LazyChain(Plan[LazyState]):
         return self.finalizer.deadline(state)
 
     def idle(self, state: LazyState, watermark: Watermark) -> bool:
-        """The window has passed the partition's last event, so every partial match waiting
-        has timed out (its first event is no later), and the finalizer is quiet."""
-        window = self.window
-        return (
-            window is not None
-            and (not state.stream.times or watermark.settles(state.stream.times[-1] + window))
-            and self.finalizer.quiet(state, watermark)
-        )
+        return self.finalizer.idle(state, watermark)
 
     def _settle(self, state: LazyState, watermark: Watermark) -> list[Match]:
         matches = self.finalizer.report(state, watermark)

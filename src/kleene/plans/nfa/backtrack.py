@@ -179,7 +179,18 @@ class NfaBacktrack(Plan[BacktrackState]):
         return self._release(state, watermark)
 
     def deadline(self, state: BacktrackState) -> float | None:
-        return self.finalizer.deadline(state)
+        """The finalizer's, or earlier: when the window closes on the oldest run (then
+        `advance` ends it and hands over the matches it held back). The bottom of the
+        postponed stack holds the oldest runs; a run above it that is older still only makes
+        `advance` come again later, so matches are never lost, at worst reported later."""
+        deadline = self.finalizer.deadline(state)
+        if self.window is None:
+            return deadline
+        runs = [*state.postponed[:1], *([state.singleton] if state.singleton else [])]
+        if not runs:
+            return deadline
+        closes = min(run.start for run in runs) + self.window
+        return closes if deadline is None else min(deadline, closes)
 
     # -- depth first ----------------------------------------------------------------------
 

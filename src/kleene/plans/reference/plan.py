@@ -96,6 +96,9 @@ class Reference(Plan[ReferenceState]):
     def deadline(self, state: ReferenceState) -> float | None:
         return self.finalizer.deadline(state)
 
+    def idle(self, state: ReferenceState, watermark: Watermark) -> bool:
+        return self.finalizer.idle(state, watermark)
+
     def _report(self, state: ReferenceState, watermark: Watermark) -> list[Match]:
         matches = self.finalizer.report(state, watermark)
         if self.window is not None:
