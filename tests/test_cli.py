@@ -212,3 +212,12 @@ def test_match_puts_events_back_in_order_with_max_delay(tmp_path, capsys):
     assert len(capsys.readouterr().out.splitlines()) == 6  # sorted: A1 A2 A3 B5 B9
     assert main(["match", query, "-i", str(path), "--max-delay", "3", "--on-late", "raise"]) == 1
     assert "row 5, field 'ts': event 4 has ts 3, more than max_delay=3" in capsys.readouterr().err
+
+
+def test_on_error_skip_also_skips_rows_that_go_back_in_time(tmp_path, capsys):
+    path = tmp_path / "back.csv"
+    path.write_text("type,ts\nA,1\nB,5\nA,2\nB,9\n")
+    assert main(["match", "PATTERN SEQ(A a, B b)", "-i", str(path), "--on-error", "skip"]) == 0
+    captured = capsys.readouterr()
+    assert len(captured.out.splitlines()) == 2  # A at 2 is skipped: a1 with b5 and b9
+    assert "dropped 1 late events" in captured.err

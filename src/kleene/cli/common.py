@@ -56,7 +56,8 @@ def input_options(parser: argparse.ArgumentParser) -> None:
         "--on-error",
         choices=["raise", "skip"],
         default="raise",
-        help="on a malformed row: stop with an error (raise) or skip and count it",
+        help="on a malformed row (or, without --max-delay, one earlier than a row before it): "
+        "stop with an error (raise) or skip and count it",
     )
 
 

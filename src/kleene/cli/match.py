@@ -65,7 +65,8 @@ def _match(args: argparse.Namespace) -> int:
         output="non_overlapping" if args.non_overlapping else "all",
         time_unit=args.time_unit,
         name=name,
-        max_delay=args.max_delay,
+        # --on-error skip also skips (and counts) rows that go back in time
+        max_delay=0 if args.max_delay is None and args.on_error == "skip" else args.max_delay,
         on_late=args.on_late,
         **plan_options(args.option),
     )
@@ -110,8 +111,9 @@ def _match(args: argparse.Namespace) -> int:
         print(f"kleene: {reader.report()}", file=sys.stderr)
     if metrics.late:
         print(
-            f"kleene: dropped {metrics.late:,} late events (more than --max-delay behind the "
-            "latest timestamp); raise --max-delay to keep them",
+            f"kleene: dropped {metrics.late:,} late events (more than --max-delay, or with "
+            "--on-error skip and no --max-delay any amount, behind the latest timestamp); "
+            "raise --max-delay to keep them",
             file=sys.stderr,
         )
     if args.stats:
