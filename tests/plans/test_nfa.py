@@ -114,3 +114,26 @@ def test_runs_holding_lists_are_not_merged_but_still_match():
     expected = ids(kleene.match(query, events, plan="reference"))
     assert len(expected) == 2
     assert ids(kleene.match(query, events, plan="nfa")) == expected
+
+
+WIDE_AND = "PATTERN AND(" + ", ".join(f"T{n} v{n}" for n in range(15)) + ") WITHIN 10"
+
+
+@pytest.mark.parametrize(
+    ("query", "cause"),
+    [
+        (WIDE_AND, r"an AND of 15 elements has 2\^15 orders"),
+        ("PATTERN SEQ(A{20000} a[], B b)", "a Kleene variable's count is tracked"),
+        ("PATTERN SEQ(A+ a[], B b) WHERE a[20000].x > 1", "a Kleene variable's count is tracked"),
+    ],
+)
+def test_an_automaton_too_large_is_refused_quickly_and_auto_moves_on(query, cause):
+    """These took more than 30 s (or hung) compiling; now nfa stops at 4,096 states and
+    names the cause, and `auto` takes the next plan that runs the pattern."""
+    with pytest.raises(kleene.PlanError, match=cause):
+        kleene.compile(query, plan="nfa")
+    chosen = kleene.compile(query)
+    assert chosen.name in ("lazy_chain", "reference")
+    strict = query.replace("WITHIN 10", "WHERE skip_till_next_match WITHIN 10")
+    if strict != query:
+        assert kleene.compile(strict).name == "reference"

@@ -1,4 +1,4 @@
-"""The plan protocol, and the registry that finds plans by name (`compile`, `choose`).
+"""The plan protocol, and the registry that finds plans by name (`compile`, `candidates`).
 
 A plan is compiled once from a pattern and is immutable; everything that changes while events
 flow lives in a separate *state* (one per partition key), of the plan's state type S:
@@ -60,8 +60,9 @@ __all__ = [
     "STATE_FORMAT",
     "Plan",
     "begin_at_first",
-    "choose",
+    "candidates",
     "compile",
+    "instantiate",
     "plan_class",
     "register",
 ]
@@ -263,24 +264,35 @@ def plan_class(name: str) -> type[Plan[Any]]:
         raise PlanError(f"unknown plan {name!r}; the plans are: {known}") from None
 
 
-#: The order `auto` tries plans in: fastest first; `reference` runs everything.
-PREFERENCE: tuple[str, ...] = ("nfa", "reference")
+#: The order `auto` tries plans in: fastest first; `lazy_chain` takes skip-till-any-match
+#: patterns too wide for `nfa`'s automaton; `reference` runs everything.
+PREFERENCE: tuple[str, ...] = ("nfa", "lazy_chain", "reference")
 
 
 def compile(pattern: Pattern | str, plan: str = "auto", **options: Any) -> Plan[Any]:
-    """Compile a pattern (or query text) with the plan of that name; see `Options`."""
+    """Compile a pattern (or query text) with the plan of that name; see `Options`. With
+    "auto", the first plan of `PREFERENCE` that runs the pattern and compiles it within its
+    limits (nfa refuses an automaton of more than 4,096 states)."""
     if isinstance(pattern, str):
         pattern = parse(pattern)
     settings = Options.build(**options)
-    analysis = analyze(pattern, settings.functions)
-    cls = choose(analysis, settings) if plan == "auto" else plan_class(plan)
-    return cls(analysis, settings)
+    return instantiate(plan, analysis=analyze(pattern, settings.functions), options=settings)
 
 
-def choose(analysis: Analysis, options: Options) -> type[Plan[Any]]:
-    """The plan `auto` picks: the first of `PREFERENCE` that runs the pattern."""
-    for name in PREFERENCE:
-        cls = PLANS.get(name)
-        if cls is not None and cls.unsupported(analysis, options) is None:
-            return cls
-    raise PlanError("no plan can run this pattern")  # pragma: no cover - reference runs all
+def instantiate(plan: str, analysis: Analysis, options: Options) -> Plan[Any]:
+    """The plan of that name for an analyzed pattern; "auto": see `compile`."""
+    if plan != "auto":
+        return plan_class(plan)(analysis, options)
+    refused: list[str] = []
+    for cls in candidates(analysis, options):
+        try:
+            return cls(analysis, options)
+        except PlanError as error:
+            refused.append(f"{cls.name}: {error}")
+    raise PlanError("no plan can run this pattern; " + "; ".join(refused))
+
+
+def candidates(analysis: Analysis, options: Options) -> list[type[Plan[Any]]]:
+    """The plans `auto` may pick, in `PREFERENCE` order: those that run the pattern."""
+    found = [PLANS[n] for n in PREFERENCE if n in PLANS]
+    return [cls for cls in found if cls.unsupported(analysis, options) is None]

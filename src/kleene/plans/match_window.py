@@ -49,7 +49,7 @@ from kleene.errors import EventError, PlanError
 from kleene.events import Event, Watermark
 from kleene.language import ast as A
 from kleene.matches import Match
-from kleene.plans.base import Plan, choose, plan_class, register
+from kleene.plans.base import Plan, instantiate, register
 
 __all__ = ["MatchWindow", "SetLayout", "Summary", "WindowState"]
 
@@ -228,9 +228,7 @@ class MatchWindow(Plan[WindowState]):
 
     def _inner(self, analysis: Analysis) -> Plan[Any]:
         options = replace(self.options, inner="auto", pruning="fpc")
-        name = self.options.inner
-        cls = choose(analysis, options) if name == "auto" else plan_class(name)
-        return cls(analysis, options)
+        return instantiate(self.options.inner, analysis, options)
 
     def _tests(self) -> list[tuple[int, Callable[[str], bool], tuple[Condition, ...]]]:
         """Per variable (positive ones with their bit, negated ones with 0): whether it takes

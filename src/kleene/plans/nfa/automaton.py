@@ -50,6 +50,8 @@ from kleene.compiler.residuals import (
     Var,
     residual,
 )
+from kleene.errors import PlanError
+from kleene.language import ast as A
 
 __all__ = ["Automaton", "Edge", "Placement", "State", "build"]
 
@@ -174,6 +176,32 @@ def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
+#: The most states an automaton may have: an AND of n elements has 2^n, and a Kleene variable
+#: whose count conditions track (`a[20000]`, `A{20000}`) has one per count.
+MAX_STATES = 4096
+
+
+def _too_many(analysis: Analysis) -> str:
+    widest = _widest_and(analysis.structure)
+    cause = (
+        f"an AND of {widest} elements has 2^{widest} orders to track"
+        if widest > 8
+        else "a Kleene variable's count is tracked up to a large number: {n} or a[n]"
+    )
+    return (
+        f"the nfa automaton of this pattern would have more than {MAX_STATES} states ({cause}); "
+        "plan='lazy_chain' runs wide ANDs under skip_till_any_match, and plan='reference' runs "
+        "anything, slowly"
+    )
+
+
+def _widest_and(element: A.Element) -> int:
+    if isinstance(element, A.EventVar | A.Negation):
+        return 0
+    own = len(element.items) if isinstance(element, A.And) else 0
+    return max(own, *(_widest_and(item) for item in element.items))
+
+
 def build(analysis: Analysis) -> Automaton:
     """The NFA^b of a pattern's positive structure."""
     structure = positive(analysis.structure)
@@ -218,6 +246,8 @@ def build(analysis: Analysis) -> Automaton:
             if any(True for _ in shape.takes(after)):
                 key = (after, new_counts, closed)
                 if key not in index:
+                    if len(states) >= MAX_STATES:
+                        raise PlanError(_too_many(analysis))
                     index[key] = len(states)
                     states.append(State(len(states), after, new_counts, closed))
                     queue.append(states[-1])
