@@ -221,3 +221,26 @@ def test_on_error_skip_also_skips_rows_that_go_back_in_time(tmp_path, capsys):
     captured = capsys.readouterr()
     assert len(captured.out.splitlines()) == 2  # A at 2 is skipped: a1 with b5 and b9
     assert "dropped 1 late events" in captured.err
+
+
+def test_decimal_and_binary_attributes_reach_the_output(tmp_path, capsys):
+    """They crashed kleene match's JSON writer after matching succeeded."""
+    import decimal
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table(
+        {
+            "type": ["A", "B"],
+            "ts": [1, 2],
+            "price": pa.array([decimal.Decimal("2.50"), decimal.Decimal("3")], pa.decimal128(5, 2)),
+            "raw": [b"\x00\xff", b"ok"],
+        }
+    )
+    path = tmp_path / "typed.parquet"
+    pq.write_table(table, path)
+    assert main(["match", "PATTERN SEQ(A a, B b)", "-i", str(path)]) == 0
+    found = json.loads(capsys.readouterr().out)["bindings"]
+    assert found["a"][0]["price"] == 2.5 and found["b"][0]["price"] == 3
+    assert found["a"][0]["raw"] == "AP8="

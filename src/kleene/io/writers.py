@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterable
-from datetime import date, datetime
+from datetime import date, datetime, time
+from decimal import Decimal
 from pathlib import Path
 from typing import IO, Any
 
@@ -18,12 +20,23 @@ Columns = dict[str, list[Any]]
 
 
 def json_default(value: Any) -> Any:
-    """JSON for what `json` cannot write itself: datetimes as ISO 8601 text."""
-    if isinstance(value, datetime | date):
+    """JSON for what `json` cannot write itself: datetimes, dates and times as ISO 8601
+    text, decimals as numbers (an integral one as an integer, else as a float), bytes as
+    base64 text, tuples and sets as lists; anything else is an `EventError` naming its type.
+
+    >>> import json
+    >>> json.dumps([Decimal("2.50"), Decimal("7"), b"hi"], default=json_default)
+    '[2.5, 7, "aGk="]'
+    """
+    if isinstance(value, datetime | date | time):
         return value.isoformat()
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, bytes | bytearray | memoryview):
+        return base64.b64encode(bytes(value)).decode("ascii")
     if isinstance(value, tuple | set | frozenset):
         return list(value)
-    raise TypeError(f"{type(value).__name__} is not JSON")
+    raise EventError(f"cannot write a value of type {type(value).__name__} as JSON: {value!r}")
 
 
 def write_matches(matches: Iterable[Match], out: IO[str]) -> int:
