@@ -194,3 +194,47 @@ def test_epoch_numbers_with_a_unit_become_datetimes(tmp_path):
         kleene.from_arrow(nanos, ts_unit="min")
     with pytest.raises(kleene.EventError, match="unknown time zone"):
         kleene.from_arrow(nanos, tz="Mars/Olympus")
+
+
+def test_csv_null_tokens_are_text_in_text_columns_and_null_in_number_columns(tmp_path):
+    """`NA` was null everywhere, so `[sym]` dropped those events, and the same rows as JSON
+    lines gave another answer."""
+    path = tmp_path / "na.csv"
+    path.write_text("type,ts,sym,price\nA,1,NA,10\nB,2,NA,NA\nB,3,IBM,12\n")
+    events = list(kleene.read_events(path))
+    assert [e.attrs for e in events] == [
+        {"sym": "NA", "price": 10},
+        {"sym": "NA"},  # a null cell leaves the attribute out
+        {"sym": "IBM", "price": 12},
+    ]
+    rows = tmp_path / "na.jsonl"
+    rows.write_text(
+        '{"type": "A", "ts": 1, "sym": "NA", "price": 10}\n'
+        '{"type": "B", "ts": 2, "sym": "NA", "price": null}\n'
+        '{"type": "B", "ts": 3, "sym": "IBM", "price": 12}\n'
+    )
+    query = "PATTERN SEQ(A a, B b) WHERE [sym]"
+    by_csv = kleene.match(query, kleene.read_events(path))
+    assert [m.ids() for m in by_csv] == [
+        m.ids() for m in kleene.match(query, kleene.read_events(rows))
+    ]
+    assert len(by_csv) == 1
+
+
+def test_stray_text_in_a_number_column_is_named_not_turned_into_text(tmp_path):
+    """One stray cell used to make the whole column text, and `<` then compared "10" < "9"."""
+    lines = ["type,ts,price"] + [f"A,{n},{n + 5}" for n in range(1, 40)] + ["A,40,n/a?"]
+    path = tmp_path / "stray.csv"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(kleene.EventError, match=r"row 40, field 'price': 'n/a\?' is not a number"):
+        list(kleene.read_events(path))
+    reader = kleene.read_events(path, on_error="skip")
+    assert [e["price"] for e in reader][-1] == 44
+    assert len(reader.errors) == 1
+
+
+def test_duplicate_csv_columns_are_an_error(tmp_path):
+    path = tmp_path / "twice.csv"
+    path.write_text("type,ts,price,ts\nA,1,10,2\n")
+    with pytest.raises(kleene.EventError, match="the header names 'ts' more than once"):
+        list(kleene.read_events(path))

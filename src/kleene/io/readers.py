@@ -252,7 +252,11 @@ def read_events(
     order). The format comes from the extension unless given.
 
     `column_types` (CSV only) fixes a column's type: "int", "float", "bool" or "string";
-    otherwise each column takes the type its first rows suggest.
+    otherwise each column takes the type its first rows suggest. In CSV only the empty cell
+    is null, except in number columns, where `NA`, `N/A`, `NULL`, `nan` and the like
+    (`NULL_TOKENS`) are null too; a number column's stray text is an error naming the row
+    and cell (never a silent switch to text), and a header naming a column twice is an
+    error.
     """
     path = Path(path)
     if not path.exists():
@@ -428,6 +432,14 @@ def _csv_batches(
         header = next(csv.reader(handle), None)
     if not header:
         return
+    repeated = sorted({name for name in header if header.count(name) > 1})
+    if repeated:
+        raise EventError(
+            f"the header names {', '.join(map(repr, repeated))} more than once; rename the "
+            "columns so each is one attribute",
+            source=where,
+            row=0,
+        )
     bad_lines: list[tuple[int | None, str]] = []
 
     def invalid(row: Any) -> str:
@@ -441,7 +453,9 @@ def _csv_batches(
         read_options=pacsv.ReadOptions(use_threads=False, block_size=_CSV_BLOCK),
         parse_options=pacsv.ParseOptions(invalid_row_handler=invalid),
         convert_options=pacsv.ConvertOptions(
-            column_types={name: pa.string() for name in header}, strings_can_be_null=True
+            column_types={name: pa.string() for name in header},
+            strings_can_be_null=True,
+            null_values=[""],  # "NA" and the like are null only in number columns (_cast)
         ),
     )
     textual = {reader.columns.ts} | (
@@ -479,20 +493,48 @@ def _csv_batches(
         reader.fail(EventError(message, source=where, row=None if line is None else line - 1))
 
 
+#: Cells that mean "no value" in a number column (in a text column they are text).
+NULL_TOKENS = frozenset({"NA", "N/A", "#N/A", "NULL", "null", "None", "nan", "NaN", "-"})
+
+
 def _infer(column: Any) -> str:
-    """The narrowest type every non-null cell of a text column fits: int, float, bool, string."""
+    """The narrowest type the non-null cells of a text column fit: int, float, bool or string.
+    Null tokens (`NULL_TOKENS`) do not count against a number; a column whose other cells are
+    nearly all numbers (all but one in 20) is a number column, and `_cast` names the cells
+    that are not, so stray text never turns numbers into text silently."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if column.null_count == len(column):
+    cells = [c for c in column.to_pylist() if c is not None and c not in NULL_TOKENS]
+    if not cells:
         return "string"
+    present = pa.array(cells, pa.string())
     for kind, arrow in (("int", pa.int64()), ("float", pa.float64()), ("bool", pa.bool_())):
         try:
-            pc.cast(column, arrow)
+            pc.cast(present, arrow)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             continue
         return kind
+    numbers = [c for c in cells if _is_number(c)]
+    if len(numbers) >= 2 and len(numbers) >= 0.95 * len(cells):
+        return "int" if all(_is_int(c) for c in numbers) else "float"
     return "string"
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_int(text: str) -> bool:
+    try:
+        int(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _cast(
@@ -511,6 +553,10 @@ def _cast(
     kind = kinds[name]
     if kind == "string":
         return list(column.to_pylist())
+    if kind != "bool":
+        tokens = pc.is_in(column, value_set=pa.array(sorted(NULL_TOKENS)))
+        if pc.any(tokens).as_py():
+            column = pc.if_else(tokens, pa.scalar(None, pa.string()), column)
     try:
         return list(pc.cast(column, arrow[kind]).to_pylist())
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
