@@ -17,13 +17,21 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, date, datetime, timedelta, tzinfo
 from types import MappingProxyType
 from typing import Any
 
 from kleene.errors import EventError
 
-__all__ = ["Event", "Timestamp", "Watermark", "as_event", "numeric_time"]
+__all__ = [
+    "EPOCH_UNITS",
+    "Event",
+    "Timestamp",
+    "Watermark",
+    "as_event",
+    "numeric_time",
+    "to_timestamp",
+]
 
 Timestamp = int | float | datetime
 
@@ -164,11 +172,54 @@ def _owned(kind: str, ts: Timestamp, attrs: Mapping[str, Any], id: Hashable | No
 
 _EVENT_FIELDS = ("type", "ts", "id")
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+EPOCH_UNITS = {"s": 1_000_000, "ms": 1_000, "us": 1, "ns": 0.001}  # microseconds per unit
+
+
+def to_timestamp(value: Any, zone: tzinfo, unit: str | None = None) -> int | float | datetime:
+    """A value as a timestamp, as every reader and `Engine.send` read one: a number; a
+    datetime (a naive one gets the zone `zone`); a date (midnight in `zone`); or text holding
+    a number or an ISO 8601 time. With `unit`, a number counts that unit since the epoch and
+    becomes a datetime. Raises ValueError with the reason.
+
+    >>> to_timestamp("2026-01-02T03:04:05", UTC), to_timestamp(" 12 ", UTC)
+    (datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc), 12)
+    """
+    if value is None:
+        raise ValueError("the timestamp is missing")
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not a time")
+    if isinstance(value, int | float):
+        if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+            raise ValueError(f"{value!r} is not a time")
+        if unit is None:
+            return value
+        if unit == "ns" and isinstance(value, int):
+            return _EPOCH + timedelta(microseconds=value // 1000)
+        return _EPOCH + timedelta(microseconds=value * EPOCH_UNITS[unit])
+    if isinstance(value, datetime):
+        return value if value.tzinfo is not None else value.replace(tzinfo=zone)
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day, tzinfo=zone)
+    if isinstance(value, str):
+        text = value.strip()
+        for kind in (int, float):
+            try:
+                return to_timestamp(kind(text), zone, unit)
+            except ValueError:
+                pass
+        try:
+            return to_timestamp(datetime.fromisoformat(text), zone)
+        except ValueError:
+            raise ValueError(f"{value!r} is neither a number nor an ISO 8601 time") from None
+    raise ValueError(f"{value!r} ({type(value).__name__}) is not a time")
+
 
 def as_event(item: Event | Mapping[str, Any], default_id: Hashable | None = None) -> Event:
     """An `Event` from an event or a mapping with `type`, `ts`, optional `id` and attributes.
 
-    An event without an id gets `default_id`.
+    An event without an id gets `default_id`. The timestamp may take any form the readers
+    take (`to_timestamp`): ISO 8601 text, a naive datetime (read as UTC), a date.
 
     >>> as_event({"type": "A", "ts": 3, "x": 1}, default_id=0)
     Event('A', 3, {'x': 1}, id=0)
@@ -182,7 +233,13 @@ def as_event(item: Event | Mapping[str, Any], default_id: Hashable | None = None
             raise EventError(f"the mapping has no {key!r}: {dict(item)!r}", field=key)
     attrs = {k: v for k, v in item.items() if k not in _EVENT_FIELDS}
     event_id = item.get("id", None)
-    return _owned(item["type"], item["ts"], attrs, default_id if event_id is None else event_id)
+    ts = item["ts"]
+    if not isinstance(ts, int | float) or isinstance(ts, bool):
+        try:
+            ts = to_timestamp(ts, UTC)
+        except ValueError as error:
+            raise EventError(str(error), field="ts") from None
+    return _owned(item["type"], ts, attrs, default_id if event_id is None else event_id)
 
 
 @dataclass(frozen=True, slots=True)

@@ -226,3 +226,28 @@ def test_nfa_backtrack_reports_on_advance_to():
     assert engine.send_many([{"type": "A", "ts": 1}, {"type": "B", "ts": 2}]) == []
     assert [m.ids() for m in engine.advance_to(10)] == [{"a": (0,), "b": (1,)}]
     assert engine.close() == []
+
+
+def test_send_takes_the_timestamps_the_readers_take(tmp_path):
+    """ISO 8601 text, naive datetimes (as UTC) and dates: Engine.send refused what the file
+    readers accept (issue 21, item 6)."""
+    rows = [
+        {"type": "A", "ts": "2026-01-02T03:00:00"},
+        {"type": "B", "ts": datetime(2026, 1, 2, 3, 30)},
+        {"type": "B", "ts": "2026-01-02 04:00:00+00:00"},
+    ]
+    query = "PATTERN SEQ(A a, B b) WITHIN 1 hour"
+    found = kleene.match(query, rows)
+    assert [m.ids() for m in found] == [{"a": (0,), "b": (1,)}, {"a": (0,), "b": (2,)}]
+    assert found[0].start_ts == datetime(2026, 1, 2, 3, tzinfo=UTC)
+    path = tmp_path / "same.jsonl"
+    path.write_text(
+        '{"type": "A", "ts": "2026-01-02T03:00:00"}\n'
+        '{"type": "B", "ts": "2026-01-02T03:30:00"}\n'
+        '{"type": "B", "ts": "2026-01-02 04:00:00+00:00"}\n'
+    )
+    assert [m.ids() for m in kleene.match(query, kleene.read_events(path))] == [
+        m.ids() for m in found
+    ]
+    with pytest.raises(kleene.EventError, match="'soon' is neither a number nor an ISO 8601"):
+        kleene.Engine(query).send({"type": "A", "ts": "soon"})

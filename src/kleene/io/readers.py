@@ -25,16 +25,15 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta, tzinfo
+from datetime import UTC, tzinfo
 from pathlib import Path
 from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
 from kleene.errors import EventError
-from kleene.events import Event
+from kleene.events import EPOCH_UNITS, Event, to_timestamp
 
 __all__ = [
     "FORMATS",
@@ -148,45 +147,6 @@ def _zone(name: str) -> tzinfo:
     return UTC if name.upper() == "UTC" else ZoneInfo(name)
 
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_EPOCH_UNITS = {"s": 1_000_000, "ms": 1_000, "us": 1, "ns": 0.001}  # microseconds per unit
-
-
-def _timestamp(value: Any, zone: tzinfo, unit: str | None = None) -> int | float | datetime:
-    """A cell as a timestamp; raises ValueError with the reason.
-
-    With `unit`, a number counts that unit since the epoch and becomes a datetime.
-    """
-    if value is None:
-        raise ValueError("the timestamp is missing")
-    if isinstance(value, bool):
-        raise ValueError(f"{value!r} is not a time")
-    if isinstance(value, int | float):
-        if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
-            raise ValueError(f"{value!r} is not a time")
-        if unit is None:
-            return value
-        if unit == "ns" and isinstance(value, int):
-            return _EPOCH + timedelta(microseconds=value // 1000)
-        return _EPOCH + timedelta(microseconds=value * _EPOCH_UNITS[unit])
-    if isinstance(value, datetime):
-        return value if value.tzinfo is not None else value.replace(tzinfo=zone)
-    if isinstance(value, date):
-        return datetime(value.year, value.month, value.day, tzinfo=zone)
-    if isinstance(value, str):
-        text = value.strip()
-        for kind in (int, float):
-            try:
-                return _timestamp(kind(text), zone, unit)
-            except ValueError:
-                pass
-        try:
-            return _timestamp(datetime.fromisoformat(text), zone)
-        except ValueError:
-            raise ValueError(f"{value!r} is neither a number nor an ISO 8601 time") from None
-    raise ValueError(f"{value!r} ({type(value).__name__}) is not a time")
-
-
 class _Rows:
     """Turns rows (dicts of cells) into events for one reader."""
 
@@ -209,7 +169,7 @@ class _Rows:
             if columns.ts not in row:
                 raise _BadCellError(columns.ts, "the timestamp column is missing")
             try:
-                ts = _timestamp(row[columns.ts], self.zone, columns.ts_unit)
+                ts = to_timestamp(row[columns.ts], self.zone, columns.ts_unit)
             except ValueError as error:
                 raise _BadCellError(columns.ts, str(error)) from None
             if columns.id is not None:
@@ -290,8 +250,8 @@ def _columns(
     tz: str,
     ts_unit: str | None,
 ) -> Columns:
-    if ts_unit is not None and ts_unit not in _EPOCH_UNITS:
-        raise EventError(f"ts_unit is one of {', '.join(_EPOCH_UNITS)}, not {ts_unit!r}")
+    if ts_unit is not None and ts_unit not in EPOCH_UNITS:
+        raise EventError(f"ts_unit is one of {', '.join(EPOCH_UNITS)}, not {ts_unit!r}")
     try:
         _zone(tz)
     except (KeyError, ValueError):
