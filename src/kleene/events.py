@@ -190,7 +190,7 @@ def to_timestamp(value: Any, zone: tzinfo, unit: str | None = None) -> int | flo
     if isinstance(value, bool):
         raise ValueError(f"{value!r} is not a time")
     if isinstance(value, int | float):
-        if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        if isinstance(value, float) and not math.isfinite(value):
             raise ValueError(f"{value!r} is not a time")
         if unit is None:
             return value

@@ -144,10 +144,8 @@ class Writer(ABC):
         parser limit."""
         if len(items) > _GROUP:
             size = -(-len(items) // _GROUP)
-            items = tuple(
-                A.BoolOp(op, items[at : at + size]) if len(items[at : at + size]) > 1 else items[at]
-                for at in range(0, len(items), size)
-            )
+            groups = [items[at : at + size] for at in range(0, len(items), size)]
+            items = tuple(A.BoolOp(op, g) if len(g) > 1 else g[0] for g in groups)
         stop = "False" if op == "and" else "True"
         names = []
         text = ""

@@ -475,23 +475,15 @@ def _infer(column: Any) -> str:
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             continue
         return kind
-    numbers = [c for c in cells if _is_number(c)]
+    numbers = [c for c in cells if _reads_as(float, c)]
     if len(numbers) >= 2 and len(numbers) >= 0.95 * len(cells):
-        return "int" if all(_is_int(c) for c in numbers) else "float"
+        return "int" if all(_reads_as(int, c) for c in numbers) else "float"
     return "string"
 
 
-def _is_number(text: str) -> bool:
+def _reads_as(kind: Callable[[str], Any], text: str) -> bool:
     try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
-def _is_int(text: str) -> bool:
-    try:
-        int(text)
+        kind(text)
     except ValueError:
         return False
     return True

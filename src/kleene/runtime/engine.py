@@ -113,12 +113,8 @@ class Engine:
             return self._report(reported) if reported else reported
         if type(item.ts) is not self._ts_type:
             self._check_kind(item)
-        before = reorder.dropped
-        released = reorder.push(item, self._arrivals)
-        if reorder.dropped != before:
-            self._metrics.late += 1
         reported = []
-        for each in released:
+        for each in reorder.push(item, self._arrivals):
             reported.extend(self._step(each))
         if self._timers:
             reported.extend(self._fire(Watermark(reorder.watermark, inclusive=False)))
@@ -194,6 +190,8 @@ class Engine:
         for state in self._states.values():
             _add_counters(totals, self.plan.counters(state))
         self._metrics.plan = totals
+        if self._reorder is not None:
+            self._metrics.late = self._reorder.dropped
         return self._metrics
 
     @property

@@ -48,8 +48,8 @@ def delay_units(max_delay: float | timedelta, options: Options) -> float:
 
 
 class Reorder:
-    """A bounded-disorder buffer; see the module docstring. Its state (the heap, the highest
-    timestamp, the late events) pickles with the engine's."""
+    """A bounded-disorder buffer; see the module docstring. It holds only plain data (the
+    heap, the highest timestamp, the late events), so it pickles."""
 
     def __init__(self, max_delay: float, on_late: OnLate = "count") -> None:
         if on_late not in ON_LATE:
@@ -86,8 +86,6 @@ class Reorder:
             if watermark > self.floor:
                 self.floor, self.at_floor = watermark, False
         floor = self.floor
-        if heap[0][0] >= floor:
-            return []
         out = []
         while heap and heap[0][0] < floor:
             out.append(heapq.heappop(heap)[2])
