@@ -18,7 +18,7 @@ from typing import Any
 
 from kleene.events import Event, Timestamp
 
-__all__ = ["Match"]
+__all__ = ["Match", "Retraction"]
 
 _id = attrgetter("id")
 _t = attrgetter("t")
@@ -33,12 +33,17 @@ class Match:
     knows the earliest and latest event time passes them as `times`; everything else a match
     derives from its events is computed when first asked for, so a long match costs little
     until it is looked at.
+
+    A match of an AFA written directly (`kleene.afa`) also carries its final `register`,
+    the fields its arcs computed (a probability, a count of V-patterns); other matches have
+    None there.
     """
 
-    __slots__ = ("_key", "_times", "bindings", "pattern")
+    __slots__ = ("_key", "_times", "bindings", "pattern", "register")
 
     bindings: Mapping[str, tuple[Event, ...]]
     pattern: str
+    register: Mapping[str, Any] | None
     _times: tuple[float, float] | None
     _key: tuple[Any, ...] | None
 
@@ -47,10 +52,12 @@ class Match:
         bindings: Mapping[str, tuple[Event, ...]],
         pattern: str = "pattern",
         times: tuple[float, float] | None = None,
+        register: Mapping[str, Any] | None = None,
     ) -> None:
         setter = object.__setattr__
         setter(self, "bindings", dict(bindings))
         setter(self, "pattern", pattern)
+        setter(self, "register", None if register is None else dict(register))
         setter(self, "_times", times)
         setter(self, "_key", None)
 
@@ -106,17 +113,26 @@ class Match:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict: pattern, start and end timestamps, each variable's events."""
         start, end = self.start.to_dict()["ts"], self.end.to_dict()["ts"]
-        return {
+        found = {
             "pattern": self.pattern,
             "start_ts": start,
             "end_ts": end,
             "bindings": {n: [e.to_dict() for e in es] for n, es in self.bindings.items()},
         }
+        if self.register is not None:
+            found["register"] = dict(self.register)
+        return found
 
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Match):
-            return NotImplemented
-        return self.pattern == other.pattern and self.bindings == other.bindings
+        if not isinstance(other, Match) or isinstance(other, Retraction) != isinstance(
+            self, Retraction
+        ):
+            return NotImplemented if not isinstance(other, Match) else False
+        return (
+            self.pattern == other.pattern
+            and self.bindings == other.bindings
+            and self.register == other.register
+        )
 
     def __hash__(self) -> int:
         return hash(self.key)
@@ -126,7 +142,41 @@ class Match:
         return f"Match({parts})"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (Match, (self.bindings, self.pattern, self._times))
+        return (type(self), (self.bindings, self.pattern, self._times, self.register))
+
+
+class Retraction(Match):
+    """The withdrawal of a match reported earlier: a speculative plan (`afa`) reports one when
+    an event that arrives out of order, or an input retraction, shows the match was not one.
+    It holds the same bindings as the match it withdraws (`match`), as the paper's retraction
+    events carry the payload of the event they retract.
+
+    >>> from kleene import Event
+    >>> m = Match({"a": (Event("A", 1, id=0),)})
+    >>> r = Retraction.of(m)
+    >>> r, r.match == m, r == m
+    (Retraction(a=[0]), True, False)
+    """
+
+    __slots__ = ()
+
+    @classmethod
+    def of(cls, match: Match) -> Retraction:
+        return cls(match.bindings, match.pattern, match._times, match.register)
+
+    @property
+    def match(self) -> Match:
+        """The match this withdraws."""
+        return Match(self.bindings, self.pattern, self._times, self.register)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "retraction": True}
+
+    def __hash__(self) -> int:
+        return hash(("retraction", self.key))
+
+    def __repr__(self) -> str:
+        return "Retraction" + super().__repr__()[len("Match") :]
 
 
 @total_ordering

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 import kleene
 from kleene.errors import EventError, KleeneError, PlanError
 from kleene.plans import PLANS
+from kleene.plans.afa import net
 from kleene.testing.strategies import cases
 
 
@@ -39,7 +40,7 @@ def test_bounded_disorder_gives_the_sorted_streams_matches(name, drawn):
         return  # the plan does not run this pattern
     engine = kleene.Engine(case.pattern, name, max_delay=d, on_late="raise")
     found = engine.send_many(permuted) + engine.close()
-    assert keys(sorted(found, key=kleene.Match.sort_key)) == keys(expected)
+    assert keys(net(found)) == keys(expected)  # afa may withdraw what it speculated
     assert engine.metrics.late == 0
 
 

@@ -7,6 +7,7 @@
 """
 
 from kleene.compiler.validate import parse
+from kleene.plans import afa as _afa  # noqa: F401 - registers the plan
 from kleene.plans import lazy as _lazy  # noqa: F401 - registers lazy_chain and lazy_tree
 from kleene.plans import match_window as _match_window  # noqa: F401 - registers the plan
 from kleene.plans import nfa as _nfa  # noqa: F401 - registers nfa and nfa_backtrack

@@ -91,6 +91,9 @@ class Plan(ABC, Generic[S]):
     name: ClassVar[str]
     #: The parts of the plan contract this plan does not meet, from `LIMITS`.
     limits: ClassVar[frozenset[str]] = frozenset()
+    #: Must events reach `step` in timestamp order? A plan that says False (`afa`) takes
+    #: them in any order, and its outputs may include `Retraction`s of earlier matches.
+    ordered: ClassVar[bool] = True
 
     def __init__(self, analysis: Analysis, options: Options) -> None:
         reason = self.unsupported(analysis, options)

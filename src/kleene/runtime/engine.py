@@ -24,7 +24,9 @@ from kleene import plans
 from kleene.errors import EventError, KleeneError
 from kleene.events import Event, Watermark, as_event, numeric_time
 from kleene.language.ast import Pattern
-from kleene.matches import Match
+from kleene.compiler.options import Options
+from kleene.matches import Match, Retraction
+from kleene.plans.afa import Afa, AfaPlan, net
 from kleene.plans.base import Plan
 from kleene.runtime.metrics import Metrics
 from kleene.runtime.reorder import OnLate, Reorder, delay_units
@@ -51,7 +53,14 @@ class Engine:
     end in a negation report matches only once time has passed their window. `close()` ends
     the stream and reports everything still pending.
 
-    `pattern` may be query text, a `Pattern` or an already compiled `Plan`. With
+    A plan that takes events in any order (`plan="afa"`) needs no `max_delay`: every event goes
+    to it at once, `send` returns the new matches and the `Retraction`s of earlier ones the
+    event disproves, `retract(event)` deletes an event sent before, and `advance_to(ts)` is a
+    punctuation that lets the plan forget what no later event can need (give `max_delay` to
+    have the engine punctuate at the watermark, and `speculation` σ, the paper's Cleanse
+    factor, to hold back events more than σ after it: 0 gives output without retractions).
+
+    `pattern` may be query text, a `Pattern`, an already compiled `Plan` or an `Afa`. With
     `partition=True` (the default) the engine splits the stream by the pattern's
     partition key (its equivalence tests and equalities) and keeps one state per key (events
     lacking a key value share one more); this never changes the matches, only the cost.
@@ -59,14 +68,20 @@ class Engine:
 
     def __init__(
         self,
-        pattern: Pattern | str | Plan[Any],
+        pattern: Pattern | str | Plan[Any] | Afa,
         plan: str = "auto",
         *,
         partition: bool = True,
         max_delay: float | timedelta | None = None,
         on_late: OnLate = "count",
+        speculation: float | None = None,
         **options: Any,
     ) -> None:
+        if isinstance(pattern, Afa):
+            if plan not in ("auto", "afa"):
+                raise KleeneError(f"an AFA runs on plan 'afa', not {plan!r}")
+            pattern = AfaPlan.of(pattern, Options.build(**{"name": pattern.name, **options}))
+            options = {}
         if isinstance(pattern, Plan):
             if options or plan != "auto":
                 raise KleeneError("an already compiled plan takes no plan name or options")
@@ -96,8 +111,15 @@ class Engine:
         self._watermark: Watermark | None = None
         self._closed = False
         self._reorder = None
+        self._ordered = self.plan.ordered
+        if speculation is not None and self._ordered:
+            raise KleeneError(
+                f"speculation is for a plan that takes events in any order (plan='afa'), not "
+                f"{self.plan.name!r}"
+            )
         if max_delay is not None:
-            self._reorder = Reorder(delay_units(max_delay, self.plan.options), on_late)
+            sigma = 0 if self._ordered else math.inf if speculation is None else speculation
+            self._reorder = Reorder(delay_units(max_delay, self.plan.options), on_late, sigma)
 
     def send(self, event: EventLike) -> list[Match]:
         """Feed one event (an `Event` or a mapping with type, ts, attributes)."""
@@ -107,6 +129,8 @@ class Engine:
         self._arrivals += 1
         self._metrics.events += 1
         reorder = self._reorder
+        if not self._ordered:
+            return self._send_unordered(item)
         if reorder is None:
             self._check_time(item)
             reported = self._step(item)
@@ -120,6 +144,96 @@ class Engine:
             reported.extend(self._fire(Watermark(reorder.watermark, inclusive=False)))
         return self._report(reported) if reported else reported
 
+    def _send_unordered(self, item: Event) -> list[Match]:
+        """`send` for a plan taking events in any order: straight to it, or through the
+        Cleanse buffer, and a punctuation whenever the watermark moves."""
+        if type(item.ts) is not self._ts_type:
+            self._check_kind(item)
+        reorder = self._reorder
+        if reorder is None:
+            if self._watermark is not None and self._watermark.settles(item.t):
+                raise EventError(
+                    f"event {item.id!r} has ts {item.ts!r}, but advance_to() already declared "
+                    "every event up to that time sent",
+                    row=self._arrivals,
+                    field="ts",
+                )
+            return self._insert(item)
+        floor = (reorder.floor, reorder.at_floor)
+        reported = []
+        for each in reorder.push(item, self._arrivals):
+            reported.extend(self._insert(each))
+        if (reorder.floor, reorder.at_floor) != floor:
+            self._punctuate(Watermark(reorder.floor, inclusive=reorder.at_floor))
+        return self._report(reported) if reported else reported
+
+    def _insert(self, item: Event) -> list[Match]:
+        key = None if self._key is None else self._key(item)
+        state = self._states.get(key)
+        if state is None:
+            state = self._state(key)
+        reported = self.plan.step(state, item)
+        self._count_live(key, state)
+        return self._report(reported) if reported else reported
+
+    def _count_live(self, key: Hashable | None, state: Any) -> None:
+        live = self.plan.live_runs(state)
+        if live or self._live:
+            metrics = self._metrics
+            self._total_live += live - self._live.get(key, 0)
+            self._live[key] = live
+            metrics.peak_runs = max(metrics.peak_runs, self._total_live)
+            metrics.run_steps += self._total_live
+
+    def _punctuate(self, watermark: Watermark) -> None:
+        """Tell every state of an unordered plan that time has reached `watermark`, and drop
+        the states it leaves idle."""
+        self._watermark = watermark
+        for key, state in list(self._states.items()):
+            self.plan.advance(state, watermark)
+            if self.plan.idle(state, watermark):
+                _add_counters(self._retired, self.plan.counters(state))
+                del self._states[key]
+                self._total_live -= self._live.pop(key, 0)
+            else:
+                self._count_live(key, state)
+
+    def retract(self, event: EventLike) -> list[Match]:
+        """Withdraw an event sent before (the paper's Delete; `plan="afa"` only): the
+        retractions of the matches it was part of, and any match its absence makes. The event
+        is named by its type, timestamp and id; one never sent, or one older than the last
+        punctuation (`advance_to`, or the watermark of `max_delay`), is an `EventError`."""
+        if self._ordered:
+            raise KleeneError(
+                f"plan {self.plan.name!r} takes no retractions; plan='afa' does"
+            )
+        if self._closed:
+            raise KleeneError("the engine is closed; make a new one for a new stream")
+        item = as_event(event)
+        if item.id is None:
+            raise EventError(
+                "a retraction names the event it withdraws by its id (events sent without "
+                "one have their arrival position, from 0)",
+                field="id",
+            )
+        where = f"event {item.id!r} ({item.type}, ts {item.ts!r})"
+        watermark = self._watermark
+        if watermark is not None and watermark.settles(item.t):
+            raise EventError(
+                f"cannot retract {where}: its time is already punctuated (advance_to or the "
+                "max_delay watermark), so its matches are final",
+                field="ts",
+            )
+        if self._reorder is not None and self._reorder.remove(item):
+            return []
+        key = None if self._key is None else self._key(item)
+        state = self._states.get(key)
+        reported = None if state is None else self.plan.retract(state, item)  # type: ignore[attr-defined]
+        if reported is None:
+            raise EventError(f"cannot retract {where}: no such event was sent", field="id")
+        self._count_live(key, state)
+        return self._report(reported)
+
     @property
     def late(self) -> list[Event]:
         """The late events kept with `on_late="collect"` (see the class docstring)."""
@@ -128,19 +242,13 @@ class Engine:
     def _step(self, item: Event) -> list[Match]:
         """Feed one event, in order, to its partition's state; the matches it makes final
         (not reported yet: see `_report`)."""
-        metrics = self._metrics
         reported = self._fire(Watermark(item.t, inclusive=False)) if self._timers else []
         key = None if self._key is None else self._key(item)
         state = self._states.get(key)
         if state is None:
             state = self._state(key)
         reported.extend(self.plan.step(state, item))
-        live = self.plan.live_runs(state)
-        if live or self._live:
-            self._total_live += live - self._live.get(key, 0)
-            self._live[key] = live
-            metrics.peak_runs = max(metrics.peak_runs, self._total_live)
-            metrics.run_steps += self._total_live
+        self._count_live(key, state)
         self._schedule(key, state)
         if len(self._states) > self._evict_at:
             self._evict(Watermark(item.t, inclusive=False))
@@ -159,6 +267,17 @@ class Engine:
             raise KleeneError("the engine is closed")
         t = numeric_time(ts)
         reported: list[Match] = []
+        if not self._ordered:
+            if self._watermark is not None and t < self._watermark.t:
+                raise KleeneError(
+                    f"advance_to({ts!r}) goes back: time was already punctuated up to "
+                    f"{self._watermark.t!r}"
+                )
+            if self._reorder is not None:
+                for item in self._reorder.advance_to(t):
+                    reported.extend(self._insert(item))
+            self._punctuate(Watermark(t))
+            return reported
         if self._reorder is not None:
             for item in self._reorder.advance_to(t):
                 reported.extend(self._step(item))
@@ -175,8 +294,9 @@ class Engine:
         end = Watermark(math.inf)
         reported: list[Match] = []
         if self._reorder is not None:
+            step = self._step if self._ordered else self._insert
             for item in self._reorder.release_all():
-                reported.extend(self._step(item))
+                reported.extend(step(item))
         for state in self._states.values():
             reported.extend(self.plan.advance(state, end))
         self._closed = True
@@ -281,6 +401,13 @@ class Engine:
         return reported
 
     def _report(self, matches: list[Match]) -> list[Match]:
+        """Sort the matches of an ordered plan; an unordered plan's outputs keep their order
+        (a retraction and a match equal to it must be applied as they come)."""
+        if not self._ordered:
+            withdrawn = sum(isinstance(m, Retraction) for m in matches)
+            self._metrics.retractions += withdrawn
+            self._metrics.matches += len(matches) - withdrawn
+            return matches
         if len(matches) > 1:
             matches.sort(key=Match.sort_key)
         self._metrics.matches += len(matches)
@@ -297,12 +424,14 @@ def _add_counters(totals: dict[str, int], counters: Mapping[str, int]) -> None:
 
 
 def match(
-    pattern: Pattern | str,
+    pattern: Pattern | str | Afa,
     events: Iterable[EventLike],
     plan: str = "auto",
     **options: Any,
 ) -> list[Match]:
     """All matches of `pattern` in `events`, sorted by end time, start time and event ids.
+    With a plan that takes events in any order (`afa`), the matches that remain once every
+    retraction is applied.
 
     >>> import kleene
     >>> events = [{"type": t, "ts": i} for i, t in enumerate("AABBC")]
@@ -312,5 +441,7 @@ def match(
     engine = Engine(pattern, plan, **options)
     found = engine.send_many(events)
     found.extend(engine.close())
+    if not engine.plan.ordered:
+        return net(found)
     found.sort(key=Match.sort_key)
     return found

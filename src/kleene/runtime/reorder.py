@@ -1,4 +1,5 @@
-"""Exact reordering of a stream whose disorder is bounded (`max_delay`).
+"""Exact reordering of a stream whose disorder is bounded (`max_delay`), and the paper's
+Cleanse operator for the speculative `afa` plan (`speculation`).
 
 Events wait in a heap and leave it in (timestamp, arrival) order once the *watermark*, the
 largest timestamp seen minus `max_delay`, has reached them; `advance_to(t)` (all events up
@@ -51,11 +52,18 @@ class Reorder:
     """A bounded-disorder buffer; see the module docstring. It holds only plain data (the
     heap, the highest timestamp, the late events), so it pickles."""
 
-    def __init__(self, max_delay: float, on_late: OnLate = "count") -> None:
+    def __init__(
+        self, max_delay: float, on_late: OnLate = "count", speculation: float = 0
+    ) -> None:
         if on_late not in ON_LATE:
             raise EventError(f"on_late is one of {', '.join(ON_LATE)}, not {on_late!r}")
+        if not speculation >= 0:
+            raise KleeneError(f"speculation cannot be negative, not {speculation!r}")
         self.max_delay = max_delay
         self.on_late = on_late
+        #: The paper's Cleanse factor σ: events up to σ after the watermark leave at once,
+        #: possibly out of order (0: in order; inf: as they come).
+        self.speculation = speculation
         self.heap: list[tuple[float, int, Event]] = []
         self.arrivals = 0
         #: No event earlier than `floor` (or at it, when `at_floor`) can be placed any more.
@@ -85,11 +93,21 @@ class Reorder:
             watermark = t - self.max_delay
             if watermark > self.floor:
                 self.floor, self.at_floor = watermark, False
-        floor = self.floor
+        limit = math.inf if self.speculation == math.inf else self.floor + self.speculation
         out = []
-        while heap and heap[0][0] < floor:
+        while heap and heap[0][0] < limit:
             out.append(heapq.heappop(heap)[2])
         return out
+
+    def remove(self, event: Event) -> bool:
+        """Withdraw a held event (same type, timestamp and id); False when none is held."""
+        for position, (t, _, held) in enumerate(self.heap):
+            if t == event.t and held.id == event.id and held.type == event.type:
+                self.heap[position] = self.heap[-1]
+                self.heap.pop()
+                heapq.heapify(self.heap)
+                return True
+        return False
 
     def advance_to(self, t: float) -> list[Event]:
         """Every event up to and including `t` has been sent: release them."""

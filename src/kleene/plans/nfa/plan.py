@@ -43,7 +43,7 @@ from kleene.plans.nfa.buffer import Buffer, Entry, History, Memo, Version
 from kleene.plans.nfa.negation import NegativeFinalizer
 from kleene.plans.nfa.vector import Compiled, compile_automaton
 
-__all__ = ["Nfa", "NfaState", "Run", "moves"]
+__all__ = ["Nfa", "NfaState", "Run", "equivalence_values", "moves"]
 
 
 class _Move(NamedTuple):
@@ -176,7 +176,7 @@ class Nfa(Plan[NfaState]):
         #: A pure memo: the last event asked about and its key (the runtime and `step` ask
         #: for the same event in turn). It holds nothing a state needs.
         self._last: tuple[Event | None, Hashable | None] = (None, None)
-        self.values = _equivalence(self.equivalences)
+        self.values = equivalence_values(self.equivalences)
 
     @classmethod
     def unsupported(cls, analysis: Analysis, options: Options) -> str | None:
@@ -611,7 +611,7 @@ def _nothing(vector: tuple[Any, ...]) -> None:
     return None
 
 
-def _equivalence(attrs: tuple[str, ...]) -> Callable[[Event], tuple[Hashable, ...] | None]:
+def equivalence_values(attrs: tuple[str, ...]) -> Callable[[Event], tuple[Hashable, ...] | None]:
     """The event's values of the equivalence attributes (None: it lacks one)."""
     if not attrs:
         return lambda event: ()

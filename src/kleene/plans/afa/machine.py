@@ -1,0 +1,398 @@
+"""The AFA operator over a disordered stream: Algorithm 1 of the paper (section 5.1 and
+Appendix C), with deletion and cleanup by punctuations (C.1).
+
+A partition's state indexes its events by (timestamp, arrival) in a sorted dict, the paper's
+red-black tree. Every entry holds the event and its *pmatch list*: the partial matches
+whose subsequence ends at that event, as plain tuples (start key, start time, state, register,
+bound events), in increasing order of their start (the Ordering invariant). Every prefix of a
+listed pmatch is listed at the entry of its own last event (Completeness), and every
+computation the AFA can make over a contiguous subsequence of the events held, whose events
+fit the window, is listed (Content).
+
+- An in-order event extends the last entry's list and starts new computations.
+- An out-of-order event first removes the pmatches whose subsequences span its place
+  (`_invalidate`, RemoveInvalidatedSequences), retracting those that were matches; then it
+  extends the list before it, and carries the new pmatches forward through the later
+  entries until none survives (`_propagate`, PropagateInsert).
+- Deleting an event (an input retraction) removes every pmatch through it, then carries the
+  list before it forward over the events after it.
+- A punctuation t (no later event earlier than t) removes the entries before the last one
+  below t (its `cover`), and the pmatches there that the window ends.
+
+Outputs are `Match` values for pmatches reaching a final state and `Retraction`s of those
+later invalidated, in the order the algorithm finds them: applied in turn, they give the
+matches of the events received so far.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sortedcontainers import SortedDict
+
+from kleene.errors import KleeneError
+from kleene.events import Event, Watermark
+from kleene.matches import Match, Retraction
+from kleene.plans.afa.model import Afa, Fire, Register
+
+__all__ = ["AfaState", "Entry", "Machine", "Output"]
+
+Key = tuple[float, int]  # (timestamp, arrival): the order of the sorted stream
+#: A partial match: the key and time of its first event, its state's index, its register,
+#: and the events it bound as a linked list, latest first: (variable, event, rest) or None.
+PMatch = tuple[Key, float, int, Register, Any]
+Output = Match | Retraction
+
+#: The most ε-steps one event may cause from one pmatch: an ε-cycle that never stops
+#: would otherwise hang the stream.
+MAX_EPSILON_STEPS = 10_000
+
+
+class Entry:
+    """One event of the index and the pmatches ending at it (`event` is None once a
+    punctuation has let the event go but its pmatches are still needed)."""
+
+    __slots__ = ("event", "pmatches")
+
+    def __init__(self, event: Event | None, pmatches: list[PMatch]) -> None:
+        self.event = event
+        self.pmatches = pmatches
+
+    def __getstate__(self) -> tuple[Event | None, list[PMatch]]:
+        return self.event, self.pmatches
+
+    def __setstate__(self, state: tuple[Event | None, list[PMatch]]) -> None:
+        self.event, self.pmatches = state
+
+
+@dataclass
+class AfaState:
+    """One partition's index of events and pmatches, and how far punctuations have gone."""
+
+    entries: SortedDict = field(default_factory=SortedDict)
+    arrivals: int = 0
+    #: No event with a key below this may come any more (the last punctuation).
+    floor: Key = (-math.inf, 0)
+    counters: dict[str, int] = field(
+        default_factory=lambda: dict.fromkeys(
+            ("pmatches_created", "pmatches_invalidated", "out_of_order", "retracted"), 0
+        )
+    )
+
+
+class Machine:
+    """An AFA compiled for running: its arctable (each state's event arcs and ε-arcs), and
+    how a pmatch in a final state becomes a match."""
+
+    def __init__(
+        self, afa: Afa, pattern: str, report_register: bool = True, twins: bool = True
+    ) -> None:
+        self.afa = afa
+        self.pattern = pattern
+        index = {name: i for i, name in enumerate(afa.states)}
+        self.index = index
+        table: list[list[tuple[Fire, int, str | None]]] = [[] for _ in afa.states]
+        epsilons: list[list[tuple[Fire, int]]] = [[] for _ in afa.states]
+        for arc in afa.arcs:
+            if arc.epsilon:
+                epsilons[index[arc.source]].append((arc.fire, index[arc.target]))
+            else:
+                table[index[arc.source]].append((arc.fire, index[arc.target], arc.bind))
+        self.table = [tuple(arcs) for arcs in table]
+        self.epsilons = [tuple(arcs) for arcs in epsilons]
+        self.final = [name in afa.finals for name in afa.states]
+        self.window = afa.window
+        #: States from which no event can be consumed any more (no event arc, also after
+        #: ε-arcs): a pmatch there can only be a match, never grow.
+        self.dead = [not self._reaches_event_arc(i) for i in range(len(afa.states))]
+        self.report_register = report_register
+        #: May two pmatches at one event stand for the same match (the same events bound
+        #: alike, and the same register when it is reported)? The output is a set
+        #: (Definition 2), so such twins are reported once and withdrawn with the last.
+        self.twins = twins
+        self.outputs = afa.outputs
+        self.variables = afa.variables
+
+    def _reaches_event_arc(self, state: int) -> bool:
+        seen, todo = {state}, [state]
+        while todo:
+            current = todo.pop()
+            if self.table[current]:
+                return True
+            for _, target in self.epsilons[current]:
+                if target not in seen:
+                    seen.add(target)
+                    todo.append(target)
+        return False
+
+    # -- building pmatches --------------------------------------------------------------
+
+    def _closure(self, pmatch: PMatch, out: list[PMatch]) -> None:
+        """Append `pmatch` and every pmatch its state's ε-arcs derive from it."""
+        out.append(pmatch)
+        if not self.epsilons[pmatch[2]]:
+            return
+        todo = [pmatch]
+        steps = 0
+        while todo:
+            start, t, state, register, bound = todo.pop()
+            for fire, target in self.epsilons[state]:
+                after = fire(None, register)
+                if after is None:
+                    continue
+                steps += 1
+                if steps > MAX_EPSILON_STEPS:
+                    raise KleeneError(
+                        f"the ε-arcs of AFA {self.afa.name} fired more than "
+                        f"{MAX_EPSILON_STEPS} times without consuming an event (from state "
+                        f"{self.afa.states[state]}): a cycle of ε-arcs needs a fence that "
+                        "stops it"
+                    )
+                derived = (start, t, target, after, bound)
+                out.append(derived)
+                todo.append(derived)
+
+    def _extend(self, pmatches: list[PMatch], event: Event, out: list[PMatch]) -> None:
+        """MakeTransitions: every pmatch of `pmatches` (in order) along every arc that fires
+        for `event`, into `out` (keeping the start order)."""
+        t = event.t
+        window = self.window
+        table = self.table
+        for pmatch in pmatches:
+            start, start_t, state, register, bound = pmatch
+            if window is not None and t - start_t > window:
+                continue
+            for fire, target, bind in table[state]:
+                after = fire(event, register)
+                if after is None:
+                    continue
+                derived = (start, start_t, target, after, bound if bind is None else (bind, event, bound))
+                self._closure(derived, out)
+
+    def _begin(self, key: Key, event: Event, out: list[PMatch]) -> None:
+        """New computations from the start state (and its ε-closure) at `event`."""
+        starts: list[PMatch] = []
+        self._closure((key, event.t, self.index[self.afa.start], self.afa.initial, None), starts)
+        for _, _, state, register, _ in starts:
+            for fire, target, bind in self.table[state]:
+                after = fire(event, register)
+                if after is not None:
+                    bound = None if bind is None else (bind, event, None)
+                    self._closure((key, event.t, target, after, bound), out)
+
+    # -- the operator ---------------------------------------------------------------------
+
+    def insert(self, state: AfaState, event: Event) -> list[Output]:
+        """Algorithm 1, InsertEvent."""
+        key = (event.t, state.arrivals)
+        state.arrivals += 1
+        entries = state.entries
+        out: list[Output] = []
+        position = entries.bisect_left(key)
+        in_order = position == len(entries)
+        if not in_order:
+            state.counters["out_of_order"] += 1
+            self._invalidate(state, position, key, out)
+        pmatches: list[PMatch] = []
+        if position:
+            self._extend(entries.peekitem(position - 1)[1].pmatches, event, pmatches)
+        self._begin(key, event, pmatches)
+        entries[key] = Entry(event, pmatches)
+        state.counters["pmatches_created"] += len(pmatches)
+        self._report(pmatches, [], event, out)
+        if not in_order:
+            self._propagate(state, position + 1, pmatches, out)
+        return out
+
+    def delete(self, state: AfaState, event: Event) -> list[Output] | None:
+        """Appendix C's Delete: the outputs of removing an event received before (None when
+        the state holds no such event: same type, timestamp and id)."""
+        entries = state.entries
+        position = entries.bisect_left((event.t, -1))
+        while position < len(entries):
+            key, entry = entries.peekitem(position)
+            if key[0] != event.t:
+                return None
+            held = entry.event
+            if held is not None and held.id == event.id and held.type == event.type:
+                break
+            position += 1
+        else:
+            return None
+        out: list[Output] = []
+        state.counters["retracted"] += 1
+        self._invalidate(state, position, key, out)
+        del entries[key]
+        if position:
+            self._propagate(state, position, list(entries.peekitem(position - 1)[1].pmatches), out)
+        return out
+
+    def _invalidate(self, state: AfaState, position: int, key: Key, out: list[Output]) -> None:
+        """RemoveInvalidatedSequences: from the entry at `position` on, drop the pmatches that
+        start at or before `key` (they span it), retracting matches, until an entry has none
+        (Completeness: a later one could not have any either)."""
+        entries = state.entries
+        while position < len(entries):
+            entry = entries.peekitem(position)[1]
+            pmatches = entry.pmatches
+            cut = 0
+            while cut < len(pmatches) and pmatches[cut][0] <= key:
+                cut += 1
+            if not cut:
+                return
+            gone = pmatches[:cut]
+            del pmatches[:cut]
+            state.counters["pmatches_invalidated"] += cut
+            self._withdraw(gone, pmatches, entry.event, out)
+            position += 1
+
+    def _propagate(
+        self, state: AfaState, position: int, pmatches: list[PMatch], out: list[Output]
+    ) -> None:
+        """PropagateInsert: carry `pmatches` over the entries from `position` on, putting the
+        ones derived at each entry before its own (they start earlier), until none is left."""
+        entries = state.entries
+        while pmatches and position < len(entries):
+            entry = entries.peekitem(position)[1]
+            derived: list[PMatch] = []
+            self._extend(pmatches, entry.event, derived)
+            self._report(derived, entry.pmatches, entry.event, out)
+            entry.pmatches[:0] = derived
+            state.counters["pmatches_created"] += len(derived)
+            pmatches = derived
+            position += 1
+
+    def punctuate(self, state: AfaState, watermark: Watermark) -> None:
+        """Cleanup (Appendix C.1): no event with a key below the watermark's can come, so
+        only the pmatches of the last entry below it (`cover`) can still be extended; the
+        entries before it go, and so do the cover's pmatches the window has ended."""
+        floor: Key = (watermark.t, math.inf) if watermark.inclusive else (watermark.t, -1)
+        if floor <= state.floor:
+            return
+        state.floor = floor
+        entries = state.entries
+        cover = entries.bisect_left(floor) - 1
+        if cover < 0:
+            return
+        for _ in range(cover):
+            entries.popitem(0)
+        entry = entries.peekitem(0)[1]
+        entry.event = None
+        window, dead = self.window, self.dead
+        entry.pmatches = [
+            p
+            for p in entry.pmatches
+            if not dead[p[2]] and (window is None or p[1] + window >= watermark.t)
+        ]
+        if not entry.pmatches and len(entries) == 1:
+            entries.popitem(0)
+
+    def idle(self, state: AfaState, watermark: Watermark) -> bool:
+        """Can no event from `watermark` on extend anything the state holds?"""
+        entries = state.entries
+        if not entries:
+            return True
+        key, entry = entries.peekitem(-1)
+        if not watermark.settles(key[0]):
+            return False
+        window, dead = self.window, self.dead
+        return all(
+            dead[p[2]] or (window is not None and watermark.t - p[1] > window)
+            for p in entry.pmatches
+        )
+
+    def live(self, state: AfaState) -> int:
+        return sum(len(entry.pmatches) for entry in state.entries.values())
+
+    # -- outputs --------------------------------------------------------------------------
+
+    def _report(
+        self, pmatches: list[PMatch], held: list[PMatch], event: Event | None, out: list[Output]
+    ) -> None:
+        """Report the matches `pmatches` reach at `event`, besides those the pmatches `held`
+        there already stand for."""
+        final = self.final
+        if not self.twins:
+            out.extend(self._match(p, event) for p in pmatches if final[p[2]])
+            return
+        seen = {self._identity(p) for p in held if final[p[2]]}
+        for pmatch in pmatches:
+            if final[pmatch[2]]:
+                identity = self._identity(pmatch)
+                if identity not in seen:
+                    seen.add(identity)
+                    out.append(self._match(pmatch, event))
+
+    def _withdraw(
+        self, gone: list[PMatch], kept: list[PMatch], event: Event | None, out: list[Output]
+    ) -> None:
+        """Retract the matches of the pmatches `gone` from `event`'s list, unless a pmatch
+        `kept` there stands for the same match."""
+        final = self.final
+        if not self.twins:
+            out.extend(Retraction.of(self._match(p, event)) for p in gone if final[p[2]])
+            return
+        seen = {self._identity(p) for p in kept if final[p[2]]}
+        for pmatch in gone:
+            if final[pmatch[2]]:
+                identity = self._identity(pmatch)
+                if identity not in seen:
+                    seen.add(identity)
+                    out.append(Retraction.of(self._match(pmatch, event)))
+
+    def _identity(self, pmatch: PMatch) -> Hashable:
+        """What makes two pmatches the same output: the events bound, each with its
+        variable, and the register when it is reported."""
+        bound, chain = pmatch[4], []
+        while bound is not None:
+            chain.append((bound[0], id(bound[1])))
+            bound = bound[2]
+        register = repr(pmatch[3]) if self.report_register else None
+        return (tuple(chain), register)
+
+    def _match(self, pmatch: PMatch, event: Event | None) -> Match:
+        """The match a pmatch in a final state stands for: the events it bound, by variable,
+        its register (when the AFA reports it), and its times."""
+        _, start_t, state, register, bound = pmatch
+        found: dict[str, list[Event]] = {}
+        end_t = start_t
+        while bound is not None:
+            name, bound_event, bound = bound
+            found.setdefault(name, []).append(bound_event)
+            end_t = max(end_t, bound_event.t)
+        if event is not None:
+            end_t = max(end_t, event.t)
+        order = self.outputs.get(self.afa.states[state], self.variables)
+        bindings = {name: tuple(reversed(found.get(name, ()))) for name in order}
+        fields = self.afa.fields
+        values = dict(zip(fields, register, strict=True)) if self.report_register else None
+        return Match(bindings, self.pattern, (start_t, end_t), values)
+
+
+def identity_key(output: Output) -> Hashable:
+    """What identifies an output among others: its match's key and register."""
+    match = output.match if isinstance(output, Retraction) else output
+    register = None if match.register is None else tuple(sorted(match.register.items()))
+    return (match.key, repr(register))
+
+
+def net(outputs: list[Output]) -> list[Match]:
+    """The matches that remain after applying every output in turn (a retraction removes one
+    earlier equal match), sorted."""
+    held: dict[Hashable, list[Match]] = {}
+    for output in outputs:
+        key = identity_key(output)
+        if isinstance(output, Retraction):
+            stack = held.get(key)
+            if not stack:
+                raise KleeneError(f"a retraction of {output.match!r}, which was not reported")
+            stack.pop()
+        else:
+            held.setdefault(key, []).append(output)
+    found = [m for stack in held.values() for m in stack]
+    found.sort(key=Match.sort_key)
+    return found
+

@@ -1,0 +1,241 @@
+"""The AFA, the augmented finite automaton of Chandramouli, Goldstein & Maier (VLDB 2010):
+states, arcs between any two of them (cycles and ε-arcs included), a start state, final
+states, and a *register* of named fields that every computation carries.
+
+An arc has a *fence* function, which says whether it may fire for an event and a register,
+and a *transfer* function, which computes the register after it fires (section 2.2). An
+ε-arc consumes no event: its functions see only the register. The event an arc consumes is
+bound to the arc's variable (`bind`, "events" by default; None binds nothing), so a match
+lists the events that made it.
+
+>>> afa = (Builder("updown", register={"n": 0})
+...        .arc("q0", "q1", fence=lambda e, r: e["x"] < 0, transfer=lambda e, r: {"n": 1})
+...        .arc("q1", "q1", fence=lambda e, r: e["x"] < 0,
+...             transfer=lambda e, r: {"n": r["n"] + 1})
+...        .arc("q1", "q2", fence=lambda e, r: e["x"] > 0 and r["n"] >= 2)
+...        .final("q2").build())
+>>> afa.states, afa.start, sorted(afa.finals)
+(('q0', 'q1', 'q2'), 'q0', ['q2'])
+>>> print(afa.describe())
+AFA updown  register (n=0)  start q0  final q2
+  a0  q0 -> q1  <python>
+  a1  q1 -> q1  <python>
+  a2  q1 -> q2  <python>
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kleene.errors import PlanError
+from kleene.events import Event
+
+__all__ = ["Afa", "Arc", "Builder", "Fire", "Register"]
+
+#: A register: its fields' values, in the order of the AFA's register schema.
+Register = tuple[Any, ...]
+#: An arc's fence and transfer in one: the register after the arc fires for the event (None
+#: for an ε-arc), or None when its fence says it may not fire.
+Fire = Callable[[Event | None, Register], Register | None]
+#: What a Python fence or transfer function receives and returns as a register.
+Fields = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Arc:
+    """One arc: from `source` to `target`, firing by `fire` (see `Fire`). `text` shows its
+    functions; `bind` names the variable its event is bound to in matches."""
+
+    name: str
+    source: str
+    target: str
+    fire: Fire = field(repr=False, compare=False)
+    epsilon: bool = False
+    bind: str | None = "events"
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class Afa:
+    """Definition 1's 7-tuple, less the event schema (events carry their attributes): the
+    states, the arcs, the start state, the final states, the register schema (`fields`) and
+    its initial value Z, and the window W over which an event can contribute (None: none)."""
+
+    name: str
+    states: tuple[str, ...]
+    arcs: tuple[Arc, ...]
+    start: str
+    finals: frozenset[str]
+    fields: tuple[str, ...] = ()
+    initial: Register = ()
+    window: float | None = None
+    #: For a final state: the variables its matches list, in order (by default those the
+    #: arcs bind, in the order of the arcs).
+    outputs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        known = set(self.states)
+        for arc in self.arcs:
+            for end in (arc.source, arc.target):
+                if end not in known:
+                    raise PlanError(f"arc {arc.name} names an unknown state {end!r}")
+        if self.start not in known:
+            raise PlanError(f"the start state {self.start!r} is not a state of the AFA")
+        if not self.finals:
+            raise PlanError(f"AFA {self.name} has no final state: it could never match")
+        for final in self.finals:
+            if final not in known:
+                raise PlanError(f"the final state {final!r} is not a state of the AFA")
+        if len(self.initial) != len(self.fields):
+            raise PlanError("the initial register must give every register field a value")
+
+    @property
+    def variables(self) -> tuple[str, ...]:
+        """The variables arcs bind events to, in the order of the arcs."""
+        return tuple(dict.fromkeys(a.bind for a in self.arcs if a.bind is not None))
+
+    def describe(self) -> str:
+        register = ", ".join(f"{n}={v!r}" for n, v in zip(self.fields, self.initial, strict=True))
+        head = f"AFA {self.name}  register ({register})  start {self.start}"
+        head += f"  final {', '.join(sorted(self.finals))}"
+        if self.window is not None:
+            head += f"  within {self.window:g}"
+        lines = [head]
+        for arc in self.arcs:
+            kind = "  ε" if arc.epsilon else ""
+            lines.append(f"  {arc.name}  {arc.source} -> {arc.target}{kind}  {arc.text}".rstrip())
+        return "\n".join(lines)
+
+    def dot(self) -> str:
+        """The AFA in Graphviz DOT: final states double circles, ε-arcs dashed."""
+        lines = ["digraph afa {", "  rankdir=LR;", '  node [shape=circle, fontname="Helvetica"];']
+        for state in self.states:
+            shape = "doublecircle" if state in self.finals else "circle"
+            lines.append(f'  "{state}" [shape={shape}];')
+        for arc in self.arcs:
+            style = "dashed" if arc.epsilon else "solid"
+            label = f"{arc.name}: {arc.text}".replace('"', '\\"')
+            lines.append(f'  "{arc.source}" -> "{arc.target}" [style={style}, label="{label}"];')
+        lines.append("}")
+        return "\n".join(lines)
+
+
+class Builder:
+    """Writes an AFA arc by arc (Appendix A: a set of states and arcs, each with its two
+    functions). Fences and transfers are Python callables over the event (None on an ε-arc)
+    and the register as a dict; a transfer returns the fields it changes. States are named
+    by the arcs; the first arc's source is the start state unless `start` says otherwise."""
+
+    def __init__(
+        self,
+        name: str = "afa",
+        register: Mapping[str, Any] | None = None,
+        window: float | None = None,
+    ) -> None:
+        self.name = name
+        self.fields = tuple(register or {})
+        self.initial = tuple((register or {}).values())
+        self.window = window
+        self.arcs: list[Arc] = []
+        self.states: dict[str, None] = {}
+        self._start: str | None = None
+        self._finals: set[str] = set()
+
+    def arc(
+        self,
+        source: str,
+        target: str,
+        fence: Callable[[Event, Fields], Any] | None = None,
+        transfer: Callable[[Event, Fields], Fields] | None = None,
+        *,
+        bind: str | None = "events",
+        name: str | None = None,
+    ) -> Builder:
+        """An event-consuming arc."""
+        return self._add(source, target, fence, transfer, False, bind, name)
+
+    def epsilon(
+        self,
+        source: str,
+        target: str,
+        fence: Callable[[None, Fields], Any] | None = None,
+        transfer: Callable[[None, Fields], Fields] | None = None,
+        *,
+        name: str | None = None,
+    ) -> Builder:
+        """An ε-arc: it fires on the register alone, consuming nothing."""
+        return self._add(source, target, fence, transfer, True, None, name)
+
+    def start(self, state: str) -> Builder:
+        self.states.setdefault(state, None)
+        self._start = state
+        return self
+
+    def final(self, *states: str) -> Builder:
+        for state in states:
+            self.states.setdefault(state, None)
+        self._finals.update(states)
+        return self
+
+    def build(self) -> Afa:
+        if not self.states:
+            raise PlanError(f"AFA {self.name} has no states: add arcs")
+        start = self._start if self._start is not None else next(iter(self.states))
+        return Afa(
+            self.name,
+            tuple(self.states),
+            tuple(self.arcs),
+            start,
+            frozenset(self._finals),
+            self.fields,
+            self.initial,
+            self.window,
+        )
+
+    def _add(
+        self,
+        source: str,
+        target: str,
+        fence: Callable[[Any, Fields], Any] | None,
+        transfer: Callable[[Any, Fields], Fields] | None,
+        epsilon: bool,
+        bind: str | None,
+        name: str | None,
+    ) -> Builder:
+        self.states.setdefault(source, None)
+        self.states.setdefault(target, None)
+        fire = python_fire(self.fields, fence, transfer)
+        label = name or f"a{len(self.arcs)}"
+        text = "<python>" if fence is not None or transfer is not None else ""
+        self.arcs.append(Arc(label, source, target, fire, epsilon, bind, text))
+        return self
+
+
+def python_fire(
+    fields: Sequence[str],
+    fence: Callable[[Any, Fields], Any] | None,
+    transfer: Callable[[Any, Fields], Fields] | None,
+) -> Fire:
+    """An arc's `Fire` from Python callables over the register as a dict: a transfer
+    returns the fields it changes (a field it names that the schema lacks is an error)."""
+    names = tuple(fields)
+
+    def fire(event: Event | None, register: Register) -> Register | None:
+        view = dict(zip(names, register, strict=True))
+        if fence is not None and not fence(event, view):
+            return None
+        if transfer is None:
+            return register
+        changed = transfer(event, view)
+        unknown = set(changed) - set(names)
+        if unknown:
+            raise PlanError(
+                f"a transfer function set {', '.join(sorted(unknown))}, which the register "
+                f"schema ({', '.join(names) or 'empty'}) does not have"
+            )
+        view.update(changed)
+        return tuple(view[n] for n in names)
+
+    return fire

@@ -1,0 +1,117 @@
+"""The `afa` plan: patterns run as AFAs over streams in any order (seed 004).
+
+A SASE+ query compiles to an AFA (`sase.py`); an AFA written directly (`kleene.afa`: the
+Python builder or the text form) runs as it is. Either way the plan's state is the
+operator's index of events and partial matches (`machine.py`): events may come in any
+timestamp order, `step` reports new matches and `Retraction`s of earlier ones, `advance` is
+a punctuation (no later event is earlier) that cleans up state, and `retract` deletes an
+event received before.
+
+>>> import kleene
+>>> plan = kleene.compile("PATTERN SEQ(A a, B b) WITHIN 10", plan="afa")
+>>> state = plan.new_state()
+>>> a, b, c = (kleene.Event(t, ts, id=i) for i, (t, ts) in enumerate([("A", 1), ("B", 5), ("A", 3)]))
+>>> plan.step(state, a), plan.step(state, b)
+([], [Match(a=[0], b=[1])])
+>>> plan.step(state, c)   # an A at 3 arrives late
+[Retraction(a=[0], b=[1]), Match(a=[0], b=[1]), Match(a=[2], b=[1])]
+>>> plan.retract(state, a)
+[Retraction(a=[0], b=[1])]
+
+The A at 3 lands inside the subsequence of the match a0 b1, so that match is withdrawn and
+derived again, now ignoring the new event (Algorithm 1 without Appendix D's treatment of
+ignorable arcs): the net change is the one new match.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Hashable
+from functools import cached_property
+from typing import ClassVar
+
+from kleene.compiler.analysis import Analysis
+from kleene.compiler.options import Options
+from kleene.events import Event, Watermark
+from kleene.language import ast as A
+from kleene.matches import Match
+from kleene.plans.afa.machine import AfaState, Machine, Output
+from kleene.plans.afa.model import Afa
+from kleene.plans.afa.sase import compile_sase, unsupported
+from kleene.plans.base import Plan, register
+
+__all__ = ["AfaPlan"]
+
+
+@register
+class AfaPlan(Plan[AfaState]):
+    """A query or an AFA run by the AFA operator, events in any order."""
+
+    name = "afa"
+    ordered: ClassVar[bool] = False
+
+    def __init__(self, analysis: Analysis | None, options: Options, afa: Afa | None = None) -> None:
+        if analysis is not None:
+            super().__init__(analysis, options)
+            afa = compile_sase(analysis, self.window, options.name)
+            twins = A.contains_or(analysis.structure)
+            self.machine = Machine(afa, options.name, report_register=False, twins=twins)
+        else:
+            assert afa is not None, "an AFA plan runs a query or an AFA"
+            self.options = options
+            self.window = afa.window
+            self.machine = Machine(afa, options.name or afa.name)
+        self.afa = afa
+        self.direct = analysis is None
+
+    @classmethod
+    def of(cls, afa: Afa, options: Options | None = None) -> AfaPlan:
+        """The plan of an AFA written directly."""
+        return cls(None, options or Options.build(name=afa.name), afa)
+
+    @classmethod
+    def unsupported(cls, analysis: Analysis, options: Options) -> str | None:
+        return super().unsupported(analysis, options) or unsupported(analysis, options)
+
+    @property
+    def partition_key(self) -> Callable[[Event], Hashable | None] | None:
+        return None if self.direct else super().partition_key
+
+    @cached_property
+    def fingerprint(self) -> str:
+        if not self.direct:
+            return super().fingerprint
+        text = self.afa.describe() + repr(self.options)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def new_state(self) -> AfaState:
+        return AfaState()
+
+    def step(self, state: AfaState, event: Event) -> list[Output]:  # type: ignore[override]
+        """Insert an event, in any order: the new matches and the retractions it causes."""
+        return self.machine.insert(state, event)
+
+    def retract(self, state: AfaState, event: Event) -> list[Output] | None:
+        """Delete an event received before: the retractions (and new matches) that causes,
+        or None when the state holds no such event."""
+        return self.machine.delete(state, event)
+
+    def advance(self, state: AfaState, watermark: Watermark) -> list[Match]:
+        """A punctuation: clean up what no later event can need. It decides nothing new."""
+        self.machine.punctuate(state, watermark)
+        return []
+
+    def idle(self, state: AfaState, watermark: Watermark) -> bool:
+        return self.machine.idle(state, watermark)
+
+    def live_runs(self, state: AfaState) -> int:
+        return self.machine.live(state)
+
+    def counters(self, state: AfaState) -> dict[str, int]:
+        return dict(state.counters)
+
+    def describe(self) -> str:
+        return self.afa.describe()
+
+    def dot(self) -> str:
+        return self.afa.dot()

@@ -1,0 +1,140 @@
+"""The `afa` plan (seed 004) beyond the conformance suite, which already holds it to
+`reference` on streams in order: events in any order, input retractions, punctuations and
+the Cleanse factor, each checked against `reference` on the sorted stream."""
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import kleene
+from kleene.errors import EventError, KleeneError, PlanError
+from kleene.matches import Retraction
+from kleene.plans.afa import net
+from kleene.testing.strategies import cases
+
+
+def keys(matches):
+    return [(m.ids(), m.start_ts, m.end_ts) for m in matches]
+
+
+def expected(pattern, events):
+    """Reference on the stream sorted by time, equal times in arrival order."""
+    return kleene.match(pattern, sorted(events, key=lambda e: e.t), plan="reference")
+
+
+def compiles(pattern):
+    try:
+        kleene.compile(pattern, plan="afa")
+    except PlanError:
+        return False
+    return True
+
+
+@given(case=cases(), data=st.data())
+def test_any_arrival_order_nets_the_sorted_streams_matches(case, data):
+    if not compiles(case.pattern):
+        return
+    permuted = data.draw(st.permutations(case.events), label="arrival order")
+    engine = kleene.Engine(case.pattern, "afa")
+    outputs = engine.send_many(permuted)
+    outputs += engine.close()
+    assert keys(net(outputs)) == keys(expected(case.pattern, permuted))
+    # every retraction withdraws a match reported before it and not withdrawn since
+    assert engine.metrics.matches - engine.metrics.retractions == len(net(outputs))
+
+
+@given(case=cases(), data=st.data())
+def test_retracting_events_equals_never_sending_them(case, data):
+    if not compiles(case.pattern):
+        return
+    permuted = data.draw(st.permutations(case.events), label="arrival order")
+    gone = data.draw(st.sets(st.sampled_from(range(len(permuted))) if permuted else st.nothing()))
+    engine = kleene.Engine(case.pattern, "afa")
+    outputs = engine.send_many(permuted)
+    for position in sorted(gone):
+        outputs += engine.retract(permuted[position])
+    kept = [e for p, e in enumerate(permuted) if p not in gone]
+    assert keys(net(outputs + engine.close())) == keys(expected(case.pattern, kept))
+
+
+@given(case=cases(), data=st.data())
+def test_punctuations_and_cleanse_change_no_match(case, data):
+    """With a watermark (max_delay d) every punctuation cleans state; whatever the
+    speculation factor, the net matches are the sorted stream's, and with σ = 0 nothing is
+    ever withdrawn."""
+    if not compiles(case.pattern):
+        return
+    d = data.draw(st.integers(0, 3), label="max_delay")
+    jitter = [data.draw(st.integers(0, d)) for _ in case.events]
+    order = sorted(range(len(case.events)), key=lambda p: case.events[p].t + jitter[p])
+    permuted = [case.events[p] for p in order]
+    sigma = data.draw(st.sampled_from([0, 1, 2, float("inf")]), label="speculation")
+    engine = kleene.Engine(case.pattern, "afa", max_delay=d, speculation=sigma, on_late="raise")
+    outputs = engine.send_many(permuted) + engine.close()
+    assert keys(net(outputs)) == keys(expected(case.pattern, permuted))
+    if sigma == 0:
+        assert not any(isinstance(o, Retraction) for o in outputs)
+
+
+STREAM = [
+    {"type": "A", "ts": 1, "id": "a1"},
+    {"type": "B", "ts": 5, "id": "b1"},
+    {"type": "A", "ts": 3, "id": "a2"},
+    {"type": "C", "ts": 4, "id": "c1"},
+]
+
+
+def test_an_out_of_order_event_retracts_the_matches_it_breaks():
+    engine = kleene.Engine("PATTERN SEQ(A a, B b) WHERE strict_contiguity WITHIN 10", "afa")
+    assert [m.ids() for m in engine.send_many(STREAM[:2])] == [{"a": ("a1",), "b": ("b1",)}]
+    (withdrawn,) = engine.send(STREAM[3])  # c1 at 4 lands between a1 and b1
+    assert isinstance(withdrawn, Retraction) and withdrawn.match.ids() == {
+        "a": ("a1",),
+        "b": ("b1",),
+    }
+    assert engine.metrics.retractions == 1
+
+
+def test_retracting_an_unknown_or_punctuated_event_is_an_error():
+    engine = kleene.Engine("PATTERN SEQ(A a, B b) WITHIN 10", "afa")
+    engine.send_many(STREAM)
+    with pytest.raises(EventError, match="no such event was sent"):
+        engine.retract({"type": "A", "ts": 2, "id": "zz"})
+    with pytest.raises(EventError, match="by its id"):
+        engine.retract(kleene.Event("A", 1))
+    engine.advance_to(3)
+    with pytest.raises(EventError, match="already punctuated"):
+        engine.retract(STREAM[0])
+    with pytest.raises(EventError, match="advance_to"):
+        engine.send({"type": "A", "ts": 2})
+
+
+def test_punctuations_do_not_go_back_and_clean_up_state():
+    engine = kleene.Engine("PATTERN SEQ(A a, B b) WHERE [k] WITHIN 10", "afa")
+    engine.send_many({"type": "A", "ts": t, "k": t} for t in range(100))
+    assert engine.partitions == 100
+    engine.advance_to(200)
+    assert engine.partitions == 0
+    with pytest.raises(KleeneError, match="goes back"):
+        engine.advance_to(150)
+
+
+def test_only_afa_takes_retractions_and_speculation():
+    with pytest.raises(KleeneError, match="takes no retractions"):
+        kleene.Engine("PATTERN SEQ(A a, B b)", "nfa").retract(STREAM[0])
+    with pytest.raises(KleeneError, match="speculation"):
+        kleene.Engine("PATTERN SEQ(A a, B b)", "nfa", speculation=0)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "PATTERN SEQ(A a, NOT(B b), C c)",
+        "PATTERN SEQ(NOT(B b), A a) WITHIN 3",
+    ],
+)
+def test_what_does_not_compile_says_why(query):
+    with pytest.raises(PlanError, match="plan 'afa' cannot run this pattern"):
+        kleene.compile(query, plan="afa")
+    with pytest.raises(PlanError):
+        kleene.compile("PATTERN SEQ(A a, B b)", plan="afa", output="non_overlapping")
