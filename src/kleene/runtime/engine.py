@@ -21,10 +21,10 @@ from itertools import count
 from typing import Any
 
 from kleene import plans
+from kleene.compiler.options import Options
 from kleene.errors import EventError, KleeneError
 from kleene.events import Event, Watermark, as_event, numeric_time
 from kleene.language.ast import Pattern
-from kleene.compiler.options import Options
 from kleene.matches import Match, Retraction
 from kleene.plans.afa import Afa, AfaPlan, net
 from kleene.plans.base import Plan
@@ -204,9 +204,7 @@ class Engine:
         is named by its type, timestamp and id; one never sent, or one older than the last
         punctuation (`advance_to`, or the watermark of `max_delay`), is an `EventError`."""
         if self._ordered:
-            raise KleeneError(
-                f"plan {self.plan.name!r} takes no retractions; plan='afa' does"
-            )
+            raise KleeneError(f"plan {self.plan.name!r} takes no retractions; plan='afa' does")
         if self._closed:
             raise KleeneError("the engine is closed; make a new one for a new stream")
         item = as_event(event)

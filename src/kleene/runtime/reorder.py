@@ -52,9 +52,7 @@ class Reorder:
     """A bounded-disorder buffer; see the module docstring. It holds only plain data (the
     heap, the highest timestamp, the late events), so it pickles."""
 
-    def __init__(
-        self, max_delay: float, on_late: OnLate = "count", speculation: float = 0
-    ) -> None:
+    def __init__(self, max_delay: float, on_late: OnLate = "count", speculation: float = 0) -> None:
         if on_late not in ON_LATE:
             raise EventError(f"on_late is one of {', '.join(ON_LATE)}, not {on_late!r}")
         if not speculation >= 0:

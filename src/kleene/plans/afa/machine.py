@@ -40,7 +40,7 @@ from kleene.plans.afa.model import Afa, Fire, Register
 
 __all__ = ["AfaState", "Entry", "Machine", "Output"]
 
-Key = tuple[float, int]  # (timestamp, arrival): the order of the sorted stream
+Key = tuple[float, float]  # (timestamp, arrival): the order of the sorted stream
 #: A partial match: the key and time of its first event, its state's index, its register,
 #: and the events it bound as a linked list, latest first: (variable, event, rest) or None.
 PMatch = tuple[Key, float, int, Register, Any]
@@ -169,7 +169,13 @@ class Machine:
                 after = fire(event, register)
                 if after is None:
                     continue
-                derived = (start, start_t, target, after, bound if bind is None else (bind, event, bound))
+                derived = (
+                    start,
+                    start_t,
+                    target,
+                    after,
+                    bound if bind is None else (bind, event, bound),
+                )
                 self._closure(derived, out)
 
     def _begin(self, key: Key, event: Event, out: list[PMatch]) -> None:
@@ -395,4 +401,3 @@ def net(outputs: list[Output]) -> list[Match]:
     found = [m for stack in held.values() for m in stack]
     found.sort(key=Match.sort_key)
     return found
-

@@ -10,7 +10,7 @@ event received before.
 >>> import kleene
 >>> plan = kleene.compile("PATTERN SEQ(A a, B b) WITHIN 10", plan="afa")
 >>> state = plan.new_state()
->>> a, b, c = (kleene.Event(t, ts, id=i) for i, (t, ts) in enumerate([("A", 1), ("B", 5), ("A", 3)]))
+>>> a, b, c = kleene.Event("A", 1, id=0), kleene.Event("B", 5, id=1), kleene.Event("A", 3, id=2)
 >>> plan.step(state, a), plan.step(state, b)
 ([], [Match(a=[0], b=[1])])
 >>> plan.step(state, c)   # an A at 3 arrives late
@@ -87,7 +87,7 @@ class AfaPlan(Plan[AfaState]):
     def new_state(self) -> AfaState:
         return AfaState()
 
-    def step(self, state: AfaState, event: Event) -> list[Output]:  # type: ignore[override]
+    def step(self, state: AfaState, event: Event) -> list[Output]:
         """Insert an event, in any order: the new matches and the retractions it causes."""
         return self.machine.insert(state, event)
 

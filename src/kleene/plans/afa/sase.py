@@ -65,28 +65,49 @@ def compile_sase(analysis: Analysis, window: float | None, name: str) -> Afa:
     for state in automaton.states:
         direct: list[Fire] = []
         for position, edge in enumerate(state.edges):
-            fire = _take(automaton, edge, code.edges[state.id, position], key, values, state.id == 0)
+            fire = _take(
+                automaton, edge, code.edges[state.id, position], key, values, state.id == 0
+            )
             if edge.target is not None:
                 arcs.append(
-                    Arc(f"{edge.kind} {edge.variable}", states[state.id], states[edge.target],
-                        fire, bind=edge.variable, text=edge.formula)
+                    Arc(
+                        f"{edge.kind} {edge.variable}",
+                        states[state.id],
+                        states[edge.target],
+                        fire,
+                        bind=edge.variable,
+                        text=edge.formula,
+                    )
                 )
                 if edge.direct:
                     direct.append(fire)
             if edge.completes:
                 final = finals.setdefault(edge.bound, f"F{len(finals) or ''}")
                 arcs.append(
-                    Arc(f"{edge.kind} {edge.variable}", states[state.id], final,
-                        _completing(fire, code.edges[state.id, position]), bind=edge.variable,
-                        text=edge.formula)
+                    Arc(
+                        f"{edge.kind} {edge.variable}",
+                        states[state.id],
+                        final,
+                        _completing(fire, code.edges[state.id, position]),
+                        bind=edge.variable,
+                        text=edge.formula,
+                    )
                 )
                 if edge.direct and edge.target is None:
                     direct.append(fire)
         if state.id:
             ignore = _ignore(analysis.strategy, direct, key, partition is not None)
             if ignore is not None:
-                arcs.append(Arc("ignore", states[state.id], states[state.id], ignore, bind=None,
-                                text=_IGNORE_TEXT[analysis.strategy]))
+                arcs.append(
+                    Arc(
+                        "ignore",
+                        states[state.id],
+                        states[state.id],
+                        ignore,
+                        bind=None,
+                        text=_IGNORE_TEXT[analysis.strategy],
+                    )
+                )
     initial: Register = (code.initial, None, None)
     return Afa(
         name,
@@ -188,4 +209,3 @@ def _ignore(
 
 def _keep(event: Any, register: Register) -> Register:
     return register
-
