@@ -18,14 +18,18 @@ from kleene.events import Event, Watermark
 from kleene.io import from_arrow, from_pandas, read_events
 from kleene.language import builder
 from kleene.language.ast import Pattern
-from kleene.matches import Match
+from kleene.matches import Match, Retraction
 from kleene.plans import compile, parse
+from kleene.plans.afa import Afa, read_afa
+from kleene.plans.afa import Builder as AfaBuilder
 from kleene.plans.base import Plan
 from kleene.runtime.engine import Engine, match
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Afa",
+    "AfaBuilder",
     "Engine",
     "Event",
     "EventError",
@@ -37,6 +41,7 @@ __all__ = [
     "PatternSyntaxError",
     "Plan",
     "PlanError",
+    "Retraction",
     "Watermark",
     "__version__",
     "builder",
@@ -45,6 +50,7 @@ __all__ = [
     "from_pandas",
     "match",
     "parse",
+    "read_afa",
     "read_events",
     "register_function",
     "unregister_function",

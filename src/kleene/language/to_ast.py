@@ -86,13 +86,13 @@ def _parser() -> Lark:
 
 def read(text: str) -> A.Pattern:
     """Parse query text into a `Pattern`, or raise `PatternSyntaxError` / `PatternError`."""
-    _check_nesting(text)
+    check_nesting(text)
     try:
         tree = _parser().parse(text)
     except UnexpectedInput as error:
-        raise _syntax_error(text, error) from None
+        raise syntax_error(text, error) from None
     try:
-        pattern: A.Pattern = _ToAst(text).transform(tree)
+        pattern: A.Pattern = ToAst(text).transform(tree)
     except VisitError as error:
         raise error.orig_exc from None
     return pattern
@@ -144,7 +144,7 @@ def _near_miss(text: str, position: int) -> str:
     return ""
 
 
-def _check_nesting(text: str) -> None:
+def check_nesting(text: str) -> None:
     """At most `MAX_PARENS` open parentheses at once (outside quotes): deeper text would
     exhaust the recursion of the tree walk. An error with a caret at the first one too many."""
     depth, quote, escaped = 0, "", False
@@ -176,7 +176,7 @@ def _check_nesting(text: str) -> None:
             depth -= 1
 
 
-def _syntax_error(text: str, error: UnexpectedInput) -> PatternSyntaxError:
+def syntax_error(text: str, error: UnexpectedInput) -> PatternSyntaxError:
     line, column = error.line, error.column
     if isinstance(error, UnexpectedToken):
         token = error.token
@@ -247,7 +247,7 @@ def _unescape(literal: str) -> str:
     return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), body)
 
 
-class _ToAst(Transformer[Token, Any]):
+class ToAst(Transformer[Token, Any]):
     def __init__(self, text: str) -> None:
         super().__init__()
         self.text = text

@@ -158,23 +158,25 @@ class Engine:
                     row=self._arrivals,
                     field="ts",
                 )
-            return self._insert(item)
+            return self._report(self._insert(item))
         floor = (reorder.floor, reorder.at_floor)
         reported = []
         for each in reorder.push(item, self._arrivals):
             reported.extend(self._insert(each))
         if (reorder.floor, reorder.at_floor) != floor:
-            self._punctuate(Watermark(reorder.floor, inclusive=reorder.at_floor))
+            reported += self._punctuate(Watermark(reorder.floor, inclusive=reorder.at_floor))
         return self._report(reported) if reported else reported
 
     def _insert(self, item: Event) -> list[Match]:
+        """Feed one event to an unordered plan's state; what it reports (not counted yet:
+        see `_report`)."""
         key = None if self._key is None else self._key(item)
         state = self._states.get(key)
         if state is None:
             state = self._state(key)
         reported = self.plan.step(state, item)
         self._count_live(key, state)
-        return self._report(reported) if reported else reported
+        return reported
 
     def _count_live(self, key: Hashable | None, state: Any) -> None:
         live = self.plan.live_runs(state)
@@ -185,18 +187,20 @@ class Engine:
             metrics.peak_runs = max(metrics.peak_runs, self._total_live)
             metrics.run_steps += self._total_live
 
-    def _punctuate(self, watermark: Watermark) -> None:
-        """Tell every state of an unordered plan that time has reached `watermark`, and drop
-        the states it leaves idle."""
+    def _punctuate(self, watermark: Watermark) -> list[Match]:
+        """Tell every state of an unordered plan that time has reached `watermark` (the
+        matches that decides), and drop the states it leaves idle."""
         self._watermark = watermark
+        reported: list[Match] = []
         for key, state in list(self._states.items()):
-            self.plan.advance(state, watermark)
+            reported.extend(self.plan.advance(state, watermark))
             if self.plan.idle(state, watermark):
                 _add_counters(self._retired, self.plan.counters(state))
                 del self._states[key]
                 self._total_live -= self._live.pop(key, 0)
             else:
                 self._count_live(key, state)
+        return reported
 
     def retract(self, event: EventLike) -> list[Match]:
         """Withdraw an event sent before (the paper's Delete; `plan="afa"` only): the
@@ -274,8 +278,7 @@ class Engine:
             if self._reorder is not None:
                 for item in self._reorder.advance_to(t):
                     reported.extend(self._insert(item))
-            self._punctuate(Watermark(t))
-            return reported
+            return self._report(reported + self._punctuate(Watermark(t)))
         if self._reorder is not None:
             for item in self._reorder.advance_to(t):
                 reported.extend(self._step(item))

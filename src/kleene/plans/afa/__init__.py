@@ -3,5 +3,6 @@
 from kleene.plans.afa.machine import AfaState, Machine, net
 from kleene.plans.afa.model import Afa, Arc, Builder
 from kleene.plans.afa.plan import AfaPlan
+from kleene.plans.afa.text import read_afa
 
-__all__ = ["Afa", "AfaPlan", "AfaState", "Arc", "Builder", "Machine", "net"]
+__all__ = ["Afa", "AfaPlan", "AfaState", "Arc", "Builder", "Machine", "net", "read_afa"]

@@ -16,8 +16,10 @@ fit the window, is listed (Content).
   entries until none survives (`_propagate`, PropagateInsert).
 - Deleting an event (an input retraction) removes every pmatch through it, then carries the
   list before it forward over the events after it.
-- A punctuation t (no later event earlier than t) removes the entries before the last one
-  below t (its `cover`), and the pmatches there that the window ends.
+- A punctuation t (no later event earlier than t) first fires the timeout arcs whose
+  deadline it passes, for the pmatches that still end at the last event before their
+  deadline; then it removes the entries before the last one below t (its `cover`), and the
+  pmatches there that the window ends.
 
 Outputs are `Match` values for pmatches reaching a final state and `Retraction`s of those
 later invalidated, in the order the algorithm finds them: applied in turn, they give the
@@ -26,6 +28,7 @@ matches of the events received so far.
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Hashable
 from dataclasses import dataclass, field
@@ -36,7 +39,7 @@ from sortedcontainers import SortedDict
 from kleene.errors import KleeneError
 from kleene.events import Event, Watermark
 from kleene.matches import Match, Retraction
-from kleene.plans.afa.model import Afa, Fire, Register
+from kleene.plans.afa.model import Afa, Deadline, Fire, Register
 
 __all__ = ["AfaState", "Entry", "Machine", "Output"]
 
@@ -76,6 +79,9 @@ class AfaState:
     arrivals: int = 0
     #: No event with a key below this may come any more (the last punctuation).
     floor: Key = (-math.inf, 0)
+    #: The pmatches standing at a state with timeout arcs: (deadline, number, entry key,
+    #: pmatch), earliest deadline first.
+    waiting: list[tuple[float, int, Key, PMatch]] = field(default_factory=list)
     counters: dict[str, int] = field(
         default_factory=lambda: dict.fromkeys(
             ("pmatches_created", "pmatches_invalidated", "out_of_order", "retracted"), 0
@@ -96,13 +102,18 @@ class Machine:
         self.index = index
         table: list[list[tuple[Fire, int, str | None]]] = [[] for _ in afa.states]
         epsilons: list[list[tuple[Fire, int]]] = [[] for _ in afa.states]
+        timeouts: list[list[tuple[Deadline, int]]] = [[] for _ in afa.states]
         for arc in afa.arcs:
-            if arc.epsilon:
+            if arc.deadline is not None:
+                timeouts[index[arc.source]].append((arc.deadline, index[arc.target]))
+            elif arc.epsilon:
                 epsilons[index[arc.source]].append((arc.fire, index[arc.target]))
             else:
                 table[index[arc.source]].append((arc.fire, index[arc.target], arc.bind))
         self.table = [tuple(arcs) for arcs in table]
         self.epsilons = [tuple(arcs) for arcs in epsilons]
+        self.timeouts = [tuple(arcs) for arcs in timeouts]
+        self.waits = any(self.timeouts)
         self.final = [name in afa.finals for name in afa.states]
         self.window = afa.window
         #: States from which no event can be consumed any more (no event arc, also after
@@ -120,7 +131,7 @@ class Machine:
         seen, todo = {state}, [state]
         while todo:
             current = todo.pop()
-            if self.table[current]:
+            if self.table[current] or self.timeouts[current]:
                 return True
             for _, target in self.epsilons[current]:
                 if target not in seen:
@@ -208,6 +219,8 @@ class Machine:
         self._begin(key, event, pmatches)
         entries[key] = Entry(event, pmatches)
         state.counters["pmatches_created"] += len(pmatches)
+        if self.waits:
+            self._wait(state, key, pmatches)
         self._report(pmatches, [], event, out)
         if not in_order:
             self._propagate(state, position + 1, pmatches, out)
@@ -262,27 +275,70 @@ class Machine:
         ones derived at each entry before its own (they start earlier), until none is left."""
         entries = state.entries
         while pmatches and position < len(entries):
-            entry = entries.peekitem(position)[1]
+            key, entry = entries.peekitem(position)
             derived: list[PMatch] = []
             self._extend(pmatches, entry.event, derived)
+            if self.waits:
+                self._wait(state, key, derived)
             self._report(derived, entry.pmatches, entry.event, out)
             entry.pmatches[:0] = derived
             state.counters["pmatches_created"] += len(derived)
             pmatches = derived
             position += 1
 
-    def punctuate(self, state: AfaState, watermark: Watermark) -> None:
-        """Cleanup (Appendix C.1): no event with a key below the watermark's can come, so
-        only the pmatches of the last entry below it (`cover`) can still be extended; the
-        entries before it go, and so do the cover's pmatches the window has ended."""
+    def _wait(self, state: AfaState, key: Key, pmatches: list[PMatch]) -> None:
+        """Note the pmatches at states with timeout arcs, by deadline."""
+        timeouts = self.timeouts
+        for pmatch in pmatches:
+            for deadline, _ in timeouts[pmatch[2]]:
+                when = deadline(pmatch[3])
+                if when is None:
+                    continue  # a null deadline never passes
+                heapq.heappush(state.waiting, (when, state.arrivals, key, pmatch))
+                state.arrivals += 1
+
+    def _time_out(self, state: AfaState, watermark: Watermark, out: list[Output]) -> None:
+        """Fire the timeout arcs whose deadline the watermark settles, for each pmatch that
+        is still held and still ends at the last event up to its deadline."""
+        waiting, entries = state.waiting, state.entries
+        while waiting and watermark.settles(waiting[0][0]):
+            when, _, key, pmatch = heapq.heappop(waiting)
+            entry = entries.get(key)
+            if entry is None or not any(p is pmatch for p in entry.pmatches):
+                continue  # invalidated, or its event deleted
+            after = entries.bisect_right(key)
+            if after < len(entries) and entries.peekitem(after)[0][0] <= when:
+                continue  # an event came before the deadline
+            derived: list[PMatch] = []
+            start, start_t, source, register, bound = pmatch
+            for deadline, target in self.timeouts[source]:
+                if deadline(register) == when:
+                    self._closure((start, start_t, target, register, bound), derived)
+            here = next(i for i, p in enumerate(entry.pmatches) if p is pmatch)
+            self._report(derived, entry.pmatches, entry.event, out)
+            entry.pmatches[here + 1 : here + 1] = derived
+            self._wait(state, key, derived)
+
+    def deadline(self, state: AfaState) -> float | None:
+        """The earliest deadline of a timeout arc still to decide."""
+        return state.waiting[0][0] if state.waiting else None
+
+    def punctuate(self, state: AfaState, watermark: Watermark) -> list[Output]:
+        """Timeouts, then cleanup (Appendix C.1): no event with a key below the
+        watermark's can come, so only the pmatches of the last entry below it (`cover`) can
+        still be extended; the entries before it go, and so do the cover's pmatches the
+        window has ended. Returns the matches the timeouts make."""
+        out: list[Output] = []
+        if self.waits:
+            self._time_out(state, watermark, out)
         floor: Key = (watermark.t, math.inf) if watermark.inclusive else (watermark.t, -1)
         if floor <= state.floor:
-            return
+            return out
         state.floor = floor
         entries = state.entries
         cover = entries.bisect_left(floor) - 1
         if cover < 0:
-            return
+            return out
         for _ in range(cover):
             entries.popitem(0)
         entry = entries.peekitem(0)[1]
@@ -295,10 +351,13 @@ class Machine:
         ]
         if not entry.pmatches and len(entries) == 1:
             entries.popitem(0)
+        return out
 
     def idle(self, state: AfaState, watermark: Watermark) -> bool:
         """Can no event from `watermark` on extend anything the state holds?"""
         entries = state.entries
+        if state.waiting:
+            return False
         if not entries:
             return True
         key, entry = entries.peekitem(-1)

@@ -6,7 +6,10 @@ An arc has a *fence* function, which says whether it may fire for an event and a
 and a *transfer* function, which computes the register after it fires (section 2.2). An
 ε-arc consumes no event: its functions see only the register. The event an arc consumes is
 bound to the arc's variable (`bind`, "events" by default; None binds nothing), so a match
-lists the events that made it.
+lists the events that made it. A *timeout* arc (the paper's end-of-window arc of Appendix
+E, Figure 18) fires once time has passed a deadline its register gives, when no event came
+between the computation's last event and the deadline: it ends a pattern with an absence
+("A, then no B within 300 s").
 
 >>> afa = (Builder("updown", register={"n": 0})
 ...        .arc("q0", "q1", fence=lambda e, r: e["x"] < 0, transfer=lambda e, r: {"n": 1})
@@ -32,7 +35,7 @@ from typing import Any
 from kleene.errors import PlanError
 from kleene.events import Event
 
-__all__ = ["Afa", "Arc", "Builder", "Fire", "Register"]
+__all__ = ["Afa", "Arc", "Builder", "Deadline", "Fire", "Register", "never"]
 
 #: A register: its fields' values, in the order of the AFA's register schema.
 Register = tuple[Any, ...]
@@ -41,6 +44,8 @@ Register = tuple[Any, ...]
 Fire = Callable[[Event | None, Register], Register | None]
 #: What a Python fence or transfer function receives and returns as a register.
 Fields = Mapping[str, Any]
+#: A timeout arc's deadline: the time, from the register, after which it fires.
+Deadline = Callable[[Register], float]
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,8 @@ class Arc:
     epsilon: bool = False
     bind: str | None = "events"
     text: str = ""
+    #: For a timeout arc: its deadline (it then consumes no event and `fire` is unused).
+    deadline: Deadline | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -104,7 +111,7 @@ class Afa:
             head += f"  within {self.window:g}"
         lines = [head]
         for arc in self.arcs:
-            kind = "  ε" if arc.epsilon else ""
+            kind = "  ε" if arc.epsilon else "  timeout" if arc.deadline is not None else ""
             lines.append(f"  {arc.name}  {arc.source} -> {arc.target}{kind}  {arc.text}".rstrip())
         return "\n".join(lines)
 
@@ -115,7 +122,7 @@ class Afa:
             shape = "doublecircle" if state in self.finals else "circle"
             lines.append(f'  "{state}" [shape={shape}];')
         for arc in self.arcs:
-            style = "dashed" if arc.epsilon else "solid"
+            style = "dashed" if arc.epsilon else "dotted" if arc.deadline is not None else "solid"
             label = f"{arc.name}: {arc.text}".replace('"', '\\"')
             lines.append(f'  "{arc.source}" -> "{arc.target}" [style={style}, label="{label}"];')
         lines.append("}")
@@ -168,6 +175,30 @@ class Builder:
         """An ε-arc: it fires on the register alone, consuming nothing."""
         return self._add(source, target, fence, transfer, True, None, name)
 
+    def timeout(
+        self,
+        source: str,
+        target: str,
+        deadline: Callable[[Fields], float],
+        *,
+        name: str | None = None,
+    ) -> Builder:
+        """A timeout arc: once every event up to `deadline(register)` has come (a
+        punctuation), a computation in `source` whose last event is the last one before the
+        deadline moves to `target`, keeping its register."""
+        self.states.setdefault(source, None)
+        self.states.setdefault(target, None)
+        names = self.fields
+
+        def when(register: Register) -> float:
+            return deadline(dict(zip(names, register, strict=True)))
+
+        label = name or f"a{len(self.arcs)}"
+        self.arcs.append(
+            Arc(label, source, target, never, bind=None, text="<python>", deadline=when)
+        )
+        return self
+
     def start(self, state: str) -> Builder:
         self.states.setdefault(state, None)
         self._start = state
@@ -211,6 +242,11 @@ class Builder:
         text = "<python>" if fence is not None or transfer is not None else ""
         self.arcs.append(Arc(label, source, target, fire, epsilon, bind, text))
         return self
+
+
+def never(event: Event | None, register: Register) -> None:
+    """The `fire` of a timeout arc: it consumes no event."""
+    return None
 
 
 def python_fire(

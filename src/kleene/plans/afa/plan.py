@@ -97,9 +97,12 @@ class AfaPlan(Plan[AfaState]):
         return self.machine.delete(state, event)
 
     def advance(self, state: AfaState, watermark: Watermark) -> list[Match]:
-        """A punctuation: clean up what no later event can need. It decides nothing new."""
-        self.machine.punctuate(state, watermark)
-        return []
+        """A punctuation: fire the timeout arcs it passes (their matches are returned), and
+        clean up what no later event can need."""
+        return self.machine.punctuate(state, watermark)
+
+    def deadline(self, state: AfaState) -> float | None:
+        return self.machine.deadline(state)
 
     def idle(self, state: AfaState, watermark: Watermark) -> bool:
         return self.machine.idle(state, watermark)

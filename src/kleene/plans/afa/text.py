@@ -1,0 +1,275 @@
+"""The AFA text form (grammar: `afa.lark`), read into an `Afa` whose fences and transfers
+are compiled to Python like the conditions of queries (`kleene.compiler.codegen`).
+
+>>> afa = read_afa('''
+... AFA rise WITHIN 10
+... REGISTER (n = 0, low = null)
+... FINAL done
+... ARC first: start -> up WHEN e.price > 0 SET n = 1, low = e.price
+... ARC more: up -> up WHEN e.price > r.low SET n = r.n + 1
+... ARC enough: up -> done WHEN e.price > r.low AND r.n >= 2
+... ''')
+>>> print(afa.describe())
+AFA rise  register (n=0, low=None)  start start  final done  within 10
+  first  start -> up  WHEN e.price > 0 SET n = 1, low = e.price
+  more  up -> up  WHEN e.price > r.low SET n = r.n + 1
+  enough  up -> done  WHEN e.price > r.low and r.n >= 2
+>>> read_afa("AFA x FINAL q ARC a: p -> q WHEN r.size > 1")
+Traceback (most recent call last):
+...
+kleene.errors.PatternError: line 1, column 34: the register has no field size; its fields: none
+  1 | AFA x FINAL q ARC a: p -> q WHEN r.size > 1
+    |                                  ^^^^^^
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from functools import cache
+from importlib.resources import files
+from typing import Any, NoReturn
+
+from lark import Lark, Token, UnexpectedInput
+from lark.exceptions import VisitError
+
+from kleene.compiler.codegen import Writer
+from kleene.compiler.evaluate import Env, evaluate
+from kleene.compiler.functions import known_functions
+from kleene.compiler.options import Options
+from kleene.language import ast as A
+from kleene.language.printer import expr_text
+from kleene.language.to_ast import ToAst, check_nesting, syntax_error
+from kleene.plans.afa.model import Afa, Arc, Deadline, Fire, never
+
+__all__ = ["read_afa"]
+
+
+@cache
+def _parser() -> Lark:
+    own = files("kleene.plans.afa").joinpath("afa.lark").read_text(encoding="utf-8")
+    sase = files("kleene.language").joinpath("sase.lark").read_text(encoding="utf-8")
+    return Lark(own + "\n" + sase, parser="lalr", start="afa", propagate_positions=True)
+
+
+def read_afa(
+    text: str,
+    functions: Mapping[str, Callable[..., Any]] | None = None,
+    time_unit: str = "s",
+) -> Afa:
+    """An AFA from its text form; errors point at the text with a caret. `functions` are
+    the callables its expressions may use besides the built-in ones; `time_unit` is what a
+    numeric timestamp measures, for WITHIN with a unit."""
+    check_nesting(text)
+    try:
+        tree = _parser().parse(text)
+    except UnexpectedInput as error:
+        raise syntax_error(text, error) from None
+    callables = known_functions(functions)
+    try:
+        afa: Afa = _ToAfa(text, callables, Options.build(time_unit=time_unit)).transform(tree)
+    except VisitError as error:
+        raise error.orig_exc from None
+    return afa
+
+
+class _ToAfa(ToAst):
+    """The tree of an AFA's text, as an `Afa` (expressions as `ToAst` reads queries')."""
+
+    def __init__(self, text: str, functions: Mapping[str, Callable[..., Any]], options: Options):
+        super().__init__(text)
+        self.functions = functions
+        self.options = options
+
+    def afa(self, children: list[Any]) -> Afa:
+        name, *parts = children
+        window = None
+        fields: list[tuple[Token, A.Expr]] = []
+        start: str | None = None
+        finals: list[Token] = []
+        arcs: list[tuple[Any, ...]] = []
+        for part in parts:
+            if isinstance(part, A.Within):
+                window = self.options.window_length(part.amount, part.unit)
+            elif isinstance(part, tuple) and part[0] == "register":
+                fields = part[1]
+            elif isinstance(part, tuple) and part[0] == "start":
+                start = part[1]
+            elif isinstance(part, tuple) and part[0] == "final":
+                finals = part[1]
+            else:
+                arcs.append(part)
+        names = tuple(str(n) for n, _ in fields)
+        for position, (token, _) in enumerate(fields):
+            if str(token) in names[:position]:
+                self._fail(f"the register names field {token} twice", token)
+        initial = tuple(self._constant(expr) for _, expr in fields)
+        states: dict[str, None] = {}
+        if start is not None:
+            states[start] = None
+        built = []
+        for kind, label, source, target, fence, transfer, bind in arcs:
+            states.setdefault(str(source), None)
+            states.setdefault(str(target), None)
+            if kind == "timeout":
+                when = self._deadline(names, fence)
+                text = f"AFTER {expr_text(fence)}"
+                built.append(
+                    Arc(str(label), str(source), str(target), never, False, None, text, when)
+                )
+                continue
+            epsilon = kind is not None
+            fire = self._fire(names, fence, transfer, epsilon)
+            text = " ".join(
+                part
+                for part in (
+                    f"WHEN {expr_text(fence)}" if fence is not None else "",
+                    "SET " + ", ".join(f"{f} = {expr_text(e)}" for f, e in transfer)
+                    if transfer
+                    else "",
+                )
+                if part
+            )
+            variable = None if epsilon else bind
+            built.append(Arc(str(label), str(source), str(target), fire, epsilon, variable, text))
+        for final in finals:
+            if str(final) not in states:
+                self._fail(f"final state {final} has no arc into or out of it", final)
+        return Afa(
+            str(name),
+            tuple(states),
+            tuple(built),
+            start if start is not None else next(iter(states)),
+            frozenset(map(str, finals)),
+            names,
+            initial,
+            window,
+        )
+
+    def register(self, children: list[tuple[Token, A.Expr]]) -> tuple[str, Any]:
+        return ("register", children)
+
+    def register_field(self, children: list[Any]) -> tuple[Token, A.Expr]:
+        return (children[0], self._expr(children[1]))
+
+    def start_state(self, children: list[Token]) -> tuple[str, str]:
+        return ("start", str(children[0]))
+
+    def final_states(self, children: list[Token]) -> tuple[str, list[Token]]:
+        return ("final", children)
+
+    def arc(self, children: list[Any]) -> tuple[Any, ...]:
+        kind = None
+        if isinstance(children[0], Token) and children[0].type == "EPSILON":
+            kind, children = children[0], children[1:]
+        label, source, target, *rest = children
+        fence = next((c[1] for c in rest if c[0] == "fence"), None)
+        transfer: list[tuple[Token, A.Expr]] = next((c[1] for c in rest if c[0] == "transfer"), [])
+        bind_token = next((c[1] for c in rest if c[0] == "bind"), None)
+        bind: str | None = "events"
+        if bind_token is not None:
+            bind = None if str(bind_token).upper() == "NONE" else str(bind_token)
+        if kind is not None and bind_token is not None:
+            self._fail("an ε-arc consumes no event, so it binds none", bind_token)
+        return (kind, label, source, target, fence, transfer, bind)
+
+    def timeout_arc(self, children: list[Any]) -> tuple[Any, ...]:
+        label, source, target, deadline = children
+        return ("timeout", label, source, target, self._expr(deadline), [], None)
+
+    def fence(self, children: list[Any]) -> tuple[str, A.Expr]:
+        return ("fence", self._expr(children[0]))
+
+    def transfer(self, children: list[tuple[Token, A.Expr]]) -> tuple[str, Any]:
+        return ("transfer", children)
+
+    def assignment(self, children: list[Any]) -> tuple[Token, A.Expr]:
+        return (children[0], self._expr(children[1]))
+
+    def bind(self, children: list[Token]) -> tuple[str, Token]:
+        return ("bind", children[0])
+
+    # -- compiling functions ---------------------------------------------------------------
+
+    def _constant(self, expr: A.Expr) -> Any:
+        """A register field's initial value: an expression of constants."""
+        for node in A.walk(expr):
+            if isinstance(node, A.Attr | A.Len | A.Aggregate):
+                assert node.span is not None, "parsed nodes have spans"
+                self._fail("an initial register value is a constant", node.span)
+        return evaluate(expr, Env({}, None, self.functions))
+
+    def _fire(
+        self,
+        fields: tuple[str, ...],
+        fence: A.Expr | None,
+        transfer: list[tuple[Token, A.Expr]],
+        epsilon: bool,
+    ) -> Fire:
+        writer = _ArcWriter(self.functions, fields, epsilon, self._fail)
+        set_fields = {}
+        for token, expr in transfer:
+            if str(token) not in fields:
+                self._fail(
+                    f"the register has no field {token}; its fields: {', '.join(fields) or 'none'}",
+                    token,
+                )
+            set_fields[str(token)] = expr
+        source = ""
+        if fence is not None:
+            fast, safe = writer.forms(fence, None)
+            source += writer.function("fence", "e, r", fast, safe)
+        values = [
+            writer.expr(set_fields[f], None) if f in set_fields else f"r[{i}]"
+            for i, f in enumerate(fields)
+        ]
+        result = f"({', '.join(values)},)" if values else "()"
+        if not set_fields:
+            result = "r"
+        test = "    if not fence(e, r):\n        return None\n" if fence is not None else ""
+        source += f"def fire(e, r):\n{test}    return {result}\n"
+        fire: Fire = writer.load(source)["fire"]
+        return fire
+
+    def _deadline(self, fields: tuple[str, ...], expr: A.Expr) -> Deadline:
+        """A timeout arc's deadline, an expression over the register (null: never)."""
+        writer = _ArcWriter(self.functions, fields, True, self._fail)
+        source = f"def deadline(r):\n    return {writer.expr(expr, None)}\n"
+        deadline: Deadline = writer.load(source)["deadline"]
+        return deadline
+
+
+class _ArcWriter(Writer):
+    """Reads `e.attr` from the event and `r.field` from the register tuple."""
+
+    def __init__(
+        self,
+        functions: Mapping[str, Callable[..., Any]],
+        fields: tuple[str, ...],
+        epsilon: bool,
+        fail: Callable[[str, Any], NoReturn],
+    ) -> None:
+        super().__init__(functions)
+        self.fields = fields
+        self.epsilon = epsilon
+        self.fail = fail
+
+    def term(self, node: A.Attr | A.Len | A.Aggregate, ctx: Any) -> str:
+        if not isinstance(node, A.Attr) or node.index is not None:
+            self.fail("an arc's functions read e.attribute and r.field only", node.span)
+        if node.var == "r":
+            if node.attr not in self.fields:
+                known = ", ".join(self.fields) or "none"
+                self.fail(f"the register has no field {node.attr}; its fields: {known}", node.span)
+            return f"r[{self.fields.index(node.attr)}]"
+        if node.var != "e":
+            self.fail(
+                f"an arc's functions see the event e and the register r, not {node.var}",
+                node.span,
+            )
+        if self.epsilon:
+            self.fail(
+                "an ε-arc consumes no event: its functions see only the register r", node.span
+            )
+        if node.attr in ("ts", "type", "id"):
+            return f"_attr(e, {node.attr!r})"
+        return f"e.attrs.get({node.attr!r})"
