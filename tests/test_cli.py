@@ -244,3 +244,14 @@ def test_decimal_and_binary_attributes_reach_the_output(tmp_path, capsys):
     found = json.loads(capsys.readouterr().out)["bindings"]
     assert found["a"][0]["price"] == 2.5 and found["b"][0]["price"] == 3
     assert found["a"][0]["raw"] == "AP8="
+
+
+def test_match_with_the_afa_plan_takes_any_order_and_writes_a_changelog(tmp_path, capsys):
+    path = tmp_path / "late.csv"
+    path.write_text("type,ts\nA,1\nB,5\nC,3\n")
+    query = "PATTERN SEQ(A a, B b) WHERE strict_contiguity WITHIN 10"
+    assert main(["match", query, "-i", str(path), "--plan", "afa"]) == 0
+    captured = capsys.readouterr()
+    lines = [json.loads(line) for line in captured.out.splitlines()]
+    assert [line.get("retraction", False) for line in lines] == [False, True]
+    assert "2 lines: 1 matches, 1 withdrawn" in captured.err and "0 net" in captured.err

@@ -102,9 +102,15 @@ def _match(args: argparse.Namespace) -> int:
         print(f"{number:>3}. {_short(each)}", file=display)
     seconds = time.perf_counter() - started
     metrics = engine.metrics
+    outcome = f"{written:,} matches"
+    if metrics.retractions:  # a speculative plan (afa): the lines are a changelog
+        net = metrics.matches - metrics.retractions
+        outcome = (
+            f"{written:,} lines: {metrics.matches:,} matches, {metrics.retractions:,} "
+            f'withdrawn ("retraction": true), {net:,} net'
+        )
     print(
-        f"kleene: {metrics.events:,} events, {written:,} matches, {seconds:.2f} s "
-        f"(plan {engine.plan.name})",
+        f"kleene: {metrics.events:,} events, {outcome}, {seconds:.2f} s (plan {engine.plan.name})",
         file=sys.stderr,
     )
     if reader.report():
