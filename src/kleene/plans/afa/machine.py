@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -379,34 +379,29 @@ class Machine:
     ) -> None:
         """Report the matches `pmatches` reach at `event`, besides those the pmatches `held`
         there already stand for."""
-        final = self.final
-        if not self.twins:
-            out.extend(self._match(p, event) for p in pmatches if final[p[2]])
-            return
-        seen = {self._identity(p) for p in held if final[p[2]]}
-        for pmatch in pmatches:
-            if final[pmatch[2]]:
-                identity = self._identity(pmatch)
-                if identity not in seen:
-                    seen.add(identity)
-                    out.append(self._match(pmatch, event))
+        out.extend(self._match(p, event) for p in self._distinct(pmatches, held))
 
     def _withdraw(
         self, gone: list[PMatch], kept: list[PMatch], event: Event | None, out: list[Output]
     ) -> None:
         """Retract the matches of the pmatches `gone` from `event`'s list, unless a pmatch
         `kept` there stands for the same match."""
+        out.extend(Retraction.of(self._match(p, event)) for p in self._distinct(gone, kept))
+
+    def _distinct(self, pmatches: list[PMatch], others: list[PMatch]) -> Iterator[PMatch]:
+        """The pmatches of `pmatches` in a final state, one per match, leaving out the
+        matches a final pmatch of `others` stands for."""
         final = self.final
         if not self.twins:
-            out.extend(Retraction.of(self._match(p, event)) for p in gone if final[p[2]])
+            yield from (p for p in pmatches if final[p[2]])
             return
-        seen = {self._identity(p) for p in kept if final[p[2]]}
-        for pmatch in gone:
+        seen = {self._identity(p) for p in others if final[p[2]]}
+        for pmatch in pmatches:
             if final[pmatch[2]]:
                 identity = self._identity(pmatch)
                 if identity not in seen:
                     seen.add(identity)
-                    out.append(Retraction.of(self._match(pmatch, event)))
+                    yield pmatch
 
     def _identity(self, pmatch: PMatch) -> Hashable:
         """What makes two pmatches the same output: the events bound, each with its
