@@ -10,15 +10,16 @@ Match(a=[0], b=[1, 3])
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from functools import total_ordering
 from itertools import chain
 from operator import attrgetter
 from typing import Any
 
+from kleene.errors import KleeneError
 from kleene.events import Event, Timestamp
 
-__all__ = ["Match", "Retraction"]
+__all__ = ["Match", "Retraction", "net"]
 
 _id = attrgetter("id")
 _t = attrgetter("t")
@@ -124,10 +125,10 @@ class Match:
         return found
 
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Match) or isinstance(other, Retraction) != isinstance(
-            self, Retraction
-        ):
-            return NotImplemented if not isinstance(other, Match) else False
+        if not isinstance(other, Match):
+            return NotImplemented
+        if isinstance(other, Retraction) != isinstance(self, Retraction):
+            return False
         return (
             self.pattern == other.pattern
             and self.bindings == other.bindings
@@ -177,6 +178,31 @@ class Retraction(Match):
 
     def __repr__(self) -> str:
         return "Retraction" + super().__repr__()[len("Match") :]
+
+
+def net(outputs: Iterable[Match]) -> list[Match]:
+    """The matches that remain after applying outputs in turn (a `Retraction` removes one
+    earlier equal match), sorted.
+
+    >>> from kleene import Event
+    >>> a, b = Match({"a": (Event("A", 1, id=0),)}), Match({"a": (Event("A", 2, id=1),)})
+    >>> net([a, b, Retraction.of(a)])
+    [Match(a=[1])]
+    """
+    held: dict[Hashable, list[Match]] = {}
+    for output in outputs:
+        register = None if output.register is None else repr(sorted(output.register.items()))
+        identity = (output.key, register)
+        if isinstance(output, Retraction):
+            stack = held.get(identity)
+            if not stack:
+                raise KleeneError(f"a retraction of {output.match!r}, which was not reported")
+            stack.pop()
+        else:
+            held.setdefault(identity, []).append(output)
+    found = [m for stack in held.values() for m in stack]
+    found.sort(key=Match.sort_key)
+    return found
 
 
 @total_ordering

@@ -8,8 +8,7 @@ from hypothesis import strategies as st
 
 import kleene
 from kleene.errors import EventError, KleeneError, PlanError
-from kleene.matches import Retraction
-from kleene.plans.afa import net
+from kleene.matches import Retraction, net
 from kleene.testing.strategies import cases
 
 
@@ -138,3 +137,22 @@ def test_what_does_not_compile_says_why(query):
         kleene.compile(query, plan="afa")
     with pytest.raises(PlanError):
         kleene.compile("PATTERN SEQ(A a, B b)", plan="afa", output="non_overlapping")
+
+
+@given(case=cases(), data=st.data())
+def test_the_live_count_follows_the_index(case, data):
+    """`live_runs` is kept as pmatches come and go, not recounted: it must equal the index."""
+    if not compiles(case.pattern):
+        return
+    plan = kleene.compile(case.pattern, plan="afa")
+    state = plan.new_state()
+    permuted = data.draw(st.permutations(case.events), label="arrival order")
+    for position, event in enumerate(permuted):
+        plan.step(state, event)
+        if data.draw(st.booleans(), label="retract it"):
+            plan.retract(state, event)
+        if data.draw(st.booleans(), label="punctuate"):  # below every event still to come
+            rest = [e.t for e in permuted[position + 1 :]]
+            plan.advance(state, kleene.Watermark(min(rest, default=event.t), inclusive=False))
+        held = sum(len(entry.pmatches) for entry in state.entries.values())
+        assert plan.live_runs(state) == held

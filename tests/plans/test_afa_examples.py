@@ -6,8 +6,7 @@ import itertools
 import pytest
 
 import kleene
-from kleene.matches import Retraction
-from kleene.plans.afa import net
+from kleene.matches import Retraction, net
 
 # Figure 3: a large price drop, then k V-patterns (Q1, k = 2). r1 counts downticks minus
 # upticks in the current V, r2 the V-patterns done.

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 import kleene
 from kleene.errors import EventError, KleeneError, PlanError
+from kleene.matches import net
 from kleene.plans import PLANS
-from kleene.plans.afa import net
 from kleene.testing.strategies import cases
 
 

@@ -141,6 +141,12 @@ class Plan(ABC, Generic[S]):
     def advance(self, state: S, watermark: Watermark) -> list[Match]:
         """Time has reached `watermark`; return the matches that makes final."""
 
+    def retract(self, state: S, event: Event) -> list[Match] | None:
+        """Withdraw an event sent before: the retractions (and new matches) that makes, or
+        None when the state holds no such event. Only a plan that is not `ordered` takes
+        retractions (the engine refuses `retract` for the others)."""
+        raise NotImplementedError(f"plan {self.name!r} takes no retractions")
+
     @cached_property
     def fingerprint(self) -> str:
         """What a saved state must have been made by: the query as printed and every option

@@ -25,8 +25,8 @@ from kleene.compiler.options import Options
 from kleene.errors import EventError, KleeneError
 from kleene.events import Event, Watermark, as_event, numeric_time
 from kleene.language.ast import Pattern
-from kleene.matches import Match, Retraction
-from kleene.plans.afa import Afa, AfaPlan, net
+from kleene.matches import Match, Retraction, net
+from kleene.plans.afa import Afa, AfaPlan
 from kleene.plans.base import Plan
 from kleene.runtime.metrics import Metrics
 from kleene.runtime.reorder import OnLate, Reorder, delay_units
@@ -230,7 +230,7 @@ class Engine:
             return []
         key = None if self._key is None else self._key(item)
         state = self._states.get(key)
-        reported = None if state is None else self.plan.retract(state, item)  # type: ignore[attr-defined]
+        reported = None if state is None else self.plan.retract(state, item)
         if reported is None:
             raise EventError(f"cannot retract {where}: no such event was sent", field="id")
         self._count_live(key, state)

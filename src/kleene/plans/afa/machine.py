@@ -64,12 +64,6 @@ class Entry:
         self.event = event
         self.pmatches = pmatches
 
-    def __getstate__(self) -> tuple[Event | None, list[PMatch]]:
-        return self.event, self.pmatches
-
-    def __setstate__(self, state: tuple[Event | None, list[PMatch]]) -> None:
-        self.event, self.pmatches = state
-
 
 @dataclass
 class AfaState:
@@ -82,6 +76,10 @@ class AfaState:
     #: The pmatches standing at a state with timeout arcs: (deadline, number, entry key,
     #: pmatch), earliest deadline first.
     waiting: list[tuple[float, int, Key, PMatch]] = field(default_factory=list)
+    #: How many timeouts were noted (the tie-break of `waiting`).
+    noted: int = 0
+    #: How many pmatches the entries hold now.
+    live: int = 0
     counters: dict[str, int] = field(
         default_factory=lambda: dict.fromkeys(
             ("pmatches_created", "pmatches_invalidated", "out_of_order", "retracted"), 0
@@ -171,7 +169,7 @@ class Machine:
         for `event`, into `out` (keeping the start order)."""
         t = event.t
         window = self.window
-        table = self.table
+        table, epsilons = self.table, self.epsilons
         for pmatch in pmatches:
             start, start_t, state, register, bound = pmatch
             if window is not None and t - start_t > window:
@@ -180,14 +178,11 @@ class Machine:
                 after = fire(event, register)
                 if after is None:
                     continue
-                derived = (
-                    start,
-                    start_t,
-                    target,
-                    after,
-                    bound if bind is None else (bind, event, bound),
-                )
-                self._closure(derived, out)
+                taken = bound if bind is None else (bind, event, bound)
+                if epsilons[target]:
+                    self._closure((start, start_t, target, after, taken), out)
+                else:
+                    out.append((start, start_t, target, after, taken))
 
     def _begin(self, key: Key, event: Event, out: list[PMatch]) -> None:
         """New computations from the start state (and its ε-closure) at `event`."""
@@ -219,6 +214,7 @@ class Machine:
         self._begin(key, event, pmatches)
         entries[key] = Entry(event, pmatches)
         state.counters["pmatches_created"] += len(pmatches)
+        state.live += len(pmatches)
         if self.waits:
             self._wait(state, key, pmatches)
         self._report(pmatches, [], event, out)
@@ -265,6 +261,7 @@ class Machine:
             gone = pmatches[:cut]
             del pmatches[:cut]
             state.counters["pmatches_invalidated"] += cut
+            state.live -= cut
             self._withdraw(gone, pmatches, entry.event, out)
             position += 1
 
@@ -283,6 +280,7 @@ class Machine:
             self._report(derived, entry.pmatches, entry.event, out)
             entry.pmatches[:0] = derived
             state.counters["pmatches_created"] += len(derived)
+            state.live += len(derived)
             pmatches = derived
             position += 1
 
@@ -294,8 +292,8 @@ class Machine:
                 when = deadline(pmatch[3])
                 if when is None:
                     continue  # a null deadline never passes
-                heapq.heappush(state.waiting, (when, state.arrivals, key, pmatch))
-                state.arrivals += 1
+                heapq.heappush(state.waiting, (when, state.noted, key, pmatch))
+                state.noted += 1
 
     def _time_out(self, state: AfaState, watermark: Watermark, out: list[Output]) -> None:
         """Fire the timeout arcs whose deadline the watermark settles, for each pmatch that
@@ -304,7 +302,8 @@ class Machine:
         while waiting and watermark.settles(waiting[0][0]):
             when, _, key, pmatch = heapq.heappop(waiting)
             entry = entries.get(key)
-            if entry is None or not any(p is pmatch for p in entry.pmatches):
+            here = -1 if entry is None else _position(entry.pmatches, pmatch)
+            if here < 0:
                 continue  # invalidated, or its event deleted
             after = entries.bisect_right(key)
             if after < len(entries) and entries.peekitem(after)[0][0] <= when:
@@ -314,9 +313,9 @@ class Machine:
             for deadline, target in self.timeouts[source]:
                 if deadline(register) == when:
                     self._closure((start, start_t, target, register, bound), derived)
-            here = next(i for i, p in enumerate(entry.pmatches) if p is pmatch)
             self._report(derived, entry.pmatches, entry.event, out)
             entry.pmatches[here + 1 : here + 1] = derived
+            state.live += len(derived)
             self._wait(state, key, derived)
 
     def deadline(self, state: AfaState) -> float | None:
@@ -340,16 +339,18 @@ class Machine:
         if cover < 0:
             return out
         for _ in range(cover):
-            entries.popitem(0)
+            state.live -= len(entries.popitem(0)[1].pmatches)
         entry = entries.peekitem(0)[1]
         entry.event = None
         window, dead = self.window, self.dead
-        entry.pmatches = [
+        kept = [
             p
             for p in entry.pmatches
             if not dead[p[2]] and (window is None or p[1] + window >= watermark.t)
         ]
-        if not entry.pmatches and len(entries) == 1:
+        state.live -= len(entry.pmatches) - len(kept)
+        entry.pmatches = kept
+        if not kept and len(entries) == 1:
             entries.popitem(0)
         return out
 
@@ -368,9 +369,6 @@ class Machine:
             dead[p[2]] or (window is not None and watermark.t - p[1] > window)
             for p in entry.pmatches
         )
-
-    def live(self, state: AfaState) -> int:
-        return sum(len(entry.pmatches) for entry in state.entries.values())
 
     # -- outputs --------------------------------------------------------------------------
 
@@ -432,26 +430,9 @@ class Machine:
         return Match(bindings, self.pattern, (start_t, end_t), values)
 
 
-def identity_key(output: Output) -> Hashable:
-    """What identifies an output among others: its match's key and register."""
-    match = output.match if isinstance(output, Retraction) else output
-    register = None if match.register is None else tuple(sorted(match.register.items()))
-    return (match.key, repr(register))
-
-
-def net(outputs: list[Output]) -> list[Match]:
-    """The matches that remain after applying every output in turn (a retraction removes one
-    earlier equal match), sorted."""
-    held: dict[Hashable, list[Match]] = {}
-    for output in outputs:
-        key = identity_key(output)
-        if isinstance(output, Retraction):
-            stack = held.get(key)
-            if not stack:
-                raise KleeneError(f"a retraction of {output.match!r}, which was not reported")
-            stack.pop()
-        else:
-            held.setdefault(key, []).append(output)
-    found = [m for stack in held.values() for m in stack]
-    found.sort(key=Match.sort_key)
-    return found
+def _position(pmatches: list[PMatch], pmatch: PMatch) -> int:
+    """Where `pmatch` itself (not an equal one) stands in the list, or -1."""
+    for position, held in enumerate(pmatches):
+        if held is pmatch:
+            return position
+    return -1

@@ -108,7 +108,7 @@ class AfaPlan(Plan[AfaState]):
         return self.machine.idle(state, watermark)
 
     def live_runs(self, state: AfaState) -> int:
-        return self.machine.live(state)
+        return state.live
 
     def counters(self, state: AfaState) -> dict[str, int]:
         return dict(state.counters)

@@ -55,19 +55,17 @@ def compile_sase(analysis: Analysis, window: float | None, name: str) -> Afa:
     automaton = build(analysis)
     code = compile_automaton(analysis, automaton)
     partition = analysis.partition
-    key: Callable[[Any], Hashable | None] = (
-        partition.key if partition is not None else (lambda event: None)
+    identify = _Identity(
+        partition.key if partition is not None else None,
+        equivalence_values(analysis.equivalences),
     )
-    values = equivalence_values(analysis.equivalences)
     states = [f"s{state.id}" for state in automaton.states]
     finals: dict[tuple[str, ...], str] = {}
     arcs: list[Arc] = []
     for state in automaton.states:
         direct: list[Fire] = []
         for position, edge in enumerate(state.edges):
-            fire = _take(
-                automaton, edge, code.edges[state.id, position], key, values, state.id == 0
-            )
+            fire = _take(automaton, edge, code.edges[state.id, position], identify, state.id == 0)
             if edge.target is not None:
                 arcs.append(
                     Arc(
@@ -96,7 +94,7 @@ def compile_sase(analysis: Analysis, window: float | None, name: str) -> Afa:
                 if edge.direct and edge.target is None:
                     direct.append(fire)
         if state.id:
-            ignore = _ignore(analysis.strategy, direct, key, partition is not None)
+            ignore = _ignore(analysis.strategy, direct, identify, partition is not None)
             if ignore is not None:
                 arcs.append(
                     Arc(
@@ -129,12 +127,32 @@ _IGNORE_TEXT = {
 }
 
 
+class _Identity:
+    """An event's partition key and equivalence values, remembered for the last event asked
+    about: every arc asks, for every pmatch (a pure memo; it holds nothing a state needs)."""
+
+    def __init__(
+        self,
+        key: Callable[[Any], Hashable | None] | None,
+        values: Callable[[Any], Any],
+    ) -> None:
+        self.key = key
+        self.values = values
+        self.last: tuple[Any, Hashable | None, Any] = (None, None, None)
+
+    def __call__(self, event: Any) -> tuple[Hashable | None, Any]:
+        last = self.last
+        if last[0] is not event:
+            key = None if self.key is None else self.key(event)
+            last = self.last = (event, key, self.values(event))
+        return last[1], last[2]
+
+
 def _take(
     automaton: Automaton,
     edge: Edge,
     code: EdgeCode,
-    key: Callable[[Any], Hashable | None],
-    values: Callable[[Any], Any],
+    identify: _Identity,
     begins: bool,
 ) -> Fire:
     """The fence and transfer of an NFA^b edge over the register (V, key, values)."""
@@ -145,13 +163,12 @@ def _take(
         if types is not None and event.type not in types:
             return None
         vector, run_key, run_values = register
-        event_values = values(event)
+        event_key, event_values = identify(event)
         if begins:
             if event_values is None:
                 return None
-            run_key = key(event)
-            run_values = event_values
-        elif run_values != event_values or run_key != key(event):
+            run_key, run_values = event_key, event_values
+        elif run_values != event_values or run_key != event_key:
             return None
         if local is not None and not local(event):
             return None
@@ -183,7 +200,7 @@ def _completing(take: Fire, code: EdgeCode) -> Fire:
 def _ignore(
     strategy: str,
     direct: list[Fire],
-    key: Callable[[Any], Hashable | None],
+    identify: _Identity,
     partitioned: bool,
 ) -> Fire | None:
     """The strategy's ignore self-loop (None: the strategy never ignores)."""
@@ -201,7 +218,7 @@ def _ignore(
     if strategy == "partition_contiguity" and partitioned:
 
         def other_partition(event: Any, register: Register) -> Register | None:
-            return register if key(event) != register[1] else None
+            return register if identify(event)[0] != register[1] else None
 
         return other_partition
     return None
