@@ -255,3 +255,12 @@ def test_match_with_the_afa_plan_takes_any_order_and_writes_a_changelog(tmp_path
     lines = [json.loads(line) for line in captured.out.splitlines()]
     assert [line.get("retraction", False) for line in lines] == [False, True]
     assert "2 lines: 1 matches, 1 withdrawn" in captured.err and "0 net" in captured.err
+    # a malformed row skipped; the rows out of order are still taken, not skipped as late
+    path.write_text("type,ts\nA,1\nB,xx\nB,5\nA,3\n")
+    query = "PATTERN SEQ(A a, B b) WITHIN 10"
+    assert main(["match", query, "-i", str(path), "--plan", "afa", "--on-error", "skip"]) == 0
+    captured = capsys.readouterr()
+    lines = [json.loads(line) for line in captured.out.splitlines()]
+    withdrawn = sum(line.get("retraction", False) for line in lines)
+    assert len(lines) - 2 * withdrawn == 2  # net: a1 b5 and a3 b5
+    assert "skipped 1 malformed row" in captured.err and "late" not in captured.err

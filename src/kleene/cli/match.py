@@ -59,14 +59,18 @@ def add(commands: Any) -> None:
 
 def _match(args: argparse.Namespace) -> int:
     text, name = query_text(args.query)
+    ordered = args.plan == "auto" or kleene.plans.base.plan_class(args.plan).ordered
     engine = kleene.Engine(
         text,
         args.plan,
         output="non_overlapping" if args.non_overlapping else "all",
         time_unit=args.time_unit,
         name=name,
-        # --on-error skip also skips (and counts) rows that go back in time
-        max_delay=0 if args.max_delay is None and args.on_error == "skip" else args.max_delay,
+        # --on-error skip also skips (and counts) rows that go back in time, for a plan that
+        # needs them in order
+        max_delay=0
+        if args.max_delay is None and args.on_error == "skip" and ordered
+        else args.max_delay,
         on_late=args.on_late,
         **plan_options(args.option),
     )
