@@ -263,4 +263,4 @@ def test_match_with_the_afa_plan_takes_any_order_and_writes_a_changelog(tmp_path
     lines = [json.loads(line) for line in captured.out.splitlines()]
     withdrawn = sum(line.get("retraction", False) for line in lines)
     assert len(lines) - 2 * withdrawn == 2  # net: a1 b5 and a3 b5
-    assert "skipped 1 malformed row" in captured.err and "late" not in captured.err
+    assert "skipped 1 malformed row" in captured.err and "late events" not in captured.err
