@@ -156,3 +156,20 @@ def test_the_live_count_follows_the_index(case, data):
             plan.advance(state, kleene.Watermark(min(rest, default=event.t), inclusive=False))
         held = sum(len(entry.pmatches) for entry in state.entries.values())
         assert plan.live_runs(state) == held
+
+
+def test_pmatches_with_unhashable_registers_are_not_merged() -> None:
+    """A register holding a list cannot key the merge of equal pmatches; each goes alone,
+    and the matches are the reference's."""
+    query = "PATTERN SEQ(A+ a[], B b) WHERE skip_till_next_match { a[i].v = a[i-1].v } WITHIN 10"
+    events = [
+        kleene.Event("A", 1, {"v": [1, 2]}, id=0),
+        kleene.Event("A", 2, {"v": [1, 2]}, id=1),
+        kleene.Event("A", 3, {"v": [3]}, id=2),
+        kleene.Event("B", 4, {}, id=3),
+    ]
+    expected = kleene.match(query, events, plan="reference")
+    assert expected
+    assert sorted(m.key for m in kleene.match(query, events, plan="afa")) == sorted(
+        m.key for m in expected
+    )

@@ -52,6 +52,8 @@ Output = Match | Retraction
 #: The most ε-steps one event may cause from one pmatch: an ε-cycle that never stops
 #: would otherwise hang the stream.
 MAX_EPSILON_STEPS = 10_000
+#: How many walked bound chains a machine remembers for the next match of the same run.
+WALKED = 4096
 
 
 class Entry:
@@ -80,6 +82,8 @@ class AfaState:
     noted: int = 0
     #: How many pmatches the entries hold now.
     live: int = 0
+    #: The entry with the greatest key, and its key (None: the index is empty).
+    last: tuple[Key, Entry] | None = None
     counters: dict[str, int] = field(
         default_factory=lambda: dict.fromkeys(
             ("pmatches_created", "pmatches_invalidated", "out_of_order", "retracted"), 0
@@ -92,7 +96,12 @@ class Machine:
     how a pmatch in a final state becomes a match."""
 
     def __init__(
-        self, afa: Afa, pattern: str, report_register: bool = True, twins: bool = True
+        self,
+        afa: Afa,
+        pattern: str,
+        report_register: bool = True,
+        twins: bool = True,
+        merge: bool = False,
     ) -> None:
         self.afa = afa
         self.pattern = pattern
@@ -117,13 +126,21 @@ class Machine:
         #: States from which no event can be consumed any more (no event arc, also after
         #: ε-arcs): a pmatch there can only be a match, never grow.
         self.dead = [not self._reaches_event_arc(i) for i in range(len(afa.states))]
+        starts: list[PMatch] = []
+        self._closure(((0.0, 0), 0.0, index[afa.start], afa.initial, None), starts)
+        #: The start state and what its ε-arcs reach before any event: (state, register).
+        self.starts = tuple((p[2], p[3]) for p in starts)
         self.report_register = report_register
         #: May two pmatches at one event stand for the same match (the same events bound
         #: alike, and the same register when it is reported)? The output is a set
         #: (Definition 2), so such twins are reported once and withdrawn with the last.
         self.twins = twins
+        #: Pmatches at one event in one state with equal registers have the same future
+        #: (the NFA^b's run merging): may one event's arcs fire once for them all?
+        self.merge = merge
         self.outputs = afa.outputs
         self.variables = afa.variables
+        self._walked: dict[int, tuple[Any, dict[str, tuple[Event, ...]]]] = {}
 
     def _reaches_event_arc(self, state: int) -> bool:
         seen, todo = {state}, [state]
@@ -166,18 +183,34 @@ class Machine:
 
     def _extend(self, pmatches: list[PMatch], event: Event, out: list[PMatch]) -> None:
         """MakeTransitions: every pmatch of `pmatches` (in order) along every arc that fires
-        for `event`, into `out` (keeping the start order)."""
+        for `event`, into `out` (keeping the start order). With `merge`, the arcs fire once
+        per state and register."""
         t = event.t
         window = self.window
         table, epsilons = self.table, self.epsilons
+        merged: dict[tuple[int, Register], list[tuple[int, Register, str | None]]] | None = (
+            {} if self.merge else None
+        )
         for pmatch in pmatches:
             start, start_t, state, register, bound = pmatch
             if window is not None and t - start_t > window:
                 continue
-            for fire, target, bind in table[state]:
-                after = fire(event, register)
-                if after is None:
-                    continue
+            steps, group = None, None
+            if merged is not None:
+                group = (state, register)
+                try:
+                    steps = merged.get(group)
+                except TypeError:  # an unhashable register: its pmatch goes alone
+                    group = None
+            if steps is None:
+                steps = []
+                for fire, target, bind in table[state]:
+                    after = fire(event, register)
+                    if after is not None:
+                        steps.append((target, after, bind))
+                if merged is not None and group is not None:
+                    merged[group] = steps
+            for target, after, bind in steps:
                 taken = bound if bind is None else (bind, event, bound)
                 if epsilons[target]:
                     self._closure((start, start_t, target, after, taken), out)
@@ -186,14 +219,13 @@ class Machine:
 
     def _begin(self, key: Key, event: Event, out: list[PMatch]) -> None:
         """New computations from the start state (and its ε-closure) at `event`."""
-        starts: list[PMatch] = []
-        self._closure((key, event.t, self.index[self.afa.start], self.afa.initial, None), starts)
-        for _, _, state, register, _ in starts:
+        t = event.t
+        for state, register in self.starts:
             for fire, target, bind in self.table[state]:
                 after = fire(event, register)
                 if after is not None:
                     bound = None if bind is None else (bind, event, None)
-                    self._closure((key, event.t, target, after, bound), out)
+                    self._closure((key, t, target, after, bound), out)
 
     # -- the operator ---------------------------------------------------------------------
 
@@ -203,16 +235,23 @@ class Machine:
         state.arrivals += 1
         entries = state.entries
         out: list[Output] = []
-        position = entries.bisect_left(key)
-        in_order = position == len(entries)
-        if not in_order:
+        pmatches: list[PMatch] = []
+        last = state.last
+        in_order = last is None or key > last[0]
+        if in_order:
+            position = len(entries)
+            if last is not None:
+                self._extend(last[1].pmatches, event, pmatches)
+        else:
+            position = entries.bisect_left(key)
             state.counters["out_of_order"] += 1
             self._invalidate(state, position, key, out)
-        pmatches: list[PMatch] = []
-        if position:
-            self._extend(entries.peekitem(position - 1)[1].pmatches, event, pmatches)
+            if position:
+                self._extend(entries.peekitem(position - 1)[1].pmatches, event, pmatches)
         self._begin(key, event, pmatches)
-        entries[key] = Entry(event, pmatches)
+        entry = entries[key] = Entry(event, pmatches)
+        if in_order:
+            state.last = (key, entry)
         state.counters["pmatches_created"] += len(pmatches)
         state.live += len(pmatches)
         if self.waits:
@@ -241,6 +280,7 @@ class Machine:
         state.counters["retracted"] += 1
         self._invalidate(state, position, key, out)
         del entries[key]
+        state.last = entries.peekitem(-1) if entries else None
         if position:
             self._propagate(state, position, list(entries.peekitem(position - 1)[1].pmatches), out)
         return out
@@ -336,8 +376,8 @@ class Machine:
         state.floor = floor
         entries = state.entries
         cover = entries.bisect_left(floor) - 1
-        if cover < 0:
-            return out
+        if cover < 0 or (cover == 0 and entries.peekitem(0)[1].event is None):
+            return out  # the cover has not moved (its expired pmatches go when it does)
         for _ in range(cover):
             state.live -= len(entries.popitem(0)[1].pmatches)
         entry = entries.peekitem(0)[1]
@@ -352,6 +392,7 @@ class Machine:
         entry.pmatches = kept
         if not kept and len(entries) == 1:
             entries.popitem(0)
+            state.last = None
         return out
 
     def idle(self, state: AfaState, watermark: Watermark) -> bool:
@@ -415,19 +456,52 @@ class Machine:
         """The match a pmatch in a final state stands for: the events it bound, by variable,
         its register (when the AFA reports it), and its times."""
         _, start_t, state, register, bound = pmatch
-        found: dict[str, list[Event]] = {}
-        end_t = start_t
-        while bound is not None:
-            name, bound_event, bound = bound
-            found.setdefault(name, []).append(bound_event)
-            end_t = max(end_t, bound_event.t)
-        if event is not None:
-            end_t = max(end_t, event.t)
+        end_t = start_t if bound is None else max(start_t, bound[1].t)
+        if event is not None and event.t > end_t:
+            end_t = event.t
+        found = self._bound(bound)
         order = self.outputs.get(self.afa.states[state], self.variables)
-        bindings = {name: tuple(reversed(found.get(name, ()))) for name in order}
+        bindings = {name: found.get(name, ()) for name in order}
         fields = self.afa.fields
         values = dict(zip(fields, register, strict=True)) if self.report_register else None
         return Match(bindings, self.pattern, (start_t, end_t), values)
+
+    def _bound(self, chain: Any) -> dict[str, tuple[Event, ...]]:
+        """A bound chain's events by variable, in stream order.
+
+        The chain runs latest first (pmatches only grow forward through the index), so the
+        matches of one run share its tail: the events of the chain below the last bind are
+        remembered (`_walked`, by node identity, the node kept so its id stays its own) and
+        the next match of the run walks only the events bound since."""
+        pending: list[tuple[str, Event]] = []
+        node = chain
+        found: dict[str, tuple[Event, ...]] = {}
+        walked = self._walked
+        while node is not None:
+            known = walked.get(id(node))
+            if known is not None and known[0] is node:
+                found = dict(known[1])
+                break
+            pending.append((node[0], node[1]))
+            node = node[2]
+        runs: list[tuple[str, list[Event]]] = []
+        for name, event in reversed(pending):
+            if runs and runs[-1][0] == name:
+                runs[-1][1].append(event)
+            else:
+                runs.append((name, [event]))
+        for name, events in runs:
+            found[name] = found.get(name, ()) + tuple(events)
+        if chain is not None and chain[2] is not None and len(pending) > 1:
+            if len(walked) >= WALKED:
+                walked.clear()
+            tail = dict(found)
+            head = chain[0]
+            tail[head] = tail[head][:-1]
+            if not tail[head]:
+                del tail[head]
+            walked[id(chain[2])] = (chain[2], tail)
+        return found
 
 
 def _position(pmatches: list[PMatch], pmatch: PMatch) -> int:

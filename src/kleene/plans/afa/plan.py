@@ -55,7 +55,9 @@ class AfaPlan(Plan[AfaState]):
             super().__init__(analysis, options)
             afa = compile_sase(analysis, self.window, options.name)
             twins = A.contains_or(analysis.structure)
-            self.machine = Machine(afa, options.name, report_register=False, twins=twins)
+            self.machine = Machine(
+                afa, options.name, report_register=False, twins=twins, merge=options.merge
+            )
         else:
             assert afa is not None, "an AFA plan runs a query or an AFA"
             self.options = options

@@ -158,8 +158,19 @@ def _take(
     """The fence and transfer of an NFA^b edge over the register (V, key, values)."""
     types = automaton.variables[edge.variable].types
     local, check, update, late = code.local, code.check, code.update, code.late
+    # The last call's arguments and result: the skip-till-next-match ignore arc asks the
+    # direct takes again about the event and register they were just asked about.
+    memo: list[Any] = [None, None, None]
 
     def fire(event: Any, register: Register) -> Register | None:
+        if memo[0] is event and memo[1] is register:
+            known: Register | None = memo[2]
+            return known
+        memo[0], memo[1] = event, register
+        memo[2] = after = _fire(event, register)
+        return after
+
+    def _fire(event: Any, register: Register) -> Register | None:
         if types is not None and event.type not in types:
             return None
         vector, run_key, run_values = register
