@@ -245,9 +245,11 @@ class Machine:
         else:
             position = entries.bisect_left(key)
             state.counters["out_of_order"] += 1
-            self._invalidate(state, position, key, out)
-            if position:
-                self._extend(entries.peekitem(position - 1)[1].pmatches, event, pmatches)
+            prefix = entries.peekitem(position - 1)[1].pmatches if position else []
+            self._extend(prefix, event, pmatches)
+            ignoring, carried = self._ignoring(prefix, pmatches, event.t)
+            self._invalidate(state, position, key, out, ignoring)
+            begun = len(pmatches)
         self._begin(key, event, pmatches)
         entry = entries[key] = Entry(event, pmatches)
         if in_order:
@@ -258,8 +260,49 @@ class Machine:
             self._wait(state, key, pmatches)
         self._report(pmatches, [], event, out)
         if not in_order:
-            self._propagate(state, position + 1, pmatches, out)
+            onward = pmatches if carried is None else carried + pmatches[begun:]
+            self._propagate(state, position + 1, onward, out)
         return out
+
+    def _ignoring(
+        self, prefix: list[PMatch], derived: list[PMatch], t: float
+    ) -> tuple[set[Key], list[PMatch] | None]:
+        """Appendix D for an out-of-order event: the starts whose computations all step
+        over it unchanged (an ignorable arc: same state, equal register, nothing bound), and
+        the pmatches `derived` at it that must be carried forward.
+
+        Every computation through the place the event takes goes through a pmatch of
+        `prefix`, the list before it. When each pmatch of a start that can still grow (not
+        in a dead state, not past the window at `t`) is found again among `derived`, the
+        computations after the event of that start stand as they are: they are neither
+        withdrawn nor derived again, and of its derived pmatches only the new ones go on
+        (None: every one of `derived` does)."""
+        found: dict[tuple[Key, int, int], list[Register]] = {}
+        for start, _, state, register, bound in derived:
+            found.setdefault((start, state, id(bound)), []).append(register)
+        window, dead = self.window, self.dead
+        steady: set[Key] = set()
+        unsteady: set[Key] = set()
+        for start, start_t, state, register, bound in prefix:
+            if dead[state] or (window is not None and t - start_t > window):
+                continue
+            if register in found.get((start, state, id(bound)), ()):
+                steady.add(start)
+            else:
+                unsteady.add(start)
+        steady -= unsteady
+        if not steady:
+            return steady, None
+        held: dict[tuple[Key, int, int], list[Register]] = {}
+        for start, _, state, register, bound in prefix:
+            if start in steady:
+                held.setdefault((start, state, id(bound)), []).append(register)
+        carried = [
+            p
+            for p in derived
+            if p[0] not in steady or p[3] not in held.get((p[0], p[2], id(p[4])), ())
+        ]
+        return steady, carried
 
     def delete(self, state: AfaState, event: Event) -> list[Output] | None:
         """Appendix C's Delete: the outputs of removing an event received before (None when
@@ -285,10 +328,18 @@ class Machine:
             self._propagate(state, position, list(entries.peekitem(position - 1)[1].pmatches), out)
         return out
 
-    def _invalidate(self, state: AfaState, position: int, key: Key, out: list[Output]) -> None:
+    def _invalidate(
+        self,
+        state: AfaState,
+        position: int,
+        key: Key,
+        out: list[Output],
+        steady: set[Key] | frozenset[Key] = frozenset(),
+    ) -> None:
         """RemoveInvalidatedSequences: from the entry at `position` on, drop the pmatches that
-        start at or before `key` (they span it), retracting matches, until an entry has none
-        (Completeness: a later one could not have any either)."""
+        start at or before `key` (they span it), but for the `steady` starts, retracting
+        matches, until an entry has none (Completeness: a later one could not have any
+        either)."""
         entries = state.entries
         while position < len(entries):
             entry = entries.peekitem(position)[1]
@@ -296,10 +347,18 @@ class Machine:
             cut = 0
             while cut < len(pmatches) and pmatches[cut][0] <= key:
                 cut += 1
+            if steady and cut:
+                gone = [p for p in pmatches[:cut] if p[0] not in steady]
+                if len(gone) < cut:
+                    pmatches[:cut] = [p for p in pmatches[:cut] if p[0] in steady]
+                    cut = len(gone)
+                else:
+                    del pmatches[:cut]
+            else:
+                gone = pmatches[:cut]
+                del pmatches[:cut]
             if not cut:
                 return
-            gone = pmatches[:cut]
-            del pmatches[:cut]
             state.counters["pmatches_invalidated"] += cut
             state.live -= cut
             self._withdraw(gone, pmatches, entry.event, out)
@@ -308,8 +367,8 @@ class Machine:
     def _propagate(
         self, state: AfaState, position: int, pmatches: list[PMatch], out: list[Output]
     ) -> None:
-        """PropagateInsert: carry `pmatches` over the entries from `position` on, putting the
-        ones derived at each entry before its own (they start earlier), until none is left."""
+        """PropagateInsert: carry `pmatches` over the entries from `position` on, merging the
+        ones derived at each entry into its own by start, until none is left."""
         entries = state.entries
         while pmatches and position < len(entries):
             key, entry = entries.peekitem(position)
@@ -318,7 +377,11 @@ class Machine:
             if self.waits:
                 self._wait(state, key, derived)
             self._report(derived, entry.pmatches, entry.event, out)
-            entry.pmatches[:0] = derived
+            held = entry.pmatches
+            if derived and held and held[0][0] < derived[-1][0]:
+                entry.pmatches = list(heapq.merge(derived, held, key=_start))
+            else:
+                held[:0] = derived
             state.counters["pmatches_created"] += len(derived)
             state.live += len(derived)
             pmatches = derived
@@ -502,6 +565,10 @@ class Machine:
                 del tail[head]
             walked[id(chain[2])] = (chain[2], tail)
         return found
+
+
+def _start(pmatch: PMatch) -> Key:
+    return pmatch[0]
 
 
 def _position(pmatches: list[PMatch], pmatch: PMatch) -> int:

@@ -14,13 +14,13 @@ event received before.
 >>> plan.step(state, a), plan.step(state, b)
 ([], [Match(a=[0], b=[1])])
 >>> plan.step(state, c)   # an A at 3 arrives late
-[Retraction(a=[0], b=[1]), Match(a=[0], b=[1]), Match(a=[2], b=[1])]
+[Match(a=[2], b=[1])]
 >>> plan.retract(state, a)
 [Retraction(a=[0], b=[1])]
 
-The A at 3 lands inside the subsequence of the match a0 b1, so that match is withdrawn and
-derived again, now ignoring the new event (Algorithm 1 without Appendix D's treatment of
-ignorable arcs): the net change is the one new match.
+The A at 3 lands inside the subsequence of the match a0 b1, whose computation ignores it
+(skip-till-any-match's ignorable arc), so that match stands as it is (Appendix D): the only
+change is the one new match.
 """
 
 from __future__ import annotations
