@@ -18,7 +18,7 @@ import math
 from collections.abc import Hashable, Iterable, Mapping
 from datetime import timedelta
 from itertools import count
-from typing import Any
+from typing import Any, Literal
 
 from kleene import plans
 from kleene.compiler.options import Options
@@ -26,7 +26,8 @@ from kleene.errors import EventError, KleeneError
 from kleene.events import Event, Watermark, as_event, numeric_time
 from kleene.language.ast import Pattern
 from kleene.matches import Match, Retraction, net
-from kleene.plans.afa import Afa, AfaPlan
+from kleene.plans.afa import Afa, AfaPlan, Arc
+from kleene.plans.afa.model import Lifetime
 from kleene.plans.base import Plan
 from kleene.runtime.metrics import Metrics
 from kleene.runtime.reorder import OnLate, Reorder, delay_units
@@ -34,6 +35,9 @@ from kleene.runtime.reorder import OnLate, Reorder, delay_units
 __all__ = ["Engine", "match"]
 
 EventLike = Event | Mapping[str, Any]
+#: How arcs added while the stream runs get their lifetimes: after the latest event
+#: ("default"), or as the caller gives them ("explicit").
+ArcLifetimes = Literal["default", "explicit"]
 
 
 class Engine:
@@ -75,6 +79,7 @@ class Engine:
         max_delay: float | timedelta | None = None,
         on_late: OnLate = "count",
         speculation: float | None = None,
+        arc_lifetimes: ArcLifetimes = "default",
         **options: Any,
     ) -> None:
         if isinstance(pattern, Afa):
@@ -117,6 +122,13 @@ class Engine:
                 f"speculation is for a plan that takes events in any order (plan='afa'), not "
                 f"{self.plan.name!r}"
             )
+        if arc_lifetimes not in ("default", "explicit"):
+            raise KleeneError(f"arc_lifetimes is 'default' or 'explicit', not {arc_lifetimes!r}")
+        self._arc_lifetimes = arc_lifetimes
+        #: The arc punctuation t_a: no arc-event will begin before it (explicit lifetimes).
+        self._arc_floor = -math.inf
+        #: The latest timestamp received (t of the paper's t_curr).
+        self._latest = -math.inf
         if max_delay is not None:
             sigma = 0 if self._ordered else math.inf if speculation is None else speculation
             self._reorder = Reorder(delay_units(max_delay, self.plan.options), on_late, sigma)
@@ -149,6 +161,7 @@ class Engine:
         Cleanse buffer, and a punctuation whenever the watermark moves."""
         if type(item.ts) is not self._ts_type:
             self._check_kind(item)
+        self._latest = max(self._latest, item.t)
         reorder = self._reorder
         if reorder is None:
             if self._watermark is not None and self._watermark.settles(item.t):
@@ -189,8 +202,16 @@ class Engine:
 
     def _punctuate(self, watermark: Watermark) -> list[Match]:
         """Tell every state of an unordered plan that time has reached `watermark` (the
-        matches that decides), and drop the states it leaves idle."""
+        matches that decides), and drop the states it leaves idle. With explicit arc
+        lifetimes the plan hears the effective punctuation, the earlier of the events' and
+        the arcs' (section 5.4)."""
         self._watermark = watermark
+        if self._arc_lifetimes == "explicit":
+            arcs = Watermark(self._arc_floor, inclusive=False)
+            if arcs.t < watermark.t or (arcs.t == watermark.t and watermark.inclusive):
+                watermark = arcs
+        if isinstance(self.plan, AfaPlan) and self.plan.machine.lifetimes:
+            self.plan.forget_arcs(watermark)
         reported: list[Match] = []
         for key, state in list(self._states.items()):
             reported.extend(self.plan.advance(state, watermark))
@@ -234,6 +255,109 @@ class Engine:
         if reported is None:
             raise EventError(f"cannot retract {where}: no such event was sent", field="id")
         self._count_live(key, state)
+        return self._report(reported)
+
+    # -- dynamic patterns: arcs as a second input (plan="afa", an AFA written directly) ----
+
+    def add_arc(
+        self,
+        arc: Arc | str,
+        *,
+        final: bool = False,
+        lifetime: tuple[Any, Any] | None = None,
+    ) -> list[Match]:
+        """Add an arc to the running AFA (an `Arc`, or one ARC line of the text form); its
+        target may be a new state, final with `final=True`. By default (the paper's default
+        operation mode) it fires for the events after the latest timestamp received, so no
+        match changes now. With `Engine(..., arc_lifetimes="explicit")`, `lifetime=(start,
+        end)` gives the timestamps it fires for, [start, end) (end None: no end), and the
+        events already received there are matched again: the retractions and new matches
+        that gives are returned. A start before `advance_arcs_to` is an error."""
+        plan = self._afa_plan()
+        if lifetime is None:
+            if self._arc_lifetimes == "explicit":
+                raise KleeneError(
+                    "with arc_lifetimes='explicit', add_arc needs lifetime=(start, end)"
+                )
+            plan.add_arc(arc, Lifetime(self._now(), after=True), final)
+            return []
+        if self._arc_lifetimes != "explicit":
+            raise KleeneError(
+                "lifetime= is for Engine(..., arc_lifetimes='explicit'); by default an arc "
+                "fires for the events after the latest one received"
+            )
+        start = self._arc_time(lifetime[0], "its lifetime's start")
+        end = math.inf if lifetime[1] is None else numeric_time(lifetime[1])
+        plan.add_arc(arc, Lifetime(start, end), final)
+        return self._reevaluate(start)
+
+    def remove_arc(self, name: str, *, end: Any = None) -> list[Match]:
+        """End an arc's lifetime (the arc-event's retraction). By default it still fires for
+        the events up to the latest timestamp received, so no match changes now; with
+        explicit lifetimes, `end` is the first timestamp it no longer fires for, and the
+        events received from there are matched again."""
+        plan = self._afa_plan()
+        if self._arc_lifetimes != "explicit":
+            if end is not None:
+                raise KleeneError("end= is for Engine(..., arc_lifetimes='explicit')")
+            plan.end_arc(name, self._now(), through=True)
+            return []
+        if end is None:
+            raise KleeneError("with arc_lifetimes='explicit', remove_arc needs end=")
+        at = self._arc_time(end, "the end of its lifetime")
+        plan.end_arc(name, at)
+        return self._reevaluate(at)
+
+    def advance_arcs_to(self, ts: Any) -> list[Match]:
+        """The arc punctuation (explicit lifetimes): no arc will be added or removed for a
+        timestamp before `ts`. The plan cleans up state only as far as both punctuations,
+        the events' (`advance_to`) and this one, allow."""
+        self._afa_plan()
+        if self._arc_lifetimes != "explicit":
+            raise KleeneError(
+                "advance_arcs_to is for Engine(..., arc_lifetimes='explicit'); by default "
+                "arcs change only for events after the latest one received"
+            )
+        t = numeric_time(ts)
+        if t < self._arc_floor:
+            raise KleeneError(
+                f"advance_arcs_to({ts!r}) goes back: arcs were already punctuated up to "
+                f"{self._arc_floor!r}"
+            )
+        self._arc_floor = t
+        if self._watermark is None:
+            return []
+        return self._report(self._punctuate(self._watermark))
+
+    def _afa_plan(self) -> AfaPlan:
+        if self._closed:
+            raise KleeneError("the engine is closed; make a new one for a new stream")
+        if not isinstance(self.plan, AfaPlan):
+            raise KleeneError(
+                f"arcs change while the stream runs on plan 'afa', not {self.plan.name!r}"
+            )
+        return self.plan
+
+    def _now(self) -> float:
+        """t_curr: the latest of the event punctuation and the timestamps received."""
+        punctuated = -math.inf if self._watermark is None else self._watermark.t
+        return max(self._latest, punctuated)
+
+    def _arc_time(self, ts: Any, what: str) -> float:
+        t = numeric_time(ts)
+        if t < self._arc_floor:
+            raise KleeneError(
+                f"an arc change at {ts!r} ({what}) comes before the arc punctuation "
+                f"{self._arc_floor!r} (advance_arcs_to): the state before it may be gone"
+            )
+        return t
+
+    def _reevaluate(self, since: float) -> list[Match]:
+        plan = self._afa_plan()
+        reported: list[Match] = []
+        for key, state in self._states.items():
+            reported.extend(plan.reevaluate(state, since))
+            self._count_live(key, state)
         return self._report(reported)
 
     @property

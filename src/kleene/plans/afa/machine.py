@@ -39,7 +39,7 @@ from sortedcontainers import SortedDict
 from kleene.errors import KleeneError
 from kleene.events import Event, Watermark
 from kleene.matches import Match, Retraction
-from kleene.plans.afa.model import Afa, Deadline, Fire, Register
+from kleene.plans.afa.model import Afa, Deadline, Fire, Lifetime, Register
 
 __all__ = ["AfaState", "Entry", "Machine", "Output"]
 
@@ -102,9 +102,37 @@ class Machine:
         report_register: bool = True,
         twins: bool = True,
         merge: bool = False,
+        fixed: bool = False,
     ) -> None:
-        self.afa = afa
         self.pattern = pattern
+        self.report_register = report_register
+        #: May two pmatches at one event stand for the same match (the same events bound
+        #: alike, and the same register when it is reported)? The output is a set
+        #: (Definition 2), so such twins are reported once and withdrawn with the last.
+        self.twins = twins
+        #: Pmatches at one event in one state with equal registers have the same future
+        #: (the NFA^b's run merging): may one event's arcs fire once for them all?
+        self.merge = merge
+        #: Do the arcs never change? Then a pmatch in a state with no way on can only be a
+        #: match, and a punctuation may let it go; arcs added while the stream runs
+        #: (`change`) could lead on from any state.
+        self.fixed = fixed
+        #: The lifetimes of the arcs added or removed while the stream runs, by arc name
+        #: (section 2.3); the AFA's own arcs fire for every event.
+        self.lifetimes: dict[str, Lifetime] = {}
+        self._walked: dict[int, tuple[Any, dict[str, tuple[Event, ...]]]] = {}
+        self._compile(afa)
+
+    def change(self, afa: Afa, lifetimes: dict[str, Lifetime]) -> None:
+        """Run `afa` from now on, its arcs named in `lifetimes` firing only for the events
+        their lifetime holds (dynamic patterns): the state is kept, as it is; `reevaluate`
+        brings it up to date where the change reaches events already received."""
+        self.lifetimes = lifetimes
+        self._compile(afa)
+
+    def _compile(self, afa: Afa) -> None:
+        """The arctable: each state's event arcs, ε-arcs and timeout arcs."""
+        self.afa = afa
         index = {name: i for i, name in enumerate(afa.states)}
         self.index = index
         table: list[list[tuple[Fire, int, str | None]]] = [[] for _ in afa.states]
@@ -116,7 +144,9 @@ class Machine:
             elif arc.epsilon:
                 epsilons[index[arc.source]].append((arc.fire, index[arc.target]))
             else:
-                table[index[arc.source]].append((arc.fire, index[arc.target], arc.bind))
+                life = self.lifetimes.get(arc.name)
+                fire = arc.fire if life is None else life.bound(arc.fire)
+                table[index[arc.source]].append((fire, index[arc.target], arc.bind))
         self.table = [tuple(arcs) for arcs in table]
         self.epsilons = [tuple(arcs) for arcs in epsilons]
         self.timeouts = [tuple(arcs) for arcs in timeouts]
@@ -124,23 +154,14 @@ class Machine:
         self.final = [name in afa.finals for name in afa.states]
         self.window = afa.window
         #: States from which no event can be consumed any more (no event arc, also after
-        #: ε-arcs): a pmatch there can only be a match, never grow.
-        self.dead = [not self._reaches_event_arc(i) for i in range(len(afa.states))]
+        #: ε-arcs): a pmatch there can only be a match, never grow (for fixed arcs).
+        self.dead = [self.fixed and not self._reaches_event_arc(i) for i in range(len(index))]
         starts: list[PMatch] = []
         self._closure(((0.0, 0), 0.0, index[afa.start], afa.initial, None), starts)
         #: The start state and what its ε-arcs reach before any event: (state, register).
         self.starts = tuple((p[2], p[3]) for p in starts)
-        self.report_register = report_register
-        #: May two pmatches at one event stand for the same match (the same events bound
-        #: alike, and the same register when it is reported)? The output is a set
-        #: (Definition 2), so such twins are reported once and withdrawn with the last.
-        self.twins = twins
-        #: Pmatches at one event in one state with equal registers have the same future
-        #: (the NFA^b's run merging): may one event's arcs fire once for them all?
-        self.merge = merge
         self.outputs = afa.outputs
         self.variables = afa.variables
-        self._walked: dict[int, tuple[Any, dict[str, tuple[Event, ...]]]] = {}
 
     def _reaches_event_arc(self, state: int) -> bool:
         seen, todo = {state}, [state]
@@ -303,6 +324,37 @@ class Machine:
             if p[0] not in steady or p[3] not in held.get((p[0], p[2], id(p[4])), ())
         ]
         return steady, carried
+
+    def reevaluate(self, state: AfaState, since: float) -> list[Output]:
+        """Bring the state up to date after arcs changed for the events from `since` on
+        (section 5.2, explicit lifetimes): the pmatches of those events are derived again in
+        order, from the list before the first of them; the matches that are no more are
+        withdrawn, and the new ones reported."""
+        entries = state.entries
+        position = entries.bisect_left((since, -math.inf))
+        out: list[Output] = []
+        carry = entries.peekitem(position - 1)[1].pmatches if position else []
+        final = self.final
+        for key, entry in entries.items()[position:]:
+            event = entry.event
+            assert event is not None, "only the cover lets its event go, and it is before since"
+            derived: list[PMatch] = []
+            self._extend(carry, event, derived)
+            self._begin(key, event, derived)
+            before = {self._identity(p): p for p in entry.pmatches if final[p[2]]}
+            after = {self._identity(p): p for p in derived if final[p[2]]}
+            out.extend(
+                Retraction.of(self._match(p, event)) for i, p in before.items() if i not in after
+            )
+            out.extend(self._match(p, event) for i, p in after.items() if i not in before)
+            state.live += len(derived) - len(entry.pmatches)
+            entry.pmatches = derived
+            if self.waits:
+                self._wait(state, key, derived)
+            carry = derived
+        if self.waits and state.floor[0] > -math.inf:
+            self._time_out(state, Watermark(state.floor[0], state.floor[1] == math.inf), out)
+        return out
 
     def delete(self, state: AfaState, event: Event) -> list[Output] | None:
         """Appendix C's Delete: the outputs of removing an event received before (None when

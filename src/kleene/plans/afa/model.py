@@ -28,6 +28,7 @@ AFA updown  register (n=0)  start q0  final q2
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,7 +36,7 @@ from typing import Any
 from kleene.errors import PlanError
 from kleene.events import Event
 
-__all__ = ["Afa", "Arc", "Builder", "Deadline", "Fire", "Register", "never"]
+__all__ = ["Afa", "Arc", "Builder", "Deadline", "Fire", "Lifetime", "Register", "never"]
 
 #: A register: its fields' values, in the order of the AFA's register schema.
 Register = tuple[Any, ...]
@@ -62,6 +63,42 @@ class Arc:
     text: str = ""
     #: For a timeout arc: its deadline (it then consumes no event and `fire` is unused).
     deadline: Deadline | None = field(default=None, repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class Lifetime:
+    """When an arc added while the stream runs may fire: for the events whose timestamp it
+    holds (section 2.3), [start, end) by default. The default operation mode adds an arc
+    for the events after the latest time seen (`after`: start excluded) and removes it
+    after the events up to it (`through`: end included).
+
+    >>> Lifetime(5, 10).holds(5), Lifetime(5, 10).holds(10), Lifetime(5, after=True).holds(5)
+    (True, False, False)
+    """
+
+    start: float = -math.inf
+    end: float = math.inf
+    after: bool = False
+    through: bool = False
+
+    def holds(self, t: float) -> bool:
+        if t < self.start or (self.after and t == self.start):
+            return False
+        return t < self.end or (self.through and t == self.end)
+
+    def bound(self, fire: Fire) -> Fire:
+        """`fire`, firing only for the events this lifetime holds."""
+        holds = self.holds
+
+        def timed(event: Event | None, register: Register) -> Register | None:
+            return fire(event, register) if event is not None and holds(event.t) else None
+
+        return timed
+
+    def describe(self) -> str:
+        opening = "(" if self.after else "["
+        closing = "]" if self.through else ")"
+        return f"{opening}{self.start:g}, {self.end:g}{closing}"
 
 
 @dataclass(frozen=True)

@@ -27,17 +27,20 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Hashable
+from dataclasses import replace
 from functools import cached_property
 from typing import ClassVar
 
 from kleene.compiler.analysis import Analysis
 from kleene.compiler.options import Options
+from kleene.errors import KleeneError
 from kleene.events import Event, Watermark
 from kleene.language import ast as A
 from kleene.matches import Match
 from kleene.plans.afa.machine import AfaState, Machine, Output
-from kleene.plans.afa.model import Afa
+from kleene.plans.afa.model import Afa, Arc, Lifetime
 from kleene.plans.afa.sase import compile_sase, unsupported
+from kleene.plans.afa.text import read_arc
 from kleene.plans.base import Plan, register
 
 __all__ = ["AfaPlan"]
@@ -56,7 +59,12 @@ class AfaPlan(Plan[AfaState]):
             afa = compile_sase(analysis, self.window, options.name)
             twins = A.contains_or(analysis.structure)
             self.machine = Machine(
-                afa, options.name, report_register=False, twins=twins, merge=options.merge
+                afa,
+                options.name,
+                report_register=False,
+                twins=twins,
+                merge=options.merge,
+                fixed=True,
             )
         else:
             assert afa is not None, "an AFA plan runs a query or an AFA"
@@ -102,6 +110,86 @@ class AfaPlan(Plan[AfaState]):
         """A punctuation: fire the timeout arcs it passes (their matches are returned), and
         clean up what no later event can need."""
         return self.machine.punctuate(state, watermark)
+
+    # -- dynamic patterns (section 2.3) ---------------------------------------------------
+
+    def add_arc(self, arc: Arc | str, lifetime: Lifetime, final: bool = False) -> Arc:
+        """Add an event arc (an `Arc`, or one ARC line of the text form over this AFA's
+        register) for the events its lifetime holds; its target may be a new state, final
+        with `final`. The state is not touched: `reevaluate` it where the lifetime reaches
+        events already received."""
+        afa = self._dynamic()
+        if isinstance(arc, str):
+            arc = read_arc(arc, afa, self.options.functions, self.options.time_unit)
+        if arc.epsilon or arc.deadline is not None:
+            raise KleeneError(
+                f"arc {arc.name}: only event arcs can be added while the stream runs, not "
+                "ε-arcs or timeout arcs"
+            )
+        if any(a.name == arc.name for a in afa.arcs):
+            raise KleeneError(f"AFA {afa.name} already has an arc {arc.name}")
+        if arc.source not in afa.states:
+            raise KleeneError(
+                f"arc {arc.name} leaves state {arc.source!r}, which AFA {afa.name} does not "
+                f"have (its states: {', '.join(afa.states)})"
+            )
+        states, finals = afa.states, afa.finals
+        if arc.target not in states:
+            states += (arc.target,)
+            if final:
+                finals |= {arc.target}
+        elif final and arc.target not in finals:
+            raise KleeneError(
+                f"arc {arc.name}: final=True makes the new state it adds final, but "
+                f"{arc.target!r} is a state already, and not a final one"
+            )
+        changed = replace(afa, states=states, arcs=(*afa.arcs, arc), finals=finals)
+        self._change(changed, {**self.machine.lifetimes, arc.name: lifetime})
+        return arc
+
+    def end_arc(self, name: str, end: float, through: bool = False) -> Lifetime:
+        """End an arc's lifetime at `end` (included with `through`): the arc-event's
+        retraction. Returns its new lifetime."""
+        afa = self._dynamic()
+        if not any(a.name == name for a in afa.arcs):
+            known = ", ".join(a.name for a in afa.arcs)
+            raise KleeneError(f"AFA {afa.name} has no arc {name} (its arcs: {known})")
+        lifetimes = dict(self.machine.lifetimes)
+        life = lifetimes.get(name, Lifetime())
+        lifetimes[name] = life = replace(life, end=end, through=through)
+        self._change(afa, lifetimes)
+        return life
+
+    def reevaluate(self, state: AfaState, since: float) -> list[Output]:
+        """Derive the state's pmatches again from the events at `since` on, after a change
+        of arcs that reaches them: the retractions and new matches that gives."""
+        return self.machine.reevaluate(state, since)
+
+    def forget_arcs(self, watermark: Watermark) -> None:
+        """Drop the arcs whose lifetime ended before the punctuation: no event they could
+        fire for can come (the paper's arc-event cleanup)."""
+        lifetimes = self.machine.lifetimes
+        ended = {
+            name
+            for name, life in lifetimes.items()
+            if watermark.settles(life.end) or (not life.through and watermark.t == life.end)
+        }
+        if ended:
+            afa = replace(self.afa, arcs=tuple(a for a in self.afa.arcs if a.name not in ended))
+            self._change(afa, {n: life for n, life in lifetimes.items() if n not in ended})
+
+    def _dynamic(self) -> Afa:
+        if not self.direct:
+            raise KleeneError(
+                "arcs change while the stream runs only on an AFA written directly "
+                "(kleene.read_afa or kleene.AfaBuilder), not on a compiled query"
+            )
+        return self.afa
+
+    def _change(self, afa: Afa, lifetimes: dict[str, Lifetime]) -> None:
+        self.machine.change(afa, lifetimes)
+        self.afa = afa
+        self.__dict__.pop("fingerprint", None)
 
     def deadline(self, state: AfaState) -> float | None:
         return self.machine.deadline(state)

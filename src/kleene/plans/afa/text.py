@@ -41,14 +41,14 @@ from kleene.language.printer import expr_text
 from kleene.language.to_ast import ToAst, check_nesting, syntax_error
 from kleene.plans.afa.model import Afa, Arc, Deadline, Fire, never
 
-__all__ = ["read_afa"]
+__all__ = ["read_afa", "read_arc"]
 
 
 @cache
 def _parser() -> Lark:
     own = files("kleene.plans.afa").joinpath("afa.lark").read_text(encoding="utf-8")
     sase = files("kleene.language").joinpath("sase.lark").read_text(encoding="utf-8")
-    return Lark(own + "\n" + sase, parser="lalr", start="afa", propagate_positions=True)
+    return Lark(own + "\n" + sase, parser="lalr", start=["afa", "arc"], propagate_positions=True)
 
 
 def read_afa(
@@ -61,7 +61,7 @@ def read_afa(
     numeric timestamp measures, for WITHIN with a unit."""
     check_nesting(text)
     try:
-        tree = _parser().parse(text)
+        tree = _parser().parse(text, start="afa")
     except UnexpectedInput as error:
         raise syntax_error(text, error) from None
     callables = known_functions(functions)
@@ -70,6 +70,32 @@ def read_afa(
     except VisitError as error:
         raise error.orig_exc from None
     return afa
+
+
+def read_arc(
+    text: str,
+    afa: Afa,
+    functions: Mapping[str, Callable[..., Any]] | None = None,
+    time_unit: str = "s",
+) -> Arc:
+    """One arc in the text form (`ARC label: source -> target WHEN ... SET ...`), over the
+    register of `afa`: an arc to add while the stream runs.
+
+    >>> afa = read_afa("AFA x REGISTER (n = 0) FINAL q ARC a: p -> q")
+    >>> arc = read_arc("ARC b: p -> p WHEN e.price > 10 SET n = r.n + 1", afa)
+    >>> arc.name, arc.source, arc.target, arc.text
+    ('b', 'p', 'p', 'WHEN e.price > 10 SET n = r.n + 1')
+    """
+    check_nesting(text)
+    try:
+        tree = _parser().parse(text, start="arc")
+    except UnexpectedInput as error:
+        raise syntax_error(text, error) from None
+    reader = _ToAfa(text, known_functions(functions), Options.build(time_unit=time_unit))
+    try:
+        return reader.build_arc(afa.fields, reader.transform(tree))
+    except VisitError as error:
+        raise error.orig_exc from None
 
 
 class _ToAfa(ToAst):
@@ -107,30 +133,10 @@ class _ToAfa(ToAst):
         if start is not None:
             states[start] = None
         built = []
-        for kind, label, source, target, fence, transfer, bind in arcs:
-            states.setdefault(str(source), None)
-            states.setdefault(str(target), None)
-            if kind == "timeout":
-                when = self._deadline(names, fence)
-                text = f"AFTER {expr_text(fence)}"
-                built.append(
-                    Arc(str(label), str(source), str(target), never, False, None, text, when)
-                )
-                continue
-            epsilon = kind is not None
-            fire = self._fire(names, fence, transfer, epsilon)
-            text = " ".join(
-                part
-                for part in (
-                    f"WHEN {expr_text(fence)}" if fence is not None else "",
-                    "SET " + ", ".join(f"{f} = {expr_text(e)}" for f, e in transfer)
-                    if transfer
-                    else "",
-                )
-                if part
-            )
-            variable = None if epsilon else bind
-            built.append(Arc(str(label), str(source), str(target), fire, epsilon, variable, text))
+        for part in arcs:
+            states.setdefault(str(part[2]), None)
+            states.setdefault(str(part[3]), None)
+            built.append(self.build_arc(names, part))
         for final in finals:
             if str(final) not in states:
                 self._fail(f"final state {final} has no arc into or out of it", final)
@@ -144,6 +150,28 @@ class _ToAfa(ToAst):
             initial,
             window,
         )
+
+    def build_arc(self, names: tuple[str, ...], part: tuple[Any, ...]) -> Arc:
+        """One arc, read by `arc` or `timeout_arc`, over the register fields `names`."""
+        kind, label, source, target, fence, transfer, bind = part
+        if kind == "timeout":
+            when = self._deadline(names, fence)
+            text = f"AFTER {expr_text(fence)}"
+            return Arc(str(label), str(source), str(target), never, False, None, text, when)
+        epsilon = kind is not None
+        fire = self._fire(names, fence, transfer, epsilon)
+        text = " ".join(
+            part
+            for part in (
+                f"WHEN {expr_text(fence)}" if fence is not None else "",
+                "SET " + ", ".join(f"{f} = {expr_text(e)}" for f, e in transfer)
+                if transfer
+                else "",
+            )
+            if part
+        )
+        variable = None if epsilon else bind
+        return Arc(str(label), str(source), str(target), fire, epsilon, variable, text)
 
     def register(self, children: list[tuple[Token, A.Expr]]) -> tuple[str, Any]:
         return ("register", children)

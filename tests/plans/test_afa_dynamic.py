@@ -1,0 +1,277 @@
+"""Dynamic patterns on the `afa` plan (seed 004, sections 2.3, 5.2 and 5.4): arcs added and
+removed while the stream runs, in the default operation mode and with explicit lifetimes,
+checked against a brute-force reading of the paper's semantics: a match is a contiguous
+subsequence of the sorted stream that the AFA accepts, each arc firing only for the events
+its lifetime holds."""
+
+import math
+from dataclasses import replace
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import kleene
+from kleene.errors import KleeneError, PatternError
+from kleene.matches import net
+from kleene.plans.afa.model import Lifetime
+from kleene.plans.afa.text import read_arc
+
+#: Rises: a positive x starts, each larger x counts, a negative x after two ends a match.
+RISES = """
+AFA rises WITHIN 6
+REGISTER (n = 0, last = 0)
+FINAL done
+ARC first: start -> up WHEN e.x > 0 SET n = 1, last = e.x
+ARC more: up -> up WHEN e.x > r.last SET n = r.n + 1, last = e.x
+ARC end: up -> done WHEN e.x < 0 AND r.n >= 2
+"""
+
+#: Arcs a test may add: a shorter ending, a falling count, and a way to a new final state.
+EXTRA = {
+    "short": "ARC short: up -> done WHEN e.x < 0",
+    "same": "ARC same: up -> up WHEN e.x = r.last SET n = r.n + 1",
+    "drop": "ARC drop: up -> fell WHEN e.x <= -2",
+}
+
+
+def brute(afa, lifetimes, events):
+    """Every match of `afa` over `events` sorted by (ts, arrival), by brute force: for each
+    start, every computation along the arcs whose lifetime holds each event's ts. Returns
+    (bound ids by variable, register) per match, one per final computation's events and
+    register at each end event (the output is a set)."""
+    ordered = sorted(range(len(events)), key=lambda p: (events[p].t, p))
+    stream = [events[p] for p in ordered]
+    found = []
+    for i, first in enumerate(stream):
+        computations = [(afa.start, afa.initial, ())]
+        for last in stream[i:]:
+            if afa.window is not None and last.t - first.t > afa.window:
+                break
+            step = []
+            for state, register, bound in computations:
+                for arc in afa.arcs:
+                    life = lifetimes.get(arc.name, Lifetime())
+                    if arc.source != state or not life.holds(last.t):
+                        continue
+                    after = arc.fire(last, register)
+                    if after is not None:
+                        taken = bound if arc.bind is None else (*bound, (arc.bind, last.id))
+                        step.append((arc.target, after, taken))
+            computations = step
+            finals = {(b, r) for s, r, b in computations if s in afa.finals}
+            found.extend(finals)
+            if not computations:
+                break
+    return sorted(_shape(bound, register, afa.fields) for bound, register in found)
+
+
+def _shape(bound, register, fields):
+    ids = {}
+    for variable, event_id in bound:
+        ids[variable] = (*ids.get(variable, ()), event_id)
+    return (sorted(ids.items()), sorted(zip(fields, register, strict=True)))
+
+
+def outcome(matches):
+    return sorted(
+        ([(v, tuple(ids)) for v, ids in sorted(m.ids().items())], sorted(m.register.items()))
+        for m in matches
+    )
+
+
+events_strategy = st.lists(
+    st.tuples(st.integers(0, 9), st.integers(-2, 3)), min_size=1, max_size=9
+).map(lambda rows: [kleene.Event("T", t, {"x": x}, id=i) for i, (t, x) in enumerate(rows)])
+
+#: A change: add an extra arc (by name) or remove an arc, after some number of events.
+changes_strategy = st.lists(
+    st.tuples(
+        st.integers(0, 9),
+        st.sampled_from(["add short", "add same", "add drop", "remove more", "remove end"]),
+    ),
+    max_size=3,
+)
+
+
+def _apply(engine, afa, lifetimes, change, life, **explicit):
+    """Make `change` on the engine, and in `afa` and `lifetimes` (the brute force's view),
+    the arc's lifetime being `life` (added) or ending as `life` says (removed). Returns the
+    AFA the brute force runs and the engine's outputs."""
+    kind, name = change.split()
+    if kind == "add":
+        if name in {a.name for a in afa.arcs}:
+            return afa, []
+        final = name == "drop"
+        outputs = engine.add_arc(EXTRA[name], final=final, **explicit)
+        arc = read_arc(EXTRA[name], afa)
+        states = afa.states if arc.target in afa.states else (*afa.states, arc.target)
+        finals = afa.finals | {arc.target} if final else afa.finals
+        afa = replace(afa, states=states, arcs=(*afa.arcs, arc), finals=finals)
+        lifetimes[name] = life
+        return afa, outputs
+    if lifetimes.get(name, Lifetime()).end < math.inf:
+        return afa, []  # removed already
+    outputs = engine.remove_arc(name, **explicit)
+    lifetimes[name] = replace(lifetimes.get(name, Lifetime()), end=life.end, through=life.through)
+    return afa, outputs
+
+
+@given(events=events_strategy, changes=changes_strategy, data=st.data())
+def test_default_mode_changes_arcs_for_the_events_after_the_latest(events, changes, data):
+    """Section 2.3's default operation mode: an arc added fires for the events after the
+    latest timestamp received, one removed stops after it; whatever the arrival order, the
+    net matches are the brute force's with those lifetimes."""
+    arrival = data.draw(st.permutations(events), label="arrival order")
+    afa = kleene.read_afa(RISES)
+    engine = kleene.Engine(afa)
+    lifetimes = {}
+    outputs = []
+    plan = sorted(changes)
+    latest = -math.inf  # t_curr: the largest timestamp received
+    for sent, event in enumerate([*arrival, None]):
+        while plan and plan[0][0] <= sent:
+            change = plan.pop(0)[1]
+            if change.startswith("add"):
+                life = Lifetime(latest, after=True)
+            else:
+                life = Lifetime(end=latest, through=True)
+            afa, changed = _apply(engine, afa, lifetimes, change, life)
+            assert changed == []  # the default mode changes no match already made
+        if event is not None:
+            outputs += engine.send(event)
+            latest = max(latest, event.t)
+    outputs += engine.close()
+    assert outcome(net(outputs)) == brute(afa, lifetimes, arrival)
+
+
+@given(events=events_strategy, data=st.data())
+def test_explicit_lifetimes_match_events_already_received_again(events, data):
+    """Section 5.2: an arc-event with an explicit lifetime reaches the events already
+    received; the engine's retractions and new matches net the brute force's matches."""
+    arrival = data.draw(st.permutations(events), label="arrival order")
+    afa = kleene.read_afa(RISES)
+    engine = kleene.Engine(afa, arc_lifetimes="explicit")
+    lifetimes = {}
+    outputs = []
+    changes = data.draw(changes_strategy, label="changes")
+    plan = sorted(changes)
+    for sent, event in enumerate([*arrival, None]):
+        while plan and plan[0][0] <= sent:
+            kind, name = plan.pop(0)[1].split()
+            start = data.draw(st.integers(0, 10), label="lifetime start")
+            if kind == "add":
+                end = data.draw(st.none() | st.integers(start, 11), label="lifetime end")
+                life = Lifetime(start, math.inf if end is None else end)
+                afa, changed = _apply(
+                    engine, afa, lifetimes, f"add {name}", life, lifetime=(start, end)
+                )
+            else:
+                life = Lifetime(end=start)
+                afa, changed = _apply(engine, afa, lifetimes, f"remove {name}", life, end=start)
+            outputs += changed
+        if event is not None:
+            outputs += engine.send(event)
+    outputs += engine.close()
+    assert outcome(net(outputs)) == brute(afa, lifetimes, arrival)
+
+
+def test_example_4_changes_k_while_the_stream_runs():
+    """Example 4: the V-pattern count k changes from 2 to 1 by removing the arcs that test
+    k and adding ones for k'; later V-patterns match with k' = 1, and the state is kept."""
+    vpattern = kleene.read_afa("""
+    AFA q1 WITHIN 20
+    REGISTER (r1 = 0, r2 = 0)
+    FINAL q3
+    ARC a0: q0 -> q1 WHEN e.change < -1
+    ARC a1: q1 -> q1 WHEN e.change < 0 SET r1 = r.r1 + 1
+    ARC a2: q1 -> q2 WHEN e.change < 0 SET r1 = r.r1 + 1
+    ARC a3: q2 -> q2 WHEN e.change > 0 AND r.r1 > 1 SET r1 = r.r1 - 1
+    ARC a4: q2 -> q1 WHEN e.change > 0 AND r.r1 = 1 AND r.r2 < 1 SET r1 = 0, r2 = r.r2 + 1
+    ARC a5: q2 -> q3 WHEN e.change > 0 AND r.r1 = 1 AND r.r2 = 1 SET r1 = 0, r2 = r.r2 + 1
+    """)
+    v = [-2, -0.5, -0.5, 0.5, 0.5]  # one V (down three times, up twice)
+    engine = kleene.Engine(vpattern)
+    first = [{"type": "tick", "ts": t, "id": t, "change": c} for t, c in enumerate(v)]
+    assert engine.send_many(first) == []  # one V is not two
+    for name in ("a4", "a5"):
+        assert engine.remove_arc(name) == []
+    engine.add_arc("ARC a5k: q2 -> q3 WHEN e.change > 0 AND r.r1 = 1 AND r.r2 = 0 SET r1 = 0")
+    second = [{"type": "tick", "ts": 10 + t, "id": 10 + t, "change": c} for t, c in enumerate(v)]
+    found = engine.send_many(second)
+    assert [m.ids()["events"] for m in found] == [(10, 11, 12, 13, 14)]
+    assert [a.name for a in engine.plan.afa.arcs][-1] == "a5k"
+
+
+def test_explicit_mode_holds_state_until_both_punctuations():
+    """Section 5.4: the effective punctuation is the earlier of the events' and the arcs';
+    an arc-event may begin at the arc punctuation, however far the events went, and still
+    reach the events received after it."""
+    engine = kleene.Engine(kleene.read_afa(RISES), arc_lifetimes="explicit")
+    for t, x in enumerate([1, 2, 3, -1]):
+        engine.send(kleene.Event("T", t, {"x": x}, id=t))
+    engine.advance_to(3)
+    assert engine.metrics.as_dict()["peak_runs"] > 0
+    held = sum(len(s.entries) for s in engine._states.values())
+    assert held == 4  # no arc punctuation yet: nothing is cleaned
+    added = engine.add_arc(EXTRA["short"], lifetime=(1, None))
+    assert [m.ids()["events"] for m in added] == [(2, 3)]  # a rise of one, then a fall
+    engine.advance_arcs_to(2)
+    assert sum(len(s.entries) for s in engine._states.values()) < held
+    with pytest.raises(KleeneError, match="before the arc punctuation"):
+        engine.add_arc(EXTRA["same"], lifetime=(1, None))
+    with pytest.raises(KleeneError, match="goes back"):
+        engine.advance_arcs_to(1)
+
+
+def test_an_arc_added_later_reaches_back_with_an_explicit_lifetime():
+    engine = kleene.Engine(kleene.read_afa(RISES), arc_lifetimes="explicit")
+    rows = [(0, 1), (1, 2), (2, -1), (3, 5), (4, -1)]
+    found = engine.send_many(kleene.Event("T", t, {"x": x}, id=t) for t, x in rows)
+    assert [m.ids()["events"] for m in found] == [(0, 1, 2)]
+    added = engine.add_arc(EXTRA["short"], lifetime=(3, None))
+    assert [m.ids()["events"] for m in added] == [(3, 4)]
+    removed = engine.remove_arc("end", end=1)
+    assert [(type(m).__name__, m.ids()["events"]) for m in removed] == [("Retraction", (0, 1, 2))]
+
+
+def test_bad_arc_events_are_errors_that_name_the_cause():
+    afa = kleene.read_afa(RISES)
+    engine = kleene.Engine(afa)
+    with pytest.raises(KleeneError, match="leaves state 'nowhere'"):
+        engine.add_arc("ARC x: nowhere -> done")
+    with pytest.raises(KleeneError, match="already has an arc more"):
+        engine.add_arc("ARC more: up -> done")
+    with pytest.raises(KleeneError, match="has no arc gone"):
+        engine.remove_arc("gone")
+    with pytest.raises(KleeneError, match="only event arcs"):
+        engine.add_arc("EPSILON e1: up -> done")
+    with pytest.raises(KleeneError, match="not a final one"):
+        engine.add_arc("ARC y: start -> up", final=True)
+    with pytest.raises(KleeneError, match="explicit"):
+        engine.add_arc(EXTRA["short"], lifetime=(0, None))
+    with pytest.raises(KleeneError, match="explicit"):
+        engine.advance_arcs_to(3)
+    with pytest.raises(PatternError, match="no field size"):
+        engine.add_arc("ARC z: up -> done WHEN r.size > 1")
+    explicit = kleene.Engine(afa, arc_lifetimes="explicit")
+    with pytest.raises(KleeneError, match="needs lifetime"):
+        explicit.add_arc(EXTRA["short"])
+    with pytest.raises(KleeneError, match="needs end"):
+        explicit.remove_arc("end")
+    query = kleene.Engine("PATTERN SEQ(A a, B b) WITHIN 5", plan="afa")
+    with pytest.raises(KleeneError, match="written directly"):
+        query.add_arc(EXTRA["short"])
+    with pytest.raises(KleeneError, match="on plan 'afa'"):
+        kleene.Engine("PATTERN SEQ(A a, B b) WITHIN 5", plan="nfa").add_arc(EXTRA["short"])
+    with pytest.raises(KleeneError, match="'default' or 'explicit'"):
+        kleene.Engine(afa, arc_lifetimes="sometimes")
+
+
+def test_ended_arcs_are_forgotten_once_punctuated():
+    engine = kleene.Engine(kleene.read_afa(RISES))
+    engine.send(kleene.Event("T", 1, {"x": 1}, id=0))
+    engine.remove_arc("more")
+    assert "more" in {a.name for a in engine.plan.afa.arcs}
+    engine.advance_to(1)
+    assert "more" not in {a.name for a in engine.plan.afa.arcs}
