@@ -173,3 +173,84 @@ def test_pmatches_with_unhashable_registers_are_not_merged() -> None:
     assert sorted(m.key for m in kleene.match(query, events, plan="afa")) == sorted(
         m.key for m in expected
     )
+
+
+def numbered(pattern, events):
+    """The events in timestamp order (equal times in list order), each with a sequence
+    number `seq`, one more per event of its partition (AFA+O)."""
+    key = kleene.compile(pattern, plan="afa").partition_key
+    counts: dict = {}
+    out = []
+    for event in sorted(events, key=lambda e: e.t):
+        partition = None if key is None else key(event)
+        counts[partition] = counts.get(partition, -1) + 1
+        out.append(
+            kleene.Event(
+                event.type, event.ts, {**event.attrs, "seq": counts[partition]}, id=event.id
+            )
+        )
+    return out
+
+
+@given(case=cases(), data=st.data())
+def test_sequence_numbers_give_matches_that_are_never_withdrawn(case, data):
+    """AFA+O (section 5.3): with sequence numbers, a computation never spans a missing
+    number, so every match reported is final, in any arrival order."""
+    if not compiles(case.pattern):
+        return
+    stream = numbered(case.pattern, case.events)
+    permuted = data.draw(st.permutations(stream), label="arrival order")
+    engine = kleene.Engine(case.pattern, "afa", sequence="seq")
+    outputs = engine.send_many(permuted) + engine.close()
+    assert not any(isinstance(m, Retraction) for m in outputs)
+    reference = kleene.match(case.pattern, stream, plan="reference")
+    assert keys(sorted(outputs, key=kleene.Match.sort_key)) == keys(reference)
+    assert engine.metrics.as_dict().get("sequence_gaps", 0) == 0
+
+
+def test_sequence_numbers_against_speculation_on_one_disordered_stream():
+    """The same late event: plain `afa` withdraws and reissues, AFA+O only adds."""
+    query = "PATTERN SEQ(A a, B b) WHERE strict_contiguity WITHIN 10"
+    rows = [("A", 1, 0), ("B", 3, 2), ("C", 2, 1), ("B", 4, 3)]  # C arrives late
+    stream = [kleene.Event(t, ts, {"seq": n}, id=n) for t, ts, n in rows]
+    plain = kleene.Engine(query, "afa").send_many(stream)
+    assert any(isinstance(m, Retraction) for m in plain)
+    engine = kleene.Engine(query, "afa", sequence="seq")
+    assert engine.send_many(stream[:2]) == []  # A (0) and B (2) are not adjacent
+    assert engine.send_many(stream[2:]) == []
+    later = kleene.Engine(query, "afa", sequence="seq")
+    found = later.send_many(
+        [
+            stream[0],
+            stream[2],
+            kleene.Event("A", 3.5, {"seq": 3}, id=9),
+            kleene.Event("B", 4, {"seq": 4}, id=10),
+        ]
+    )
+    assert [m.ids() for m in found] == [{"a": (9,), "b": (10,)}]
+
+
+def test_sequence_number_errors_name_the_event_and_field():
+    query = "PATTERN SEQ(A a, B b) WITHIN 10"
+    engine = kleene.Engine(query, "afa", sequence="seq")
+    with pytest.raises(EventError, match="no whole sequence number in 'seq'"):
+        engine.send(kleene.Event("A", 1, {}, id=0))
+    engine.send(kleene.Event("A", 1, {"seq": 5}, id=1))
+    with pytest.raises(EventError, match="must follow the timestamps"):
+        engine.send(kleene.Event("B", 2, {"seq": 5}, id=2))
+    with pytest.raises(EventError, match="must follow the timestamps"):
+        engine.send(kleene.Event("B", 0, {"seq": 7}, id=3))
+    with pytest.raises(KleeneError, match="cannot be retracted"):
+        engine.retract(kleene.Event("A", 1, {"seq": 5}, id=1))
+    with pytest.raises(PlanError, match="sequence numbers"):
+        kleene.compile(query, plan="nfa", sequence="seq")
+    with pytest.raises(PlanError, match="names the attribute"):
+        kleene.compile(query, plan="afa", sequence=3)
+
+
+def test_a_gap_in_the_sequence_numbers_is_counted():
+    query = "PATTERN SEQ(A a, B b) WITHIN 10"
+    engine = kleene.Engine(query, "afa", sequence="seq")
+    stream = [kleene.Event("A", 1, {"seq": 0}, id=0), kleene.Event("B", 2, {"seq": 2}, id=1)]
+    assert engine.send_many(stream) + engine.close() == []
+    assert engine.metrics.as_dict()["sequence_gaps"] == 1

@@ -60,6 +60,9 @@ class Options:
       value (True, the default; section 4.5.3's group-by-attribute optimization).
     - `negation`: how the lazy plans check negations: "post" (default; once a match is
       complete) or "first_chance" (as soon as a partial match binds what decides one).
+    - `sequence`: the `afa` plan's AFA+O: the attribute holding each event's sequence
+      number, one more per event in timestamp order (per partition when the query has a
+      partition key). Matches then never span a missing number, so none is withdrawn.
     """
 
     output: Literal["all", "non_overlapping"] = "all"
@@ -78,6 +81,7 @@ class Options:
     estimate: int = 0
     group: bool = True
     negation: Literal["post", "first_chance"] = "post"
+    sequence: str | None = None
 
     @classmethod
     def build(cls, **options: Any) -> Options:
@@ -117,6 +121,9 @@ class Options:
             options["frequencies"] = MappingProxyType(dict(options["frequencies"]))
         if "estimate" in options:
             options["estimate"] = _count("estimate", options["estimate"])
+        sequence = options.get("sequence")
+        if sequence is not None and not (isinstance(sequence, str) and sequence):
+            raise PlanError(f"sequence names the attribute of sequence numbers, not {sequence!r}")
         if "functions" in options:
             options["functions"] = MappingProxyType(dict(options["functions"]))
         return cls(**options)

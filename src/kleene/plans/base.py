@@ -96,7 +96,7 @@ class Plan(ABC, Generic[S]):
     ordered: ClassVar[bool] = True
 
     def __init__(self, analysis: Analysis, options: Options) -> None:
-        reason = self.unsupported(analysis, options)
+        reason = self.refusal(analysis, options)
         if reason is not None:
             raise PlanError(f"plan {self.name!r} cannot run this pattern: {reason}")
         self.analysis = analysis
@@ -106,6 +106,14 @@ class Plan(ABC, Generic[S]):
         self.window: float | None = (
             None if within is None else options.window_length(within.amount, within.unit)
         )
+
+    @classmethod
+    def refusal(cls, analysis: Analysis, options: Options) -> str | None:
+        """Why this plan cannot run the pattern: what the contract rules out, then the
+        plan's own `unsupported`."""
+        if options.sequence is not None and cls.ordered:
+            return "sequence numbers (AFA+O) are for plan='afa', which takes events in any order"
+        return cls.unsupported(analysis, options)
 
     @classmethod
     def unsupported(cls, analysis: Analysis, options: Options) -> str | None:
@@ -304,4 +312,4 @@ def instantiate(plan: str, analysis: Analysis, options: Options) -> Plan[Any]:
 def candidates(analysis: Analysis, options: Options) -> list[type[Plan[Any]]]:
     """The plans `auto` may pick, in `PREFERENCE` order: those that run the pattern."""
     found = [PLANS[n] for n in PREFERENCE if n in PLANS]
-    return [cls for cls in found if cls.unsupported(analysis, options) is None]
+    return [cls for cls in found if cls.refusal(analysis, options) is None]

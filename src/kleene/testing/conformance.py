@@ -194,7 +194,7 @@ def check(
     if isinstance(pattern, str):
         pattern = plans.parse(pattern)
     settings = Options.build(**options)
-    reason = plan_class(name).unsupported(analyze(pattern, settings.functions), settings)
+    reason = plan_class(name).refusal(analyze(pattern, settings.functions), settings)
     if reason is not None:
         raise UnsupportedError(f"plan {name!r} cannot run this pattern: {reason}")
     plan = plans.compile(pattern, name, **options)

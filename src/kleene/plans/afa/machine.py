@@ -36,7 +36,7 @@ from typing import Any
 
 from sortedcontainers import SortedDict
 
-from kleene.errors import KleeneError
+from kleene.errors import EventError, KleeneError
 from kleene.events import Event, Watermark
 from kleene.matches import Match, Retraction
 from kleene.plans.afa.model import Afa, Deadline, Fire, Lifetime, Register
@@ -103,8 +103,13 @@ class Machine:
         twins: bool = True,
         merge: bool = False,
         fixed: bool = False,
+        sequence: str | None = None,
     ) -> None:
         self.pattern = pattern
+        #: AFA+O (section 5.3): the attribute holding each event's sequence number (one
+        #: more per event, in timestamp order). Computations go only between events with
+        #: adjacent numbers, so every match reported is final: nothing is withdrawn.
+        self.sequence = sequence
         self.report_register = report_register
         #: May two pmatches at one event stand for the same match (the same events bound
         #: alike, and the same register when it is reported)? The output is a set
@@ -252,24 +257,30 @@ class Machine:
 
     def insert(self, state: AfaState, event: Event) -> list[Output]:
         """Algorithm 1, InsertEvent."""
-        key = (event.t, state.arrivals)
-        state.arrivals += 1
+        key = self._key(state, event)
         entries = state.entries
         out: list[Output] = []
         pmatches: list[PMatch] = []
         last = state.last
         in_order = last is None or key > last[0]
+        carried: list[PMatch] | None = None
         if in_order:
             position = len(entries)
-            if last is not None:
+            if last is not None and self._adjacent(last[0], key):
                 self._extend(last[1].pmatches, event, pmatches)
         else:
             position = entries.bisect_left(key)
             state.counters["out_of_order"] += 1
-            prefix = entries.peekitem(position - 1)[1].pmatches if position else []
-            self._extend(prefix, event, pmatches)
-            ignoring, carried = self._ignoring(prefix, pmatches, event.t)
-            self._invalidate(state, position, key, out, ignoring)
+            before = entries.peekitem(position - 1) if position else None
+            if self.sequence is not None:
+                # AFA+O: no computation spans a gap, so none spans the event's place
+                if before is not None and self._adjacent(before[0], key):
+                    self._extend(before[1].pmatches, event, pmatches)
+            else:
+                prefix = [] if before is None else before[1].pmatches
+                self._extend(prefix, event, pmatches)
+                ignoring, carried = self._ignoring(prefix, pmatches, event.t)
+                self._invalidate(state, position, key, out, ignoring)
             begun = len(pmatches)
         self._begin(key, event, pmatches)
         entry = entries[key] = Entry(event, pmatches)
@@ -284,6 +295,41 @@ class Machine:
             onward = pmatches if carried is None else carried + pmatches[begun:]
             self._propagate(state, position + 1, onward, out)
         return out
+
+    def _key(self, state: AfaState, event: Event) -> Key:
+        """Where the event goes in the index: (timestamp, arrival), or with sequence
+        numbers (AFA+O) (timestamp, sequence number), which must agree with the timestamps
+        and not repeat."""
+        if self.sequence is None:
+            key = (event.t, state.arrivals)
+            state.arrivals += 1
+            return key
+        number = event.attrs.get(self.sequence)
+        if not isinstance(number, int) or isinstance(number, bool):
+            raise EventError(
+                f"event {event.id!r} has no whole sequence number in {self.sequence!r} "
+                f"({number!r}); AFA+O numbers every event",
+                field=self.sequence,
+            )
+        key = (event.t, number)
+        entries = state.entries
+        position = entries.bisect_left(key)
+        for neighbour in (position - 1, position):
+            if 0 <= neighbour < len(entries):
+                held = entries.peekitem(neighbour)[0]
+                if held[1] == number or (held[1] < number) != (neighbour < position):
+                    raise EventError(
+                        f"event {event.id!r} has sequence number {number} at ts {event.ts!r}, "
+                        f"but sequence number {held[1]} has ts {held[0]!r}: the numbers must "
+                        "follow the timestamps, one per event",
+                        field=self.sequence,
+                    )
+        return key
+
+    def _adjacent(self, before: Key, after: Key) -> bool:
+        """May a computation go from the event at `before` to the one at `after`, next in
+        the index? Always, but with sequence numbers, only when no number lies between."""
+        return self.sequence is None or after[1] == before[1] + 1
 
     def _ignoring(
         self, prefix: list[PMatch], derived: list[PMatch], t: float
@@ -359,6 +405,11 @@ class Machine:
     def delete(self, state: AfaState, event: Event) -> list[Output] | None:
         """Appendix C's Delete: the outputs of removing an event received before (None when
         the state holds no such event: same type, timestamp and id)."""
+        if self.sequence is not None:
+            raise KleeneError(
+                "events with sequence numbers (AFA+O) cannot be retracted: the sequence would "
+                "keep a gap no event fills"
+            )
         entries = state.entries
         position = entries.bisect_left((event.t, -1))
         while position < len(entries):
@@ -424,6 +475,8 @@ class Machine:
         entries = state.entries
         while pmatches and position < len(entries):
             key, entry = entries.peekitem(position)
+            if position and not self._adjacent(entries.peekitem(position - 1)[0], key):
+                return  # AFA+O: a gap in the sequence numbers
             derived: list[PMatch] = []
             self._extend(pmatches, entry.event, derived)
             if self.waits:
@@ -494,7 +547,11 @@ class Machine:
         if cover < 0 or (cover == 0 and entries.peekitem(0)[1].event is None):
             return out  # the cover has not moved (its expired pmatches go when it does)
         for _ in range(cover):
-            state.live -= len(entries.popitem(0)[1].pmatches)
+            key, entry = entries.popitem(0)
+            state.live -= len(entry.pmatches)
+            if not self._adjacent(key, entries.peekitem(0)[0]):
+                # AFA+O: no event can come between them now; matches across are lost
+                state.counters["sequence_gaps"] = state.counters.get("sequence_gaps", 0) + 1
         entry = entries.peekitem(0)[1]
         entry.event = None
         window, dead = self.window, self.dead

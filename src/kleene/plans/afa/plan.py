@@ -65,12 +65,13 @@ class AfaPlan(Plan[AfaState]):
                 twins=twins,
                 merge=options.merge,
                 fixed=True,
+                sequence=options.sequence,
             )
         else:
             assert afa is not None, "an AFA plan runs a query or an AFA"
             self.options = options
             self.window = afa.window
-            self.machine = Machine(afa, options.name or afa.name)
+            self.machine = Machine(afa, options.name or afa.name, sequence=options.sequence)
         self.afa = afa
         self.direct = analysis is None
 
