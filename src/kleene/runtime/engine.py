@@ -110,6 +110,10 @@ class Engine:
         self._scheduled: dict[Hashable, float] = {}
         self._tiebreak = count()
         self._arrivals = 0
+        #: The partition key of the last event an unordered plan took, and how many
+        #: punctuations until every state hears one (see `_punctuate`).
+        self._touched: Hashable | None = None
+        self._sweep_in = 0
         self._last_t: float | None = None
         self._datetimes: bool | None = None
         self._ts_type: type = type(None)
@@ -174,10 +178,13 @@ class Engine:
             return self._report(self._insert(item))
         floor = (reorder.floor, reorder.at_floor)
         reported = []
+        touched = []
         for each in reorder.push(item, self._arrivals):
             reported.extend(self._insert(each))
+            touched.append(self._touched)
         if (reorder.floor, reorder.at_floor) != floor:
-            reported += self._punctuate(Watermark(reorder.floor, inclusive=reorder.at_floor))
+            watermark = Watermark(reorder.floor, inclusive=reorder.at_floor)
+            reported += self._punctuate(watermark, touched)
         return self._report(reported) if reported else reported
 
     def _insert(self, item: Event) -> list[Match]:
@@ -189,6 +196,8 @@ class Engine:
             state = self._state(key)
         reported = self.plan.step(state, item)
         self._count_live(key, state)
+        self._schedule(key, state)
+        self._touched = key
         return reported
 
     def _count_live(self, key: Hashable | None, state: Any) -> None:
@@ -200,11 +209,18 @@ class Engine:
             metrics.peak_runs = max(metrics.peak_runs, self._total_live)
             metrics.run_steps += self._total_live
 
-    def _punctuate(self, watermark: Watermark) -> list[Match]:
-        """Tell every state of an unordered plan that time has reached `watermark` (the
+    def _punctuate(
+        self, watermark: Watermark, touched: list[Hashable | None] | None = None
+    ) -> list[Match]:
+        """Tell the states of an unordered plan that time has reached `watermark` (the
         matches that decides), and drop the states it leaves idle. With explicit arc
         lifetimes the plan hears the effective punctuation, the earlier of the events' and
-        the arcs' (section 5.4)."""
+        the arcs' (section 5.4).
+
+        Every state hears it, unless `touched` names the states the last events went to:
+        then those hear it, and the states whose deadline it passes (their timeouts must
+        fire now); the others only clean up, so they hear every so many punctuations, as
+        many as there are states (amortized O(1) per event however many keys are live)."""
         self._watermark = watermark
         if self._arc_lifetimes == "explicit":
             arcs = Watermark(self._arc_floor, inclusive=False)
@@ -212,16 +228,39 @@ class Engine:
                 watermark = arcs
         if isinstance(self.plan, AfaPlan) and self.plan.machine.lifetimes:
             self.plan.forget_arcs(watermark)
+        keys: Iterable[Hashable | None]
+        self._sweep_in -= 1
+        if touched is None or self._sweep_in <= 0:
+            keys = list(self._states)
+            self._sweep_in = len(keys) + 1
+        else:
+            keys = dict.fromkeys([*touched, *self._due(watermark)])
         reported: list[Match] = []
-        for key, state in list(self._states.items()):
+        for key in keys:
+            state = self._states.get(key)
+            if state is None:
+                continue
             reported.extend(self.plan.advance(state, watermark))
             if self.plan.idle(state, watermark):
                 _add_counters(self._retired, self.plan.counters(state))
                 del self._states[key]
+                self._scheduled.pop(key, None)
                 self._total_live -= self._live.pop(key, 0)
             else:
                 self._count_live(key, state)
+                self._schedule(key, state)
         return reported
+
+    def _due(self, watermark: Watermark) -> list[Hashable | None]:
+        """The keys of the states whose deadline `watermark` passes."""
+        due = []
+        timers = self._timers
+        while timers and watermark.settles(timers[0][0]):
+            deadline, _, key = heapq.heappop(timers)
+            if self._scheduled.get(key) == deadline:
+                del self._scheduled[key]
+                due.append(key)
+        return due
 
     def retract(self, event: EventLike) -> list[Match]:
         """Withdraw an event sent before (the paper's Delete; `plan="afa"` only): the

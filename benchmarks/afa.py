@@ -1,0 +1,358 @@
+"""The AFA paper's experiments (seed 004, section 6 and Appendix D) on the `afa` plan.
+
+`--experiment` picks one:
+
+- `disorder` (figures 12, 13): throughput and state against the share of events that
+  arrive late, for `afa` (speculating; `max_delay` punctuates), AFA+O (sequence numbers)
+  and `nfa` in exact mode (`max_delay` reorders), baseline `nfa`.
+- `speculation` (figures 10, 11): output size (matches and retractions) and latency
+  against the Cleanse factor σ, on one disordered stream, with AFA+O beside. Latency is
+  counted in events: how many arrivals after a match's last event the match that stands
+  was output (the paper measures milliseconds at one event per millisecond).
+- `dynamic` (figure 9): a pattern whose count k changes every `--periods` events, as a
+  dynamic pattern (`remove_arc`/`add_arc`) against an operator restart (a new engine fed the
+  events still in the window, as the paper's restart does). Both punctuate at every event
+  (`max_delay=0`), so state stays within the window.
+- `ignorable` (figures 16, 17, and figure 10's output size): throughput and state against
+  the share of ignorable events (events of a type the query skips), in order for `afa` and
+  `nfa`, and the output size of `afa` with 10 % of the events late.
+
+The stream is the SASE+ stock ticker and the query the `disorder` suite's (p2s3, W=500).
+`--plot FILE` draws the experiment's figure.
+
+>>> events = stock(200)
+>>> [e.attrs["seq"] for e in numbered(events)][:4]
+[0, 0, 1, 1]
+>>> noisy = with_noise(events, 0.5)
+>>> len(noisy), sum(e.type == "Noise" for e in noisy)
+(200, 100)
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import kleene
+from benchmarks.disorder import disordered
+from benchmarks.harness import Column, Result, best_of, count, engine_run
+from benchmarks.nfa import query
+from kleene.events import Event
+from kleene.matches import Match, Retraction
+from kleene.testing.workloads import StockStream
+
+__all__ = ["arguments", "latency_run", "numbered", "run", "stock", "with_noise"]
+
+EXPERIMENTS = ("disorder", "speculation", "dynamic", "ignorable")
+COLUMNS = [
+    Column("withdrawn", count("retractions")),
+    Column("peak pmatches", count("peak_runs")),
+]
+
+#: The dynamic experiment's AFA: a run of rising prices from a round one, ended by a
+#: low-volume tick once it has risen k times (k is the arc `end` that changes).
+RISE = """
+AFA rise WITHIN {window}
+REGISTER (n = 0, last = 0)
+FINAL done
+ARC first: start -> up WHEN e.price % 10 = 0 SET n = 0, last = e.price
+ARC more: up -> up WHEN e.price > r.last SET n = r.n + 1, last = e.price
+ARC flat: up -> up WHEN e.price <= r.last AND e.volume >= 150 BIND NONE
+"""
+END = "ARC end{change}: up -> done WHEN e.volume < 150 AND r.n >= {k}"
+
+
+def stock(size: int, seed: int = 1, symbols: int = 2) -> list[Event]:
+    return list(StockStream(size=size, symbols=symbols, p_up=0.7, seed=seed).events())
+
+
+def numbered(events: Sequence[Event], key: str = "symbol") -> list[Event]:
+    """The events with a sequence number `seq` per symbol, in timestamp order (AFA+O)."""
+    counts: dict[Any, int] = {}
+    out = []
+    for event in events:
+        number = counts[event.attrs[key]] = counts.get(event.attrs[key], -1) + 1
+        out.append(Event(event.type, event.ts, {**event.attrs, "seq": number}, id=event.id))
+    return out
+
+
+def with_noise(events: Sequence[Event], share: float, seed: int = 1) -> list[Event]:
+    """The stream with a `share` of its events turned into `Noise` events, which the query
+    (over `Stock`) skips: ignorable events."""
+    rng = random.Random(seed)
+    return [Event("Noise", e.ts, e.attrs, id=e.id) if rng.random() < share else e for e in events]
+
+
+def arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--experiment", choices=EXPERIMENTS, default="disorder")
+    parser.add_argument("--events", type=int, default=10_000, help="stream size (10000)")
+    parser.add_argument("--window", type=int, default=500, help="the query's partition window")
+    parser.add_argument("--delay", type=int, default=20, help="the most an event lags (20)")
+    parser.add_argument(
+        "--fractions",
+        type=float,
+        nargs="+",
+        default=[0.0, 0.1, 0.2, 0.4],
+        help="disorder: shares of late events (0 0.1 0.2 0.4)",
+    )
+    parser.add_argument(
+        "--sigmas",
+        type=float,
+        nargs="+",
+        default=[0, 2, 5, 10, 20, math.inf],
+        help="speculation: Cleanse factors σ (0 2 5 10 20 inf)",
+    )
+    parser.add_argument(
+        "--periods",
+        type=int,
+        nargs="+",
+        default=[100, 1000, 5000],
+        help="dynamic: events between pattern changes (100 1000 5000)",
+    )
+    parser.add_argument(
+        "--shares",
+        type=float,
+        nargs="+",
+        default=[0.0, 0.3, 0.6, 0.9],
+        help="ignorable: shares of ignorable events (0 0.3 0.6 0.9)",
+    )
+    parser.add_argument("--plot", type=Path, help="also draw the experiment into this PNG")
+
+
+def run(args: argparse.Namespace) -> tuple[list[Result], list[Column], str | None]:
+    experiment: Callable[[argparse.Namespace], tuple[list[Result], str | None]] = {
+        "disorder": _disorder,
+        "speculation": _speculation,
+        "dynamic": _dynamic,
+        "ignorable": _ignorable,
+    }[args.experiment]
+    results, baseline = experiment(args)
+    if args.plot:
+        plot(args.experiment, results, args.plot)
+        print(f"benchmarks: drew {args.plot}", file=sys.stderr)
+    columns = COLUMNS
+    if args.experiment == "speculation":
+        columns = [*COLUMNS, Column("latency (events)", count("latency"), ".1f")]
+    return results, columns, baseline
+
+
+def _measure(args: argparse.Namespace, measure: Callable[[], Result]) -> Result:
+    result = best_of(args.repeat, measure)
+    print(f"benchmarks: {result}", file=sys.stderr)
+    return result
+
+
+def _disorder(args: argparse.Namespace) -> tuple[list[Result], str | None]:
+    events = numbered(stock(args.events))
+    text = query("p2", "s3", args.window)
+    results = []
+    for fraction in args.fractions:
+        moved = disordered(events, fraction, args.delay)
+        setting = f"late={fraction:g}"
+        exact = partial(engine_run, text, moved, "nfa", setting, "nfa", max_delay=args.delay)
+        if fraction == 0:
+            exact = partial(engine_run, text, events, "nfa", setting, "nfa")
+        results.append(_measure(args, exact))
+        for label, options in (("afa", {}), ("afa+O", {"sequence": "seq"})):
+            measure = partial(
+                engine_run, text, moved, "afa", setting, label, max_delay=args.delay, **options
+            )
+            results.append(_measure(args, measure))
+    return results, "nfa"
+
+
+def latency_run(
+    text: str, events: Sequence[Event], setting: str, label: str, **options: Any
+) -> Result:
+    """A run that times the engine and records, for each match that stands at the end, how
+    many arrivals after its last event it was output (`counts["latency"]`, the mean)."""
+    engine = kleene.Engine(text, "afa", **options)
+    arrived: dict[Any, int] = {}
+    emitted: list[tuple[int, list[Match]]] = []
+    started = time.perf_counter()
+    for position, event in enumerate(events):
+        arrived[event.id] = position
+        found = engine.send(event)
+        if found:
+            emitted.append((position, found))
+    emitted.append((len(events), engine.close()))
+    seconds = time.perf_counter() - started
+    standing: dict[Any, list[tuple[int, Match]]] = {}
+    for position, found in emitted:
+        for output in found:
+            if isinstance(output, Retraction):
+                standing[output.key].pop()
+            else:
+                standing.setdefault(output.key, []).append((position, output))
+    delays = [
+        position - max(arrived[e.id] for e in match.events)
+        for held in standing.values()
+        for position, match in held
+    ]
+    counts = {
+        **engine.metrics.as_dict(),
+        "latency": sum(delays) / len(delays) if delays else 0.0,
+    }
+    outputs = sum(len(found) for _, found in emitted)
+    return Result(setting, label, len(events), seconds, outputs, counts)
+
+
+def _speculation(args: argparse.Namespace) -> tuple[list[Result], str | None]:
+    events = numbered(with_noise(stock(args.events), 0.7))
+    moved = disordered(events, max(args.fractions), args.delay)
+    text = query("p2", "s3", args.window)
+    results = []
+    for sigma in args.sigmas:
+        measure = partial(
+            latency_run,
+            text,
+            moved,
+            f"sigma={sigma:g}",
+            "afa",
+            max_delay=args.delay,
+            speculation=sigma,
+        )
+        results.append(_measure(args, measure))
+    measure = partial(
+        latency_run, text, moved, "sequence", "afa+O", max_delay=args.delay, sequence="seq"
+    )
+    results.append(_measure(args, measure))
+    return results, None
+
+
+@dataclass
+class _Restart:
+    """The paper's operator restart: a new engine for the new pattern, fed the events still
+    within the window from a buffer, so no match with them is lost."""
+
+    window: int
+    engine: kleene.Engine
+    buffer: list[Event]
+
+    def change(self, afa: kleene.Afa) -> list[Match]:
+        latest = self.buffer[-1].t if self.buffer else 0
+        self.buffer = [e for e in self.buffer if latest - e.t <= self.window]
+        self.engine = kleene.Engine(afa, max_delay=0)
+        return self.engine.send_many(self.buffer)
+
+    def send(self, event: Event) -> list[Match]:
+        self.buffer.append(event)
+        return self.engine.send(event)
+
+
+def _dynamic(args: argparse.Namespace) -> tuple[list[Result], str | None]:
+    events = stock(args.events, symbols=1)
+    base = RISE.format(window=args.window)
+    results = []
+    for period in args.periods:
+        for label in ("dynamic", "restart"):
+            measure = partial(_changing, base, events, period, args.window, label)
+            results.append(_measure(args, measure))
+    return results, "restart"
+
+
+def _changing(base: str, events: Sequence[Event], period: int, window: int, label: str) -> Result:
+    """Run the rise AFA, k alternating 3 and 4 every `period` events: by changing its `end`
+    arc ("dynamic") or by restarting the engine with the new AFA ("restart")."""
+    engine = kleene.Engine(kleene.read_afa(base + END.format(change=0, k=3)), max_delay=0)
+    restart = _Restart(window, engine, [])
+    dynamic = label == "dynamic"
+    found = 0
+    started = time.perf_counter()
+    for position, event in enumerate(events):
+        if position and position % period == 0:
+            change = position // period
+            arc = END.format(change=change, k=4 if change % 2 else 3)
+            if dynamic:
+                engine.remove_arc(f"end{change - 1}")
+                engine.add_arc(arc)
+            else:
+                found += len(restart.change(kleene.read_afa(base + arc)))
+        found += len(engine.send(event) if dynamic else restart.send(event))
+    seconds = time.perf_counter() - started
+    counts = (engine if dynamic else restart.engine).metrics.as_dict()
+    return Result(f"period={period}", label, len(events), seconds, found, counts)
+
+
+def _ignorable(args: argparse.Namespace) -> tuple[list[Result], str | None]:
+    plain = stock(args.events)
+    text = query("p2", "s3", args.window)
+    results = []
+    for share in args.shares:
+        events = with_noise(plain, share)
+        setting = f"ignorable={share:g}"
+        for plan in ("nfa", "afa"):
+            results.append(_measure(args, partial(engine_run, text, events, plan, setting, plan)))
+        moved = disordered(events, 0.1, args.delay)
+        late = partial(
+            engine_run, text, moved, "afa", setting, "afa, 10% late", max_delay=args.delay
+        )
+        results.append(_measure(args, late))
+    return results, "nfa"
+
+
+def plot(experiment: str, results: list[Result], path: Path) -> None:
+    """The experiment's figure: throughput (and state, outputs or latency) against its
+    variable, one line per plan."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels: list[tuple[str, Callable[[Result], float]]] = [("events/s", lambda r: r.throughput)]
+    if experiment == "speculation":
+        panels = [("outputs", lambda r: r.matches), ("latency (events)", _latency)]
+    elif experiment in ("disorder", "ignorable"):
+        panels.append(("peak pmatches", lambda r: max(r.counts.get("peak_runs", 0), 1)))
+    figure, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4), squeeze=False)
+    finite = [x for x in map(_x, (r.setting for r in results)) if math.isfinite(x)]
+    infinity = 1.5 * max(finite) if finite and max(finite) > 0 else 1.0
+    for column, (label, value) in enumerate(panels):
+        axis = axes[0][column]
+        for plan in dict.fromkeys(r.plan for r in results):
+            mine = [r for r in results if r.plan == plan]
+            points = sorted(
+                (infinity if math.isinf(_x(r.setting)) else _x(r.setting), value(r))
+                for r in mine
+                if not math.isnan(_x(r.setting))
+            )
+            if points:
+                axis.plot([p for p, _ in points], [v for _, v in points], marker="o", label=plan)
+            elif mine:  # a row without the variable (AFA+O beside σ): a level line
+                axis.axhline(value(mine[0]), linestyle="--", color="gray", label=plan)
+        axis.set_ylabel(label)
+        axis.set_xlabel(results[0].setting.split("=")[0] if results else "")
+        if experiment == "dynamic" or label == "peak pmatches":
+            axis.set_yscale("log")
+        if experiment == "dynamic":
+            axis.set_xscale("log")
+    axes[0][0].legend(fontsize="small")
+    figure.suptitle(
+        f"afa: {experiment}"
+        + (" (σ = inf drawn at the right)" if experiment == "speculation" else "")
+    )
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=90)
+    plt.close(figure)
+
+
+def _latency(result: Result) -> float:
+    return float(result.counts.get("latency", 0.0))
+
+
+def _x(setting: str) -> float:
+    """A setting's variable ("late=0.1" -> 0.1; NaN when it has none)."""
+    _, _, value = setting.partition("=")
+    try:
+        return float(value)
+    except ValueError:
+        return math.nan
