@@ -21,8 +21,8 @@ The stream is the SASE+ stock ticker and the query the `disorder` suite's (p2s3,
 `--plot FILE` draws the experiment's figure.
 
 >>> events = stock(200)
->>> [e.attrs["seq"] for e in numbered(events)][:4]
-[0, 0, 1, 1]
+>>> [(e.attrs["symbol"], e.attrs["seq"]) for e in numbered(events)][:4]
+[('MSFT', 0), ('MSFT', 1), ('IBM', 0), ('IBM', 1)]
 >>> noisy = with_noise(events, 0.5)
 >>> len(noisy), sum(e.type == "Noise" for e in noisy)
 (200, 100)
