@@ -25,7 +25,7 @@ The stream is the SASE+ stock ticker and the query the `disorder` suite's (p2s3,
 [('MSFT', 0), ('MSFT', 1), ('IBM', 0), ('IBM', 1)]
 >>> noisy = with_noise(events, 0.5)
 >>> len(noisy), sum(e.type == "Noise" for e in noisy)
-(200, 100)
+(200, 101)
 """
 
 from __future__ import annotations
