@@ -177,6 +177,28 @@ def test_a_negative_pattern_at_the_end():
     assert [m.ids() for m in engine.close()] == [{"events": ("a3",)}]
 
 
+def test_the_negative_pattern_written_in_sase_runs_on_the_afa_alike():
+    """The same pattern as a query, `SEQ(A a, NOT(B b)) WITHIN 300`: its trailing negation
+    waits, as the timeout arc does, for time to pass the window; a late B inside a middle
+    negation's scope withdraws a match reported before it."""
+    trades = [
+        {"type": "A", "ts": 0, "id": "a1"},
+        {"type": "C", "ts": 100, "id": "c1"},
+        {"type": "A", "ts": 200, "id": "a2"},
+        {"type": "B", "ts": 400, "id": "b1"},
+        {"type": "A", "ts": 700, "id": "a3"},
+    ]
+    engine = kleene.Engine("PATTERN SEQ(A a, NOT(B b)) WITHIN 300", "afa")
+    assert engine.send_many(trades) == []
+    assert [m.ids() for m in engine.advance_to(300)] == [{"a": ("a1",)}]
+    assert engine.advance_to(999) == []
+    assert [m.ids() for m in engine.close()] == [{"a": ("a3",)}]
+    middle = kleene.Engine("PATTERN SEQ(A a, NOT(B b), C c) WITHIN 300", "afa")
+    assert [m.ids() for m in middle.send_many(trades[:2])] == [{"a": ("a1",), "c": ("c1",)}]
+    (withdrawn,) = middle.send({"type": "B", "ts": 50, "id": "late"})
+    assert isinstance(withdrawn, Retraction)
+
+
 def test_a_late_b_withdraws_nothing_after_the_punctuation_but_is_refused():
     engine = kleene.Engine(kleene.read_afa(NO_B_AFTER_A))
     engine.send({"type": "A", "ts": 0, "id": "a1"})

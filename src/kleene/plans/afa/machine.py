@@ -84,6 +84,10 @@ class AfaState:
     live: int = 0
     #: The entry with the greatest key, and its key (None: the index is empty).
     last: tuple[Key, Entry] | None = None
+    #: The key of the event inserted or deleted last.
+    key: Key = (-math.inf, 0)
+    #: The negations' state (`negation.py`), for a query with negation.
+    negation: Any = None
     counters: dict[str, int] = field(
         default_factory=lambda: dict.fromkeys(
             ("pmatches_created", "pmatches_invalidated", "out_of_order", "retracted"), 0
@@ -257,7 +261,7 @@ class Machine:
 
     def insert(self, state: AfaState, event: Event) -> list[Output]:
         """Algorithm 1, InsertEvent."""
-        key = self._key(state, event)
+        key = state.key = self._key(state, event)
         entries = state.entries
         out: list[Output] = []
         pmatches: list[PMatch] = []
@@ -423,6 +427,7 @@ class Machine:
         else:
             return None
         out: list[Output] = []
+        state.key = key
         state.counters["retracted"] += 1
         self._invalidate(state, position, key, out)
         del entries[key]
@@ -566,6 +571,13 @@ class Machine:
             entries.popitem(0)
             state.last = None
         return out
+
+    def earliest(self, state: AfaState) -> float:
+        """The earliest start of a pmatch held: no later match can start before it."""
+        return min(
+            (p[1] for entry in state.entries.values() for p in entry.pmatches),
+            default=math.inf,
+        )
 
     def idle(self, state: AfaState, watermark: Watermark) -> bool:
         """Can no event from `watermark` on extend anything the state holds?"""

@@ -39,6 +39,7 @@ from kleene.language import ast as A
 from kleene.matches import Match
 from kleene.plans.afa.machine import AfaState, Machine, Output
 from kleene.plans.afa.model import Afa, Arc, Lifetime
+from kleene.plans.afa.negation import Negations, NegationState
 from kleene.plans.afa.sase import compile_sase, unsupported
 from kleene.plans.afa.text import read_arc
 from kleene.plans.base import Plan, register
@@ -74,6 +75,12 @@ class AfaPlan(Plan[AfaState]):
             self.machine = Machine(afa, options.name or afa.name, sequence=options.sequence)
         self.afa = afa
         self.direct = analysis is None
+        #: A query's negations, checked on the candidates its positive part's AFA finds.
+        self.negations = (
+            Negations(analysis, self.window)
+            if analysis is not None and analysis.negations
+            else None
+        )
 
     @classmethod
     def of(cls, afa: Afa, options: Options | None = None) -> AfaPlan:
@@ -96,21 +103,35 @@ class AfaPlan(Plan[AfaState]):
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def new_state(self) -> AfaState:
-        return AfaState()
+        return AfaState(negation=None if self.negations is None else NegationState())
 
     def step(self, state: AfaState, event: Event) -> list[Output]:
         """Insert an event, in any order: the new matches and the retractions it causes."""
-        return self.machine.insert(state, event)
+        outputs = self.machine.insert(state, event)
+        if self.negations is None:
+            return outputs
+        assert state.negation is not None, "new_state gives a query with negation one"
+        return self.negations.insert(state.negation, event, state.key, outputs)
 
     def retract(self, state: AfaState, event: Event) -> list[Output] | None:
         """Delete an event received before: the retractions (and new matches) that causes,
         or None when the state holds no such event."""
-        return self.machine.delete(state, event)
+        outputs = self.machine.delete(state, event)
+        if outputs is None or self.negations is None:
+            return outputs
+        assert state.negation is not None, "new_state gives a query with negation one"
+        return self.negations.delete(state.negation, event, state.key, outputs)
 
     def advance(self, state: AfaState, watermark: Watermark) -> list[Match]:
-        """A punctuation: fire the timeout arcs it passes (their matches are returned), and
-        clean up what no later event can need."""
-        return self.machine.punctuate(state, watermark)
+        """A punctuation: fire the timeout arcs it passes (their matches are returned),
+        decide the candidates waiting on a negation, and clean up what no later event can
+        need."""
+        outputs = self.machine.punctuate(state, watermark)
+        if self.negations is None:
+            return list(outputs)
+        assert state.negation is not None, "new_state gives a query with negation one"
+        horizon = watermark.t if self.window is not None else self.machine.earliest(state)
+        return list(self.negations.punctuate(state.negation, watermark, outputs, horizon))
 
     # -- dynamic patterns (section 2.3) ---------------------------------------------------
 
@@ -193,9 +214,18 @@ class AfaPlan(Plan[AfaState]):
         self.__dict__.pop("fingerprint", None)
 
     def deadline(self, state: AfaState) -> float | None:
-        return self.machine.deadline(state)
+        deadline = self.machine.deadline(state)
+        if self.negations is None or state.negation is None:
+            return deadline
+        deciding = self.negations.deadline(state.negation)
+        if deadline is None or deciding is None:
+            return deciding if deadline is None else deadline
+        return min(deadline, deciding)
 
     def idle(self, state: AfaState, watermark: Watermark) -> bool:
+        negations = self.negations
+        if negations is not None and state.negation is not None:
+            return negations.idle(state.negation) and self.machine.idle(state, watermark)
         return self.machine.idle(state, watermark)
 
     def live_runs(self, state: AfaState) -> int:

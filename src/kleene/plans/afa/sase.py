@@ -43,8 +43,6 @@ __all__ = ["compile_sase", "unsupported"]
 
 def unsupported(analysis: Analysis, options: Options) -> str | None:
     """Why a query does not compile to an AFA, or None."""
-    if analysis.negations:
-        return "negation does not compile to an AFA yet"
     if options.output != "all" or options.selection != "all":
         return "it reports all matches only (output='all', selection='all')"
     return None
