@@ -237,3 +237,11 @@ def test_max_delay_drops_the_rows_the_engine_finds_late(spark, stocks, query):
     assert job.counts()["read"] == len(arrival)
     with pytest.raises(kleene.KleeneError, match="late rows are counted and dropped"):
         detect_job(frame(spark, arrival), query, max_delay=4, on_late="raise")
+
+
+def test_the_afa_plan_runs_on_spark(spark, stocks):
+    """The afa plan, rows in timestamp order: the in-process engine's matches, with the
+    negations and partitions above (the worker punctuates it as it goes)."""
+    for query in PARTITIONED:
+        assert same(frame(spark, stocks), query, stocks, plan="afa")
+    same(frame(spark, stocks), UNPARTITIONED[2], stocks, plan="afa", slices=9)

@@ -20,10 +20,10 @@ import pyarrow as pa
 from pyspark.accumulators import Accumulator, AccumulatorParam
 
 from kleene import plans
-from kleene.errors import EventError
+from kleene.errors import EventError, KleeneError
 from kleene.events import Event, Watermark
 from kleene.language.ast import Pattern
-from kleene.matches import Match
+from kleene.matches import Match, Retraction
 from kleene.plans.base import Plan
 
 __all__ = ["GROUP", "HOME", "SEQ", "JobSpec", "PeakParam", "match_batches"]
@@ -35,6 +35,8 @@ HOME = "_kleene_home"
 SEQ = "_kleene_seq"
 _END = Watermark(float("inf"))
 _OUTPUT_ROWS = 4096
+#: How many rows an unordered plan's group takes between punctuations.
+_PUNCTUATE_EVERY = 256
 
 
 @dataclass(frozen=True)
@@ -127,9 +129,23 @@ class _Group:
         self.state = plan.new_state()
         #: For a time slice: its number; a match belongs to the slice of its start event.
         self.slice = key[0] if spec.sliced else None
+        #: A plan taking events in any order (`afa`) keeps them until a punctuation; the
+        #: rows come sorted, so every so many the time reached is one.
+        self.punctuate_in = None if plan.ordered else _PUNCTUATE_EVERY
 
     def step(self, event: Event) -> list[Match]:
-        return self.keep(self.plan.step(self.state, event))
+        found = self.plan.step(self.state, event)
+        if self.punctuate_in is not None:
+            self.punctuate_in -= 1
+            if not self.punctuate_in:
+                self.punctuate_in = _PUNCTUATE_EVERY
+                found += self.plan.advance(self.state, Watermark(event.t, inclusive=False))
+            if any(isinstance(m, Retraction) for m in found):
+                raise KleeneError(
+                    f"plan {self.plan.name!r} withdrew a match on rows in timestamp order; "
+                    "that is a bug, please report it with the query"
+                )
+        return self.keep(found)
 
     def finish(self) -> list[Match]:
         return self.keep(self.plan.advance(self.state, _END))
