@@ -264,3 +264,28 @@ def test_match_with_the_afa_plan_takes_any_order_and_writes_a_changelog(tmp_path
     withdrawn = sum(line.get("retraction", False) for line in lines)
     assert len(lines) - 2 * withdrawn == 2  # net: a1 b5 and a3 b5
     assert "skipped 1 malformed row" in captured.err and "late events" not in captured.err
+
+
+def test_match_runs_an_afa_written_directly(tmp_path, capsys):
+    """A query file in the AFA text form runs on the afa plan; kleene run refuses it."""
+    afa = tmp_path / "rise.afa"
+    afa.write_text(
+        "AFA rise WITHIN 10\n"
+        "REGISTER (n = 0)\n"
+        "FINAL done\n"
+        "ARC first: start -> up WHEN e.x > 0 SET n = 1\n"
+        "ARC more: up -> up WHEN e.x > 0 SET n = r.n + 1\n"
+        "ARC end: up -> done WHEN e.x < 0 AND r.n >= 2\n"
+    )
+    path = tmp_path / "ticks.csv"
+    path.write_text("type,ts,x\nT,1,1\nT,2,2\nT,4,-1\nT,3,3\n")  # the 3 arrives last
+    assert main(["match", str(afa), "-i", str(path)]) == 0
+    captured = capsys.readouterr()
+    lines = [json.loads(line) for line in captured.out.splitlines()]
+    assert lines[0]["pattern"] == "rise" and lines[0]["register"] == {"n": 2}
+    assert [line.get("retraction", False) for line in lines] == [False, True, False, False]
+    assert "plan afa" in captured.err
+    assert main(["match", str(afa), "-i", str(path), "--non-overlapping"]) == 1
+    assert "reports all its matches" in capsys.readouterr().err
+    assert main(["run", str(afa), "-i", str(path), "-o", str(tmp_path / "o.jsonl")]) == 1
+    assert "an AFA written directly runs with kleene match" in capsys.readouterr().err

@@ -127,9 +127,14 @@ def query_text(text: str) -> tuple[str, str]:
         is_file = False
     if is_file:
         return path.read_text(encoding="utf-8"), path.stem
-    if "pattern" not in text.lower():
+    if "pattern" not in text.lower() and not is_afa(text):
         raise KleeneError(f"no such query file: {text}")
     return text, "pattern"
+
+
+def is_afa(text: str) -> bool:
+    """Is the query an AFA in its text form (`AFA name ...`, docs/plans/afa.md)?"""
+    return re.match(r"\s*AFA\b", text, re.IGNORECASE) is not None
 
 
 @contextmanager

@@ -17,6 +17,7 @@ from kleene.cli.common import (
     plan_arguments,
     progress,
     query_and_input,
+    is_afa,
     query_text,
 )
 from kleene.cli.options import pair, plan_options
@@ -59,9 +60,15 @@ def add(commands: Any) -> None:
 
 def _match(args: argparse.Namespace) -> int:
     text, name = query_text(args.query)
-    ordered = args.plan == "auto" or kleene.plans.base.plan_class(args.plan).ordered
+    pattern: str | kleene.Afa = text
+    if is_afa(text):  # an AFA written directly runs on the afa plan
+        pattern = kleene.read_afa(text, time_unit=args.time_unit)
+        name = pattern.name
+    ordered = isinstance(pattern, str) and (
+        args.plan == "auto" or kleene.plans.base.plan_class(args.plan).ordered
+    )
     engine = kleene.Engine(
-        text,
+        pattern,
         args.plan,
         output="non_overlapping" if args.non_overlapping else "all",
         time_unit=args.time_unit,

@@ -13,6 +13,7 @@ from kleene.cli.common import (
     input_options,
     plan_arguments,
     query_and_input,
+    is_afa,
     query_text,
 )
 from kleene.cli.options import pair, plan_options
@@ -63,6 +64,10 @@ def _run(args: argparse.Namespace) -> int:
     from kleene.spark.files import check_output, read_events_frame, write_matches_frame
 
     text, name = query_text(args.query)
+    if is_afa(text):
+        raise KleeneError(
+            "kleene run takes a query; an AFA written directly runs with kleene match"
+        )
     options = plan_options(args.option)
     kleene.compile(text, args.plan, time_unit=args.time_unit, **options)  # errors before Spark
     check_output(args.output, overwrite=args.overwrite)

@@ -33,7 +33,7 @@ from typing import ClassVar
 
 from kleene.compiler.analysis import Analysis
 from kleene.compiler.options import Options
-from kleene.errors import KleeneError
+from kleene.errors import KleeneError, PlanError
 from kleene.events import Event, Watermark
 from kleene.language import ast as A
 from kleene.matches import Match
@@ -85,7 +85,13 @@ class AfaPlan(Plan[AfaState]):
     @classmethod
     def of(cls, afa: Afa, options: Options | None = None) -> AfaPlan:
         """The plan of an AFA written directly."""
-        return cls(None, options or Options.build(name=afa.name), afa)
+        options = options or Options.build(name=afa.name)
+        if options.output != "all" or options.selection != "all":
+            raise PlanError(
+                f"AFA {afa.name} reports all its matches: output and selection other than "
+                "'all' are for queries"
+            )
+        return cls(None, options, afa)
 
     @classmethod
     def unsupported(cls, analysis: Analysis, options: Options) -> str | None:
