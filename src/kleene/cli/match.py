@@ -13,11 +13,11 @@ import kleene.io
 from kleene.cli.common import (
     disorder_options,
     input_options,
+    is_afa,
     opened,
     plan_arguments,
     progress,
     query_and_input,
-    is_afa,
     query_text,
 )
 from kleene.cli.options import pair, plan_options

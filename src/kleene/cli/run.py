@@ -11,9 +11,9 @@ import kleene
 from kleene.cli.common import (
     disorder_options,
     input_options,
+    is_afa,
     plan_arguments,
     query_and_input,
-    is_afa,
     query_text,
 )
 from kleene.cli.options import pair, plan_options
