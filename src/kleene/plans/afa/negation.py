@@ -15,7 +15,9 @@ scope of a reported match withdraws it (a `Retraction`), and deleting it (`retra
 the match back. A candidate whose negation reaches ahead (the paper's negative pattern at
 the end, Appendix E and Figure 18) is reported once a punctuation passes start + W, when no
 event there can still come; every other one as soon as it is found, speculatively, like
-every match of the plan.
+every match of the plan. With sequence numbers (AFA+O) a candidate's own events and those
+between them are all in when it is found; one whose negation reaches back also waits for a
+punctuation past its first event, so that nothing is ever withdrawn.
 
 >>> import kleene
 >>> engine = kleene.Engine("PATTERN SEQ(A a, NOT(B b), C c) WITHIN 10", plan="afa")
@@ -121,8 +123,10 @@ class NegationState:
 class Negations:
     """The negations of a query, checked against the candidates of its positive part."""
 
-    def __init__(self, analysis: Analysis, window: float | None) -> None:
+    def __init__(self, analysis: Analysis, window: float | None, sequenced: bool = False) -> None:
         self.negations = tuple(analysis.negations.values())
+        #: AFA+O: a candidate waits for every event its negations look at, also before it.
+        self.sequenced = sequenced
         self.compiled = {n.variable.name: Negative(analysis, n.variable.name) for n in self}
         self.equivalences = analysis.equivalences
         self.window = window
@@ -259,6 +263,8 @@ class Negations:
             else:
                 assert window is not None, "validation requires WITHIN here"
                 low = (end - window, -math.inf)
+                if self.sequenced:  # AFA+O speculates on nothing: a gap behind may fill
+                    settle = start if settle is None else max(settle, start)
             if after:
                 high = _just_before(min(after))
             else:

@@ -77,7 +77,7 @@ class AfaPlan(Plan[AfaState]):
         self.direct = analysis is None
         #: A query's negations, checked on the candidates its positive part's AFA finds.
         self.negations = (
-            Negations(analysis, self.window)
+            Negations(analysis, self.window, sequenced=options.sequence is not None)
             if analysis is not None and analysis.negations
             else None
         )
