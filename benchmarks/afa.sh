@@ -1,0 +1,18 @@
+#!/bin/sh
+# The AFA paper's experiments (docs/benchmarks.md, "The afa plan"), in the order listed there.
+# PLOTS: where the PNG figures go (default docs/img).
+set -e
+cd "$(dirname "$0")/.."
+python=${PYTHON:-.venv/bin/python}
+PLOTS=${PLOTS:-docs/img}
+# The speed goals: afa in order against nfa, and against itself with 10% of events late
+$python -m benchmarks disorder --plans nfa afa --events 10000 --repeat 3
+# Figures 12, 13: throughput and state against the share of late events; AFA+O beside
+$python -m benchmarks afa --experiment disorder --events 10000 --repeat 3 --plot "$PLOTS/afa_disorder.png"
+# Figures 10, 11: output size and latency against the Cleanse factor σ
+$python -m benchmarks afa --experiment speculation --events 10000 --plot "$PLOTS/afa_speculation.png"
+# Figure 9: a pattern changed every N events, dynamically against an operator restart
+$python -m benchmarks afa --experiment dynamic --events 10000 --periods 100 1000 10000 --repeat 3 \
+    --plot "$PLOTS/afa_dynamic.png"
+# Figures 16, 17: throughput and state against the share of ignorable events
+$python -m benchmarks afa --experiment ignorable --events 10000 --repeat 3 --plot "$PLOTS/afa_ignorable.png"
