@@ -38,6 +38,8 @@ EventLike = Event | Mapping[str, Any]
 #: How arcs added while the stream runs get their lifetimes: after the latest event
 #: ("default"), or as the caller gives them ("explicit").
 ArcLifetimes = Literal["default", "explicit"]
+#: An unordered plan's states hear at least one punctuation in this many for clean-up.
+SWEEP = 16
 
 
 class Engine:
@@ -110,9 +112,7 @@ class Engine:
         self._scheduled: dict[Hashable, float] = {}
         self._tiebreak = count()
         self._arrivals = 0
-        #: The partition key of the last event an unordered plan took, and how many
-        #: punctuations until every state hears one (see `_punctuate`).
-        self._touched: Hashable | None = None
+        #: How many punctuations until every state of an unordered plan hears one.
         self._sweep_in = 0
         self._last_t: float | None = None
         self._datetimes: bool | None = None
@@ -178,13 +178,11 @@ class Engine:
             return self._report(self._insert(item))
         floor = (reorder.floor, reorder.at_floor)
         reported = []
-        touched = []
         for each in reorder.push(item, self._arrivals):
             reported.extend(self._insert(each))
-            touched.append(self._touched)
         if (reorder.floor, reorder.at_floor) != floor:
             watermark = Watermark(reorder.floor, inclusive=reorder.at_floor)
-            reported += self._punctuate(watermark, touched)
+            reported += self._punctuate(watermark, lazily=True)
         return self._report(reported) if reported else reported
 
     def _insert(self, item: Event) -> list[Match]:
@@ -197,7 +195,6 @@ class Engine:
         reported = self.plan.step(state, item)
         self._count_live(key, state)
         self._schedule(key, state)
-        self._touched = key
         return reported
 
     def _count_live(self, key: Hashable | None, state: Any) -> None:
@@ -209,19 +206,23 @@ class Engine:
             metrics.peak_runs = max(metrics.peak_runs, self._total_live)
             metrics.run_steps += self._total_live
 
-    def _punctuate(
-        self, watermark: Watermark, touched: list[Hashable | None] | None = None
-    ) -> list[Match]:
+    def _punctuate(self, watermark: Watermark, lazily: bool = False) -> list[Match]:
         """Tell the states of an unordered plan that time has reached `watermark` (the
         matches that decides), and drop the states it leaves idle. With explicit arc
         lifetimes the plan hears the effective punctuation, the earlier of the events' and
         the arcs' (section 5.4).
 
-        Every state hears it, unless `touched` names the states the last events went to:
-        then those hear it, and the states whose deadline it passes (their timeouts must
-        fire now); the others only clean up, so they hear every so many punctuations, as
-        many as there are states (amortized O(1) per event however many keys are live)."""
+        Every state hears it, unless `lazily`: then the states whose deadline it passes
+        hear it (their timeouts and negations are decided now); the rest is clean-up, so
+        every state hears one punctuation in so many, as many as there are states and at
+        least `SWEEP` (amortized O(1) per event however many keys are live; state exceeds
+        the window by at most that many events)."""
         self._watermark = watermark
+        self._sweep_in -= 1
+        if lazily and self._sweep_in > 0:
+            timers = self._timers
+            if not timers or not watermark.settles(timers[0][0]):
+                return []  # nothing due, and no sweep yet
         if self._arc_lifetimes == "explicit":
             arcs = Watermark(self._arc_floor, inclusive=False)
             if arcs.t < watermark.t or (arcs.t == watermark.t and watermark.inclusive):
@@ -229,12 +230,11 @@ class Engine:
         if isinstance(self.plan, AfaPlan) and self.plan.machine.lifetimes:
             self.plan.forget_arcs(watermark)
         keys: Iterable[Hashable | None]
-        self._sweep_in -= 1
-        if touched is None or self._sweep_in <= 0:
+        if not lazily or self._sweep_in <= 0:
             keys = list(self._states)
-            self._sweep_in = len(keys) + 1
+            self._sweep_in = max(len(keys), SWEEP)
         else:
-            keys = dict.fromkeys([*touched, *self._due(watermark)])
+            keys = self._due(watermark)
         reported: list[Match] = []
         for key in keys:
             state = self._states.get(key)

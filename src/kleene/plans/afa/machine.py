@@ -602,7 +602,13 @@ class Machine:
     ) -> None:
         """Report the matches `pmatches` reach at `event`, besides those the pmatches `held`
         there already stand for."""
-        out.extend(self._match(p, event) for p in self._distinct(pmatches, held))
+        if self.twins:
+            out.extend(self._match(p, event) for p in self._distinct(pmatches, held))
+            return
+        final = self.final
+        for pmatch in pmatches:
+            if final[pmatch[2]]:
+                out.append(self._match(pmatch, event))
 
     def _withdraw(
         self, gone: list[PMatch], kept: list[PMatch], event: Event | None, out: list[Output]
@@ -654,13 +660,25 @@ class Machine:
         """A bound chain's events by variable, in stream order.
 
         The chain runs latest first (pmatches only grow forward through the index), so the
-        matches of one run share its tail: the events of the chain below the last bind are
-        remembered (`_walked`, by node identity, the node kept so its id stays its own) and
-        the next match of the run walks only the events bound since."""
-        pending: list[tuple[str, Event]] = []
-        node = chain
-        found: dict[str, tuple[Event, ...]] = {}
+        matches of one run share its tail: what lies below the last bind is read once
+        (`_below`) and remembered for the run's next match."""
+        if chain is None:
+            return {}
+        found = dict(self._below(chain[2]))
+        name = chain[0]
+        found[name] = (*found.get(name, ()), chain[1])
+        return found
+
+    def _below(self, node: Any) -> dict[str, tuple[Event, ...]]:
+        """The events of a chain, by variable, remembered by node identity (the node is
+        kept with them, so its id stays its own)."""
         walked = self._walked
+        known = walked.get(id(node))
+        if known is not None and known[0] is node:
+            return known[1]
+        pending: list[tuple[str, Event]] = []
+        found: dict[str, tuple[Event, ...]] = {}
+        top = node
         while node is not None:
             known = walked.get(id(node))
             if known is not None and known[0] is node:
@@ -676,15 +694,10 @@ class Machine:
                 runs.append((name, [event]))
         for name, events in runs:
             found[name] = found.get(name, ()) + tuple(events)
-        if chain is not None and chain[2] is not None and len(pending) > 1:
+        if top is not None:
             if len(walked) >= WALKED:
                 walked.clear()
-            tail = dict(found)
-            head = chain[0]
-            tail[head] = tail[head][:-1]
-            if not tail[head]:
-                del tail[head]
-            walked[id(chain[2])] = (chain[2], tail)
+            walked[id(top)] = (top, found)
         return found
 
 
