@@ -21,6 +21,10 @@ def expected(pattern, events):
     return kleene.match(pattern, sorted(events, key=lambda e: e.t), plan="reference")
 
 
+#: The plain operator, and Appendix D's anchors (AFA+ignore).
+FLAVORS = pytest.mark.parametrize("flavor", [{}, {"anchors": True}], ids=["plain", "anchors"])
+
+
 def compiles(pattern):
     try:
         kleene.compile(pattern, plan="afa")
@@ -29,12 +33,13 @@ def compiles(pattern):
     return True
 
 
+@FLAVORS
 @given(case=cases(), data=st.data())
-def test_any_arrival_order_nets_the_sorted_streams_matches(case, data):
+def test_any_arrival_order_nets_the_sorted_streams_matches(case, data, flavor):
     if not compiles(case.pattern):
         return
     permuted = data.draw(st.permutations(case.events), label="arrival order")
-    engine = kleene.Engine(case.pattern, "afa")
+    engine = kleene.Engine(case.pattern, "afa", **flavor)
     outputs = engine.send_many(permuted)
     outputs += engine.close()
     assert keys(net(outputs)) == keys(expected(case.pattern, permuted))
@@ -42,13 +47,14 @@ def test_any_arrival_order_nets_the_sorted_streams_matches(case, data):
     assert engine.metrics.matches - engine.metrics.retractions == len(net(outputs))
 
 
+@FLAVORS
 @given(case=cases(), data=st.data())
-def test_retracting_events_equals_never_sending_them(case, data):
+def test_retracting_events_equals_never_sending_them(case, data, flavor):
     if not compiles(case.pattern):
         return
     permuted = data.draw(st.permutations(case.events), label="arrival order")
     gone = data.draw(st.sets(st.sampled_from(range(len(permuted))) if permuted else st.nothing()))
-    engine = kleene.Engine(case.pattern, "afa")
+    engine = kleene.Engine(case.pattern, "afa", **flavor)
     outputs = engine.send_many(permuted)
     for position in sorted(gone):
         outputs += engine.retract(permuted[position])
@@ -56,8 +62,9 @@ def test_retracting_events_equals_never_sending_them(case, data):
     assert keys(net(outputs + engine.close())) == keys(expected(case.pattern, kept))
 
 
+@FLAVORS
 @given(case=cases(), data=st.data())
-def test_punctuations_and_cleanse_change_no_match(case, data):
+def test_punctuations_and_cleanse_change_no_match(case, data, flavor):
     """With a watermark (max_delay d) every punctuation cleans state; whatever the
     speculation factor, the net matches are the sorted stream's, and with σ = 0 nothing is
     ever withdrawn."""
@@ -68,7 +75,9 @@ def test_punctuations_and_cleanse_change_no_match(case, data):
     order = sorted(range(len(case.events)), key=lambda p: case.events[p].t + jitter[p])
     permuted = [case.events[p] for p in order]
     sigma = data.draw(st.sampled_from([0, 1, 2, float("inf")]), label="speculation")
-    engine = kleene.Engine(case.pattern, "afa", max_delay=d, speculation=sigma, on_late="raise")
+    engine = kleene.Engine(
+        case.pattern, "afa", max_delay=d, speculation=sigma, on_late="raise", **flavor
+    )
     outputs = engine.send_many(permuted) + engine.close()
     assert keys(net(outputs)) == keys(expected(case.pattern, permuted))
     if sigma == 0:
@@ -131,12 +140,13 @@ def test_what_does_not_compile_says_why(option):
         kleene.compile("PATTERN SEQ(A a, B b) WITHIN 3", plan="afa", **option)
 
 
+@FLAVORS
 @given(case=cases(), data=st.data())
-def test_the_live_count_follows_the_index(case, data):
+def test_the_live_count_follows_the_index(case, data, flavor):
     """`live_runs` is kept as pmatches come and go, not recounted: it must equal the index."""
     if not compiles(case.pattern):
         return
-    plan = kleene.compile(case.pattern, plan="afa")
+    plan = kleene.compile(case.pattern, plan="afa", **flavor)
     state = plan.new_state()
     permuted = data.draw(st.permutations(case.events), label="arrival order")
     for position, event in enumerate(permuted):
@@ -147,6 +157,9 @@ def test_the_live_count_follows_the_index(case, data):
             rest = [e.t for e in permuted[position + 1 :]]
             plan.advance(state, kleene.Watermark(min(rest, default=event.t), inclusive=False))
         held = sum(len(entry.pmatches) for entry in state.entries.values())
+        held += len(state.anchors or ()) + len(
+            state.open
+        )  # one per run of ignorable steps (Appendix D)
         assert plan.live_runs(state) == held
 
 

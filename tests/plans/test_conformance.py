@@ -39,6 +39,7 @@ def strategies(name):
 
 options = st.one_of(
     st.just({}),
+    st.just({"anchors": True}),  # the afa plan's Appendix D flavor; others ignore it
     st.just({"output": "non_overlapping"}),
     st.sampled_from(["earliest", "maximal", "earliest_maximal"]).map(lambda s: {"selection": s}),
 )

@@ -63,6 +63,8 @@ class Options:
     - `sequence`: the `afa` plan's AFA+O: the attribute holding each event's sequence
       number, one more per event in timestamp order (per partition when the query has a
       partition key). Matches then never span a missing number, so none is withdrawn.
+    - `anchors`: the `afa` plan keeps a run of ignorable steps as one anchor in an interval
+      index (Appendix D, the paper's AFA+ignore): less state, at some cost in speed (False).
     """
 
     output: Literal["all", "non_overlapping"] = "all"
@@ -82,6 +84,7 @@ class Options:
     group: bool = True
     negation: Literal["post", "first_chance"] = "post"
     sequence: str | None = None
+    anchors: bool = False
 
     @classmethod
     def build(cls, **options: Any) -> Options:

@@ -41,7 +41,7 @@ from kleene.events import Event, Watermark
 from kleene.matches import Match, Retraction
 from kleene.plans.afa.model import Afa, Deadline, Fire, Lifetime, Register
 
-__all__ = ["AfaState", "Entry", "Machine", "Output"]
+__all__ = ["AfaState", "Entry", "Key", "Machine", "Output", "PMatch", "start_key"]
 
 Key = tuple[float, float]  # (timestamp, arrival): the order of the sorted stream
 #: A partial match: the key and time of its first event, its state's index, its register,
@@ -88,6 +88,10 @@ class AfaState:
     key: Key = (-math.inf, 0)
     #: The negations' state (`negation.py`), for a query with negation.
     negation: Any = None
+    #: The anchors of ignorable steps (`anchors.py`): those closed, by the end of their
+    #: interval, and those open to the latest entry and on.
+    anchors: Any = None
+    open: list[Any] = field(default_factory=list)
     counters: dict[str, int] = field(
         default_factory=lambda: dict.fromkeys(
             ("pmatches_created", "pmatches_invalidated", "out_of_order", "retracted"), 0
@@ -489,7 +493,7 @@ class Machine:
             self._report(derived, entry.pmatches, entry.event, out)
             held = entry.pmatches
             if derived and held and held[0][0] < derived[-1][0]:
-                entry.pmatches = list(heapq.merge(derived, held, key=_start))
+                entry.pmatches = list(heapq.merge(derived, held, key=start_key))
             else:
                 held[:0] = derived
             state.counters["pmatches_created"] += len(derived)
@@ -701,7 +705,8 @@ class Machine:
         return found
 
 
-def _start(pmatch: PMatch) -> Key:
+def start_key(pmatch: PMatch) -> Key:
+    """A pmatch's start: the key lists are ordered by."""
     return pmatch[0]
 
 

@@ -37,6 +37,7 @@ from kleene.errors import KleeneError, PlanError
 from kleene.events import Event, Watermark
 from kleene.language import ast as A
 from kleene.matches import Match
+from kleene.plans.afa.anchors import AnchoredMachine
 from kleene.plans.afa.machine import AfaState, Machine, Output
 from kleene.plans.afa.model import Afa, Arc, Lifetime
 from kleene.plans.afa.negation import Negations, NegationState
@@ -59,7 +60,8 @@ class AfaPlan(Plan[AfaState]):
             super().__init__(analysis, options)
             afa = compile_sase(analysis, self.window, options.name)
             twins = A.contains_or(analysis.structure)
-            self.machine = Machine(
+            machine = AnchoredMachine if options.anchors else Machine
+            self.machine = machine(
                 afa,
                 options.name,
                 report_register=False,
@@ -91,6 +93,8 @@ class AfaPlan(Plan[AfaState]):
                 f"AFA {afa.name} reports all its matches: output and selection other than "
                 "'all' are for queries"
             )
+        if options.anchors:
+            raise PlanError("anchors=True is for compiled queries, not an AFA written directly")
         return cls(None, options, afa)
 
     @classmethod
