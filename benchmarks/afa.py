@@ -14,8 +14,9 @@
   events still in the window, as the paper's restart does). Both punctuate at every event
   (`max_delay=0`), so state stays within the window.
 - `ignorable` (figures 16, 17, and figure 10's output size): throughput and state against
-  the share of ignorable events (events of a type the query skips), in order for `afa` and
-  `nfa`, and the output size of `afa` with 10 % of the events late.
+  the share of ignorable events (events of a type the query skips), in order for `nfa`,
+  `afa` and `afa` with Appendix D's anchors (`anchors=True`, the paper's AFA+ignore), and
+  the output size of `afa` with 10 % of the events late.
 
 The stream is the SASE+ stock ticker and the query the `disorder` suite's (p2s3, W=500).
 `--plot FILE` draws the experiment's figure.
@@ -291,6 +292,8 @@ def _ignorable(args: argparse.Namespace) -> tuple[list[Result], str | None]:
         setting = f"ignorable={share:g}"
         for plan in ("nfa", "afa"):
             results.append(_measure(args, partial(engine_run, text, events, plan, setting, plan)))
+        anchored = partial(engine_run, text, events, "afa", setting, "afa+ignore", anchors=True)
+        results.append(_measure(args, anchored))
         moved = disordered(events, 0.1, args.delay)
         late = partial(
             engine_run, text, moved, "afa", setting, "afa, 10% late", max_delay=args.delay

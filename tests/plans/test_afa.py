@@ -84,6 +84,24 @@ def test_punctuations_and_cleanse_change_no_match(case, data, flavor):
         assert not any(isinstance(o, Retraction) for o in outputs)
 
 
+@FLAVORS
+@given(case=cases(), data=st.data())
+def test_matches_before_the_output_punctuation_are_never_withdrawn(case, data, flavor):
+    """`engine.punctuation` is the output punctuation: no retraction ever withdraws a match
+    that ended before the punctuation given out before it."""
+    if not compiles(case.pattern):
+        return
+    d = data.draw(st.integers(0, 3), label="max_delay")
+    jitter = [data.draw(st.integers(0, d)) for _ in case.events]
+    order = sorted(range(len(case.events)), key=lambda p: case.events[p].t + jitter[p])
+    engine = kleene.Engine(case.pattern, "afa", max_delay=d, on_late="raise", **flavor)
+    for position in order:
+        punctuation = engine.punctuation
+        for output in engine.send(case.events[position]):
+            if isinstance(output, Retraction) and punctuation is not None:
+                assert not punctuation.settles(output.match.end.t)
+
+
 STREAM = [
     {"type": "A", "ts": 1, "id": "a1"},
     {"type": "B", "ts": 5, "id": "b1"},

@@ -223,10 +223,7 @@ class Engine:
             timers = self._timers
             if not timers or not watermark.settles(timers[0][0]):
                 return []  # nothing due, and no sweep yet
-        if self._arc_lifetimes == "explicit":
-            arcs = Watermark(self._arc_floor, inclusive=False)
-            if arcs.t < watermark.t or (arcs.t == watermark.t and watermark.inclusive):
-                watermark = arcs
+        watermark = self.punctuation or watermark
         if isinstance(self.plan, AfaPlan) and self.plan.machine.lifetimes:
             self.plan.forget_arcs(watermark)
         keys: Iterable[Hashable | None]
@@ -398,6 +395,27 @@ class Engine:
             reported.extend(plan.reevaluate(state, since))
             self._count_live(key, state)
         return self._report(reported)
+
+    @property
+    def punctuation(self) -> Watermark | None:
+        """The output punctuation: every match reported that ends before it (at or before
+        it, when inclusive) is final, never withdrawn (None: no punctuation yet). With
+        explicit arc lifetimes it is the earlier of the events' and the arcs' punctuations.
+
+        >>> import kleene
+        >>> engine = kleene.Engine("PATTERN SEQ(A a, B b) WITHIN 5", plan="afa")
+        >>> engine.punctuation is None
+        True
+        >>> _ = engine.advance_to(3)
+        >>> engine.punctuation
+        Watermark(t=3, inclusive=True)
+        """
+        watermark = self._watermark
+        if watermark is not None and self._arc_lifetimes == "explicit":
+            arcs = Watermark(self._arc_floor, inclusive=False)
+            if arcs.t < watermark.t or (arcs.t == watermark.t and watermark.inclusive):
+                return arcs
+        return watermark
 
     @property
     def late(self) -> list[Event]:
