@@ -277,3 +277,25 @@ def test_a_gap_in_the_sequence_numbers_is_counted():
     stream = [kleene.Event("A", 1, {"seq": 0}, id=0), kleene.Event("B", 2, {"seq": 2}, id=1)]
     assert engine.send_many(stream) + engine.close() == []
     assert engine.metrics.as_dict()["sequence_gaps"] == 1
+
+
+def test_anchors_keep_a_run_of_skipped_events_as_one_pmatch():
+    """Appendix D: the pmatch after `a` steps over fifty C events; the plain operator lists
+    it at each of them, an anchor once, and both find the same match."""
+    query = "PATTERN SEQ(A a, B b) WITHIN 100"
+    events = [kleene.Event("A", 0, id=0)]
+    events += [kleene.Event("C", t, id=t) for t in range(1, 51)]
+    events += [kleene.Event("B", 51, id=51)]
+    held = {}
+    for flavor in ("plain", "anchors"):
+        plan = kleene.compile(query, plan="afa", anchors=flavor == "anchors")
+        state = plan.new_state()
+        found = [m for e in events for m in plan.step(state, e)]
+        assert [m.ids() for m in found] == [{"a": (0,), "b": (51,)}]
+        held[flavor] = plan.live_runs(state)
+    assert held["plain"] > 50 and held["anchors"] <= 3
+    late = kleene.compile(query, plan="afa", anchors=True)
+    state = late.new_state()
+    for event in [*events[:30], *events[31:]]:
+        late.step(state, event)
+    assert late.step(state, events[30]) == []  # a skipped event, late: nothing changes
