@@ -97,34 +97,16 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--events", type=int, default=10_000, help="stream size (10000)")
     parser.add_argument("--window", type=int, default=500, help="the query's partition window")
     parser.add_argument("--delay", type=int, default=20, help="the most an event lags (20)")
-    parser.add_argument(
-        "--fractions",
-        type=float,
-        nargs="+",
-        default=[0.0, 0.1, 0.2, 0.4],
-        help="disorder: shares of late events (0 0.1 0.2 0.4)",
-    )
-    parser.add_argument(
-        "--sigmas",
-        type=float,
-        nargs="+",
-        default=[0, 2, 5, 10, 20, math.inf],
-        help="speculation: Cleanse factors σ (0 2 5 10 20 inf)",
-    )
-    parser.add_argument(
-        "--periods",
-        type=int,
-        nargs="+",
-        default=[100, 1000, 5000],
-        help="dynamic: events between pattern changes (100 1000 5000)",
-    )
-    parser.add_argument(
-        "--shares",
-        type=float,
-        nargs="+",
-        default=[0.0, 0.3, 0.6, 0.9],
-        help="ignorable: shares of ignorable events (0 0.3 0.6 0.9)",
-    )
+    for name, kind, default, what in (
+        ("fractions", float, [0.0, 0.1, 0.2, 0.4], "disorder: shares of late events"),
+        ("sigmas", float, [0, 2, 5, 10, 20, math.inf], "speculation: Cleanse factors σ"),
+        ("periods", int, [100, 1000, 5000], "dynamic: events between pattern changes"),
+        ("shares", float, [0.0, 0.3, 0.6, 0.9], "ignorable: shares of ignorable events"),
+    ):
+        shown = " ".join(f"{v:g}" for v in default)
+        parser.add_argument(
+            f"--{name}", type=kind, nargs="+", default=default, help=f"{what} ({shown})"
+        )
     parser.add_argument("--plot", type=Path, help="also draw the experiment into this PNG")
 
 

@@ -16,6 +16,7 @@ from kleene.errors import KleeneError, PatternError
 from kleene.matches import net
 from kleene.plans.afa.model import Lifetime
 from kleene.plans.afa.text import read_arc
+from tests.plans.test_afa_examples import VPATTERN
 
 #: Rises: a positive x starts, each larger x counts, a negative x after two ends a match.
 RISES = """
@@ -179,17 +180,7 @@ def test_explicit_lifetimes_match_events_already_received_again(events, data):
 def test_example_4_changes_k_while_the_stream_runs():
     """Example 4: the V-pattern count k changes from 2 to 1 by removing the arcs that test
     k and adding ones for k'; later V-patterns match with k' = 1, and the state is kept."""
-    vpattern = kleene.read_afa("""
-    AFA q1 WITHIN 20
-    REGISTER (r1 = 0, r2 = 0)
-    FINAL q3
-    ARC a0: q0 -> q1 WHEN e.change < -1
-    ARC a1: q1 -> q1 WHEN e.change < 0 SET r1 = r.r1 + 1
-    ARC a2: q1 -> q2 WHEN e.change < 0 SET r1 = r.r1 + 1
-    ARC a3: q2 -> q2 WHEN e.change > 0 AND r.r1 > 1 SET r1 = r.r1 - 1
-    ARC a4: q2 -> q1 WHEN e.change > 0 AND r.r1 = 1 AND r.r2 < 1 SET r1 = 0, r2 = r.r2 + 1
-    ARC a5: q2 -> q3 WHEN e.change > 0 AND r.r1 = 1 AND r.r2 = 1 SET r1 = 0, r2 = r.r2 + 1
-    """)
+    vpattern = kleene.read_afa(VPATTERN.replace("WITHIN 7", "WITHIN 20"))
     v = [-2, -0.5, -0.5, 0.5, 0.5]  # one V (down three times, up twice)
     engine = kleene.Engine(vpattern)
     first = [{"type": "tick", "ts": t, "id": t, "change": c} for t, c in enumerate(v)]

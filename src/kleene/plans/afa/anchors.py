@@ -247,18 +247,11 @@ class AnchoredMachine(Machine):
         return out
 
     def delete(self, state: AfaState, event: Event) -> list[Output] | None:
-        entries = state.entries
-        position = entries.bisect_left((event.t, -1))
-        while position < len(entries):
-            key, entry = entries.peekitem(position)
-            if key[0] != event.t:
-                return None
-            held = entry.event
-            if held is not None and held.id == event.id and held.type == event.type:
-                break
-            position += 1
-        else:
+        found = self._find(state, event)
+        if found is None:
             return None
+        position, key = found
+        entries = state.entries
         out: list[Output] = []
         state.key = key
         state.counters["retracted"] += 1
@@ -393,29 +386,13 @@ class AnchoredMachine(Machine):
             position += 1
 
     def punctuate(self, state: AfaState, watermark: Watermark) -> list[Output]:
-        floor: Key = (watermark.t, math.inf) if watermark.inclusive else (watermark.t, -1)
-        if floor <= state.floor:
+        cover = self._clean(state, watermark)
+        if cover is None:
             return []
-        state.floor = floor
-        entries = state.entries
-        cover = entries.bisect_left(floor) - 1
-        if cover < 0 or (cover == 0 and entries.peekitem(0)[1].event is None):
-            return []
-        for _ in range(cover):
-            state.live -= len(entries.popitem(0)[1].pmatches)
-        cover_key, entry = entries.peekitem(0)
-        entry.event = None
-        window, dead = self.window, self.dead
-        kept = [
-            p
-            for p in entry.pmatches
-            if not dead[p[2]] and (window is None or p[1] + window >= watermark.t)
-        ]
-        state.live -= len(entry.pmatches) - len(kept)
-        entry.pmatches = kept
         index = self._index(state)
-        for anchor in list(index.irange_key(max_key=cover_key, inclusive=(True, False))):
+        for anchor in list(index.irange_key(max_key=cover, inclusive=(True, False))):
             self._drop(state, anchor)
+        window = self.window
         if window is not None:
             for anchor in self._all(state):
                 if anchor.pmatch[1] + window < watermark.t:

@@ -418,18 +418,11 @@ class Machine:
                 "events with sequence numbers (AFA+O) cannot be retracted: the sequence would "
                 "keep a gap no event fills"
             )
-        entries = state.entries
-        position = entries.bisect_left((event.t, -1))
-        while position < len(entries):
-            key, entry = entries.peekitem(position)
-            if key[0] != event.t:
-                return None
-            held = entry.event
-            if held is not None and held.id == event.id and held.type == event.type:
-                break
-            position += 1
-        else:
+        found = self._find(state, event)
+        if found is None:
             return None
+        position, key = found
+        entries = state.entries
         out: list[Output] = []
         state.key = key
         state.counters["retracted"] += 1
@@ -439,6 +432,21 @@ class Machine:
         if position:
             self._propagate(state, position, list(entries.peekitem(position - 1)[1].pmatches), out)
         return out
+
+    def _find(self, state: AfaState, event: Event) -> tuple[int, Key] | None:
+        """Where the index holds an event received before (same type, timestamp and id):
+        its position and key, or None."""
+        entries = state.entries
+        position = entries.bisect_left((event.t, -math.inf))
+        while position < len(entries):
+            key, entry = entries.peekitem(position)
+            if key[0] != event.t:
+                return None
+            held = entry.event
+            if held is not None and held.id == event.id and held.type == event.type:
+                return position, key
+            position += 1
+        return None
 
     def _invalidate(
         self,
@@ -547,20 +555,32 @@ class Machine:
         out: list[Output] = []
         if self.waits:
             self._time_out(state, watermark, out)
+        if self._clean(state, watermark) is not None:
+            entries = state.entries
+            if not entries.peekitem(0)[1].pmatches and len(entries) == 1:
+                entries.popitem(0)
+                state.last = None
+        return out
+
+    def _clean(self, state: AfaState, watermark: Watermark) -> Key | None:
+        """The cleanup of Appendix C.1: the entries before the cover go, the cover lets its
+        event go and keeps the pmatches that can still grow. Returns the cover's key, or
+        None when the cover has not moved (its expired pmatches go when it does)."""
         floor: Key = (watermark.t, math.inf) if watermark.inclusive else (watermark.t, -1)
         if floor <= state.floor:
-            return out
+            return None
         state.floor = floor
         entries = state.entries
         cover = entries.bisect_left(floor) - 1
         if cover < 0 or (cover == 0 and entries.peekitem(0)[1].event is None):
-            return out  # the cover has not moved (its expired pmatches go when it does)
+            return None
         for _ in range(cover):
             key, entry = entries.popitem(0)
             state.live -= len(entry.pmatches)
             if not self._adjacent(key, entries.peekitem(0)[0]):
                 # AFA+O: no event can come between them now; matches across are lost
                 state.counters["sequence_gaps"] = state.counters.get("sequence_gaps", 0) + 1
+        cover_key: Key = entries.peekitem(0)[0]
         entry = entries.peekitem(0)[1]
         entry.event = None
         window, dead = self.window, self.dead
@@ -571,10 +591,7 @@ class Machine:
         ]
         state.live -= len(entry.pmatches) - len(kept)
         entry.pmatches = kept
-        if not kept and len(entries) == 1:
-            entries.popitem(0)
-            state.last = None
-        return out
+        return cover_key
 
     def earliest(self, state: AfaState) -> float:
         """The earliest start of a pmatch held: no later match can start before it."""
