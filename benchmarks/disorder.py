@@ -45,14 +45,17 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--delay", type=int, default=20, help="the most an event lags (20)")
     parser.add_argument("--plans", nargs="+", default=["nfa"], help="plans to run (nfa)")
     parser.add_argument("--window", type=int, default=500, help="the query's partition window")
+    parser.add_argument(
+        "--query", help="another query over the stock ticker (default: p2s3 with --window)"
+    )
 
 
 def run(args: argparse.Namespace) -> tuple[list[Result], list[Column], str | None]:
     events = list(StockStream(size=args.events, symbols=2, p_up=0.7, seed=1).events())
-    text = query("p2", "s3", args.window)
+    text = args.query or query("p2", "s3", args.window)
     results = []
     for plan in args.plans:
-        setting = f"p2s3 W={args.window} {plan}"
+        setting = f"{'query' if args.query else f'p2s3 W={args.window}'} {plan}"
         results.append(
             best_of(args.repeat, partial(engine_run, text, events, plan, setting, IN_ORDER))
         )

@@ -18,12 +18,19 @@ __all__ = ["label", "plans"]
 
 def plans(specs: list[str]) -> list[tuple[str, dict[str, Any]]]:
     """Plans with options, from NAME:option=value,option=value (a list value separated by
-    `;`: `order=C;B;A`)."""
+    `;`: `order=C;B;A`); `max_delay=d` is the engine's.
+
+    >>> plans(["afa:max_delay=0"])
+    [('afa', {'max_delay': 0.0})]
+    """
     chosen = []
     for spec in specs:
         name, _, rest = spec.partition(":")
         items = [item.replace(";", ",") for item in rest.split(",") if item]
-        chosen.append((name, plan_options(items)))
+        options = plan_options(items)
+        if "max_delay" in options:  # an engine argument: punctuate at the watermark
+            options["max_delay"] = float(options["max_delay"])
+        chosen.append((name, options))
     return chosen
 
 

@@ -121,6 +121,8 @@ class Engine:
         self._closed = False
         self._reorder = None
         self._ordered = self.plan.ordered
+        #: May an unordered plan's states have deadlines (timeouts, negations waiting)?
+        self._timed = not isinstance(self.plan, AfaPlan) or self.plan.timed
         if speculation is not None and self._ordered:
             raise KleeneError(
                 f"speculation is for a plan that takes events in any order (plan='afa'), not "
@@ -194,7 +196,8 @@ class Engine:
             state = self._state(key)
         reported = self.plan.step(state, item)
         self._count_live(key, state)
-        self._schedule(key, state)
+        if self._timed:
+            self._schedule(key, state)
         return reported
 
     def _count_live(self, key: Hashable | None, state: Any) -> None:

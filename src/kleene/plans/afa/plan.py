@@ -223,6 +223,11 @@ class AfaPlan(Plan[AfaState]):
         self.afa = afa
         self.__dict__.pop("fingerprint", None)
 
+    @property
+    def timed(self) -> bool:
+        """Can a state have a deadline (timeout arcs, or negations that wait for time)?"""
+        return self.machine.waits or self.negations is not None
+
     def deadline(self, state: AfaState) -> float | None:
         deadline = self.machine.deadline(state)
         if self.negations is None or state.negation is None:
