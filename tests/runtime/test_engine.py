@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 import kleene
+from kleene.errors import KleeneError
 from kleene.testing import events, match_lines
 
 
@@ -78,6 +79,8 @@ def test_trailing_negation_waits_for_time():
     assert engine.advance_to(9) == []
     assert [m.ids() for m in engine.advance_to(10)] == [{"a": (0,)}]
     assert engine.advance_to(10) == []
+    with pytest.raises(KleeneError, match="goes back"):
+        engine.advance_to(4)  # a punctuation never goes back, on any plan
     assert engine.close() == []
 
 

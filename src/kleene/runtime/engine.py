@@ -448,17 +448,19 @@ class Engine:
         return reported
 
     def advance_to(self, ts: float | Any) -> list[Match]:
-        """Declare that every event with a timestamp up to and including `ts` has been sent."""
+        """Declare that every event with a timestamp up to and including `ts` has been sent.
+        A time before an earlier `advance_to` (or the watermark of `max_delay`, for a plan
+        taking events in any order) is an error: a punctuation does not go back."""
         if self._closed:
             raise KleeneError("the engine is closed")
         t = numeric_time(ts)
         reported: list[Match] = []
+        if self._watermark is not None and t < self._watermark.t:
+            raise KleeneError(
+                f"advance_to({ts!r}) goes back: time was already punctuated up to "
+                f"{self._watermark.t!r}"
+            )
         if not self._ordered:
-            if self._watermark is not None and t < self._watermark.t:
-                raise KleeneError(
-                    f"advance_to({ts!r}) goes back: time was already punctuated up to "
-                    f"{self._watermark.t!r}"
-                )
             if self._reorder is not None:
                 for item in self._reorder.advance_to(t):
                     reported.extend(self._insert(item))
@@ -466,7 +468,7 @@ class Engine:
         if self._reorder is not None:
             for item in self._reorder.advance_to(t):
                 reported.extend(self._step(item))
-        if self._watermark is not None and t <= self._watermark.t:
+        if self._watermark is not None and t == self._watermark.t:
             return self._report(reported)
         self._watermark = Watermark(t)
         reported.extend(self._fire(self._watermark))
