@@ -3,6 +3,7 @@
 import pytest
 
 import kleene
+from kleene.errors import PatternSyntaxError
 from kleene.language import ast as A
 
 SHOPLIFTING = """
@@ -184,3 +185,24 @@ def test_positions_are_kept():
     b = pattern.structure.items[1]
     assert (b.span.line, b.span.column) == (2, 3)
     assert (pattern.where.span.line, pattern.where.span.column) == (3, 7)
+
+
+def test_in_is_a_watch_list_of_equalities_with_sql_nulls():
+    """`x IN (a, b)` is `x = a or x = b`; `x NOT IN (...)` its negation; a null value, or no
+    equal item and a null one, is unknown (no match either way)."""
+    query = kleene.parse("PATTERN SEQ(A a) WHERE a.sym IN ('IBM', 'MSFT') AND a.x NOT IN (1, 2)")
+    same = kleene.parse(
+        "PATTERN SEQ(A a) WHERE (a.sym = 'IBM' OR a.sym = 'MSFT') AND NOT (a.x = 1 OR a.x = 2)"
+    )
+    assert query.where == same.where
+    rows = [("IBM", 3), ("MSFT", 1), ("X", 3), (None, 3), ("IBM", None)]
+    events = [kleene.Event("A", t, {"sym": s, "x": x}, id=t) for t, (s, x) in enumerate(rows)]
+    for plan in ("reference", "nfa", "lazy_chain", "afa"):
+        assert [m.ids()["a"] for m in kleene.match(query, events, plan=plan)] == [(0,)]
+    with_null = "PATTERN SEQ(A a) WHERE a.x {} (1, null)"
+    ones = [kleene.Event("A", 0, {"x": 1}, id=0), kleene.Event("A", 1, {"x": 3}, id=1)]
+    assert [m.ids()["a"] for m in kleene.match(with_null.format("IN"), ones)] == [(0,)]
+    assert kleene.match(with_null.format("NOT IN"), ones) == []
+    assert kleene.match("PATTERN SEQ(A a) WHERE a.in = 1", [kleene.Event("A", 0, {"in": 1})])
+    with pytest.raises(PatternSyntaxError, match="column 32: unexpected '\\)'"):
+        kleene.parse("PATTERN SEQ(A a) WHERE a.x IN ()")

@@ -75,7 +75,7 @@ _WORDS = {
     "$END": "end of query",
 }
 _EXPRESSION_START = {"NAME", "NUMBER", "STRING", "LPAR"}
-_KEYWORDS = ("PATTERN", "WHERE", "WITHIN", "SEQ", "SES", "AND", "OR", "NOT", *A.STRATEGIES)
+_KEYWORDS = ("PATTERN", "WHERE", "WITHIN", "SEQ", "SES", "AND", "OR", "NOT", "IN", *A.STRATEGIES)
 
 
 @cache
@@ -423,6 +423,20 @@ class ToAst(Transformer[Token, Any]):
             self._expr(right),
             span=_span(meta),
         )
+
+    @v_args(meta=True)
+    def in_list(self, meta: Meta, children: list[Any]) -> A.Expr:
+        """`x IN (a, b, ...)`: `x = a OR x = b OR ...`, null as SQL has it (a null x, or
+        no equal item and a null one, is unknown)."""
+        left, *items = [self._expr(c) for c in children if not isinstance(c, Token)]
+        span = _span(meta)
+        equal = [A.Compare("=", left, item, span=span) for item in items]
+        return equal[0] if len(equal) == 1 else A.disjunction(*equal, span=span)
+
+    @v_args(meta=True)
+    def not_in_list(self, meta: Meta, children: list[Any]) -> A.Expr:
+        """`x NOT IN (...)`: NOT (x IN (...))."""
+        return A.Unary("not", self.in_list(meta, children), span=_span(meta))
 
     def _fold(self, meta: Meta, children: list[Any]) -> A.Expr:
         result = self._expr(children[0])
