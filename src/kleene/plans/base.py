@@ -48,7 +48,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 from kleene.compiler.analysis import Analysis, analyze
 from kleene.compiler.options import Options
 from kleene.compiler.validate import parse
-from kleene.errors import PlanError, StateError
+from kleene.errors import KleeneError, PlanError, StateError
 from kleene.events import Event, Watermark
 from kleene.language.ast import Pattern
 from kleene.language.printer import to_text
@@ -152,8 +152,8 @@ class Plan(ABC, Generic[S]):
     def retract(self, state: S, event: Event) -> list[Match] | None:
         """Withdraw an event sent before: the retractions (and new matches) that makes, or
         None when the state holds no such event. Only a plan that is not `ordered` takes
-        retractions (the engine refuses `retract` for the others)."""
-        raise NotImplementedError(f"plan {self.name!r} takes no retractions")
+        retractions."""
+        raise KleeneError(f"plan {self.name!r} takes no retractions; plan='afa' does")
 
     @cached_property
     def fingerprint(self) -> str:
@@ -214,6 +214,11 @@ class Plan(ABC, Generic[S]):
         found += self.advance(state, Watermark(math.inf))
         first = events[0]
         return [m for m in found if any(e is first for es in m.bindings.values() for e in es)]
+
+    @property
+    def timed(self) -> bool:
+        """Can a state have a `deadline`? (False lets the engine skip asking.)"""
+        return True
 
     def deadline(self, state: S) -> float | None:
         """The timestamp after which `advance` would make matches final (None: no need)."""

@@ -121,8 +121,8 @@ class Engine:
         self._closed = False
         self._reorder = None
         self._ordered = self.plan.ordered
-        #: May an unordered plan's states have deadlines (timeouts, negations waiting)?
-        self._timed = not isinstance(self.plan, AfaPlan) or self.plan.timed
+        #: May the plan's states have deadlines (timeouts, negations waiting)?
+        self._timed = self.plan.timed
         if speculation is not None and self._ordered:
             raise KleeneError(
                 f"speculation is for a plan that takes events in any order (plan='afa'), not "
@@ -227,8 +227,6 @@ class Engine:
             if not timers or not watermark.settles(timers[0][0]):
                 return []  # nothing due, and no sweep yet
         watermark = self.punctuation or watermark
-        if isinstance(self.plan, AfaPlan) and self.plan.machine.lifetimes:
-            self.plan.forget_arcs(watermark)
         keys: Iterable[Hashable | None]
         if not lazily or self._sweep_in <= 0:
             keys = list(self._states)

@@ -32,12 +32,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from typing import Any
 
 from sortedcontainers import SortedKeyList
 
 from kleene.events import Event, Watermark
-from kleene.plans.afa.machine import AfaState, Entry, Key, Machine, Output, PMatch, start_key
+from kleene.plans.afa.machine import (
+    AfaState,
+    Entry,
+    Key,
+    Machine,
+    Merged,
+    Output,
+    PMatch,
+    start_key,
+)
 
 __all__ = ["Anchor", "AnchoredMachine", "new_index"]
 
@@ -128,8 +136,7 @@ class AnchoredMachine(Machine):
         the pmatches its other arcs make there."""
         t = event.t
         window = self.window
-        table = self.table
-        merged: dict[tuple[int, Any], tuple[bool, list[tuple[int, Any, str | None]]]] = {}
+        merged: Merged | None = {} if self.merge else None
         result: list[tuple[bool, list[PMatch]]] = []
         nothing: tuple[bool, list[PMatch]] = (False, [])
         for pmatch in pmatches:
@@ -137,40 +144,15 @@ class AnchoredMachine(Machine):
             if window is not None and t - start_t > window:
                 result.append(nothing)
                 continue
-            found, group = None, None
-            if self.merge:
-                group = (state, register)
-                try:
-                    found = merged.get(group)
-                except TypeError:
-                    group = None
-            if found is None:
-                same = False
-                steps = []
-                for fire, target, bind in table[state]:
-                    after = fire(event, register)
-                    if after is None:
-                        continue
-                    if (
-                        bind is None
-                        and target == state
-                        and (after is register or after == register)
-                    ):
-                        same = True
-                    else:
-                        steps.append((target, after, bind))
-                found = (same, steps)
-                if group is not None:
-                    merged[group] = found
-            same, steps = found
-            if not steps:
-                result.append((same, []) if same else nothing)
-                continue
-            made = [
-                (start, start_t, target, after, bound if bind is None else (bind, event, bound))
-                for target, after, bind in steps
-            ]
-            result.append((same, made))
+            same = False
+            made: list[PMatch] = []
+            for target, after, bind in self._fired(state, register, event, merged):
+                if bind is None and target == state and (after is register or after == register):
+                    same = True
+                else:
+                    taken = bound if bind is None else (bind, event, bound)
+                    made.append((start, start_t, target, after, taken))
+            result.append((same, made) if same or made else nothing)
         return result
 
     def _carry(
@@ -246,22 +228,11 @@ class AnchoredMachine(Machine):
         self._propagate_anchored(state, position + 1, onward, out)
         return out
 
-    def delete(self, state: AfaState, event: Event) -> list[Output] | None:
-        found = self._find(state, event)
-        if found is None:
-            return None
-        position, key = found
-        entries = state.entries
-        out: list[Output] = []
-        state.key = key
-        state.counters["retracted"] += 1
+    def _remove(self, state: AfaState, position: int, key: Key, out: list[Output]) -> None:
         self._invalidate_anchored(state, position, key, set(), out)
-        gone = entries.pop(key)
-        state.live -= len(gone.pmatches)
-        state.last = entries.peekitem(-1) if entries else None
+        state.live -= len(state.entries.pop(key).pmatches)
         if position:
             self._propagate_anchored(state, position, self._items(state, position - 1), out)
-        return out
 
     def _in_order(self, state: AfaState, event: Event, last: tuple[Key, Entry]) -> list[PMatch]:
         """An event after the last entry: the pmatches made there; the last entry's own

@@ -41,13 +41,27 @@ from kleene.events import Event, Watermark
 from kleene.matches import Match, Retraction
 from kleene.plans.afa.model import Afa, Deadline, Fire, Lifetime, Register
 
-__all__ = ["AfaState", "Entry", "Key", "Machine", "Output", "PMatch", "start_key"]
+__all__ = [
+    "AfaState",
+    "Entry",
+    "Key",
+    "Machine",
+    "Merged",
+    "Output",
+    "PMatch",
+    "Steps",
+    "start_key",
+]
 
 Key = tuple[float, float]  # (timestamp, arrival): the order of the sorted stream
 #: A partial match: the key and time of its first event, its state's index, its register,
 #: and the events it bound as a linked list, latest first: (variable, event, rest) or None.
 PMatch = tuple[Key, float, int, Register, Any]
 Output = Match | Retraction
+#: The arcs that fire for an event: (target state, register after, variable bound).
+Steps = list[tuple[int, Register, str | None]]
+#: What the arcs of one event give, by (state, register), while the event is taken.
+Merged = dict[tuple[int, Register], Steps]
 
 #: The most ε-steps one event may cause from one pmatch: an ε-cycle that never stops
 #: would otherwise hang the stream.
@@ -217,39 +231,44 @@ class Machine:
 
     def _extend(self, pmatches: list[PMatch], event: Event, out: list[PMatch]) -> None:
         """MakeTransitions: every pmatch of `pmatches` (in order) along every arc that fires
-        for `event`, into `out` (keeping the start order). With `merge`, the arcs fire once
-        per state and register."""
+        for `event`, into `out` (keeping the start order)."""
         t = event.t
         window = self.window
-        table, epsilons = self.table, self.epsilons
-        merged: dict[tuple[int, Register], list[tuple[int, Register, str | None]]] | None = (
-            {} if self.merge else None
-        )
+        epsilons = self.epsilons
+        merged: Merged | None = {} if self.merge else None
         for pmatch in pmatches:
             start, start_t, state, register, bound = pmatch
             if window is not None and t - start_t > window:
                 continue
-            steps, group = None, None
-            if merged is not None:
-                group = (state, register)
-                try:
-                    steps = merged.get(group)
-                except TypeError:  # an unhashable register: its pmatch goes alone
-                    group = None
-            if steps is None:
-                steps = []
-                for fire, target, bind in table[state]:
-                    after = fire(event, register)
-                    if after is not None:
-                        steps.append((target, after, bind))
-                if merged is not None and group is not None:
-                    merged[group] = steps
-            for target, after, bind in steps:
+            for target, after, bind in self._fired(state, register, event, merged):
                 taken = bound if bind is None else (bind, event, bound)
                 if epsilons[target]:
                     self._closure((start, start_t, target, after, taken), out)
                 else:
                     out.append((start, start_t, target, after, taken))
+
+    def _fired(self, state: int, register: Register, event: Event, merged: Merged | None) -> Steps:
+        """The arcs of `state` that fire for `event` from `register`, as (target, register
+        after, variable bound). With `merged` (one dict per event), they fire once per state
+        and equal register: such pmatches have the same future (the NFA^b's run merging)."""
+        group = None
+        if merged is not None:
+            group = (state, register)
+            try:
+                known = merged.get(group)
+            except TypeError:  # an unhashable register: its pmatch goes alone
+                group = None
+            else:
+                if known is not None:
+                    return known
+        steps = []
+        for fire, target, bind in self.table[state]:
+            after = fire(event, register)
+            if after is not None:
+                steps.append((target, after, bind))
+        if merged is not None and group is not None:
+            merged[group] = steps
+        return steps
 
     def _begin(self, key: Key, event: Event, out: list[PMatch]) -> None:
         """New computations from the start state (and its ε-closure) at `event`."""
@@ -422,16 +441,21 @@ class Machine:
         if found is None:
             return None
         position, key = found
-        entries = state.entries
         out: list[Output] = []
         state.key = key
         state.counters["retracted"] += 1
+        self._remove(state, position, key, out)
+        state.last = state.entries.peekitem(-1) if state.entries else None
+        return out
+
+    def _remove(self, state: AfaState, position: int, key: Key, out: list[Output]) -> None:
+        """Withdraw every computation through the entry at `position`, drop the entry, and
+        carry the list before it over the entries after it."""
+        entries = state.entries
         self._invalidate(state, position, key, out)
         del entries[key]
-        state.last = entries.peekitem(-1) if entries else None
         if position:
             self._propagate(state, position, list(entries.peekitem(position - 1)[1].pmatches), out)
-        return out
 
     def _find(self, state: AfaState, event: Event) -> tuple[int, Key] | None:
         """Where the index holds an event received before (same type, timestamp and id):

@@ -136,6 +136,8 @@ class AfaPlan(Plan[AfaState]):
         """A punctuation: fire the timeout arcs it passes (their matches are returned),
         decide the candidates waiting on a negation, and clean up what no later event can
         need."""
+        if self.machine.lifetimes:
+            self.forget_arcs(watermark)
         outputs = self.machine.punctuate(state, watermark)
         if self.negations is None:
             return list(outputs)
