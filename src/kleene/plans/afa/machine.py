@@ -2,7 +2,8 @@
 Appendix C), with deletion and cleanup by punctuations (C.1).
 
 A partition's state indexes its events by (timestamp, arrival) in a sorted dict, the paper's
-red-black tree. Every entry holds the event and its *pmatch list*: the partial matches
+red-black tree (`index.py`: events in order are appended after it, and enter it only when an
+event lands among them). Every entry holds the event and its *pmatch list*: the partial matches
 whose subsequence ends at that event, as plain tuples (start key, start time, state, register,
 bound events), in increasing order of their start (the Ordering invariant). Every prefix of a
 listed pmatch is listed at the entry of its own last event (Completeness), and every
@@ -34,11 +35,10 @@ from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from sortedcontainers import SortedDict
-
 from kleene.errors import EventError, KleeneError
 from kleene.events import Event, Watermark
 from kleene.matches import Match, Retraction
+from kleene.plans.afa.index import Index
 from kleene.plans.afa.model import Afa, Deadline, Fire, Lifetime, Register
 
 __all__ = [
@@ -85,7 +85,7 @@ class Entry:
 class AfaState:
     """One partition's index of events and pmatches, and how far punctuations have gone."""
 
-    entries: SortedDict = field(default_factory=SortedDict)
+    entries: Index[Entry] = field(default_factory=Index)
     arrivals: int = 0
     #: No event with a key below this may come any more (the last punctuation).
     floor: Key = (-math.inf, 0)
@@ -187,6 +187,12 @@ class Machine:
         self._closure(((0.0, 0), 0.0, index[afa.start], afa.initial, None), starts)
         #: The start state and what its ε-arcs reach before any event: (state, register).
         self.starts = tuple((p[2], p[3]) for p in starts)
+        #: Their event arcs: (fire, register, target, variable bound).
+        self.begins = tuple(
+            (fire, register, target, bind)
+            for state, register in self.starts
+            for fire, target, bind in self.table[state]
+        )
         self.outputs = afa.outputs
         self.variables = afa.variables
 
@@ -272,18 +278,19 @@ class Machine:
 
     def _begin(self, key: Key, event: Event, out: list[PMatch]) -> None:
         """New computations from the start state (and its ε-closure) at `event`."""
-        t = event.t
-        for state, register in self.starts:
-            for fire, target, bind in self.table[state]:
-                after = fire(event, register)
-                if after is not None:
-                    bound = None if bind is None else (bind, event, None)
-                    self._closure((key, t, target, after, bound), out)
+        for fire, register, target, bind in self.begins:
+            after = fire(event, register)
+            if after is not None:
+                bound = None if bind is None else (bind, event, None)
+                self._closure((key, event.t, target, after, bound), out)
 
     # -- the operator ---------------------------------------------------------------------
 
     def insert(self, state: AfaState, event: Event) -> list[Output]:
         """Algorithm 1, InsertEvent."""
+        last = state.last
+        if self.sequence is None and (last is None or event.t >= last[0][0]):
+            return self._append(state, event, last)
         key = state.key = self._key(state, event)
         entries = state.entries
         out: list[Output] = []
@@ -321,6 +328,28 @@ class Machine:
         if not in_order:
             onward = pmatches if carried is None else carried + pmatches[begun:]
             self._propagate(state, position + 1, onward, out)
+        return out
+
+    def _append(
+        self, state: AfaState, event: Event, last: tuple[Key, Entry] | None
+    ) -> list[Output]:
+        """InsertEvent for an event after every one held (no sequence numbers): extend the
+        last entry's list, begin new computations, and report the matches."""
+        key = state.key = (event.t, state.arrivals)
+        state.arrivals += 1
+        pmatches: list[PMatch] = []
+        if last is not None and last[1].pmatches:
+            self._extend(last[1].pmatches, event, pmatches)
+        self._begin(key, event, pmatches)
+        entry = state.entries[key] = Entry(event, pmatches)
+        state.last = (key, entry)
+        out: list[Output] = []
+        if pmatches:
+            state.counters["pmatches_created"] += len(pmatches)
+            state.live += len(pmatches)
+            if self.waits:
+                self._wait(state, key, pmatches)
+            self._report(pmatches, [], event, out)
         return out
 
     def _key(self, state: AfaState, event: Event) -> Key:
@@ -408,7 +437,7 @@ class Machine:
         out: list[Output] = []
         carry = entries.peekitem(position - 1)[1].pmatches if position else []
         final = self.final
-        for key, entry in entries.items()[position:]:
+        for key, entry in entries.items(position):
             event = entry.event
             assert event is not None, "only the cover lets its event go, and it is before since"
             derived: list[PMatch] = []
@@ -453,7 +482,7 @@ class Machine:
         carry the list before it over the entries after it."""
         entries = state.entries
         self._invalidate(state, position, key, out)
-        del entries[key]
+        entries.pop(key)
         if position:
             self._propagate(state, position, list(entries.peekitem(position - 1)[1].pmatches), out)
 
@@ -518,6 +547,7 @@ class Machine:
             key, entry = entries.peekitem(position)
             if position and not self._adjacent(entries.peekitem(position - 1)[0], key):
                 return  # AFA+O: a gap in the sequence numbers
+            assert entry.event is not None, "entries after a punctuation's cover keep events"
             derived: list[PMatch] = []
             self._extend(pmatches, entry.event, derived)
             if self.waits:
@@ -551,9 +581,11 @@ class Machine:
         while waiting and watermark.settles(waiting[0][0]):
             when, _, key, pmatch = heapq.heappop(waiting)
             entry = entries.get(key)
-            here = -1 if entry is None else _position(entry.pmatches, pmatch)
+            if entry is None:
+                continue  # its event deleted
+            here = _position(entry.pmatches, pmatch)
             if here < 0:
-                continue  # invalidated, or its event deleted
+                continue  # invalidated
             after = entries.bisect_right(key)
             if after < len(entries) and entries.peekitem(after)[0][0] <= when:
                 continue  # an event came before the deadline
@@ -582,7 +614,7 @@ class Machine:
         if self._clean(state, watermark) is not None:
             entries = state.entries
             if not entries.peekitem(0)[1].pmatches and len(entries) == 1:
-                entries.popitem(0)
+                entries.popfirst()
                 state.last = None
         return out
 
@@ -599,7 +631,7 @@ class Machine:
         if cover < 0 or (cover == 0 and entries.peekitem(0)[1].event is None):
             return None
         for _ in range(cover):
-            key, entry = entries.popitem(0)
+            key, entry = entries.popfirst()
             state.live -= len(entry.pmatches)
             if not self._adjacent(key, entries.peekitem(0)[0]):
                 # AFA+O: no event can come between them now; matches across are lost
