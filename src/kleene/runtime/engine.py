@@ -177,14 +177,18 @@ class Engine:
                     row=self._arrivals,
                     field="ts",
                 )
-            return self._report(self._insert(item))
-        floor = (reorder.floor, reorder.at_floor)
+            found = self._insert(item)
+            return self._report(found) if found else found
+        floor, at_floor = reorder.floor, reorder.at_floor
         reported = []
         for each in reorder.push(item, self._arrivals):
             reported.extend(self._insert(each))
-        if (reorder.floor, reorder.at_floor) != floor:
-            watermark = Watermark(reorder.floor, inclusive=reorder.at_floor)
-            reported += self._punctuate(watermark, lazily=True)
+        if reorder.floor != floor or reorder.at_floor != at_floor:
+            watermark = self._watermark = Watermark(reorder.floor, inclusive=reorder.at_floor)
+            self._sweep_in -= 1
+            timers = self._timers
+            if self._sweep_in <= 0 or (timers and watermark.settles(timers[0][0])):
+                reported += self._punctuate(watermark, lazily=True)
         return self._report(reported) if reported else reported
 
     def _insert(self, item: Event) -> list[Match]:
@@ -217,15 +221,11 @@ class Engine:
 
         Every state hears it, unless `lazily`: then the states whose deadline it passes
         hear it (their timeouts and negations are decided now); the rest is clean-up, so
-        every state hears one punctuation in so many, as many as there are states and at
-        least `SWEEP` (amortized O(1) per event however many keys are live; state exceeds
-        the window by at most that many events)."""
+        every state hears one punctuation in so many (`_sweep_in` counts them down), as many
+        as there are states and at least `SWEEP` (amortized O(1) per event however many keys
+        are live; state exceeds the window by at most that many events). `send` calls it
+        lazily only when a deadline is due or a sweep is."""
         self._watermark = watermark
-        self._sweep_in -= 1
-        if lazily and self._sweep_in > 0:
-            timers = self._timers
-            if not timers or not watermark.settles(timers[0][0]):
-                return []  # nothing due, and no sweep yet
         watermark = self.punctuation or watermark
         keys: Iterable[Hashable | None]
         if not lazily or self._sweep_in <= 0:

@@ -83,6 +83,12 @@ class Reorder:
         if t < self.floor or (self.at_floor and t == self.floor):
             self._late(event, row)
             return []
+        if self.speculation == math.inf:  # every event leaves at once: only the floor moves
+            if t > self.high:
+                self.high = t
+                if t - self.max_delay > self.floor:
+                    self.floor, self.at_floor = t - self.max_delay, False
+            return [event]
         heap = self.heap
         heapq.heappush(heap, (t, self.arrivals, event))
         self.arrivals += 1

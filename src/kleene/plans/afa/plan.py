@@ -41,7 +41,7 @@ from kleene.plans.afa.anchors import AnchoredMachine
 from kleene.plans.afa.machine import AfaState, Machine, Output
 from kleene.plans.afa.model import Afa, Arc, Lifetime
 from kleene.plans.afa.negation import Negations, NegationState
-from kleene.plans.afa.sase import compile_sase, unsupported
+from kleene.plans.afa.sase import compile_sase, identity, unsupported
 from kleene.plans.afa.text import read_arc
 from kleene.plans.base import Plan, register
 
@@ -58,7 +58,8 @@ class AfaPlan(Plan[AfaState]):
     def __init__(self, analysis: Analysis | None, options: Options, afa: Afa | None = None) -> None:
         if analysis is not None:
             super().__init__(analysis, options)
-            afa = compile_sase(analysis, self.window, options.name)
+            self.identity = identity(analysis)
+            afa = compile_sase(analysis, self.window, options.name, self.identity)
             twins = A.contains_or(analysis.structure)
             machine = AnchoredMachine if options.anchors else Machine
             self.machine = machine(
@@ -103,7 +104,10 @@ class AfaPlan(Plan[AfaState]):
 
     @property
     def partition_key(self) -> Callable[[Event], Hashable | None] | None:
-        return None if self.direct else super().partition_key
+        """The base plan's key, read through the memo the arcs ask too."""
+        if self.direct or super().partition_key is None:
+            return None
+        return self.identity.key_of
 
     @cached_property
     def fingerprint(self) -> str:

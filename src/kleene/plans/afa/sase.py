@@ -38,7 +38,7 @@ from kleene.plans.nfa.automaton import Automaton, Edge, build
 from kleene.plans.nfa.plan import equivalence_values
 from kleene.plans.nfa.vector import EdgeCode, compile_automaton
 
-__all__ = ["compile_sase", "unsupported"]
+__all__ = ["Identity", "compile_sase", "identity", "unsupported"]
 
 
 def unsupported(analysis: Analysis, options: Options) -> str | None:
@@ -50,15 +50,22 @@ def unsupported(analysis: Analysis, options: Options) -> str | None:
     return None
 
 
-def compile_sase(analysis: Analysis, window: float | None, name: str) -> Afa:
-    """The AFA of a query the NFA^b runs (see the module docstring)."""
-    automaton = build(analysis)
-    code = compile_automaton(analysis, automaton)
+def identity(analysis: Analysis) -> Identity:
+    """The query's memo of an event's partition key and equivalence values: its arcs ask
+    it, and so may the runtime for the partition key (`Identity.key_of`)."""
     partition = analysis.partition
-    identify = _Identity(
+    return Identity(
         partition.key if partition is not None else None,
         equivalence_values(analysis.equivalences),
     )
+
+
+def compile_sase(analysis: Analysis, window: float | None, name: str, identify: Identity) -> Afa:
+    """The AFA of a query the NFA^b runs (see the module docstring); its arcs read an
+    event's key and equivalence values through `identify`."""
+    automaton = build(analysis)
+    code = compile_automaton(analysis, automaton)
+    partition = analysis.partition
     states = [f"s{state.id}" for state in automaton.states]
     finals: dict[tuple[str, ...], str] = {}
     arcs: list[Arc] = []
@@ -127,9 +134,10 @@ _IGNORE_TEXT = {
 }
 
 
-class _Identity:
+class Identity:
     """An event's partition key and equivalence values, remembered for the last event asked
-    about: every arc asks, for every pmatch (a pure memo; it holds nothing a state needs)."""
+    about: every arc asks, for every pmatch, and the runtime asks for the key (a pure memo;
+    it holds nothing a state needs)."""
 
     def __init__(
         self,
@@ -147,19 +155,24 @@ class _Identity:
             last = self.last = (event, key, self.values(event))
         return last[1], last[2]
 
+    def key_of(self, event: Any) -> Hashable | None:
+        """The event's partition key (the plan's `partition_key`)."""
+        return self(event)[0]
+
 
 def _take(
     automaton: Automaton,
     edge: Edge,
     code: EdgeCode,
-    identify: _Identity,
+    identify: Identity,
     begins: bool,
 ) -> Fire:
     """The fence and transfer of an NFA^b edge over the register (V, key, values)."""
     types = automaton.variables[edge.variable].types
     local, check, update, late = code.local, code.check, code.update, code.late
     # The last call's arguments and result: the skip-till-next-match ignore arc asks the
-    # direct takes again about the event and register they were just asked about.
+    # direct takes again about the event and register they were just asked about (never
+    # about a begin: the start state has no ignore arc).
     memo: list[Any] = [None, None, None]
 
     def fire(event: Any, register: Register) -> Register | None:
@@ -190,7 +203,7 @@ def _take(
             return None
         return (after, run_key, run_values)
 
-    return fire
+    return _fire if begins else fire
 
 
 def _completing(take: Fire, code: EdgeCode) -> Fire:
@@ -211,7 +224,7 @@ def _completing(take: Fire, code: EdgeCode) -> Fire:
 def _ignore(
     strategy: str,
     direct: list[Fire],
-    identify: _Identity,
+    identify: Identity,
     partitioned: bool,
 ) -> Fire | None:
     """The strategy's ignore self-loop (None: the strategy never ignores)."""
