@@ -13,7 +13,7 @@ $python -m benchmarks disorder --events 5000 --plans nfa nfa_backtrack match_win
 $python -m benchmarks disorder --events 5000 --plans nfa lazy_chain lazy_tree --fractions 0.1 --repeat 3 \
     --query "PATTERN SEQ(Stock a, Stock b, Stock c) WHERE [symbol] AND b.price > a.price + 1 AND c.price < b.price - 1 WITHIN 20"
 # afa against nfa in order on the SASE+ Kleene queries, punctuating and not
-$python -m benchmarks nfa --plans nfa afa:max_delay=0 afa --events 10000 --repeat 2
+$python -m benchmarks nfa --plans nfa afa:max_delay=0 afa --events 10000 --repeat 3
 # Figures 12, 13: throughput and state against the share of late events; AFA+O beside
 $python -m benchmarks afa --experiment disorder --events 10000 --repeat 3 --plot "$PLOTS/afa_disorder.png"
 # Figures 10, 11: output size and latency against the Cleanse factor σ
