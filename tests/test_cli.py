@@ -1,5 +1,6 @@
 """The kleene command: match, explain, gen; messages and exit codes."""
 
+import gzip
 import json
 import shutil
 import subprocess
@@ -289,3 +290,64 @@ def test_match_runs_an_afa_written_directly(tmp_path, capsys):
     assert "reports all its matches" in capsys.readouterr().err
     assert main(["run", str(afa), "-i", str(path), "-o", str(tmp_path / "o.jsonl")]) == 1
     assert "an AFA written directly runs with kleene match" in capsys.readouterr().err
+
+
+def _ids(bindings):
+    return tuple((name, tuple(e["id"] for e in events)) for name, events in bindings.items())
+
+
+def test_match_writes_the_format_its_output_names(stocks, tmp_path, capsys):
+    """JSON lines, CSV and Parquet (and gzipped JSON lines and CSV) hold the same matches;
+    CSV and Parquet hold the rows kleene run writes (variables as lists of events)."""
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    query = "PATTERN SEQ(Stock a, Stock b) WHERE [symbol] and b.price > a.price + 1 WITHIN 20"
+    outputs = {name: tmp_path / name for name in ("m.jsonl", "m.csv", "m.parquet", "m.jsonl.gz")}
+    outputs["m.csv.gz"] = tmp_path / "m.csv.gz"
+    for path in outputs.values():
+        assert main(["match", query, "-i", str(stocks), "-o", str(path)]) == 0
+    capsys.readouterr()
+    lines = [json.loads(line) for line in outputs["m.jsonl"].read_text().splitlines()]
+    expected = [_ids(m["bindings"]) for m in lines]
+    assert expected
+    packed = gzip.decompress(outputs["m.jsonl.gz"].read_bytes()).decode().splitlines()
+    assert [_ids(json.loads(line)["bindings"]) for line in packed] == expected
+    rows = pq.read_table(outputs["m.parquet"]).to_pylist()
+    assert [_ids({n: r[n] for n in ("a", "b")}) for r in rows] == expected
+    assert rows[0]["start_ts"] == lines[0]["start_ts"] and rows[0]["a"][0]["symbol"]
+    for name in ("m.csv", "m.csv.gz"):
+        table = pacsv.read_csv(outputs[name]).to_pylist()
+        assert [_ids({n: json.loads(r[n]) for n in ("a", "b")}) for r in table] == expected
+    assert not list(tmp_path.glob(".*partial"))
+
+
+def test_match_refuses_an_unknown_output_and_leaves_no_partial_file(tmp_path, capsys):
+    events = tmp_path / "e.csv"
+    # matches are written a chunk at a time; the last row, past the first chunk, goes back
+    rows = [f"A,{t}" for t in range(1, 6000)] + ["A,1"]
+    events.write_text("type,ts\n" + "\n".join(rows) + "\n")
+    query = "PATTERN SEQ(A a, A b) WITHIN 1"
+    assert main(["match", query, "-i", str(events), "-o", str(tmp_path / "m.txt")]) == 1
+    assert "cannot tell what to write to" in capsys.readouterr().err
+    target = tmp_path / "m.jsonl"
+    assert main(["match", query, "-i", str(events), "-o", str(target)]) == 1
+    assert "earlier than an event before it" in capsys.readouterr().err
+    assert not target.exists() and not list(tmp_path.glob(".*partial"))
+
+
+def test_match_reads_gzipped_standard_input():
+    csv_text = "type,ts,price\nA,1,10\nA,2,12\nB,3,11\n"
+    query = "PATTERN SEQ(A a, B b) WITHIN 5"
+    result = subprocess.run(
+        [sys.executable, "-m", "kleene", "match", query, "-i", "-", "--format", "csv"],
+        input=gzip.compress(csv_text.encode()),
+        capture_output=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    found = [json.loads(line) for line in result.stdout.decode().splitlines()]
+    assert [_ids(m["bindings"]) for m in found] == [
+        (("a", (0,)), ("b", (2,))),
+        (("a", (1,)), ("b", (2,))),
+    ]

@@ -124,6 +124,28 @@ class Match:
             found["register"] = dict(self.register)
         return found
 
+    def to_row(self) -> dict[str, Any]:
+        """The match as one record, the shape of `kleene run`'s rows: pattern, start and end
+        timestamps, then one field per variable holding its events (each a dict of id, type,
+        ts and attributes, values as they are), an AFA's `register`, and for a retraction
+        `retraction: True`.
+
+        >>> from kleene import Event
+        >>> row = Match({"a": (Event("A", 1, {"x": 2}, id=0),)}).to_row()
+        >>> list(row), row["a"]
+        (['pattern', 'start_ts', 'end_ts', 'a'], [{'id': 0, 'type': 'A', 'ts': 1, 'x': 2}])
+        """
+        row: dict[str, Any] = {
+            "pattern": self.pattern,
+            "start_ts": self.start_ts,
+            "end_ts": self.end_ts,
+        }
+        for name, events in self.bindings.items():
+            row[name] = [{"id": e.id, "type": e.type, "ts": e.ts, **e.attrs} for e in events]
+        if self.register is not None:
+            row["register"] = dict(self.register)
+        return row
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Match):
             return NotImplemented
@@ -172,6 +194,9 @@ class Retraction(Match):
 
     def to_dict(self) -> dict[str, Any]:
         return {**super().to_dict(), "retraction": True}
+
+    def to_row(self) -> dict[str, Any]:
+        return {**super().to_row(), "retraction": True}
 
     def __hash__(self) -> int:
         return hash(("retraction", self.key))

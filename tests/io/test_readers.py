@@ -1,6 +1,9 @@
 """Reading events from files, pandas and Arrow; malformed rows named by file, row, field."""
 
+import gzip
+import io
 import json
+import sys
 from datetime import UTC, date, datetime
 
 import pandas as pd
@@ -237,4 +240,55 @@ def test_duplicate_csv_columns_are_an_error(tmp_path):
     path = tmp_path / "twice.csv"
     path.write_text("type,ts,price,ts\nA,1,10,2\n")
     with pytest.raises(kleene.EventError, match="the header names 'ts' more than once"):
+        list(kleene.read_events(path))
+
+
+@pytest.mark.parametrize("suffix", ["csv", "jsonl", "parquet"])
+def test_gzip_is_read_by_its_extension_or_its_first_bytes(stocks, tmp_path, suffix):
+    expected, paths = stocks
+    packed = gzip.compress(paths[suffix].read_bytes())
+    named = tmp_path / f"named.{suffix}.gz"
+    named.write_bytes(packed)
+    unnamed = tmp_path / "unnamed.data"
+    unnamed.write_bytes(packed)
+    assert list(kleene.read_events(named)) == expected
+    assert list(kleene.read_events(unnamed, suffix)) == expected
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / f"part.{suffix}.gz").write_bytes(packed)
+    assert list(kleene.read_events(folder)) == expected
+
+
+@pytest.mark.parametrize("suffix", ["csv", "jsonl", "parquet"])
+@pytest.mark.parametrize("packed", [False, True], ids=["plain", "gzip"])
+def test_standard_input_is_read_with_a_format(stocks, monkeypatch, suffix, packed):
+    expected, paths = stocks
+    data = paths[suffix].read_bytes()
+    stdin = io.TextIOWrapper(io.BufferedReader(io.BytesIO(gzip.compress(data) if packed else data)))
+    monkeypatch.setattr(sys, "stdin", stdin)
+    assert list(kleene.read_events("-", suffix)) == expected
+    with pytest.raises(kleene.EventError, match=r"standard input \(-\) has no extension"):
+        kleene.read_events("-")
+
+
+def test_text_that_is_not_utf8_is_a_named_error(tmp_path):
+    lines = tmp_path / "e.jsonl"
+    lines.write_bytes(b'{"type": "A", "ts": 1}\n{"type": "A", "ts": 2, "x": "\xff"}\n')
+    with pytest.raises(kleene.EventError, match=r"e.jsonl, row 2: not UTF-8 text"):
+        list(kleene.read_events(lines))
+    reader = kleene.read_events(lines, on_error="skip")
+    assert [e.ts for e in reader] == [1] and reader.skipped == 1
+    table = tmp_path / "e.csv"
+    table.write_bytes(b"type,ts,x\nA,1,a\nA,2,\xff\n")
+    with pytest.raises(kleene.EventError, match=r"e.csv.*UTF8.*must be UTF-8 text"):
+        list(kleene.read_events(table))
+    (tmp_path / "h.csv").write_bytes(b"type,ts,\xff\nA,1,a\n")
+    with pytest.raises(kleene.EventError, match=r"h.csv, row 0: the header is not UTF-8"):
+        list(kleene.read_events(tmp_path / "h.csv"))
+
+
+def test_a_file_that_is_not_parquet_is_named(tmp_path):
+    path = tmp_path / "broken.parquet"
+    path.write_bytes(b"PAR1 this is not parquet")
+    with pytest.raises(kleene.EventError, match=r"broken.parquet: not a Parquet file"):
         list(kleene.read_events(path))

@@ -1,6 +1,9 @@
 """kleene run: files in, matches out, the same as kleene match on the same file."""
 
+import gzip
+import io
 import json
+import sys
 
 import pytest
 
@@ -98,7 +101,33 @@ def test_show_overwrite_and_errors(spark, inputs, tmp_path, capsys):
     )
     assert "no column 'sector'" in capsys.readouterr().err
     assert main(["run", QUERY, "-i", str(inputs["csv"]), "-o", str(tmp_path / "x.txt")]) == 1
-    assert "name the output .parquet, .jsonl or .csv" in capsys.readouterr().err
+    assert "cannot tell what to write to" in capsys.readouterr().err
+
+
+def test_gzip_and_standard_input(spark, inputs, tmp_path, monkeypatch, capsys):
+    """kleene run reads what kleene match reads: a .gz file, and standard input (copied to a
+    local file); a gzip file not named .gz is refused (Spark tells compression by name)."""
+    packed = gzip.compress(inputs["csv"].read_bytes())
+    named = tmp_path / "stocks.csv.gz"
+    named.write_bytes(packed)
+    out = tmp_path / "from_gz.jsonl.gz"
+    assert main(["run", QUERY, "-i", str(named), "-o", str(out), "--master", "local[2]"]) == 0
+    rows = [
+        json.loads(line)
+        for part in sorted(out.glob("part-*.gz"))
+        for line in gzip.decompress(part.read_bytes()).decode().splitlines()
+    ]
+    assert spark_keys(rows) == local_keys(inputs["csv"])
+    stdin = io.TextIOWrapper(io.BufferedReader(io.BytesIO(packed)))
+    monkeypatch.setattr(sys, "stdin", stdin)
+    out = tmp_path / "from_stdin.parquet"
+    args = ["run", QUERY, "-i", "-", "--format", "csv", "-o", str(out), "--master", "local[2]"]
+    assert main(args) == 0
+    assert spark_keys(spark.read.parquet(str(out)).collect()) == local_keys(inputs["csv"])
+    unnamed = tmp_path / "stocks.csv"
+    unnamed.write_bytes(packed)
+    assert main(["run", QUERY, "-i", str(unnamed), "-o", str(tmp_path / "x.parquet")]) == 1
+    assert "is gzip-compressed" in capsys.readouterr().err
 
 
 def test_max_delay_on_a_disordered_file(spark, tmp_path, capsys):

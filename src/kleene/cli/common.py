@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from kleene.errors import KleeneError
 from kleene.language.to_ast import UNITS
@@ -19,7 +19,6 @@ __all__ = [
     "delay",
     "disorder_options",
     "input_options",
-    "opened",
     "plan_arguments",
     "progress",
     "query_and_input",
@@ -98,7 +97,12 @@ def delay(text: str) -> float | timedelta:
 
 def query_and_input(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("query", help="a query file, or the query text itself")
-    parser.add_argument("--input", "-i", required=True, help="events: a file or a folder")
+    parser.add_argument(
+        "--input",
+        "-i",
+        required=True,
+        help="events: a file, a folder, or - for standard input (gzip is read as what it holds)",
+    )
 
 
 def plan_arguments(parser: argparse.ArgumentParser, *, output_format: bool = False) -> None:
@@ -135,17 +139,6 @@ def query_text(text: str) -> tuple[str, str]:
 def is_afa(text: str) -> bool:
     """Is the query an AFA in its text form (`AFA name ...`, docs/plans/afa.md)?"""
     return re.match(r"\s*AFA\b", text, re.IGNORECASE) is not None
-
-
-@contextmanager
-def opened(path: str | None) -> Iterator[IO[str]]:
-    if path is None or path == "-":
-        yield sys.stdout
-        sys.stdout.flush()
-        return
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as out:
-        yield out
 
 
 @contextmanager

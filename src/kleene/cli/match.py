@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Iterator
-from typing import IO, Any
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import kleene
 import kleene.io
@@ -14,7 +14,6 @@ from kleene.cli.common import (
     disorder_options,
     input_options,
     is_afa,
-    opened,
     plan_arguments,
     progress,
     query_and_input,
@@ -31,13 +30,19 @@ def add(commands: Any) -> None:
     match = commands.add_parser(
         "match",
         help="find a pattern's matches in a file of events",
-        description="Find a pattern's matches in a CSV, JSON lines or Parquet file (or a "
-        "folder of them), in-process. Matches are written as JSON lines.",
+        description="Find a pattern's matches in a CSV, JSON lines or Parquet file (a "
+        "folder of them, or standard input), in-process. Matches are written as JSON lines, "
+        "or in the format the --output file's extension names.",
     )
     query_and_input(match)
     input_options(match)
     disorder_options(match)
-    match.add_argument("--output", "-o", help="write matches here (default: standard output)")
+    match.add_argument(
+        "--output",
+        "-o",
+        help="write matches here: .jsonl (or .json), .csv or .parquet, .jsonl.gz or .csv.gz "
+        "(default: JSON lines on standard output); written whole or not at all",
+    )
     plan_arguments(match, output_format=True)
     match.add_argument("--limit", type=int, help="stop after this many matches")
     match.add_argument(
@@ -59,6 +64,8 @@ def add(commands: Any) -> None:
 
 
 def _match(args: argparse.Namespace) -> int:
+    if args.output not in (None, "-"):
+        kleene.io.output_format(args.output)  # an unknown extension fails before reading
     text, name = query_text(args.query)
     pattern: str | kleene.Afa = text
     if is_afa(text):  # an AFA written directly runs on the afa plan
@@ -97,17 +104,17 @@ def _match(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     written = 0
     shown: list[kleene.Match] = []
-    with opened(args.output) as out, progress(args.progress) as tick:
+    with kleene.io.match_output(args.output) as write, progress(args.progress) as tick:
         for batch in _chunks(reader, tick):
             found = engine.send_many(batch)
             shown.extend(found[: args.show - len(shown)])
-            written += _emit(found, out, args.limit, written)
+            written += _emit(found, write, args.limit, written)
             if args.limit is not None and written >= args.limit:
                 break
         else:
             found = engine.close()
             shown.extend(found[: args.show - len(shown)])
-            written += _emit(found, out, args.limit, written)
+            written += _emit(found, write, args.limit, written)
     display = sys.stdout if args.output not in (None, "-") else sys.stderr
     for number, each in enumerate(shown, 1):
         print(f"{number:>3}. {_short(each)}", file=display)
@@ -176,7 +183,12 @@ def _chunks(events: Any, tick: Any, size: int = 4096) -> Iterator[list[Event]]:
         tick(len(chunk))
 
 
-def _emit(found: list[kleene.Match], out: IO[str], limit: int | None, written: int) -> int:
+def _emit(
+    found: list[kleene.Match],
+    write: Callable[[list[kleene.Match]], int],
+    limit: int | None,
+    written: int,
+) -> int:
     if limit is not None:
         found = found[: max(0, limit - written)]
-    return kleene.io.write_matches(found, out)
+    return write(found)

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import kleene
@@ -18,6 +23,7 @@ from kleene.cli.common import (
 )
 from kleene.cli.options import pair, plan_options
 from kleene.errors import KleeneError
+from kleene.io.readers import GZIP_MAGIC, STDIN
 
 __all__ = ["add"]
 
@@ -50,8 +56,12 @@ def add(commands: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import shutil
+    with _spooled(args.input, args.format, args.master) as source:
+        return _job(args, source)
 
+
+def _job(args: argparse.Namespace, source: str) -> int:
+    """The job on events at `source` (the input, or a copy of standard input)."""
     if shutil.which("java") is None:
         raise KleeneError(
             "kleene run needs Java 17 for Spark, and no 'java' is on PATH; install it "
@@ -76,7 +86,7 @@ def _run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     spark = spark_session(args.master, dict(pair(item) for item in args.conf))
     ready = time.perf_counter()
-    frame = read_events_frame(spark, args.input, args.format)
+    frame = read_events_frame(spark, source, args.format)
     job = detect_job(
         frame,
         text,
@@ -124,6 +134,30 @@ def _run(args: argparse.Namespace) -> int:
         for number, row in enumerate(shown, 1):
             print(f"{number:>3}. {_short_row(row, variables, id_field)}")
     return 0
+
+
+@contextmanager
+def _spooled(path: str, format: str | None, master: str) -> Iterator[str]:  # noqa: A002
+    """The input as a path Spark can read: standard input (`-`) is copied to a temporary
+    file first (named .gz when it is gzip: Spark tells compression by the name)."""
+    if path != STDIN:
+        yield path
+        return
+    if format is None:
+        raise KleeneError("standard input (-) has no extension; name its format (--format)")
+    if not master.startswith("local"):
+        raise KleeneError(
+            "standard input (-) is copied to a local file, which only a local master reads; "
+            "put the events where the cluster reads them"
+        )
+    raw: Any = sys.stdin.buffer
+    with tempfile.TemporaryDirectory(prefix="kleene-stdin-") as folder:
+        target = Path(folder) / f"events.{format}"
+        if raw.peek(2)[:2] == GZIP_MAGIC:
+            target = target.with_name(f"{target.name}.gz")
+        with target.open("wb") as out:
+            shutil.copyfileobj(raw, out)
+        yield str(target)
 
 
 def _short_row(row: Any, variables: list[str], id_field: str) -> str:

@@ -1,7 +1,7 @@
 """Events in and out: readers for CSV, JSON lines, Parquet, pandas and Arrow; writers."""
 
 from kleene.io.readers import Columns, EventReader, format_of, from_arrow, from_pandas, read_events
-from kleene.io.writers import write_columns, write_matches
+from kleene.io.writers import match_output, output_format, write_columns, write_matches
 
 __all__ = [
     "Columns",
@@ -9,6 +9,8 @@ __all__ = [
     "format_of",
     "from_arrow",
     "from_pandas",
+    "match_output",
+    "output_format",
     "read_events",
     "write_columns",
     "write_matches",

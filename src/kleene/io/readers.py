@@ -23,9 +23,14 @@ first few such errors are kept in `errors`.
 
 from __future__ import annotations
 
+import codecs
 import csv
+import gzip
+import io
 import json
+import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
 from pathlib import Path
@@ -55,6 +60,9 @@ FORMATS = {
     ".pq": "parquet",
 }
 OnError = Literal["raise", "skip"]
+#: The path that names standard input.
+STDIN = "-"
+GZIP_MAGIC = b"\x1f\x8b"
 _KEPT_ERRORS = 10
 _BATCH_ROWS = 65_536
 _CSV_BLOCK = 1 << 22  # bytes pyarrow reads per CSV block
@@ -62,21 +70,60 @@ _CSV_TYPES = ("int", "float", "bool", "string")
 
 
 def format_of(path: str | Path) -> str:
-    """The format a file's extension names (a folder: the format of the files inside)."""
+    """The format a file's extension names, a gzip suffix aside (`events.csv.gz` is CSV); a
+    folder: the format of the files inside.
+
+    >>> format_of("ticks.jsonl.gz"), format_of("ticks.PARQUET")
+    ('jsonl', 'parquet')
+    """
+    if str(path) == STDIN:
+        raise EventError("standard input (-) has no extension; name its format (--format)")
     path = Path(path)
     if path.is_dir():
-        found = {FORMATS[p.suffix.lower()] for p in path.iterdir() if p.suffix.lower() in FORMATS}
+        found = {kind for p in path.iterdir() if (kind := _named(p)) is not None}
         if len(found) != 1:
             raise EventError(
                 f"cannot tell the format of folder {path}: it holds "
                 + (", ".join(sorted(found)) or "no csv, jsonl or parquet files")
             )
         return found.pop()
-    try:
-        return FORMATS[path.suffix.lower()]
-    except KeyError:
+    kind = _named(path)
+    if kind is None:
         known = ", ".join(sorted(FORMATS))
-        raise EventError(f"cannot tell the format of {path}; name it with one of {known}") from None
+        raise EventError(f"cannot tell the format of {path}; name it with one of {known}")
+    return kind
+
+
+def _where(path: Path) -> str:
+    """How errors name a source."""
+    return "standard input" if str(path) == STDIN else str(path)
+
+
+def _named(path: Path) -> str | None:
+    """The format a file name's extension says, past a `.gz` (None: none)."""
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes.pop()
+    return FORMATS.get(suffixes[-1]) if suffixes else None
+
+
+@contextmanager
+def _opened(path: Path) -> Iterator[io.BufferedIOBase]:
+    """A file, or standard input (`-`), as bytes: decompressed when it is gzip, told by
+    its first bytes (whatever its name)."""
+    if str(path) == STDIN:
+        raw: Any = sys.stdin.buffer
+        magic = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
+        yield gzip.GzipFile(fileobj=raw, mode="rb") if magic == GZIP_MAGIC else raw
+        return
+    with path.open("rb") as raw:
+        magic = raw.read(2)
+        raw.seek(0)
+        if magic != GZIP_MAGIC:
+            yield raw
+            return
+        with gzip.GzipFile(fileobj=raw, mode="rb") as unzipped:
+            yield unzipped
 
 
 @dataclass(frozen=True)
@@ -209,7 +256,9 @@ def read_events(
     column_types: dict[str, str] | None = None,
 ) -> EventReader:
     """Events from a CSV, JSON lines or Parquet file, or a folder of such files (read in name
-    order). The format comes from the extension unless given.
+    order), or standard input (`-`, with `format`). The format comes from the extension
+    unless given; gzip files are read as what they hold (`events.csv.gz`, or any name: the
+    first bytes tell).
 
     `column_types` (CSV only) fixes a column's type: "int", "float", "bool" or "string";
     otherwise each column takes the type its first rows suggest. In CSV only the empty cell
@@ -219,7 +268,7 @@ def read_events(
     error.
     """
     path = Path(path)
-    if not path.exists():
+    if str(path) != STDIN and not path.exists():
         raise EventError(f"no such file or folder: {path}")
     kind = format or format_of(path)
     if kind not in FORMATS.values():
@@ -227,11 +276,7 @@ def read_events(
     for name, wanted in (column_types or {}).items():
         if wanted not in _CSV_TYPES:
             raise EventError(f"unknown column type {wanted!r} for {name}; use {_CSV_TYPES}")
-    files = (
-        sorted(p for p in path.iterdir() if FORMATS.get(p.suffix.lower()) == kind)
-        if path.is_dir()
-        else [path]
-    )
+    files = sorted(p for p in path.iterdir() if _named(p) == kind) if path.is_dir() else [path]
     read = {"csv": _csv_batches, "jsonl": _jsonl_batches, "parquet": _parquet_batches}[kind]
 
     def batches(reader: EventReader) -> Iterator[Iterator[Event]]:
@@ -239,7 +284,7 @@ def read_events(
             yield from read(reader, file, column_types or {})
 
     columns = _columns(type_column, ts_column, id_column, event_type, tz, ts_unit)
-    return EventReader(str(path), batches, columns, on_error)
+    return EventReader(_where(path), batches, columns, on_error)
 
 
 def _columns(
@@ -343,35 +388,51 @@ def _row_events(
 def _parquet_batches(
     reader: EventReader, path: Path, column_types: dict[str, str]
 ) -> Iterator[Iterator[Event]]:
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    with pq.ParquetFile(path) as file:
-        yield from _arrow_batches(reader, file.iter_batches(batch_size=_BATCH_ROWS), str(path))
+    where = _where(path)
+    with _opened(path) as raw:
+        # a file pyarrow may seek in; standard input and gzip are read whole first
+        seekable = isinstance(raw, io.BufferedReader) and raw.seekable()
+        source = raw if seekable else pa.BufferReader(raw.read())
+        try:
+            file = pq.ParquetFile(source)
+        except (pa.ArrowInvalid, OSError) as error:
+            raise EventError(f"not a Parquet file: {error}", source=where) from None
+        with file:
+            yield from _arrow_batches(reader, file.iter_batches(batch_size=_BATCH_ROWS), where)
 
 
 def _jsonl_batches(
     reader: EventReader, path: Path, column_types: dict[str, str]
 ) -> Iterator[Iterator[Event]]:
     rows = _Rows(reader)
+    where = _where(path)
 
     def events() -> Iterator[Event]:
-        with path.open(encoding="utf-8-sig") as lines:  # -sig: a byte order mark is no data
+        with _opened(path) as lines:
             number = 0
             for line in lines:
                 if not line.strip():
                     continue
                 number += 1
+                bom = number == 1 and line.startswith(codecs.BOM_UTF8)  # a byte order mark
                 try:
-                    row = json.loads(line)
+                    row = json.loads(line[len(codecs.BOM_UTF8) if bom else 0 :].decode("utf-8"))
+                except UnicodeDecodeError as error:
+                    message = f"not UTF-8 text (byte {error.start + 1} of the line)"
+                    reader.fail(EventError(message, source=where, row=number))
+                    continue
                 except json.JSONDecodeError as error:
-                    reader.fail(EventError(f"not JSON: {error.msg}", source=str(path), row=number))
+                    reader.fail(EventError(f"not JSON: {error.msg}", source=where, row=number))
                     continue
                 if not isinstance(row, dict):
                     reader.fail(
-                        EventError("a line must hold a JSON object", source=str(path), row=number)
+                        EventError("a line must hold a JSON object", source=where, row=number)
                     )
                     continue
-                event = rows.event(row, str(path), number)
+                event = rows.event(row, where, number)
                 if event is not None:
                     yield event
 
@@ -384,12 +445,22 @@ def _csv_batches(
     """CSV through pyarrow's streaming reader, every cell read as text, then each attribute
     column cast to the type its first batch suggests; a cell that does not fit is an error
     naming its row and column."""
+    where = _where(path)
+    with _opened(path) as raw:
+        yield from _csv_stream(reader, raw, where, column_types)
+
+
+def _csv_stream(
+    reader: EventReader, raw: io.BufferedIOBase, where: str, column_types: dict[str, str]
+) -> Iterator[Iterator[Event]]:
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
-    where = str(path)
-    with path.open(newline="", encoding="utf-8") as handle:
-        header = next(csv.reader(handle), None)
+    first = raw.readline()
+    try:
+        header = next(csv.reader([first.decode("utf-8-sig").rstrip("\r\n")]), None)
+    except UnicodeDecodeError:
+        raise EventError("the header is not UTF-8 text", source=where, row=0) from None
     if not header:
         return
     repeated = sorted({name for name in header if header.count(name) > 1})
@@ -408,16 +479,23 @@ def _csv_batches(
         )
         return "skip"
 
-    stream = pacsv.open_csv(
-        path,
-        read_options=pacsv.ReadOptions(use_threads=False, block_size=_CSV_BLOCK),
-        parse_options=pacsv.ParseOptions(invalid_row_handler=invalid),
-        convert_options=pacsv.ConvertOptions(
-            column_types={name: pa.string() for name in header},
-            strings_can_be_null=True,
-            null_values=[""],  # "NA" and the like are null only in number columns (_cast)
-        ),
-    )
+    if not raw.peek(1):  # type: ignore[attr-defined]
+        return  # a header and no rows
+    try:
+        stream = pacsv.open_csv(
+            raw,  # after the header: the data rows, numbered from 1
+            read_options=pacsv.ReadOptions(
+                use_threads=False, block_size=_CSV_BLOCK, column_names=header
+            ),
+            parse_options=pacsv.ParseOptions(invalid_row_handler=invalid),
+            convert_options=pacsv.ConvertOptions(
+                column_types={name: pa.string() for name in header},
+                strings_can_be_null=True,
+                null_values=[""],  # "NA" and the like are null only in number columns (_cast)
+            ),
+        )
+    except pa.ArrowInvalid as error:
+        raise EventError(f"{error} (a CSV file must be UTF-8 text)", source=where) from None
     textual = {reader.columns.ts} | (
         set() if reader.columns.event_type is not None else {reader.columns.type}
     )
@@ -425,9 +503,8 @@ def _csv_batches(
     rows = _Rows(reader)
     skipped_lines: set[int] = set()  # data rows pyarrow dropped as malformed
     row = 0  # the data row number of the last row handed out
-    for batch in stream:
-        for line, message in bad_lines:
-            number = None if line is None else line - 1
+    for batch in _batches(stream, where):
+        for number, message in bad_lines:
             if number is not None:
                 skipped_lines.add(number)
             reader.fail(EventError(message, source=where, row=number))
@@ -449,8 +526,25 @@ def _csv_batches(
             table[name] = _cast(column, name, kinds, reader, where, numbers, good)
         names = list(table)
         yield _row_events(rows, names, [table[n] for n in names], numbers, where, good)
-    for line, message in bad_lines:
-        reader.fail(EventError(message, source=where, row=None if line is None else line - 1))
+    for number, message in bad_lines:
+        reader.fail(EventError(message, source=where, row=number))
+
+
+def _batches(stream: Any, where: str) -> Iterator[Any]:
+    """pyarrow's CSV batches, its errors (text that is not UTF-8) named as the file's."""
+    import pyarrow as pa
+
+    while True:
+        try:
+            batch = stream.read_next_batch()
+        except StopIteration:
+            return
+        except pa.ArrowInvalid as error:
+            raise EventError(
+                f"{error} (a CSV file must be UTF-8 text)",
+                source=where,
+            ) from None
+        yield batch
 
 
 #: Cells that mean "no value" in a number column (in a text column they are text).

@@ -1,10 +1,14 @@
-"""Writing column batches to CSV, JSON lines or Parquet, and matches as JSON lines."""
+"""Writing column batches to CSV, JSON lines or Parquet, and matches to any of them."""
 
 from __future__ import annotations
 
 import base64
+import gzip
 import json
-from collections.abc import Iterable
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from datetime import date, datetime, time
 from decimal import Decimal
 from pathlib import Path
@@ -14,7 +18,24 @@ from kleene.errors import EventError
 from kleene.io.readers import format_of
 from kleene.matches import Match
 
-__all__ = ["json_default", "write_columns", "write_matches"]
+__all__ = [
+    "OUTPUTS",
+    "json_default",
+    "match_output",
+    "output_format",
+    "write_columns",
+    "write_matches",
+]
+
+#: Output formats by extension; JSON lines and CSV may end in `.gz` too (gzip).
+OUTPUTS = {
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "jsonl",
+    ".csv": "csv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
 
 Columns = dict[str, list[Any]]
 
@@ -47,6 +68,109 @@ def write_matches(matches: Iterable[Match], out: IO[str]) -> int:
         out.write("\n")
         count += 1
     return count
+
+
+def output_format(path: str | Path) -> str:
+    """The format an output file's name says; any other name is an error.
+
+    >>> output_format("out/matches.csv.gz"), output_format("m.parquet")
+    ('csv', 'parquet')
+    """
+    suffixes = [s.lower() for s in Path(path).suffixes]
+    zipped = bool(suffixes) and suffixes[-1] == ".gz"
+    kind = OUTPUTS.get(suffixes[-2 if zipped else -1]) if len(suffixes) > zipped else None
+    if kind is None or (zipped and kind == "parquet"):
+        raise EventError(
+            f"cannot tell what to write to {path}: name it .jsonl, .json, .csv or .parquet "
+            "(.jsonl.gz and .csv.gz are gzipped)"
+        )
+    return kind
+
+
+@contextmanager
+def match_output(path: str | None) -> Iterator[Callable[[Iterable[Match]], int]]:
+    """A function that writes matches (and returns how many) to `path`, in the format its
+    name says (`output_format`), or as JSON lines to standard output (None or `-`).
+
+    JSON lines hold `Match.to_dict()`; Parquet one `Match.to_row()` a row (the rows `kleene
+    run` writes); CSV the same rows with each variable's events as JSON text (as `kleene
+    run` writes CSV). The file is whole or absent: matches go to a hidden file beside it,
+    which takes its name when the block ends without an error.
+    """
+    if path is None or path == "-":
+        yield lambda found: write_matches(found, sys.stdout)
+        sys.stdout.flush()
+        return
+    target = Path(path)
+    kind = output_format(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f".{target.name}.partial")
+    try:
+        if kind == "jsonl":
+            zipped = target.suffix.lower() == ".gz"
+            with (
+                gzip.open(partial, "wt", encoding="utf-8")
+                if zipped
+                else partial.open("w", encoding="utf-8")
+            ) as out:
+                yield lambda found: write_matches(found, out)
+        else:
+            tables: list[Any] = []
+            yield lambda found: _add_rows(tables, found, kind)
+            _write_tables(tables, partial, kind, target)
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def _add_rows(tables: list[Any], found: Iterable[Match], kind: str) -> int:
+    """The matches as one Arrow table (CSV: nested values as JSON text)."""
+    import pyarrow as pa
+
+    rows = [m.to_row() for m in found]
+    if kind == "csv":
+        rows = [
+            {
+                k: json.dumps(v, default=json_default) if isinstance(v, list | dict) else v
+                for k, v in row.items()
+            }
+            for row in rows
+        ]
+    if rows:
+        try:
+            tables.append(pa.Table.from_pylist(rows))
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
+            raise EventError(
+                f"cannot write these matches as {kind}: {error}; write JSON lines instead"
+            ) from None
+    return len(rows)
+
+
+def _write_tables(tables: list[Any], path: Path, kind: str, target: Path) -> None:
+    import pyarrow as pa
+
+    try:
+        table = (
+            pa.concat_tables(tables, promote_options="permissive")
+            if tables
+            else pa.table({"pattern": pa.array([], pa.string())})
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
+        raise EventError(
+            f"cannot write these matches as {kind}: {error}; write JSON lines instead"
+        ) from None
+    if kind == "parquet":
+        import pyarrow.parquet as pq
+
+        pq.write_table(table, path)
+        return
+    import pyarrow.csv as pacsv
+
+    if target.suffix.lower() == ".gz":
+        with pa.CompressedOutputStream(str(path), "gzip") as out:
+            pacsv.write_csv(table, out)
+    else:
+        pacsv.write_csv(table, path)
 
 
 def write_columns(batches: Iterable[Columns], path: str | Path, format: str | None = None) -> int:  # noqa: A002

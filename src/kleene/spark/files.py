@@ -9,22 +9,20 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from kleene.errors import EventError, KleeneError
-from kleene.io.readers import format_of
+from kleene.io.readers import GZIP_MAGIC, format_of
+from kleene.io.writers import output_format
 
 __all__ = ["check_output", "read_events_frame", "write_matches_frame"]
 
-_KINDS = {".parquet": "parquet", ".pq": "parquet", ".jsonl": "json", ".json": "json", ".csv": "csv"}
-
 
 def check_output(path: str, *, overwrite: bool = False) -> str:
-    """The format an output path names ("parquet", "json", "csv"); fails early on a path
-    with another extension, or one that exists when not overwriting."""
-    suffix = Path(path).suffix.lower()
-    if suffix not in _KINDS:
-        raise KleeneError(f"name the output .parquet, .jsonl or .csv, not {path}")
+    """The format an output path names ("parquet", "jsonl", "csv": `output_format`, as
+    `kleene match` reads it); fails early on a path with another extension, or one that
+    exists when not overwriting."""
+    kind = output_format(path)
     if Path(path).exists() and not overwrite:
         raise KleeneError(f"{path} exists; pass --overwrite to replace it")
-    return _KINDS[suffix]
+    return kind
 
 
 def read_events_frame(spark: SparkSession, path: str, format: str | None = None) -> DataFrame:  # noqa: A002
@@ -33,6 +31,13 @@ def read_events_frame(spark: SparkSession, path: str, format: str | None = None)
     if not Path(path).exists():
         raise EventError(f"no such file or folder: {path}")
     kind = format or format_of(path)
+    if Path(path).is_file() and not path.lower().endswith(".gz"):
+        with open(path, "rb") as head:
+            if head.read(2) == GZIP_MAGIC:
+                raise EventError(
+                    f"{path} is gzip-compressed; Spark tells compression by the name, so "
+                    "name it with .gz at the end"
+                )
     if kind == "csv":
         return spark.read.option("header", True).option("inferSchema", True).csv(path)
     if kind == "jsonl":
@@ -59,9 +64,11 @@ def write_matches_frame(matches: DataFrame, path: str, *, overwrite: bool = Fals
             )
         )
     writer = frame.write.mode("overwrite" if overwrite else "errorifexists")
+    if path.lower().endswith(".gz"):
+        writer = writer.option("compression", "gzip")
     if kind == "csv":
         writer.option("header", True).csv(path)
-    elif kind == "json":
+    elif kind == "jsonl":
         writer.json(path)
     else:
         writer.parquet(path)
