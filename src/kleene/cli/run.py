@@ -23,7 +23,7 @@ from kleene.cli.common import (
 )
 from kleene.cli.options import pair, plan_options
 from kleene.errors import KleeneError
-from kleene.io.readers import GZIP_MAGIC, STDIN
+from kleene.io.readers import STDIN, gzipped
 
 __all__ = ["add"]
 
@@ -150,10 +150,10 @@ def _spooled(path: str, format: str | None, master: str) -> Iterator[str]:  # no
             "standard input (-) is copied to a local file, which only a local master reads; "
             "put the events where the cluster reads them"
         )
-    raw: Any = sys.stdin.buffer
+    raw = sys.stdin.buffer
     with tempfile.TemporaryDirectory(prefix="kleene-stdin-") as folder:
         target = Path(folder) / f"events.{format}"
-        if raw.peek(2)[:2] == GZIP_MAGIC:
+        if gzipped(raw):
             target = target.with_name(f"{target.name}.gz")
         with target.open("wb") as out:
             shutil.copyfileobj(raw, out)

@@ -42,11 +42,15 @@ from kleene.events import EPOCH_UNITS, Event, to_timestamp
 
 __all__ = [
     "FORMATS",
+    "GZIP_MAGIC",
+    "STDIN",
     "Columns",
     "EventReader",
     "format_of",
     "from_arrow",
     "from_pandas",
+    "gzipped",
+    "named_format",
     "read_events",
 ]
 
@@ -80,14 +84,14 @@ def format_of(path: str | Path) -> str:
         raise EventError("standard input (-) has no extension; name its format (--format)")
     path = Path(path)
     if path.is_dir():
-        found = {kind for p in path.iterdir() if (kind := _named(p)) is not None}
+        found = {kind for p in path.iterdir() if (kind := named_format(p)) is not None}
         if len(found) != 1:
             raise EventError(
                 f"cannot tell the format of folder {path}: it holds "
                 + (", ".join(sorted(found)) or "no csv, jsonl or parquet files")
             )
         return found.pop()
-    kind = _named(path)
+    kind = named_format(path)
     if kind is None:
         known = ", ".join(sorted(FORMATS))
         raise EventError(f"cannot tell the format of {path}; name it with one of {known}")
@@ -99,12 +103,18 @@ def _where(path: Path) -> str:
     return "standard input" if str(path) == STDIN else str(path)
 
 
-def _named(path: Path) -> str | None:
+def named_format(path: str | Path) -> str | None:
     """The format a file name's extension says, past a `.gz` (None: none)."""
-    suffixes = [s.lower() for s in path.suffixes]
+    suffixes = [s.lower() for s in Path(path).suffixes]
     if suffixes and suffixes[-1] == ".gz":
         suffixes.pop()
     return FORMATS.get(suffixes[-1]) if suffixes else None
+
+
+def gzipped(stream: Any) -> bool:
+    """Does a buffered stream (standard input) begin with gzip's magic bytes? It is not
+    consumed."""
+    return bool(stream.peek(2)[:2] == GZIP_MAGIC)
 
 
 @contextmanager
@@ -113,8 +123,7 @@ def _opened(path: Path) -> Iterator[io.BufferedIOBase]:
     its first bytes (whatever its name)."""
     if str(path) == STDIN:
         raw: Any = sys.stdin.buffer
-        magic = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
-        yield gzip.GzipFile(fileobj=raw, mode="rb") if magic == GZIP_MAGIC else raw
+        yield gzip.GzipFile(fileobj=raw, mode="rb") if gzipped(raw) else raw
         return
     with path.open("rb") as raw:
         magic = raw.read(2)
@@ -276,7 +285,9 @@ def read_events(
     for name, wanted in (column_types or {}).items():
         if wanted not in _CSV_TYPES:
             raise EventError(f"unknown column type {wanted!r} for {name}; use {_CSV_TYPES}")
-    files = sorted(p for p in path.iterdir() if _named(p) == kind) if path.is_dir() else [path]
+    files = (
+        sorted(p for p in path.iterdir() if named_format(p) == kind) if path.is_dir() else [path]
+    )
     read = {"csv": _csv_batches, "jsonl": _jsonl_batches, "parquet": _parquet_batches}[kind]
 
     def batches(reader: EventReader) -> Iterator[Iterator[Event]]:
@@ -495,7 +506,7 @@ def _csv_stream(
             ),
         )
     except pa.ArrowInvalid as error:
-        raise EventError(f"{error} (a CSV file must be UTF-8 text)", source=where) from None
+        raise _unreadable(error, where) from None
     textual = {reader.columns.ts} | (
         set() if reader.columns.event_type is not None else {reader.columns.type}
     )
@@ -531,7 +542,7 @@ def _csv_stream(
 
 
 def _batches(stream: Any, where: str) -> Iterator[Any]:
-    """pyarrow's CSV batches, its errors (text that is not UTF-8) named as the file's."""
+    """pyarrow's CSV batches, its errors named as the file's."""
     import pyarrow as pa
 
     while True:
@@ -540,11 +551,14 @@ def _batches(stream: Any, where: str) -> Iterator[Any]:
         except StopIteration:
             return
         except pa.ArrowInvalid as error:
-            raise EventError(
-                f"{error} (a CSV file must be UTF-8 text)",
-                source=where,
-            ) from None
+            raise _unreadable(error, where) from None
         yield batch
+
+
+def _unreadable(error: Exception, where: str) -> EventError:
+    """pyarrow's word on a CSV it cannot read (it does not say the row)."""
+    hint = " (a CSV file must be UTF-8 text)" if "UTF8" in str(error) else ""
+    return EventError(f"cannot read the CSV: {error}{hint}", source=where)
 
 
 #: Cells that mean "no value" in a number column (in a text column they are text).

@@ -15,11 +15,10 @@ from pathlib import Path
 from typing import IO, Any
 
 from kleene.errors import EventError
-from kleene.io.readers import format_of
+from kleene.io.readers import format_of, named_format
 from kleene.matches import Match
 
 __all__ = [
-    "OUTPUTS",
     "json_default",
     "match_output",
     "output_format",
@@ -27,15 +26,6 @@ __all__ = [
     "write_matches",
 ]
 
-#: Output formats by extension; JSON lines and CSV may end in `.gz` too (gzip).
-OUTPUTS = {
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
-    ".json": "jsonl",
-    ".csv": "csv",
-    ".parquet": "parquet",
-    ".pq": "parquet",
-}
 
 Columns = dict[str, list[Any]]
 
@@ -71,15 +61,14 @@ def write_matches(matches: Iterable[Match], out: IO[str]) -> int:
 
 
 def output_format(path: str | Path) -> str:
-    """The format an output file's name says; any other name is an error.
+    """The format an output file's name says, as for input (`named_format`: JSON lines and
+    CSV may be gzipped, Parquet compresses itself); any other name is an error.
 
     >>> output_format("out/matches.csv.gz"), output_format("m.parquet")
     ('csv', 'parquet')
     """
-    suffixes = [s.lower() for s in Path(path).suffixes]
-    zipped = bool(suffixes) and suffixes[-1] == ".gz"
-    kind = OUTPUTS.get(suffixes[-2 if zipped else -1]) if len(suffixes) > zipped else None
-    if kind is None or (zipped and kind == "parquet"):
+    kind = named_format(path)
+    if kind is None or (kind == "parquet" and str(path).lower().endswith(".gz")):
         raise EventError(
             f"cannot tell what to write to {path}: name it .jsonl, .json, .csv or .parquet "
             "(.jsonl.gz and .csv.gz are gzipped)"
@@ -140,10 +129,12 @@ def _add_rows(tables: list[Any], found: Iterable[Match], kind: str) -> int:
         try:
             tables.append(pa.Table.from_pylist(rows))
         except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
-            raise EventError(
-                f"cannot write these matches as {kind}: {error}; write JSON lines instead"
-            ) from None
+            raise _unwritable(kind, error) from None
     return len(rows)
+
+
+def _unwritable(kind: str, error: Exception) -> EventError:
+    return EventError(f"cannot write these matches as {kind}: {error}; write JSON lines instead")
 
 
 def _write_tables(tables: list[Any], path: Path, kind: str, target: Path) -> None:
@@ -156,9 +147,7 @@ def _write_tables(tables: list[Any], path: Path, kind: str, target: Path) -> Non
             else pa.table({"pattern": pa.array([], pa.string())})
         )
     except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
-        raise EventError(
-            f"cannot write these matches as {kind}: {error}; write JSON lines instead"
-        ) from None
+        raise _unwritable(kind, error) from None
     if kind == "parquet":
         import pyarrow.parquet as pq
 

@@ -295,7 +295,6 @@ class Machine:
         entries = state.entries
         out: list[Output] = []
         pmatches: list[PMatch] = []
-        last = state.last
         in_order = last is None or key > last[0]
         carried: list[PMatch] | None = None
         if in_order:
