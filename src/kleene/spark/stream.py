@@ -1,0 +1,563 @@
+"""Detect patterns in a Spark Structured Streaming DataFrame: the streaming pipeline.
+
+1. Check the stream against the query before it starts (the batch pipeline's checks), give
+   every row an id and an arrival order (`id=`, `arrival=`: equal timestamps are ordered by
+   it), and copy the timestamp into a hidden event-time column.
+2. Split the stream in two branches of one query, reading the same rows. The *clock*
+   carries the watermark on the event-time column and drops every row after it, so every
+   row moves event time on, including those the push-down filter drops from the other
+   branch (a filter Spark pushes below `withWatermark` would stall time for the matches
+   that wait on it). The *data* branch applies the push-down filter (the variables'
+   single-event predicates) and carries a watermark on a column no row is ever behind, so
+   the stateful operator hands kleene every row: Spark would drop a late row there unseen
+   and uncounted. The query's watermark is the smaller of the two (Spark's default policy
+   for several watermarks), the clock's.
+3. Group events by the partition key, or by hash buckets of it (`buckets=`), or all in one
+   group for a query without a key, and run `applyInPandasWithState` with event-time
+   timeouts. Each group's state is one versioned blob (`Plan.dump_state`: state format,
+   plan, query fingerprint) holding the events not yet released and a plan state per key.
+4. In each call, the watermark W is kleene's `advance_to`: events before W are released to
+   the plan in (timestamp, arrival) order, which is exactly the order batch `detect` feeds,
+   so the matches are batch's; a timer at the group's next due time (its earliest held
+   event, or a plan deadline: WITHIN expiry, a trailing negation) brings the group back when
+   the watermark passes it, with no new event needed.
+5. An event that arrives behind W is late: counted (`observedMetrics["kleene"]["late"]` in
+   the query's progress) and, with `on_late="collect"`, written to a side output by
+   `StreamJob.start(..., late=DIR)`.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import math
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pandas as pd
+import pyarrow as pa
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.streaming.query import StreamingQuery
+from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
+
+from kleene import plans
+from kleene.errors import KleeneError, StateError
+from kleene.events import Event, Watermark
+from kleene.language import ast as A
+from kleene.matches import Match
+from kleene.plans.base import STATE_FORMAT, Plan
+from kleene.spark.batch import _event_columns, _keys, _shipped_options, match_schema
+from kleene.spark.pushdown import EventColumns, col, prefilter
+from kleene.spark.worker import JobSpec, _events, _Output, _plan, _values
+
+__all__ = ["LATE", "StreamJob", "detect_stream", "detect_stream_job", "progress"]
+
+#: The column of the operator's output that carries a late event (null on a match row).
+LATE = "_kleene_late"
+#: The hidden columns: event time (watermarked), the never-late column, the arrival order,
+#: the group and the key values.
+TIME = "_kleene_time"
+NEVER = "_kleene_never"
+ORDER = "_kleene_order"
+GROUP = "_kleene_group"
+KEY = "_kleene_key"
+#: The name of the query's observed metrics (late events and matches per micro-batch).
+METRICS = "kleene"
+#: ... and of the rows skipped as malformed (on_error="skip").
+SKIPPED = "kleene_skipped"
+#: ... and of the rows read (before any filter).
+READ = "kleene_read"
+#: The never-late column's value: far ahead, yet within what pandas can hold (year 2262).
+_FAR = datetime(2200, 1, 1, tzinfo=UTC)
+#: No real event is this old: the clock branch passes nothing on.
+_NONE_BEFORE = datetime(1, 1, 2, tzinfo=UTC)
+_STATE_SCHEMA = T.StructType([T.StructField("state", T.BinaryType(), False)])
+_INTERVAL = re.compile(r"(\d+(?:\.\d+)?)\s*([a-z]+)", re.IGNORECASE)
+_SECONDS: dict[str, float] = {"millisecond": 0.001, "ms": 0.001, "second": 1, "sec": 1, "s": 1}
+_SECONDS |= {"minute": 60, "min": 60, "m": 60, "hour": 3600, "h": 3600, "day": 86400, "d": 86400}
+
+
+@dataclass
+class StreamState:
+    """One group's state between micro-batches: the events held until the watermark passes
+    them (a heap by timestamp, arrival, then receipt), and one plan state per key."""
+
+    LAYOUT: ClassVar[int] = 1
+
+    held: list[tuple[float, Any, int, tuple[Any, ...], Event]] = field(default_factory=list)
+    states: dict[tuple[Any, ...], Any] = field(default_factory=dict)
+    received: int = 0
+    layout: int = LAYOUT
+
+
+@dataclass(frozen=True)
+class StreamSpec:
+    """What the stateful function needs, small and picklable."""
+
+    job: JobSpec
+    keys: int  # how many key columns (0: one group)
+    per_second: float  # timestamp units per second (the watermark is in milliseconds)
+
+
+def detect_stream(sdf: DataFrame, query: str | A.Pattern, **arguments: Any) -> DataFrame:
+    """The matches of `query` in the streaming DataFrame `sdf`, as a streaming DataFrame with
+    the schema of batch `detect`; arguments as for `detect_stream_job`."""
+    job = detect_stream_job(sdf, query, **arguments)
+    if job.on_late == "collect":
+        raise KleeneError(
+            "on_late='collect' writes late events to a side output: use "
+            "detect_stream_job(...).start(output, checkpoint=..., late=DIR)"
+        )
+    return job.matches
+
+
+@dataclass
+class StreamJob:
+    """A prepared streaming job. `matches` is the streaming DataFrame of matches (start it
+    with any sink); `start` writes them to files, and late events to `late` with
+    `on_late="collect"`. `progress(query)` reads a running query's counters."""
+
+    matches: DataFrame
+    output: DataFrame  # matches and late events, the operator's own rows
+    plan: Plan[Any]
+    grouping: str
+    on_late: str
+
+    def start(
+        self,
+        path: str,
+        *,
+        checkpoint: str,
+        format: str = "parquet",  # noqa: A002 - Spark's word
+        late: str | None = None,
+        trigger: str | None = None,
+        available_now: bool = False,
+        name: str | None = None,
+    ) -> StreamingQuery:
+        """Start writing the matches to `path` (a folder; Spark's file sink, exactly once),
+        keeping the query's state in `checkpoint`. With `on_late="collect"`, `late` names
+        the folder for late events; then each micro-batch writes its matches and late
+        events to `path/batch=N` and `late/batch=N`, replaced whole if the batch runs again,
+        so they too are written exactly once. A checkpoint made by another query is refused
+        before anything runs."""
+        check_checkpoint(checkpoint, self.plan)
+        if (late is None) != (self.on_late != "collect"):
+            raise KleeneError(
+                "late=DIR goes with on_late='collect', and on_late='collect' needs late=DIR"
+            )
+        writer: Any
+        if late is None:
+            writer = self.matches.writeStream.format(format).option("path", path)
+        else:
+            writer = self.output.writeStream.foreachBatch(_split_writer(path, late, format))
+        writer = writer.outputMode("append").option("checkpointLocation", checkpoint)
+        if available_now:
+            writer = writer.trigger(availableNow=True)
+        elif trigger is not None:
+            writer = writer.trigger(processingTime=trigger)
+        if name is not None:
+            writer = writer.queryName(name)
+        started: StreamingQuery = writer.start()
+        return started
+
+
+def _split_writer(path: str, late: str, format: str) -> Callable[[DataFrame, int], None]:  # noqa: A002
+    def write(batch: DataFrame, batch_id: int) -> None:
+        batch.persist()
+        try:
+            found = batch.filter(col(LATE).isNull()).drop(LATE)
+            behind = batch.filter(col(LATE).isNotNull()).select(f"{LATE}.*")
+            found.write.mode("overwrite").format(format).save(f"{path}/batch={batch_id}")
+            behind.write.mode("overwrite").format(format).save(f"{late}/batch={batch_id}")
+        finally:
+            batch.unpersist()
+
+    return write
+
+
+def detect_stream_job(
+    sdf: DataFrame,
+    query: str | A.Pattern,
+    *,
+    ts: str = "ts",
+    type: str | None = "type",  # noqa: A002 - the column's role
+    event_type: str | None = None,
+    id: str | None = None,  # noqa: A002
+    arrival: str | None = None,
+    ts_unit: str | None = None,
+    watermark: str | float | timedelta = "10 minutes",
+    partition_by: Sequence[str] | None = None,
+    buckets: int | None = None,
+    plan: str = "auto",
+    on_error: str = "raise",
+    on_late: str = "count",
+    **options: Any,
+) -> StreamJob:
+    """Prepare the streaming job that finds `query`'s matches in `sdf` (see the module
+    docstring for the steps). Arguments as for batch `detect_job`, and:
+
+    - `watermark`: how far behind the latest timestamp an event may arrive and still be
+      placed exactly (a Spark interval such as "10 minutes", a `timedelta`, or a number in
+      timestamp units); matches are final once the watermark passes them;
+    - `id`: a column of unique event ids; without one, an event's id is a hash of its row
+      (`kleene_id`), so rows equal in every column share an id;
+    - `arrival`: a column that orders events with equal timestamps (the input's order in
+      batch); by default the id;
+    - `buckets`: group keys into this many hash buckets per micro-batch call (0: one call per
+      key); Spark's cost is per group and micro-batch, so buckets make small batches over
+      many keys cheap. By default 0 for a query without a key, else 64;
+    - `on_late`: "count" (late events are counted in the progress metrics) or "collect"
+      (also written by `StreamJob.start(..., late=DIR)`).
+    """
+    if not sdf.isStreaming:
+        raise KleeneError("detect_stream takes a streaming DataFrame; for a batch one use detect")
+    compiled = plans.compile(query, plan, **options)
+    if on_error not in ("raise", "skip"):
+        raise KleeneError(f"on_error is 'raise' or 'skip', not {on_error!r}")
+    if on_late not in ("count", "collect"):
+        raise KleeneError(f"on_late is 'count' or 'collect' on a stream, not {on_late!r}")
+    spark = sdf.sparkSession
+    policy = spark.conf.get("spark.sql.streaming.multipleWatermarkPolicy", "min")
+    if str(policy).lower() != "min":
+        raise KleeneError(
+            "kleene needs spark.sql.streaming.multipleWatermarkPolicy=min (Spark's default), "
+            f"not {policy!r}"
+        )
+    names = set(sdf.columns)
+    if id is None:
+        if "kleene_id" in names:
+            raise KleeneError("the stream has a column 'kleene_id'; pass id='kleene_id'")
+        if ts in names:  # a missing ts is reported below, by name
+            sdf = sdf.withColumn("kleene_id", F.xxhash64(*(col(n) for n in sdf.columns)))
+        id = "kleene_id"  # noqa: A001
+    if arrival is not None and arrival not in names:
+        raise KleeneError(f"the stream has no column {arrival!r} (arrival); it has {names}")
+    df, events = _event_columns(sdf, compiled, ts, type, event_type, id, ts_unit, partition_by)
+    per_second = compiled.options.window_length(1, "s")
+    delay = _delay_seconds(watermark, per_second)
+    df = df.withColumn(TIME, _event_time(events, per_second))
+    df = df.withColumn(ORDER, col(arrival or events.id))
+    typed = F.lit(True) if events.type is None else col(events.type).isNotNull()
+    data = df
+    if on_error == "skip":
+        skipped = col(TIME).isNull() | ~typed
+        data = data.observe(SKIPPED, F.count(F.when(skipped, 1)).alias("skipped"))
+    keep = _kept(prefilter(compiled.analysis, events), typed, on_error)
+    if keep is not None:
+        data = data.filter(keep)
+
+    keys = _keys(compiled, events, partition_by)
+    event_names = [n for n in df.columns if n not in (TIME, ORDER)]
+    if buckets is None:
+        buckets = 0 if keys is None else 64
+    if buckets < 0:
+        raise KleeneError(f"buckets is 0 (one group a key) or more, not {buckets}")
+    groups, grouping = _groups(keys, buckets)
+    key_columns = [e.cast("string").alias(f"{KEY}{i}") for i, (_, e) in enumerate(keys or [])]
+
+    def shaped(rows: DataFrame, never: Column) -> DataFrame:
+        rows = rows.select(*(col(n) for n in event_names), col(ORDER), col(TIME), *key_columns)
+        return rows.select(*groups, *(col(n) for n in rows.columns), never.alias(NEVER))
+
+    # The clock: every row moves event time on, and (nearly) none goes further: the filter
+    # names the event-time column, so it stays above the watermark, and cannot be folded
+    # away; a row that passes it is marked (NEVER is null) and skipped by the worker.
+    clock = df.observe(READ, F.count(F.lit(1)).alias("events"))
+    clock = clock.withWatermark(TIME, f"{round(delay * 1_000_000)} microseconds")
+    clock = clock.filter(col(TIME) < F.lit(_NONE_BEFORE))
+    clock = shaped(clock, F.lit(None).cast("timestamp"))
+    data = shaped(data, F.lit(_FAR)).withWatermark(NEVER, "0 seconds")
+    df = data.unionByName(clock)
+
+    event_fields = [df.schema[name] for name in event_names]
+    schema = match_schema(compiled, events, event_fields, keys)
+    job = JobSpec(
+        pattern=compiled.analysis.pattern,
+        plan=compiled.name,
+        options=_shipped_options(compiled),
+        columns=tuple(event_names),
+        ts=events.ts,
+        type=events.type,
+        event_type=events.event_type,
+        id=events.id,
+        groups=0,
+        sliced=False,
+        schema=to_arrow_schema(schema, timezone="UTC"),
+        key_names=tuple(name for name, _ in keys or []),
+    )
+    spec = StreamSpec(job, len(keys or []), per_second)
+    output_schema = T.StructType(
+        [*schema.fields, T.StructField(LATE, T.StructType(event_fields), True)]
+    )
+    group_names = [f"{GROUP}{i}" for i in range(len(groups))]
+    output = df.groupBy(*group_names).applyInPandasWithState(
+        StreamFunction(spec),
+        output_schema,
+        _STATE_SCHEMA,
+        "append",
+        GroupStateTimeout.EventTimeTimeout,
+    )
+    late = col(LATE).isNotNull()
+    output = output.observe(
+        METRICS,
+        F.count(F.when(late, 1)).alias("late"),
+        F.count(F.when(~late, 1)).alias("matches"),
+    )
+    matches = output.filter(~late).drop(LATE)
+    return StreamJob(matches, output, compiled, grouping, on_late)
+
+
+def _groups(keys: list[tuple[str, Column]] | None, buckets: int) -> tuple[list[Column], str]:
+    """The group columns of the stateful operator, and how they group, in words."""
+    if keys is None:
+        return [F.lit(0).alias(f"{GROUP}0")], "one group (the query has no key)"
+    names = ", ".join(name for name, _ in keys)
+    if buckets == 0:
+        return [col(f"{KEY}{i}").alias(f"{GROUP}{i}") for i in range(len(keys))], (
+            f"one group a key: {names}"
+        )
+    hashed = F.pmod(F.xxhash64(*(col(f"{KEY}{i}") for i in range(len(keys)))), F.lit(buckets))
+    return [hashed.alias(f"{GROUP}0")], f"{buckets} hash buckets of {names}"
+
+
+def _kept(condition: Column | None, typed: Column, on_error: str) -> Column | None:
+    """The push-down filter of the data branch. Under "raise", rows without timestamp or
+    type pass, for the worker to name; under "skip" they are dropped (and counted)."""
+    valid = col(TIME).isNotNull() & typed
+    if on_error == "raise":
+        return None if condition is None else ~valid | condition
+    return valid if condition is None else valid & condition
+
+
+def _delay_seconds(watermark: str | float | timedelta, per_second: float) -> float:
+    """The watermark delay in seconds, from a Spark interval ("10 minutes"), a timedelta or a
+    number of timestamp units."""
+    if isinstance(watermark, timedelta):
+        seconds = watermark.total_seconds()
+    elif isinstance(watermark, int | float) and not isinstance(watermark, bool):
+        seconds = watermark / per_second
+    elif isinstance(watermark, str):
+        parts = _INTERVAL.findall(watermark)
+        if not parts or _INTERVAL.sub("", watermark).strip():
+            raise KleeneError(
+                f"cannot read the watermark {watermark!r}: give a delay such as "
+                "'10 minutes', '30 seconds' or '1 hour 30 minutes'"
+            )
+        seconds = 0.0
+        for amount, word in parts:
+            unit = word.lower()
+            unit = unit if unit in _SECONDS else unit.removesuffix("s")
+            if unit not in _SECONDS:
+                raise KleeneError(
+                    f"unknown unit {word!r} in the watermark {watermark!r}; the units are "
+                    "milliseconds, seconds, minutes, hours and days"
+                )
+            seconds += float(amount) * _SECONDS[unit]
+    else:
+        raise KleeneError(f"the watermark is a delay such as '10 minutes', not {watermark!r}")
+    if not seconds >= 0 or math.isinf(seconds):
+        raise KleeneError(f"the watermark delay must be 0 or more, not {watermark!r}")
+    return seconds
+
+
+def _event_time(events: EventColumns, per_second: float) -> Any:
+    """The timestamp as a Spark timestamp, for the watermark (numbers count timestamp units
+    since the epoch)."""
+    if isinstance(events.types[events.ts], T.TimestampType):
+        return col(events.ts)
+    micros = col(events.ts).cast("double") * F.lit(1_000_000 / per_second)
+    return F.timestamp_micros(micros.cast("long"))
+
+
+class StreamFunction:
+    """The function `applyInPandasWithState` calls per group and micro-batch (and when the
+    group's timer fires): see the module docstring, step 4."""
+
+    def __init__(self, spec: StreamSpec) -> None:
+        self.spec = spec
+
+    def __call__(
+        self, group: tuple[Any, ...], frames: Iterator[pd.DataFrame], state: GroupState
+    ) -> Iterator[pd.DataFrame]:
+        spec = self.spec
+        plan = _plan(spec.job)
+        output = _Output(spec.job, [v.name for v in plan.analysis.positive])
+        floor = state.getCurrentWatermarkMs()
+        # every event before the watermark has arrived: the plan's advance_to
+        now = Watermark(floor / 1000 * spec.per_second, inclusive=False)
+        current = load_stream_state(plan, state.get[0]) if state.exists else StreamState()
+        late: list[dict[str, Any]] = []
+        for frame in frames:
+            late.extend(self.receive(plan, current, frame, now, output))
+        for key, found in release(plan, current, now):
+            output.extend(found, key)
+        if current.held or current.states:
+            state.update((plan.dump_state(current),))
+            due = next_due(plan, current)
+            if due is not None:
+                state.setTimeoutTimestamp(max(floor, math.floor(due / spec.per_second * 1000)))
+        else:
+            state.remove()
+        rows = output.rows + late
+        if rows:  # object columns: a missing value is None, never NaN
+            names = [*spec.job.schema.names, LATE]
+            columns = {n: pd.Series([r.get(n) for r in rows], dtype=object) for n in names}
+            yield pd.DataFrame(columns)
+
+    def receive(
+        self,
+        plan: Plan[Any],
+        current: StreamState,
+        frame: pd.DataFrame,
+        now: Watermark,
+        output: _Output,
+    ) -> list[dict[str, Any]]:
+        """Hold the frame's events until the watermark passes them; the late ones come back
+        as rows of the output."""
+        if frame.empty:
+            return []
+        batch = pa.RecordBatch.from_pandas(frame, preserve_index=False)
+        table = {name: _values(batch, name) for name in batch.schema.names}
+        orders, clock = table[ORDER], table[NEVER]
+        keys = [table[f"{KEY}{i}"] for i in range(self.spec.keys)]
+        late = []
+        for row, event in enumerate(_events(self.spec.job, table, batch.num_rows)):
+            if clock[row] is None:
+                continue
+            key = tuple(column[row] for column in keys)
+            if now.settles(event.t):
+                late.append(self.late_row(plan, output.record(event), key))
+                continue
+            current.received += 1
+            heapq.heappush(current.held, (event.t, orders[row], current.received, key, event))
+        return late
+
+    def late_row(self, plan: Plan[Any], record: dict[str, Any], key: tuple[Any, ...]) -> Any:
+        """A late event as a row of the output: the match columns mostly empty, the event in
+        the LATE column."""
+        ts = record[self.spec.job.ts]
+        row: dict[str, Any] = {
+            "match_id": 0,
+            "pattern": plan.pattern_name,
+            "start_ts": ts,
+            "end_ts": ts,
+            LATE: record,
+        }
+        if self.spec.job.key_names:
+            row["key"] = dict(zip(self.spec.job.key_names, key, strict=True))
+        return row
+
+
+def release(
+    plan: Plan[Any], current: StreamState, now: Watermark
+) -> Iterator[tuple[tuple[Any, ...], list[Match]]]:
+    """Feed the held events the watermark passes to their keys' plan states, in (timestamp,
+    arrival) order, then move every state's time to the watermark; the matches, by key.
+    States left idle are dropped."""
+    held, states = current.held, current.states
+    while held and now.settles(held[0][0]):
+        _, _, _, key, event = heapq.heappop(held)
+        state = states.get(key)
+        if state is None:
+            state = states[key] = plan.new_state()
+        found = plan.step(state, event)
+        if found:
+            yield key, found
+    waiting = {entry[3] for entry in held}
+    for key, state in list(states.items()):
+        found = plan.advance(state, now)
+        if found:
+            yield key, found
+        if key not in waiting and plan.idle(state, now):
+            del states[key]
+
+
+def next_due(plan: Plan[Any], current: StreamState) -> float | None:
+    """When the group next needs the watermark (timestamp units): its earliest held event, or
+    the earliest plan deadline (WITHIN expiry, a negation waiting); None: never."""
+    due = [current.held[0][0]] if current.held else []
+    due.extend(d for s in current.states.values() if (d := plan.deadline(s)) is not None)
+    return min(due, default=None)
+
+
+def load_stream_state(plan: Plan[Any], data: bytes) -> StreamState:
+    """A group's state from the state store; one of another layout is refused."""
+    loaded = plan.load_state(data)
+    if not isinstance(loaded, StreamState) or loaded.layout != StreamState.LAYOUT:
+        raise StateError(
+            "this checkpoint holds state of another layout than this kleene's stream state "
+            f"(layout {StreamState.LAYOUT}): start from a fresh checkpoint"
+        )
+    return loaded
+
+
+#: The file kleene writes into a checkpoint folder: which query the state belongs to.
+MARKER = "kleene.json"
+
+
+def check_checkpoint(checkpoint: str, plan: Plan[Any]) -> None:
+    """Refuse a checkpoint written for another query, plan or state format; mark a new one.
+    (A checkpoint on a distributed file system is checked in the workers instead.)"""
+    if "://" in checkpoint and not checkpoint.startswith("file://"):
+        return
+    folder = Path(checkpoint.removeprefix("file://"))
+    marker = folder / MARKER
+    mine = {"format": STATE_FORMAT, "plan": plan.name, "query": plan.fingerprint}
+    if marker.exists():
+        try:
+            theirs = json.loads(marker.read_text())
+        except ValueError:
+            raise StateError(f"{marker} is damaged; start from a fresh checkpoint") from None
+        if theirs != mine:
+            what = (
+                f"state format {theirs.get('format')}"
+                if theirs.get("format") != STATE_FORMAT
+                else f"plan {theirs.get('plan')!r}"
+                if theirs.get("plan") != plan.name
+                else "another query or other options"
+            )
+            raise StateError(
+                f"the checkpoint {checkpoint} was written by {what} (fingerprint "
+                f"{theirs.get('query')}, this query's is {plan.fingerprint}): start from a "
+                "fresh checkpoint folder, or run the query it was written with"
+            )
+        return
+    if folder.exists() and any(folder.iterdir()):
+        raise StateError(
+            f"the checkpoint {checkpoint} holds a query kleene did not start (no {MARKER}): "
+            "give an empty or new folder"
+        )
+    folder.mkdir(parents=True, exist_ok=True)
+    marker.write_text(json.dumps(mine, sort_keys=True) + "\n")
+
+
+def progress(query: StreamingQuery) -> list[dict[str, Any]]:
+    """The counters of a query's recent micro-batches: events read, late events, matches,
+    state rows and bytes, time taken (ms), and the watermark."""
+    found = []
+    for entry in query.recentProgress:
+        observed = (entry.observedMetrics or {}).get(METRICS)
+        skipped = (entry.observedMetrics or {}).get(SKIPPED)
+        read = (entry.observedMetrics or {}).get(READ)
+        operators = entry.stateOperators or []
+        found.append(
+            {
+                "batch": entry.batchId,
+                "events": int(read["events"]) if read else 0,
+                "late": int(observed["late"]) if observed else 0,
+                "skipped": int(skipped["skipped"]) if skipped else 0,
+                "matches": int(observed["matches"]) if observed else 0,
+                "state_rows": sum(o.numRowsTotal for o in operators),
+                "state_bytes": sum(o.memoryUsedBytes for o in operators),
+                "ms": int((entry.durationMs or {}).get("triggerExecution", 0)),
+                "watermark": (entry.eventTime or {}).get("watermark"),
+            }
+        )
+    return found
