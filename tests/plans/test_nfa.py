@@ -137,3 +137,24 @@ def test_an_automaton_too_large_is_refused_quickly_and_auto_moves_on(query, caus
     strict = query.replace("WITHIN 10", "WHERE skip_till_next_match WITHIN 10")
     if strict != query:
         assert kleene.compile(strict).name == "reference"
+
+
+def test_long_histories_pickle_without_deep_recursion():
+    """A state holding a chain of thousands of entries (runs merged over a long window, or a
+    long Kleene history) saves and resumes: pickle must not recurse down the chain."""
+    merged = kleene.compile("PATTERN SEQ(A a, A b) WHERE b.v = a.v + 1 WITHIN 1000")
+    state = merged.new_state()
+    for n in range(3000):  # no event has v: every run waits, and they merge
+        merged.step(state, kleene.Event("A", n, {}, n))
+    state = merged.load_state(merged.dump_state(state))
+    assert merged.step(state, kleene.Event("A", 3001, {"v": 1}, 3001)) == []
+
+    kleene_plus = kleene.compile(
+        "PATTERN SEQ(A a, B+ b[], C c) WHERE skip_till_next_match WITHIN 10000"
+    )
+    state = kleene_plus.new_state()
+    for n in range(3000):
+        kleene_plus.step(state, kleene.Event("B" if n else "A", n, {}, n))
+    state = kleene_plus.load_state(kleene_plus.dump_state(state))
+    (found,) = kleene_plus.step(state, kleene.Event("C", 3000, {}, 3000))
+    assert found.ids()["b"] == tuple(range(1, 3000))

@@ -39,7 +39,7 @@ from kleene.plans.base import Plan, begin_at_first, register
 from kleene.plans.common.checks import Checks
 from kleene.plans.common.finalize import Candidate, Partition
 from kleene.plans.nfa.automaton import Automaton, Edge, build
-from kleene.plans.nfa.buffer import Buffer, Entry, History, Memo, Version
+from kleene.plans.nfa.buffer import Buffer, Entry, History, Memo, Version, in_order
 from kleene.plans.nfa.negation import NegativeFinalizer
 from kleene.plans.nfa.vector import Compiled, compile_automaton
 
@@ -141,6 +141,22 @@ class NfaState(Partition):
             ("runs_created", "runs_merged", "edge_evaluations", "final_takes", "completions"), 0
         )
     )
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The fields, after every buffer entry in pointer order (`in_order`), so that a
+        state of long histories pickles without deep recursion."""
+        buffer = self.buffer
+        roots = [
+            *(run.last for run in self.runs),
+            *(run.memo.entry for run in self.runs if run.memo is not None),
+            *buffer.joins,
+            *(e for entries in buffer.stacks.values() for e in entries),
+        ]
+        return {"_entries": in_order(roots), **self.__dict__}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state.pop("_entries", None)
+        self.__dict__.update(state)
 
 
 @register
