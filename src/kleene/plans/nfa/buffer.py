@@ -37,9 +37,8 @@ behind e were written by v's ancestors before any of its descendants existed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from bisect import bisect_left
+from collections.abc import Iterable
 from itertools import groupby
 from operator import attrgetter
 from typing import Any
