@@ -1,7 +1,9 @@
 """The `kleene` command: match patterns in files, explain queries, generate data.
 
     kleene run QUERY --input PATH --output PATH [--master URL] [--conf KEY=VALUE] ...
+    kleene stream QUERY --input DIR --checkpoint DIR --output DIR [--watermark "1 minute"] ...
     kleene match QUERY --input FILE [--output FILE] [--plan NAME] [--stats] ...
+    kleene replay FILE --to DIR [--rate N] [--batch M]
     kleene explain QUERY
     kleene gen stock --output FILE [--events N] [--symbols K] [--ratio R] ...
 
@@ -19,7 +21,7 @@ import sys
 from collections.abc import Sequence
 
 import kleene
-from kleene.cli import explain, gen, match, run
+from kleene.cli import explain, gen, match, replay, run, stream
 from kleene.errors import KleeneError
 
 __all__ = ["main"]
@@ -50,7 +52,7 @@ def parser() -> argparse.ArgumentParser:
     )
     top.add_argument("--version", action="version", version=f"kleene {kleene.__version__}")
     commands = top.add_subparsers(title="commands", required=True, metavar="COMMAND")
-    for command in (run, match, explain, gen):
+    for command in (run, stream, match, explain, replay, gen):
         command.add(commands)
     return top
 

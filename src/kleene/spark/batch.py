@@ -94,6 +94,7 @@ def detect_job(
     type: str | None = "type",  # noqa: A002 - the column's role
     event_type: str | None = None,
     id: str | None = None,  # noqa: A002
+    arrival: str | None = None,
     ts_unit: str | None = None,
     partition_by: Sequence[str] | None = None,
     slices: int | None = None,
@@ -110,6 +111,8 @@ def detect_job(
       "ns") when numbers count that unit since the epoch (they become timestamps);
     - `type`: the event type column, or `event_type`: one type for every row;
     - `id`: a column of event ids; without one, detect adds `kleene_id` (unique, not dense);
+    - `arrival`: a column that orders events with equal timestamps (default: the rows' order
+      in the DataFrame, which for a folder of files need not be the files' order);
     - `partition_by`: columns to group events by instead of the query's partition key (a
       promise that events with different values never belong to one match);
     - `slices`: for a query without a partition key, how many time slices to split the stream
@@ -133,10 +136,16 @@ def detect_job(
             "DetectJob.counts()['late'] says how many"
         )
     delay = None if max_delay is None else delay_units(max_delay, compiled.options)
+    if arrival is not None and arrival not in df.columns:
+        raise EventError(f"the DataFrame has no column {arrival!r} (arrival)", field=arrival)
+    if arrival is not None and delay is not None:
+        raise KleeneError(
+            "max_delay reads arrival order from the rows' order; it takes no arrival column"
+        )
     df, events = _event_columns(df, compiled, ts, type, event_type, id, ts_unit, partition_by)
     keys = _keys(compiled, events, partition_by)
     bounds = None if keys is not None else _bounds(df, compiled, events, slices)
-    df = df.withColumn(SEQ, F.monotonically_increasing_id())
+    df = df.withColumn(SEQ, F.monotonically_increasing_id() if arrival is None else col(arrival))
     if delay is not None:
         df = _with_lateness(df, events, delay)  # before any observation: it reads df twice
     read = Observation("kleene_read")
@@ -287,7 +296,15 @@ def _event_columns(
     events = EventColumns(
         {f.name: f.dataType for f in df.schema.fields}, ts, type_name, event_type, id_column
     )
+    roles = {ts: "ts", id_column: "id", **({type_name: "type"} if type_name else {})}
     for attr, place in _attributes(plan):
+        role = roles.get(attr)
+        if role is not None and role != attr:  # such a column is no attribute: always null
+            raise EventError(
+                f"the query reads {place}, but {attr!r} is the event's {role} column, which "
+                f"an event holds as its {role}: write {role} instead of {attr}",
+                field=attr,
+            )
         if events.field(attr) is None:
             raise EventError(
                 f"the query reads {place} but the DataFrame has no column {attr!r}; it has "

@@ -9,7 +9,9 @@ from collections.abc import Mapping
 
 from pyspark.sql import SparkSession
 
-__all__ = ["local_cores", "spark_session"]
+from kleene.errors import KleeneError
+
+__all__ = ["local_cores", "spark_session", "worker_error"]
 
 
 def local_cores(master: str) -> int | None:
@@ -51,3 +53,18 @@ def spark_session(
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+_KLEENE_ERROR = re.compile(r"kleene\.errors\.(\w+): (.*)")
+
+
+def worker_error(error: BaseException) -> KleeneError | None:
+    """The kleene error a Spark job failed with in a Python worker (wrapped in Java and
+    Python traces), as one error again; None when it failed with something else.
+
+    >>> worker_error(Exception("...Traceback...\\nkleene.errors.EventError: the timestamp "
+    ...                        "is missing (field ts)\\n\\tat org.apache.spark...")).args
+    ('the timestamp is missing (field ts)',)
+    """
+    found = _KLEENE_ERROR.findall(str(error))
+    return KleeneError(found[-1][1]) if found else None

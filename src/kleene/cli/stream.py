@@ -1,0 +1,204 @@
+"""`kleene stream`: continuous detection with Spark Structured Streaming over a folder that
+files keep arriving in (for example from `kleene replay`)."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import kleene
+from kleene.cli.common import input_options, plan_arguments, query_text
+from kleene.cli.options import pair, plan_options
+from kleene.errors import KleeneError
+from kleene.io.readers import format_of
+
+__all__ = ["add"]
+
+#: How often the command looks at the query's progress (seconds).
+_POLL = 0.5
+
+
+def add(commands: Any) -> None:
+    """Add `kleene stream` to the subcommands."""
+    stream = commands.add_parser(
+        "stream",
+        help="find a pattern's matches continuously in a folder that files arrive in (Spark)",
+        description="Watch a folder of event files (CSV, JSON lines or Parquet) with Spark "
+        "Structured Streaming and write the matches as they become final, once each, to a "
+        "folder. The state lives in the checkpoint folder: stop with Ctrl-C and run the same "
+        "command again to go on where it stopped. Prints one line a micro-batch.",
+    )
+    stream.add_argument("query", help="a query file, or the query text itself")
+    stream.add_argument("--input", "-i", required=True, help="the folder files arrive in")
+    stream.add_argument("--checkpoint", required=True, help="the folder for the query's state")
+    stream.add_argument("--output", "-o", required=True, help="the folder for the matches")
+    stream.add_argument(
+        "--output-format", choices=["parquet", "json"], default="parquet", help="(parquet)"
+    )
+    stream.add_argument(
+        "--watermark",
+        default="10 minutes",
+        help="how late an event may arrive and still be placed exactly ('10 minutes')",
+    )
+    stream.add_argument("--trigger", help="start a micro-batch this often (5s, 1 minute)")
+    stream.add_argument(
+        "--available-now",
+        action="store_true",
+        help="process the files there now, in micro-batches, then stop",
+    )
+    stream.add_argument(
+        "--late", metavar="DIR", help="also write late events to this folder (else counted)"
+    )
+    stream.add_argument(
+        "--schema",
+        help="the input's columns as Spark DDL ('ts timestamp, type string, ...'); "
+        "by default read from the files already in the folder",
+    )
+    stream.add_argument("--arrival", help="a column ordering events with equal timestamps")
+    stream.add_argument(
+        "--max-files", type=int, metavar="N", help="at most N new files a micro-batch"
+    )
+    stream.add_argument(
+        "--partition-by", help="comma-separated columns to group events by (overrides the query)"
+    )
+    stream.add_argument("--buckets", type=int, help="hash buckets of keys (0: a group a key)")
+    input_options(stream)
+    plan_arguments(stream, output_format=True)
+    stream.add_argument("--master", default="local[*]", help="Spark master (local[*])")
+    stream.add_argument(
+        "--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting"
+    )
+    stream.add_argument("--verbose", action="store_true", help="show Spark's own trace on errors")
+    stream.set_defaults(run=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    if shutil.which("java") is None:
+        raise KleeneError("kleene stream needs Java 17 for Spark, and no 'java' is on PATH")
+    try:
+        from kleene.spark import spark_session
+    except ImportError as error:
+        raise KleeneError(str(error)) from None
+    from pyspark.errors import StreamingQueryException
+
+    from kleene.spark.session import worker_error
+    from kleene.spark.stream import check_checkpoint, detect_stream_job
+
+    text, name = query_text(args.query)
+    options = plan_options(args.option)
+    output = "non_overlapping" if args.non_overlapping else "all"
+    settings = {"output": output, "time_unit": args.time_unit, "name": name, **options}
+    compiled = kleene.compile(text, args.plan, **settings)  # errors before Spark starts
+    check_checkpoint(args.checkpoint, compiled)
+    if args.column_type:
+        raise KleeneError("--column-type applies to kleene match; give --schema instead")
+    started = time.perf_counter()
+    conf = {"spark.ui.showConsoleProgress": str(args.verbose).lower()}
+    spark = spark_session(args.master, conf | dict(pair(item) for item in args.conf))
+    if not args.verbose:  # kleene says what failed, in one line; Spark's traces are noise
+        spark.sparkContext.setLogLevel("OFF")
+    frame = _source(spark, args)
+    job = detect_stream_job(
+        frame,
+        text,
+        ts=args.ts_column,
+        type=args.type_column,
+        event_type=args.event_type,
+        id=args.id_column,
+        arrival=args.arrival,
+        ts_unit=args.ts_unit,
+        watermark=args.watermark,
+        partition_by=args.partition_by.split(",") if args.partition_by else None,
+        buckets=args.buckets,
+        plan=args.plan,
+        on_error=args.on_error,
+        on_late="collect" if args.late else "count",
+        **settings,
+    )
+    query = job.start(
+        args.output,
+        checkpoint=args.checkpoint,
+        format=args.output_format,
+        late=args.late,
+        trigger=args.trigger,
+        available_now=args.available_now,
+    )
+    print(
+        f"kleene: streaming {args.input} -> {args.output} (plan {job.plan.name}, grouped "
+        f"{job.grouping}; Spark ready in {time.perf_counter() - started:.1f} s); Ctrl-C stops",
+        file=sys.stderr,
+    )
+    try:
+        _follow(query)
+    except KeyboardInterrupt:
+        query.stop()
+        print("kleene: stopped; run the same command to go on from the checkpoint", file=sys.stderr)
+    except StreamingQueryException as error:
+        if args.verbose:
+            raise
+        raise worker_error(error) or KleeneError(_first_line(error)) from None
+    return 0
+
+
+def _source(spark: Any, args: argparse.Namespace) -> Any:
+    """The input folder as a streaming DataFrame; malformed rows fail the query (FAILFAST)
+    rather than becoming nulls."""
+    folder = Path(args.input)
+    present = folder.is_dir() and any(not p.name.startswith(".") for p in folder.iterdir())
+    if args.format is None and not present:
+        raise KleeneError(f"{args.input} holds no files yet to tell the format by; give --format")
+    kind = args.format or format_of(folder)
+    schema = args.schema
+    if schema is None:
+        if not present:
+            raise KleeneError(
+                f"{args.input} holds no files yet to learn the columns from; give --schema "
+                "('ts timestamp, type string, ...')"
+            )
+        from kleene.spark.files import read_events_frame
+
+        schema = read_events_frame(spark, args.input, kind).schema
+    reader = spark.readStream.schema(schema)
+    if args.max_files:
+        reader = reader.option("maxFilesPerTrigger", args.max_files)
+    if kind == "csv":
+        return reader.option("header", True).option("mode", "FAILFAST").csv(args.input)
+    if kind == "jsonl":
+        return reader.option("mode", "FAILFAST").json(args.input)
+    return reader.parquet(args.input)
+
+
+def _follow(query: Any) -> None:
+    """Print a line for each micro-batch until the query ends."""
+    from kleene.spark.stream import progress
+
+    shown = -1
+    while True:
+        ended = query.awaitTermination(_POLL)
+        for batch in progress(query):
+            if batch["batch"] <= shown:
+                continue
+            shown = batch["batch"]
+            print(_line(batch), file=sys.stderr)
+        if ended:
+            return
+
+
+def _line(batch: dict[str, Any]) -> str:
+    """One micro-batch's counters on one line."""
+    late = f", {batch['late']:,} late" if batch["late"] else ""
+    skipped = f", {batch['skipped']:,} skipped" if batch["skipped"] else ""
+    return (
+        f"kleene: batch {batch['batch']}: {batch['events']:,} events{late}{skipped}, "
+        f"{batch['matches']:,} matches, state {batch['state_rows']:,} groups "
+        f"({batch['state_bytes'] / 1024:,.0f} KiB), {batch['ms'] / 1000:.1f} s, "
+        f"watermark {batch['watermark']}"
+    )
+
+
+def _first_line(error: BaseException) -> str:
+    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__

@@ -1,0 +1,264 @@
+"""Structured Streaming: `detect_stream` gives batch `detect`'s matches, once each, across
+restarts from a checkpoint in another process; time moves on for filtered events; late
+events are counted and collected; bad input is refused by name."""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+import kleene
+from kleene.errors import EventError, KleeneError, StateError
+from kleene.spark import detect
+from kleene.spark.stream import detect_stream, detect_stream_job, progress
+
+pytestmark = pytest.mark.spark
+
+SCHEMA = "ts timestamp, type string, k string, x long, seq long"
+START = datetime(2024, 3, 1, tzinfo=UTC)
+KEYED = "PATTERN SEQ(A a, B+ b[], C c) WHERE [k] AND a.x < c.x WITHIN 4 minutes"
+NEGATED = "PATTERN SEQ(A a, B b, NOT(C c)) WHERE [k] AND a.x < b.x WITHIN 3 minutes"
+UNKEYED = "PATTERN SEQ(A a, B b) WHERE a.x = b.x WITHIN 2 minutes"
+
+
+def _log(seed: int, count: int, keys: int = 6) -> list[tuple[datetime, str, str, int, int]]:
+    """A stream in timestamp order with ties, ending in an event of a type no query reads,
+    far enough ahead that the watermark passes every window."""
+    rng = random.Random(seed)
+    rows, t = [], START
+    for seq in range(count):
+        t += timedelta(seconds=rng.choice([0, 0, 1, 7, 30]))
+        rows.append((t, rng.choice("ABCD"), f"k{rng.randrange(keys)}", rng.randrange(8), seq))
+    rows.append((t + timedelta(hours=2), "Z", "k0", 0, count))
+    return rows
+
+
+def _write(folder: Path, name: str, rows: list[tuple[datetime, str, str, int, int]]) -> None:
+    """One CSV file of rows, appearing whole (as a stream source expects), and newer than
+    the files before it (the file source reads files in that order)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = time.time() + len(list(folder.iterdir()))
+    lines = ["ts,type,k,x,seq"]
+    for ts, kind, key, x, seq in rows:
+        cell = "" if ts is None else ts.strftime("%Y-%m-%d %H:%M:%S")
+        lines.append(f"{cell},{kind},{key},{x},{seq}")
+    hidden = folder / f".{name}"
+    hidden.write_text("\n".join(lines) + "\n")
+    os.utime(hidden, (stamp, stamp))
+    hidden.rename(folder / name)
+
+
+def _stream(spark, folder: Path):
+    """The folder as a stream, a file a micro-batch."""
+    reader = spark.readStream.schema(SCHEMA).option("header", True)
+    return reader.option("maxFilesPerTrigger", 1).csv(str(folder))
+
+
+def _batch(spark, folder: Path):
+    return spark.read.schema(SCHEMA).option("header", True).csv(str(folder))
+
+
+def _run(spark, tmp: Path, query: str, **arguments) -> list:
+    """Process what the input holds now (in micro-batches of one file), then stop."""
+    job = detect_stream_job(_stream(spark, tmp / "in"), query, id="seq", **arguments)
+    started = job.start(str(tmp / "out"), checkpoint=str(tmp / "ck"), available_now=True)
+    started.awaitTermination()
+    return progress(started)
+
+
+def _ids(frame) -> list[int]:
+    return sorted(row.match_id for row in frame.select("match_id").collect())
+
+
+def _kleene(*arguments: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "kleene", *arguments]
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    return subprocess.run(
+        command, check=False, capture_output=True, text=True, env=env, timeout=600
+    )
+
+
+@pytest.mark.parametrize(
+    ("query", "options"),
+    [(KEYED, {}), (NEGATED, {}), (UNKEYED, {"output": "non_overlapping"})],
+    ids=["keyed", "trailing-negation", "non-overlapping"],
+)
+def test_exactly_once_across_a_restart_in_another_process(spark, tmp_path, query, options):
+    rows = _log(seed=len(query), count=900)
+    # stop where a match is half built: its first event before, its last after
+    events = [{"type": t, "ts": ts, "k": k, "x": x, "seq": seq} for ts, t, k, x, seq in rows]
+    found = kleene.match(query, events, **options)
+    split = next(m.end["seq"] for m in found if m.start["seq"] >= 300)
+    first, second = rows[:split], rows[split:]
+    _write(tmp_path / "in", "part-0.csv", first[: split // 2])
+    _write(tmp_path / "in", "part-1.csv", first[split // 2 :])
+    flags = ["--non-overlapping"] if options else []
+    done = _kleene(
+        "stream", query, "-i", str(tmp_path / "in"), "--checkpoint", str(tmp_path / "ck"),
+        "-o", str(tmp_path / "out"), "--available-now", "--watermark", "1 minute",
+        "--id-column", "seq", "--max-files", "1", "--master", "local[2]", *flags,
+        "--conf", "spark.sql.shuffle.partitions=2",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "kleene: batch 1:" in done.stderr
+    before = _ids(spark.read.parquet(str(tmp_path / "out")))
+
+    _write(tmp_path / "in", "part-2.csv", second)
+    _run(spark, tmp_path, query, watermark="1 minute", **options)
+    streamed = spark.read.parquet(str(tmp_path / "out"))
+    expected = detect(_batch(spark, tmp_path / "in"), query, id="seq", arrival="seq", **options)
+    assert _ids(streamed) == _ids(expected)
+    assert len(set(_ids(streamed))) == len(_ids(streamed))  # none twice
+    assert len(before) < len(_ids(streamed)) == len(found)
+
+
+def test_equal_timestamps_follow_the_arrival_column(spark, tmp_path):
+    """Both events at one instant: by the arrival column A comes first (a match); by the
+    id column B would."""
+    at = START.strftime("%Y-%m-%d %H:%M:%S")
+    later = (START + timedelta(hours=1)).strftime("%Y-%m-%d %H:%M:%S")
+    lines = ["ts,type,k,x,seq,arrived", f"{at},B,k1,1,0,2", f"{at},A,k1,1,3,1"]
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "events.csv").write_text("\n".join([*lines, f"{later},Z,k1,0,9,9"]) + "\n")
+    schema = SCHEMA + ", arrived long"
+    query = "PATTERN SEQ(A a, B b) WHERE [k] WITHIN 1 minute"
+    frame = spark.readStream.schema(schema).option("header", True).csv(str(folder))
+    job = detect_stream_job(frame, query, id="seq", arrival="arrived", watermark="0 seconds")
+    started = job.start(str(tmp_path / "out"), checkpoint=str(tmp_path / "ck"), available_now=True)
+    started.awaitTermination()
+    found = spark.read.parquet(str(tmp_path / "out"))
+    assert [tuple(r) for r in found.selectExpr("a[0].seq", "b[0].seq").collect()] == [(3, 0)]
+    batch = spark.read.schema(schema).option("header", True).csv(str(folder))
+    assert _ids(found) == _ids(detect(batch, query, id="seq", arrival="arrived"))
+
+
+def test_filtered_events_still_move_time_on(spark, tmp_path):
+    """The push-down pitfall: after the last A and B of a key, only events the filter drops
+    (type D, which no variable takes) arrive; the match waiting for 'no C within 3
+    minutes' must still come out, with no new event for its key."""
+    rows = [
+        (START, "A", "k1", 1, 0),
+        (START + timedelta(seconds=10), "B", "k1", 5, 1),
+        *((START + timedelta(minutes=m), "D", "k2", 0, 1 + m) for m in range(1, 12)),
+    ]
+    _write(tmp_path / "in", "part-0.csv", rows[:2])
+    _write(tmp_path / "in", "part-1.csv", rows[2:])
+    job = detect_stream_job(_stream(spark, tmp_path / "in"), NEGATED, id="seq", watermark="1 min")
+    started = job.start(str(tmp_path / "out"), checkpoint=str(tmp_path / "ck"), available_now=True)
+    started.awaitTermination()
+    plan = job.output._jdf.queryExecution().analyzed().toString()
+    assert "Filter" in plan and "type#" in plan  # the push-down filter is there
+    found = spark.read.parquet(str(tmp_path / "out")).selectExpr("a[0].seq", "b[0].seq")
+    assert [tuple(r) for r in found.collect()] == [(0, 1)]
+    assert sum(b["events"] for b in progress(started)) == len(rows)
+
+
+def test_late_events_are_counted_and_collected(spark, tmp_path):
+    rows = _log(seed=5, count=300)
+    _write(tmp_path / "in", "part-0.csv", rows[:200])
+    stray = (rows[10][0], "A", "k1", 0, 10_000)  # far behind the watermark by then
+    _write(tmp_path / "in", "part-1.csv", [stray, *rows[200:]])
+    job = detect_stream_job(
+        _stream(spark, tmp_path / "in"), KEYED, id="seq", watermark="1 minute", on_late="collect"
+    )
+    with pytest.raises(KleeneError, match="late=DIR"):
+        job.start(str(tmp_path / "out"), checkpoint=str(tmp_path / "ck"))
+    started = job.start(
+        str(tmp_path / "out"),
+        checkpoint=str(tmp_path / "ck"),
+        late=str(tmp_path / "late"),
+        available_now=True,
+    )
+    started.awaitTermination()
+    assert sum(b["late"] for b in progress(started)) == 1
+    late = spark.read.parquet(str(tmp_path / "late"))
+    assert [r.seq for r in late.collect()] == [10_000]
+    kept = _batch(spark, tmp_path / "in").filter("seq != 10000")
+    expected = detect(kept, KEYED, id="seq", arrival="seq")
+    assert _ids(spark.read.parquet(str(tmp_path / "out"))) == _ids(expected)
+    with pytest.raises(KleeneError, match="side output"):
+        detect_stream(_stream(spark, tmp_path / "in"), KEYED, on_late="collect")
+
+
+def test_a_row_without_timestamp_follows_on_error(spark, tmp_path):
+    rows: list = _log(seed=7, count=200)
+    rows.insert(50, (None, "A", "k1", 3, 5_000))
+    _write(tmp_path / "in", "part-0.csv", rows)
+    progressed = _run(spark, tmp_path, KEYED, watermark="1 minute", on_error="skip")
+    assert sum(b["skipped"] for b in progressed) == 1
+    expected = detect(
+        _batch(spark, tmp_path / "in"), KEYED, id="seq", arrival="seq", on_error="skip"
+    )
+    assert _ids(spark.read.parquet(str(tmp_path / "out"))) == _ids(expected)
+
+    done = _kleene(
+        "stream", KEYED, "-i", str(tmp_path / "in"), "--checkpoint", str(tmp_path / "ck2"),
+        "-o", str(tmp_path / "out2"), "--available-now", "--id-column", "seq",
+        "--master", "local[1]",
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[-1] == "kleene: spark, field 'ts': the timestamp is missing"
+    assert "Traceback" not in done.stderr
+
+
+def test_a_checkpoint_of_another_query_is_refused(spark, tmp_path):
+    _write(tmp_path / "in", "part-0.csv", _log(seed=3, count=50))
+    _run(spark, tmp_path, KEYED)
+    changed = KEYED.replace("a.x < c.x", "a.x > c.x")
+    with pytest.raises(StateError, match="another query or other options"):
+        _run(spark, tmp_path, changed)
+    with pytest.raises(StateError, match="plan 'nfa'"):
+        _run(spark, tmp_path, KEYED, plan="reference")
+    (tmp_path / "foreign").mkdir()
+    (tmp_path / "foreign" / "offsets").mkdir()
+    job = detect_stream_job(_stream(spark, tmp_path / "in"), KEYED, id="seq")
+    with pytest.raises(StateError, match="kleene did not start"):
+        job.start(str(tmp_path / "o"), checkpoint=str(tmp_path / "foreign"))
+
+
+def test_the_stream_is_checked_before_it_starts(spark, tmp_path):
+    _write(tmp_path / "in", "part-0.csv", _log(seed=3, count=5))
+    stream = _stream(spark, tmp_path / "in")
+    with pytest.raises(EventError, match="no column 'time'"):
+        detect_stream(stream, KEYED, ts="time")
+    with pytest.raises(EventError, match="no column 'kind'"):
+        detect_stream(stream, KEYED, type="kind")
+    with pytest.raises(EventError, match="no column 'price'"):
+        detect_stream(stream, "PATTERN SEQ(A a, B b) WHERE a.price < b.price WITHIN 1 min")
+    with pytest.raises(KleeneError, match="cannot read the watermark"):
+        detect_stream(stream, KEYED, watermark="soon")
+    with pytest.raises(EventError, match="write id instead of x"):
+        detect_stream(stream, "PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 1 min", id="x")
+    with pytest.raises(KleeneError, match="streaming DataFrame"):
+        detect_stream(_batch(spark, tmp_path / "in"), KEYED)
+
+
+def test_any_streaming_source_runs(spark, tmp_path):
+    """The rate source (as a Kafka topic would, any streaming DataFrame): ticks numbered
+    0, 1, 2, ... ; each tick and the next make a match."""
+    rate = spark.readStream.format("rate").option("rowsPerSecond", 20).load()
+    query = "PATTERN SEQ(A a, A b) WHERE b.id = a.id + 1 WITHIN 10 seconds"
+    matches = detect_stream(
+        rate, query, ts="timestamp", event_type="A", id="value", watermark="1 second"
+    )
+    started = (
+        matches.writeStream.format("memory")
+        .queryName("kleene_rate")
+        .option("checkpointLocation", str(tmp_path / "ck"))
+        .trigger(processingTime="1 second")
+        .start()
+    )
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and not spark.table("kleene_rate").count():
+        time.sleep(1)
+    started.stop()
+    found = spark.table("kleene_rate").selectExpr("a[0].value AS a", "b[0].value AS b").collect()
+    assert found and all(r.b == r.a + 1 for r in found)
