@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-from benchmarks import afa, disorder, lazy, nfa, spark, window
+from benchmarks import afa, disorder, lazy, nfa, spark, stream, window
 from benchmarks.harness import report
 from kleene.errors import KleeneError
 
@@ -20,6 +20,7 @@ SUITES: dict[str, ModuleType] = {
     "disorder": disorder,
     "afa": afa,
     "spark": spark,
+    "stream": stream,
 }
 
 

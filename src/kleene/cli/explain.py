@@ -21,6 +21,7 @@ relationships:  none
 equivalence:    [tag_id]
 partition by:   tag_id
 order:          a < b, a < c, b < c
+on a stream:    state per key of tag_id, keys in hash buckets
 plan:           reference
 """
 
@@ -133,6 +134,10 @@ def explain(plan: Plan[Any]) -> str:
     lines.append(f"{'partition by:':<16}{partition.describe() if partition else 'nothing'}")
     order = sorted((a, b) for b, earlier in analysis.before.items() for a in earlier)
     lines.append(f"{'order:':<16}{', '.join(f'{a} < {b}' for a, b in order) or 'none'}")
+    streamed = "one group: without a key, one Spark task holds all the state"
+    if partition is not None and plan.partition_key is not None:
+        streamed = f"state per key of {partition.describe()}, keys in hash buckets"
+    lines.append(f"{'on a stream:':<16}{streamed}")
     lines.append(f"{'plan:':<16}{plan.name}")
     described = plan.describe()
     if described:

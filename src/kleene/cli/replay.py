@@ -39,12 +39,23 @@ def add(commands: Any) -> None:
     parser.add_argument("--batch", type=int, default=1000, help="rows a file (1000)")
     parser.add_argument("--limit", type=int, help="stop after this many rows")
     parser.add_argument("--format", choices=["csv", "jsonl", "parquet"], help="input format")
+    parser.add_argument(
+        "--number",
+        metavar="COLUMN",
+        help="add a column numbering the rows from 0 (an arrival order and id for the stream)",
+    )
     parser.set_defaults(run=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
     written = replay(
-        args.file, args.to, rate=args.rate, batch=args.batch, limit=args.limit, kind=args.format
+        args.file,
+        args.to,
+        rate=args.rate,
+        batch=args.batch,
+        limit=args.limit,
+        kind=args.format,
+        number=args.number,
     )
     print(f"kleene: replayed {written:,} rows into {args.to}", file=sys.stderr)
     return 0
@@ -58,17 +69,22 @@ def replay(
     batch: int = 1000,
     limit: int | None = None,
     kind: str | None = None,
+    number: str | None = None,
 ) -> int:
     """Write `source`'s rows into the folder `target` as files of `batch` rows (in the
-    source's format), `rate` rows a second; return how many rows.
+    source's format), `rate` rows a second, with a column `number` counting the rows when
+    given; return how many rows.
 
     >>> import tempfile, pathlib
     >>> folder = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (folder / "log.csv").write_text("ts,type\\n1,A\\n2,B\\n3,C\\n")
-    >>> replay(str(folder / "log.csv"), str(folder / "feed"), batch=2)
+    >>> replay(str(folder / "log.csv"), str(folder / "feed"), batch=2, number="seq")
     3
     >>> sorted(p.name for p in (folder / "feed").iterdir())
     ['part-000000.csv', 'part-000001.csv']
+    >>> print((folder / "feed" / "part-000001.csv").read_text().strip())
+    "ts","type","seq"
+    3,"C",2
     """
     if batch < 1:
         raise KleeneError(f"--batch is at least 1 row, not {batch}")
@@ -78,13 +94,17 @@ def replay(
     table = _read(source, kind)
     if limit is not None:
         table = table.slice(0, limit)
+    if number is not None:
+        if number in table.column_names:
+            raise KleeneError(f"{source} has a column {number!r} already; --number names a new one")
+        table = table.append_column(number, pa.array(range(table.num_rows), pa.int64()))
     folder = Path(target)
     folder.mkdir(parents=True, exist_ok=True)
     suffix = {"csv": "csv", "jsonl": "jsonl", "parquet": "parquet"}[kind]
     start = time.monotonic()
-    for number, offset in enumerate(range(0, table.num_rows, batch)):
+    for index, offset in enumerate(range(0, table.num_rows, batch)):
         part = table.slice(offset, batch)
-        name = f"part-{number:06d}.{suffix}"
+        name = f"part-{index:06d}.{suffix}"
         hidden = folder / f".{name}.tmp"
         _write(part, hidden, kind)
         hidden.rename(folder / name)

@@ -51,6 +51,12 @@ def add(commands: Any) -> None:
         help="process the files there now, in micro-batches, then stop",
     )
     stream.add_argument(
+        "--duration",
+        type=float,
+        metavar="SECONDS",
+        help="stop cleanly after this long (default: run until Ctrl-C)",
+    )
+    stream.add_argument(
         "--late", metavar="DIR", help="also write late events to this folder (else counted)"
     )
     stream.add_argument(
@@ -133,7 +139,7 @@ def _run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     try:
-        _follow(query)
+        _follow(query, args.duration)
     except KeyboardInterrupt:
         query.stop()
         print("kleene: stopped; run the same command to go on from the checkpoint", file=sys.stderr)
@@ -172,13 +178,18 @@ def _source(spark: Any, args: argparse.Namespace) -> Any:
     return reader.parquet(args.input)
 
 
-def _follow(query: Any) -> None:
-    """Print a line for each micro-batch until the query ends."""
+def _follow(query: Any, duration: float | None) -> None:
+    """Print a line for each micro-batch until the query ends (or `duration` seconds pass:
+    then stop it)."""
     from kleene.spark.stream import progress
 
     shown = -1
+    until = None if duration is None else time.monotonic() + duration
     while True:
         ended = query.awaitTermination(_POLL)
+        if not ended and until is not None and time.monotonic() >= until:
+            query.stop()
+            ended = True
         for batch in progress(query):
             if batch["batch"] <= shown:
                 continue

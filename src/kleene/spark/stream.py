@@ -161,7 +161,8 @@ class StreamJob:
         if available_now:
             writer = writer.trigger(availableNow=True)
         elif trigger is not None:
-            writer = writer.trigger(processingTime=trigger)
+            every = _delay_seconds(trigger, 1.0, "trigger")
+            writer = writer.trigger(processingTime=f"{round(every * 1000)} milliseconds")
         if name is not None:
             writer = writer.queryName(name)
         started: StreamingQuery = writer.start()
@@ -336,9 +337,15 @@ def _kept(condition: Column | None, typed: Column, on_error: str) -> Column | No
     return valid if condition is None else valid & condition
 
 
-def _delay_seconds(watermark: str | float | timedelta, per_second: float) -> float:
-    """The watermark delay in seconds, from a Spark interval ("10 minutes"), a timedelta or a
-    number of timestamp units."""
+def _delay_seconds(
+    watermark: str | float | timedelta, per_second: float, what: str = "watermark"
+) -> float:
+    """A delay in seconds, from an interval ("10 minutes", "5s", "1 hour 30 min"), a
+    timedelta or a number of timestamp units.
+
+    >>> _delay_seconds("1 hour 30 min", 1), _delay_seconds("5s", 1), _delay_seconds(120, 1000)
+    (5400.0, 5.0, 0.12)
+    """
     if isinstance(watermark, timedelta):
         seconds = watermark.total_seconds()
     elif isinstance(watermark, int | float) and not isinstance(watermark, bool):
@@ -347,7 +354,7 @@ def _delay_seconds(watermark: str | float | timedelta, per_second: float) -> flo
         parts = _INTERVAL.findall(watermark)
         if not parts or _INTERVAL.sub("", watermark).strip():
             raise KleeneError(
-                f"cannot read the watermark {watermark!r}: give a delay such as "
+                f"cannot read the {what} {watermark!r}: give a delay such as "
                 "'10 minutes', '30 seconds' or '1 hour 30 minutes'"
             )
         seconds = 0.0
@@ -356,14 +363,14 @@ def _delay_seconds(watermark: str | float | timedelta, per_second: float) -> flo
             unit = unit if unit in _SECONDS else unit.removesuffix("s")
             if unit not in _SECONDS:
                 raise KleeneError(
-                    f"unknown unit {word!r} in the watermark {watermark!r}; the units are "
+                    f"unknown unit {word!r} in the {what} {watermark!r}; the units are "
                     "milliseconds, seconds, minutes, hours and days"
                 )
             seconds += float(amount) * _SECONDS[unit]
     else:
-        raise KleeneError(f"the watermark is a delay such as '10 minutes', not {watermark!r}")
+        raise KleeneError(f"the {what} is a delay such as '10 minutes', not {watermark!r}")
     if not seconds >= 0 or math.isinf(seconds):
-        raise KleeneError(f"the watermark delay must be 0 or more, not {watermark!r}")
+        raise KleeneError(f"the {what} must be 0 or more, not {watermark!r}")
     return seconds
 
 
