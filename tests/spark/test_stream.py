@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import random
+import signal
 import subprocess
 import sys
 import time
@@ -262,3 +263,50 @@ def test_any_streaming_source_runs(spark, tmp_path):
     started.stop()
     found = spark.table("kleene_rate").selectExpr("a[0].value AS a", "b[0].value AS b").collect()
     assert found and all(r.b == r.a + 1 for r in found)
+
+
+def test_ctrl_c_stops_cleanly_and_the_next_run_goes_on(spark, tmp_path):
+    rows = _log(seed=11, count=400)
+    _write(tmp_path / "in", "part-0.csv", rows[:200])
+    command = [
+        sys.executable, "-m", "kleene", "stream", KEYED, "-i", str(tmp_path / "in"),
+        "--checkpoint", str(tmp_path / "ck"), "-o", str(tmp_path / "out"), "--trigger", "1s",
+        "--id-column", "seq", "--watermark", "1 minute", "--master", "local[1]",
+    ]  # fmt: skip
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    running = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env)
+    assert running.stderr is not None
+    lines = []
+    for line in running.stderr:  # wait for the first micro-batch
+        lines.append(line)
+        if line.startswith("kleene: batch 0:"):
+            break
+    running.send_signal(signal.SIGINT)
+    rest, _ = running.communicate(timeout=120)
+    assert running.returncode == 0, "".join(lines) + rest
+    assert "kleene: stopped; run the same command to go on from the checkpoint" in rest
+
+    _write(tmp_path / "in", "part-1.csv", rows[200:])
+    _run(spark, tmp_path, KEYED, watermark="1 minute")
+    expected = detect(_batch(spark, tmp_path / "in"), KEYED, id="seq", arrival="seq")
+    assert _ids(spark.read.parquet(str(tmp_path / "out"))) == _ids(expected)
+
+
+def test_numeric_timestamps_from_zero(spark, tmp_path):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    rng = random.Random(2)
+    lines = ["ts,type,k,x,seq"]
+    lines += [f"{i // 2},{rng.choice('ABC')},k{i % 3},{rng.randrange(5)},{i}" for i in range(300)]
+    lines.append("1000,Z,k0,0,300")
+    (folder / "events.csv").write_text("\n".join(lines) + "\n")
+    schema = "ts long, type string, k string, x long, seq long"
+    query = "PATTERN SEQ(A a, B b, C c) WHERE [k] AND a.x <= c.x WITHIN 20"
+    frame = spark.readStream.schema(schema).option("header", True).csv(str(folder))
+    job = detect_stream_job(frame, query, id="seq", watermark=5)
+    started = job.start(str(tmp_path / "out"), checkpoint=str(tmp_path / "ck"), available_now=True)
+    started.awaitTermination()
+    batch = spark.read.schema(schema).option("header", True).csv(str(folder))
+    expected = detect(batch, query, id="seq", arrival="seq")
+    assert _ids(spark.read.parquet(str(tmp_path / "out"))) == _ids(expected)
+    assert _ids(expected)

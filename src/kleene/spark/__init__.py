@@ -19,5 +19,16 @@ except ImportError as error:  # pragma: no cover - depends on the installation
 
 from kleene.spark.batch import DetectJob, detect, detect_job, match_schema
 from kleene.spark.session import spark_session
+from kleene.spark.stream import StreamJob, detect_stream, detect_stream_job, progress
 
-__all__ = ["DetectJob", "detect", "detect_job", "match_schema", "spark_session"]
+__all__ = [
+    "DetectJob",
+    "StreamJob",
+    "detect",
+    "detect_job",
+    "detect_stream",
+    "detect_stream_job",
+    "match_schema",
+    "progress",
+    "spark_session",
+]

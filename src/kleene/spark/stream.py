@@ -409,7 +409,8 @@ class StreamFunction:
             state.update((plan.dump_state(current),))
             due = next_due(plan, current)
             if due is not None:
-                state.setTimeoutTimestamp(max(floor, math.floor(due / spec.per_second * 1000)))
+                at = math.floor(due / spec.per_second * 1000)
+                state.setTimeoutTimestamp(max(floor, at, 1))  # Spark takes only times > 0
         else:
             state.remove()
         rows = output.rows + late
