@@ -282,7 +282,7 @@ def test_ctrl_c_stops_cleanly_and_the_next_run_goes_on(spark, tmp_path):
         if line.startswith("kleene: batch 0:"):
             break
     running.send_signal(signal.SIGINT)
-    rest, _ = running.communicate(timeout=120)
+    _, rest = running.communicate(timeout=120)
     assert running.returncode == 0, "".join(lines) + rest
     assert "kleene: stopped; run the same command to go on from the checkpoint" in rest
 

@@ -28,7 +28,6 @@
 
 from __future__ import annotations
 
-import heapq
 import json
 import math
 import re
@@ -86,14 +85,17 @@ _SECONDS |= {"minute": 60, "min": 60, "m": 60, "hour": 3600, "h": 3600, "day": 8
 
 @dataclass
 class StreamState:
-    """One group's state between micro-batches: the events held until the watermark passes
-    them (a heap by timestamp, arrival, then receipt), and one plan state per key."""
+    """One group's state between micro-batches: the events held until time passes them
+    (sorted by timestamp, arrival, then receipt), one plan state per key, and the group's
+    frontier: every event before it has been released, so an event arriving behind it is
+    late."""
 
     LAYOUT: ClassVar[int] = 1
 
     held: list[tuple[float, Any, int, tuple[Any, ...], Event]] = field(default_factory=list)
     states: dict[tuple[Any, ...], Any] = field(default_factory=dict)
     received: int = 0
+    frontier: float = -math.inf
     layout: int = LAYOUT
 
 
@@ -104,6 +106,7 @@ class StreamSpec:
     job: JobSpec
     keys: int  # how many key columns (0: one group)
     per_second: float  # timestamp units per second (the watermark is in milliseconds)
+    delay: float  # the watermark delay, in timestamp units
 
 
 def detect_stream(sdf: DataFrame, query: str | A.Pattern, **arguments: Any) -> DataFrame:
@@ -293,7 +296,7 @@ def detect_stream_job(
         schema=to_arrow_schema(schema, timezone="UTC"),
         key_names=tuple(name for name, _ in keys or []),
     )
-    spec = StreamSpec(job, len(keys or []), per_second)
+    spec = StreamSpec(job, len(keys or []), per_second, delay * per_second)
     output_schema = T.StructType(
         [*schema.fields, T.StructField(LATE, T.StructType(event_fields), True)]
     )
@@ -397,13 +400,18 @@ class StreamFunction:
         plan = _plan(spec.job)
         output = _Output(spec.job, [v.name for v in plan.analysis.positive])
         floor = state.getCurrentWatermarkMs()
-        # every event before the watermark has arrived: the plan's advance_to
-        now = Watermark(floor / 1000 * spec.per_second, inclusive=False)
         current = load_stream_state(plan, state.get[0]) if state.exists else StreamState()
+        # Every event before the query's watermark has arrived, and so has every event more
+        # than the delay behind the latest one seen (a later one would be late): the
+        # frontier is the plan's advance_to. It moves per micro-batch, not per row: rows of
+        # one micro-batch come in no order, and are placed among each other exactly.
+        before = Watermark(max(current.frontier, floor / 1000 * spec.per_second), False)
         late: list[dict[str, Any]] = []
+        latest = -math.inf
         for frame in frames:
-            late.extend(self.receive(plan, current, frame, now, output))
-        for key, found in release(plan, current, now):
+            latest = max(latest, self.receive(plan, current, frame, before, output, late))
+        current.frontier = max(before.t, latest - spec.delay)
+        for key, found in release(plan, current, Watermark(current.frontier, inclusive=False)):
             output.extend(found, key)
         if current.held or current.states:
             state.update((plan.dump_state(current),))
@@ -424,28 +432,32 @@ class StreamFunction:
         plan: Plan[Any],
         current: StreamState,
         frame: pd.DataFrame,
-        now: Watermark,
+        before: Watermark,
         output: _Output,
-    ) -> list[dict[str, Any]]:
-        """Hold the frame's events until the watermark passes them; the late ones come back
-        as rows of the output."""
+        late: list[dict[str, Any]],
+    ) -> float:
+        """Hold the frame's events until time passes them; the late ones (behind `before`)
+        go to `late` as rows of the output. Returns the latest timestamp held."""
         if frame.empty:
-            return []
+            return -math.inf
         batch = pa.RecordBatch.from_pandas(frame, preserve_index=False)
         table = {name: _values(batch, name) for name in batch.schema.names}
         orders, clock = table[ORDER], table[NEVER]
         keys = [table[f"{KEY}{i}"] for i in range(self.spec.keys)]
-        late = []
+        latest = -math.inf
+        held = current.held
         for row, event in enumerate(_events(self.spec.job, table, batch.num_rows)):
             if clock[row] is None:
                 continue
             key = tuple(column[row] for column in keys)
-            if now.settles(event.t):
+            t = event.t
+            if before.settles(t):
                 late.append(self.late_row(plan, output.record(event), key))
                 continue
+            latest = max(latest, t)
             current.received += 1
-            heapq.heappush(current.held, (event.t, orders[row], current.received, key, event))
-        return late
+            held.append((t, orders[row], current.received, key, event))
+        return latest
 
     def late_row(self, plan: Plan[Any], record: dict[str, Any], key: tuple[Any, ...]) -> Any:
         """A late event as a row of the output: the match columns mostly empty, the event in
@@ -470,14 +482,19 @@ def release(
     arrival) order, then move every state's time to the watermark; the matches, by key.
     States left idle are dropped."""
     held, states = current.held, current.states
-    while held and now.settles(held[0][0]):
-        _, _, _, key, event = heapq.heappop(held)
+    held.sort()  # nearly sorted already: the held ones, then a micro-batch's in its order
+    cut = 0
+    for t, _, _, key, event in held:
+        if not now.settles(t):
+            break
+        cut += 1
         state = states.get(key)
         if state is None:
             state = states[key] = plan.new_state()
         found = plan.step(state, event)
         if found:
             yield key, found
+    del held[:cut]
     waiting = {entry[3] for entry in held}
     for key, state in list(states.items()):
         found = plan.advance(state, now)
