@@ -16,14 +16,17 @@
    group for a query without a key, and run `applyInPandasWithState` with event-time
    timeouts. Each group's state is one versioned blob (`Plan.dump_state`: state format,
    plan, query fingerprint) holding the events not yet released and a plan state per key.
-4. In each call, the watermark W is kleene's `advance_to`: events before W are released to
-   the plan in (timestamp, arrival) order, which is exactly the order batch `detect` feeds,
-   so the matches are batch's; a timer at the group's next due time (its earliest held
-   event, or a plan deadline: WITHIN expiry, a trailing negation) brings the group back when
-   the watermark passes it, with no new event needed.
-5. An event that arrives behind W is late: counted (`observedMetrics["kleene"]["late"]` in
-   the query's progress) and, with `on_late="collect"`, written to a side output by
-   `StreamJob.start(..., late=DIR)`.
+4. In each call, the group's frontier is kleene's `advance_to`: the later of the query's
+   watermark and the latest timestamp the group has seen minus the delay (the `max_delay`
+   rule, judged per micro-batch: rows of one micro-batch come in no order). Events before
+   it are released to the plan in (timestamp, arrival) order, which is exactly the order
+   batch `detect` feeds, so the matches are batch's, in the micro-batch that completes
+   them; a timer at the group's next due time (its earliest held event, or a plan
+   deadline: WITHIN expiry, a trailing negation) brings the group back when the watermark
+   passes it, with no new event needed.
+5. An event that arrives behind its group's frontier is late: counted
+   (`observedMetrics["kleene"]["late"]` in the query's progress) and, with
+   `on_late="collect"`, written to a side output by `StreamJob.start(..., late=DIR)`.
 """
 
 from __future__ import annotations
@@ -173,6 +176,9 @@ class StreamJob:
 
 
 def _split_writer(path: str, late: str, format: str) -> Callable[[DataFrame, int], None]:  # noqa: A002
+    """The foreachBatch function writing a micro-batch's matches and late events, each to a
+    folder of its own named by the batch (replaced whole if the batch runs again)."""
+
     def write(batch: DataFrame, batch_id: int) -> None:
         batch.persist()
         try:
@@ -266,18 +272,18 @@ def detect_stream_job(
     groups, grouping = _groups(keys, buckets)
     key_columns = [e.cast("string").alias(f"{KEY}{i}") for i, (_, e) in enumerate(keys or [])]
 
-    def shaped(rows: DataFrame, never: Column) -> DataFrame:
-        rows = rows.select(*(col(n) for n in event_names), col(ORDER), col(TIME), *key_columns)
-        return rows.select(*groups, *(col(n) for n in rows.columns), never.alias(NEVER))
-
-    # The clock: every row moves event time on, and (nearly) none goes further: the filter
-    # names the event-time column, so it stays above the watermark, and cannot be folded
-    # away; a row that passes it is marked (NEVER is null) and skipped by the worker.
-    clock = df.observe(READ, F.count(F.lit(1)).alias("events"))
+    data = data.select(*(col(n) for n in event_names), col(ORDER), *key_columns)
+    data = data.select(*groups, *(col(n) for n in data.columns), F.lit(_FAR).alias(NEVER))
+    data = data.withWatermark(NEVER, "0 seconds")
+    # The clock reads only the event time. Every row moves event time on, and (nearly) none
+    # goes further: the filter names the event-time column, so it stays above the
+    # watermark, and cannot be folded away; a row that passes it is all nulls (NEVER too)
+    # and skipped by the worker.
+    clock = df.select(TIME).observe(READ, F.count(F.lit(1)).alias("events"))
     clock = clock.withWatermark(TIME, f"{round(delay * 1_000_000)} microseconds")
-    clock = clock.filter(col(TIME) < F.lit(_NONE_BEFORE))
-    clock = shaped(clock, F.lit(None).cast("timestamp"))
-    data = shaped(data, F.lit(_FAR)).withWatermark(NEVER, "0 seconds")
+    clock = clock.filter(col(TIME) < F.lit(_NONE_BEFORE)).select(
+        *(F.lit(None).cast(f.dataType).alias(f.name) for f in data.schema.fields)
+    )
     df = data.unionByName(clock)
 
     event_fields = [df.schema[name] for name in event_names]
