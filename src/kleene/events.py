@@ -30,6 +30,7 @@ __all__ = [
     "Watermark",
     "as_event",
     "numeric_time",
+    "owned_event",
     "to_timestamp",
 ]
 
@@ -116,7 +117,7 @@ class Event:
 
     def with_id(self, id: Hashable) -> Event:  # noqa: A002
         """The same event with another id."""
-        return _owned(self.type, self.ts, self.attrs, id)
+        return owned_event(self.type, self.ts, self.attrs, id)
 
     def to_dict(self) -> dict[str, Any]:
         """A plain dict: id, type, ts (datetimes as ISO 8601 text), then the attributes."""
@@ -161,7 +162,7 @@ def _fill(
     setter(event, "id", id)
 
 
-def _owned(kind: str, ts: Timestamp, attrs: Mapping[str, Any], id: Hashable | None) -> Event:  # noqa: A002
+def owned_event(kind: str, ts: Timestamp, attrs: Mapping[str, Any], id: Hashable | None) -> Event:  # noqa: A002
     """An event over attributes nobody else holds (a dict made for it, or another event's
     read-only mapping): no copy."""
     event = Event.__new__(Event)
@@ -239,7 +240,7 @@ def as_event(item: Event | Mapping[str, Any], default_id: Hashable | None = None
             ts = to_timestamp(ts, UTC)
         except ValueError as error:
             raise EventError(str(error), field="ts") from None
-    return _owned(item["type"], ts, attrs, default_id if event_id is None else event_id)
+    return owned_event(item["type"], ts, attrs, default_id if event_id is None else event_id)
 
 
 @dataclass(frozen=True, slots=True)

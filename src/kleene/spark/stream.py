@@ -42,6 +42,7 @@ from typing import Any, ClassVar
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -110,6 +111,7 @@ class StreamSpec:
     keys: int  # how many key columns (0: one group)
     per_second: float  # timestamp units per second (the watermark is in milliseconds)
     delay: float  # the watermark delay, in timestamp units
+    zone: str  # the session's time zone (of the timestamps pandas hands over)
 
 
 def detect_stream(sdf: DataFrame, query: str | A.Pattern, **arguments: Any) -> DataFrame:
@@ -302,7 +304,8 @@ def detect_stream_job(
         schema=to_arrow_schema(schema, timezone="UTC"),
         key_names=tuple(name for name, _ in keys or []),
     )
-    spec = StreamSpec(job, len(keys or []), per_second, delay * per_second)
+    zone = str(spark.conf.get("spark.sql.session.timeZone", "UTC"))
+    spec = StreamSpec(job, len(keys or []), per_second, delay * per_second, zone)
     output_schema = T.StructType(
         [*schema.fields, T.StructField(LATE, T.StructType(event_fields), True)]
     )
@@ -447,15 +450,15 @@ class StreamFunction:
         if frame.empty:
             return -math.inf
         batch = pa.RecordBatch.from_pandas(frame, preserve_index=False)
-        table = {name: _values(batch, name) for name in batch.schema.names}
+        table = {name: self.values(batch, name) for name in batch.schema.names}
         orders, clock = table[ORDER], table[NEVER]
         keys = [table[f"{KEY}{i}"] for i in range(self.spec.keys)]
         latest = -math.inf
         held = current.held
         for row, event in enumerate(_events(self.spec.job, table, batch.num_rows)):
-            if clock[row] is None:
+            if clock[row]:  # a clock row that passed its filter
                 continue
-            key = tuple(column[row] for column in keys)
+            key = (keys[0][row],) if len(keys) == 1 else tuple(column[row] for column in keys)
             t = event.t
             if before.settles(t):
                 late.append(self.late_row(plan, output.record(event), key))
@@ -464,6 +467,19 @@ class StreamFunction:
             current.received += 1
             held.append((t, orders[row], current.received, key, event))
         return latest
+
+    def values(self, batch: pa.RecordBatch, name: str) -> list[Any]:
+        """A column's values; timestamps (pandas hands them over without a zone, in the
+        session's) as datetimes in UTC, as batch `detect` reads them."""
+        column = batch.column(name)
+        if name == NEVER:  # only whether it is null matters
+            return column.is_null().to_pylist()  # type: ignore[no-any-return]
+        if not pa.types.is_timestamp(column.type) or column.type.tz is not None:
+            return _values(batch, name)
+        if self.spec.zone != "UTC":
+            column = pc.assume_timezone(column, self.spec.zone)
+        naive = column.cast(pa.timestamp("us")).to_pylist()  # then a zone: faster than Arrow's
+        return [None if v is None else v.replace(tzinfo=UTC) for v in naive]
 
     def late_row(self, plan: Plan[Any], record: dict[str, Any], key: tuple[Any, ...]) -> Any:
         """A late event as a row of the output: the match columns mostly empty, the event in

@@ -21,7 +21,7 @@ from pyspark.accumulators import Accumulator, AccumulatorParam
 
 from kleene import plans
 from kleene.errors import EventError, KleeneError
-from kleene.events import Event, Watermark
+from kleene.events import Event, Watermark, owned_event
 from kleene.language.ast import Pattern
 from kleene.matches import Match, Retraction
 from kleene.plans.base import Plan
@@ -211,6 +211,7 @@ def _events(spec: JobSpec, table: dict[str, list[Any]], rows: int) -> Iterator[E
     attrs = [name for name in spec.columns if name not in helper]
     if spec.sliced:
         attrs.append(HOME)
+    columns = [(name, table[name]) for name in attrs]
     ts_values, ids = table[spec.ts], table[spec.id]
     types = table[spec.type] if spec.type else None
     for row in range(rows):
@@ -224,5 +225,5 @@ def _events(spec: JobSpec, table: dict[str, list[Any]], rows: int) -> Iterator[E
             raise EventError(
                 f"the event type of event {ids[row]!r} is missing", source="spark", field=spec.type
             )
-        values = {name: table[name][row] for name in attrs if table[name][row] is not None}
-        yield Event(kind, ts, values, ids[row])
+        values = {name: value for name, column in columns if (value := column[row]) is not None}
+        yield owned_event(kind, ts, values, ids[row])  # a dict made for it: no copy
