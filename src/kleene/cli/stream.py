@@ -91,7 +91,7 @@ def _run(args: argparse.Namespace) -> int:
         raise KleeneError(str(error)) from None
     from pyspark.errors import StreamingQueryException
 
-    from kleene.spark.session import worker_error
+    from kleene.spark.session import local_cores, worker_error
     from kleene.spark.stream import check_checkpoint, detect_stream_job
 
     text, name = query_text(args.query)
@@ -104,6 +104,9 @@ def _run(args: argparse.Namespace) -> int:
         raise KleeneError("--column-type applies to kleene match; give --schema instead")
     started = time.perf_counter()
     conf = {"spark.ui.showConsoleProgress": str(args.verbose).lower()}
+    cores = local_cores(args.master)
+    if cores is not None:  # a state partition a core: the cost is per partition and batch
+        conf["spark.sql.shuffle.partitions"] = str(cores)
     spark = spark_session(args.master, conf | dict(pair(item) for item in args.conf))
     if not args.verbose:  # kleene says what failed, in one line; Spark's traces are noise
         spark.sparkContext.setLogLevel("OFF")
