@@ -224,7 +224,7 @@ def detect_stream_job(
       batch); by default the id;
     - `buckets`: group keys into this many hash buckets per micro-batch call (0: one call per
       key); Spark's cost is per group and micro-batch, so buckets make small batches over
-      many keys cheap. By default 0 for a query without a key, else 64;
+      many keys cheap. By default 8 a state partition (`spark.sql.shuffle.partitions`);
     - `on_late`: "count" (late events are counted in the progress metrics) or "collect"
       (also written by `StreamJob.start(..., late=DIR)`).
     """
@@ -267,8 +267,9 @@ def detect_stream_job(
 
     keys = _keys(compiled, events, partition_by)
     event_names = [n for n in df.columns if n not in (TIME, ORDER)]
-    if buckets is None:
-        buckets = 0 if keys is None else 64
+    if buckets is None:  # a few groups a state partition: the cost is per group and batch
+        partitions = int(spark.conf.get("spark.sql.shuffle.partitions", "8") or 8)
+        buckets = 0 if keys is None else 8 * partitions
     if buckets < 0:
         raise KleeneError(f"buckets is 0 (one group a key) or more, not {buckets}")
     groups, grouping = _groups(keys, buckets)
