@@ -51,7 +51,7 @@ from pyspark.sql.streaming.query import StreamingQuery
 from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 
 from kleene import plans
-from kleene.errors import KleeneError, StateError
+from kleene.errors import EventError, KleeneError, StateError
 from kleene.events import Event, Watermark
 from kleene.language import ast as A
 from kleene.matches import Match
@@ -71,6 +71,9 @@ NEVER = "_kleene_never"
 ORDER = "_kleene_order"
 GROUP = "_kleene_group"
 KEY = "_kleene_key"
+#: How many hash buckets keys are grouped into by default (Spark's cost is per group and
+#: micro-batch; see docs/benchmarks.md).
+BUCKETS = 64
 #: The name of the query's observed metrics (late events and matches per micro-batch).
 METRICS = "kleene"
 #: ... and of the rows skipped as malformed (on_error="skip").
@@ -100,6 +103,7 @@ class StreamState:
     states: dict[tuple[Any, ...], Any] = field(default_factory=dict)
     received: int = 0
     frontier: float = -math.inf
+    grouping: str = ""  # how keys were grouped when the state was made (StreamJob.grouping)
     layout: int = LAYOUT
 
 
@@ -112,6 +116,7 @@ class StreamSpec:
     per_second: float  # timestamp units per second (the watermark is in milliseconds)
     delay: float  # the watermark delay, in timestamp units
     zone: str  # the session's time zone (of the timestamps pandas hands over)
+    grouping: str  # how keys are grouped (a key's state must stay in its group)
 
 
 def detect_stream(sdf: DataFrame, query: str | A.Pattern, **arguments: Any) -> DataFrame:
@@ -155,7 +160,7 @@ class StreamJob:
         events to `path/batch=N` and `late/batch=N`, replaced whole if the batch runs again,
         so they too are written exactly once. A checkpoint made by another query is refused
         before anything runs."""
-        check_checkpoint(checkpoint, self.plan)
+        check_checkpoint(checkpoint, self.plan, self.grouping)
         if (late is None) != (self.on_late != "collect"):
             raise KleeneError(
                 "late=DIR goes with on_late='collect', and on_late='collect' needs late=DIR"
@@ -224,7 +229,8 @@ def detect_stream_job(
       batch); by default the id;
     - `buckets`: group keys into this many hash buckets per micro-batch call (0: one call per
       key); Spark's cost is per group and micro-batch, so buckets make small batches over
-      many keys cheap. By default 8 a state partition (`spark.sql.shuffle.partitions`);
+      many keys cheap. By default 64 (`BUCKETS`). A checkpoint keeps the grouping it was
+      started with: a restart with other buckets is refused;
     - `on_late`: "count" (late events are counted in the progress metrics) or "collect"
       (also written by `StreamJob.start(..., late=DIR)`).
     """
@@ -250,7 +256,10 @@ def detect_stream_job(
             sdf = sdf.withColumn("kleene_id", F.xxhash64(*(col(n) for n in sdf.columns)))
         id = "kleene_id"  # noqa: A001
     if arrival is not None and arrival not in names:
-        raise KleeneError(f"the stream has no column {arrival!r} (arrival); it has {names}")
+        raise EventError(
+            f"the stream has no column {arrival!r} (arrival); it has {', '.join(sdf.columns)}",
+            field=arrival,
+        )
     df, events = _event_columns(sdf, compiled, ts, type, event_type, id, ts_unit, partition_by)
     per_second = compiled.options.window_length(1, "s")
     delay = _delay_seconds(watermark, per_second)
@@ -267,9 +276,8 @@ def detect_stream_job(
 
     keys = _keys(compiled, events, partition_by)
     event_names = [n for n in df.columns if n not in (TIME, ORDER)]
-    if buckets is None:  # a few groups a state partition: the cost is per group and batch
-        partitions = int(spark.conf.get("spark.sql.shuffle.partitions", "8") or 8)
-        buckets = 0 if keys is None else 8 * partitions
+    if buckets is None:  # not from the session's settings: a checkpoint pins the grouping
+        buckets = 0 if keys is None else BUCKETS
     if buckets < 0:
         raise KleeneError(f"buckets is 0 (one group a key) or more, not {buckets}")
     groups, grouping = _groups(keys, buckets)
@@ -277,17 +285,7 @@ def detect_stream_job(
 
     data = data.select(*(col(n) for n in event_names), col(ORDER), *key_columns)
     data = data.select(*groups, *(col(n) for n in data.columns), F.lit(_FAR).alias(NEVER))
-    data = data.withWatermark(NEVER, "0 seconds")
-    # The clock reads only the event time. Every row moves event time on, and (nearly) none
-    # goes further: the filter names the event-time column, so it stays above the
-    # watermark, and cannot be folded away; a row that passes it is all nulls (NEVER too)
-    # and skipped by the worker.
-    clock = df.select(TIME).observe(READ, F.count(F.lit(1)).alias("events"))
-    clock = clock.withWatermark(TIME, f"{round(delay * 1_000_000)} microseconds")
-    clock = clock.filter(col(TIME) < F.lit(_NONE_BEFORE)).select(
-        *(F.lit(None).cast(f.dataType).alias(f.name) for f in data.schema.fields)
-    )
-    df = data.unionByName(clock)
+    df = _with_clock(data, df, delay)
 
     event_fields = [df.schema[name] for name in event_names]
     schema = match_schema(compiled, events, event_fields, keys)
@@ -306,7 +304,7 @@ def detect_stream_job(
         key_names=tuple(name for name, _ in keys or []),
     )
     zone = str(spark.conf.get("spark.sql.session.timeZone", "UTC"))
-    spec = StreamSpec(job, len(keys or []), per_second, delay * per_second, zone)
+    spec = StreamSpec(job, len(keys or []), per_second, delay * per_second, zone, grouping)
     output_schema = T.StructType(
         [*schema.fields, T.StructField(LATE, T.StructType(event_fields), True)]
     )
@@ -326,6 +324,21 @@ def detect_stream_job(
     )
     matches = output.filter(~late).drop(LATE)
     return StreamJob(matches, output, compiled, grouping, on_late)
+
+
+def _with_clock(data: DataFrame, rows: DataFrame, delay: float) -> DataFrame:
+    """The data branch, with a watermark on a column no row is behind, and the clock: `rows`
+    (every row read) carrying the query's watermark on the event time, delay `delay`
+    seconds. The clock reads only the event time, and (nearly) no row of it goes further:
+    its filter names the event-time column, so it stays above the watermark, and cannot be
+    folded away; a row that passes it is all nulls (NEVER too), and the worker skips it."""
+    data = data.withWatermark(NEVER, "0 seconds")
+    clock = rows.select(TIME).observe(READ, F.count(F.lit(1)).alias("events"))
+    clock = clock.withWatermark(TIME, f"{round(delay * 1_000_000)} microseconds")
+    clock = clock.filter(col(TIME) < F.lit(_NONE_BEFORE)).select(
+        *(F.lit(None).cast(f.dataType).alias(f.name) for f in data.schema.fields)
+    )
+    return data.unionByName(clock)
 
 
 def _groups(keys: list[tuple[str, Column]] | None, buckets: int) -> tuple[list[Column], str]:
@@ -410,7 +423,10 @@ class StreamFunction:
         plan = _plan(spec.job)
         output = _Output(spec.job, [v.name for v in plan.analysis.positive])
         floor = state.getCurrentWatermarkMs()
-        current = load_stream_state(plan, state.get[0]) if state.exists else StreamState()
+        if state.exists:
+            current = load_stream_state(plan, state.get[0], spec.grouping)
+        else:
+            current = StreamState(grouping=spec.grouping)
         # Every event before the query's watermark has arrived, and so has every event more
         # than the delay behind the latest one seen (a later one would be late): the
         # frontier is the plan's advance_to. It moves per micro-batch, not per row: rows of
@@ -535,13 +551,19 @@ def next_due(plan: Plan[Any], current: StreamState) -> float | None:
     return min(due, default=None)
 
 
-def load_stream_state(plan: Plan[Any], data: bytes) -> StreamState:
-    """A group's state from the state store; one of another layout is refused."""
+def load_stream_state(plan: Plan[Any], data: bytes, grouping: str) -> StreamState:
+    """A group's state from the state store; one of another layout, or grouped otherwise
+    (its keys' states would be looked for in other groups), is refused."""
     loaded = plan.load_state(data)
     if not isinstance(loaded, StreamState) or loaded.layout != StreamState.LAYOUT:
         raise StateError(
             "this checkpoint holds state of another layout than this kleene's stream state "
             f"(layout {StreamState.LAYOUT}): start from a fresh checkpoint"
+        )
+    if loaded.grouping != grouping:
+        raise StateError(
+            f"this checkpoint groups keys as {loaded.grouping}, this query as {grouping}: give "
+            "the buckets= (--buckets) it was started with"
         )
     return loaded
 
@@ -550,19 +572,30 @@ def load_stream_state(plan: Plan[Any], data: bytes) -> StreamState:
 MARKER = "kleene.json"
 
 
-def check_checkpoint(checkpoint: str, plan: Plan[Any]) -> None:
-    """Refuse a checkpoint written for another query, plan or state format; mark a new one.
-    (A checkpoint on a distributed file system is checked in the workers instead.)"""
+def check_checkpoint(checkpoint: str, plan: Plan[Any], grouping: str) -> None:
+    """Refuse a checkpoint written for another query, plan, state format or grouping of keys
+    (a key's state must stay in its group); mark a new one. (A checkpoint on a distributed
+    file system is checked in the workers instead.)"""
     if "://" in checkpoint and not checkpoint.startswith("file://"):
         return
     folder = Path(checkpoint.removeprefix("file://"))
     marker = folder / MARKER
-    mine = {"format": STATE_FORMAT, "plan": plan.name, "query": plan.fingerprint}
+    mine = {
+        "format": STATE_FORMAT,
+        "plan": plan.name,
+        "query": plan.fingerprint,
+        "grouping": grouping,
+    }
     if marker.exists():
         try:
             theirs = json.loads(marker.read_text())
         except ValueError:
             raise StateError(f"{marker} is damaged; start from a fresh checkpoint") from None
+        if theirs.get("grouping", grouping) != grouping and theirs.get("query") == mine["query"]:
+            raise StateError(
+                f"the checkpoint {checkpoint} groups keys as {theirs.get('grouping')}, this "
+                f"query as {grouping}: give the buckets= (--buckets) it was started with"
+            )
         if theirs != mine:
             what = (
                 f"state format {theirs.get('format')}"
