@@ -23,6 +23,7 @@ __all__ = [
     "progress",
     "query_and_input",
     "query_text",
+    "spark_arguments",
 ]
 
 
@@ -58,6 +59,21 @@ def input_options(parser: argparse.ArgumentParser) -> None:
         help="on a malformed row (or, without --max-delay, one earlier than a row before it): "
         "stop with an error (raise) or skip and count it",
     )
+
+
+def spark_arguments(args: argparse.Namespace) -> dict[str, Any]:
+    """The arguments `detect_job` and `detect_stream_job` take alike, from the command line
+    (`input_options`, `plan_arguments` and --partition-by)."""
+    return {
+        "ts": args.ts_column,
+        "type": args.type_column,
+        "event_type": args.event_type,
+        "id": args.id_column,
+        "ts_unit": args.ts_unit,
+        "partition_by": args.partition_by.split(",") if args.partition_by else None,
+        "plan": args.plan,
+        "on_error": args.on_error,
+    }
 
 
 def disorder_options(parser: argparse.ArgumentParser, *, raising: bool = True) -> None:

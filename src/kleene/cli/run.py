@@ -20,6 +20,7 @@ from kleene.cli.common import (
     plan_arguments,
     query_and_input,
     query_text,
+    spark_arguments,
 )
 from kleene.cli.options import pair, plan_options
 from kleene.errors import KleeneError
@@ -90,15 +91,8 @@ def _job(args: argparse.Namespace, source: str) -> int:
     job = detect_job(
         frame,
         text,
-        ts=args.ts_column,
-        type=args.type_column,
-        event_type=args.event_type,
-        id=args.id_column,
-        ts_unit=args.ts_unit,
-        partition_by=args.partition_by.split(",") if args.partition_by else None,
+        **spark_arguments(args),
         slices=args.slices,
-        plan=args.plan,
-        on_error=args.on_error,
         max_delay=args.max_delay,
         output="non_overlapping" if args.non_overlapping else "all",
         time_unit=args.time_unit,

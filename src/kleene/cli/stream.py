@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import kleene
-from kleene.cli.common import input_options, plan_arguments, query_text
+from kleene.cli.common import input_options, plan_arguments, query_text, spark_arguments
 from kleene.cli.options import pair, plan_options
 from kleene.errors import KleeneError
 from kleene.io.readers import format_of
@@ -113,17 +113,10 @@ def _run(args: argparse.Namespace) -> int:
     job = detect_stream_job(
         frame,
         text,
-        ts=args.ts_column,
-        type=args.type_column,
-        event_type=args.event_type,
-        id=args.id_column,
+        **spark_arguments(args),
         arrival=args.arrival,
-        ts_unit=args.ts_unit,
         watermark=args.watermark,
-        partition_by=args.partition_by.split(",") if args.partition_by else None,
         buckets=args.buckets,
-        plan=args.plan,
-        on_error=args.on_error,
         on_late="collect" if args.late else "count",
         **settings,
     )

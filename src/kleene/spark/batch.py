@@ -188,12 +188,27 @@ def detect_job(
     grouped = grouped.sortWithinPartitions(*order).drop(SEQ)
 
     event_fields = [df.schema[name] for name in event_names]
-    schema = match_schema(compiled, events, event_fields, keys)
+    spec, schema = job_spec(compiled, events, event_fields, keys, groups, sliced)
+    peak = df.sparkSession.sparkContext.accumulator(0, PeakParam())
+    matches = grouped.mapInArrow(match_batches(spec, peak), schema)
+    return DetectJob(matches, compiled, grouping, read, skipped, kept, peak, late)
+
+
+def job_spec(
+    plan: Plan[Any],
+    events: EventColumns,
+    event_fields: Sequence[T.StructField],
+    keys: list[tuple[str, Column]] | None,
+    groups: int,
+    sliced: bool,
+) -> tuple[JobSpec, T.StructType]:
+    """What the workers need (`JobSpec`), and the matches' schema (`match_schema`)."""
+    schema = match_schema(plan, events, event_fields, keys)
     spec = JobSpec(
-        pattern=compiled.analysis.pattern,
-        plan=compiled.name,
-        options=_shipped_options(compiled),
-        columns=tuple(event_names),
+        pattern=plan.analysis.pattern,
+        plan=plan.name,
+        options=_shipped_options(plan),
+        columns=tuple(f.name for f in event_fields),
         ts=events.ts,
         type=events.type,
         event_type=events.event_type,
@@ -201,11 +216,9 @@ def detect_job(
         groups=groups,
         sliced=sliced,
         schema=to_arrow_schema(schema, timezone="UTC"),
-        key_names=key_names,
+        key_names=tuple(name for name, _ in keys or []),
     )
-    peak = df.sparkSession.sparkContext.accumulator(0, PeakParam())
-    matches = grouped.mapInArrow(match_batches(spec, peak), schema)
-    return DetectJob(matches, compiled, grouping, read, skipped, kept, peak, late)
+    return spec, schema
 
 
 def _shipped_options(plan: Plan[Any]) -> dict[str, Any]:

@@ -46,7 +46,6 @@ import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
-from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.streaming.query import StreamingQuery
 from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 
@@ -56,7 +55,7 @@ from kleene.events import Event, Watermark
 from kleene.language import ast as A
 from kleene.matches import Match
 from kleene.plans.base import STATE_FORMAT, Plan
-from kleene.spark.batch import _event_columns, _keys, _shipped_options, match_schema
+from kleene.spark.batch import _event_columns, _keys, job_spec
 from kleene.spark.pushdown import EventColumns, col, prefilter
 from kleene.spark.worker import JobSpec, _events, _Output, _plan, _values
 
@@ -288,21 +287,7 @@ def detect_stream_job(
     df = _with_clock(data, df, delay)
 
     event_fields = [df.schema[name] for name in event_names]
-    schema = match_schema(compiled, events, event_fields, keys)
-    job = JobSpec(
-        pattern=compiled.analysis.pattern,
-        plan=compiled.name,
-        options=_shipped_options(compiled),
-        columns=tuple(event_names),
-        ts=events.ts,
-        type=events.type,
-        event_type=events.event_type,
-        id=events.id,
-        groups=0,
-        sliced=False,
-        schema=to_arrow_schema(schema, timezone="UTC"),
-        key_names=tuple(name for name, _ in keys or []),
-    )
+    job, schema = job_spec(compiled, events, event_fields, keys, 0, False)
     zone = str(spark.conf.get("spark.sql.session.timeZone", "UTC"))
     spec = StreamSpec(job, len(keys or []), per_second, delay * per_second, zone, grouping)
     output_schema = T.StructType(
