@@ -328,3 +328,20 @@ def test_disorder_within_the_watermark_is_put_back_in_order(spark, tmp_path):
     assert sum(b["late"] for b in progressed) == 0
     expected = detect(_batch(spark, tmp_path / "in"), NEGATED, id="seq", arrival="seq")
     assert _ids(spark.read.parquet(str(tmp_path / "out"))) == _ids(expected)
+
+
+def test_a_row_that_does_not_fit_the_columns_is_named(tmp_path):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    rows = ["ts,type,k,x", "2024-01-01 00:00:00,A,k1,1", "2024-01-01 00:00:05,B,k1,oops"]
+    (folder / "a.csv").write_text("\n".join(rows) + "\n")
+    done = _kleene(
+        "stream", "PATTERN SEQ(A a, B b) WHERE [k] AND a.x < b.x WITHIN 1 min",
+        "-i", str(folder), "--checkpoint", str(tmp_path / "ck"), "-o", str(tmp_path / "out"),
+        "--available-now", "--schema", "ts timestamp, type string, k string, x long",
+        "--master", "local[1]",
+    )  # fmt: skip
+    assert done.returncode == 1
+    last = done.stderr.splitlines()[-1]
+    assert last.startswith("kleene: file://") and "a.csv: a row does not fit the columns" in last
+    assert '"oops"' in last

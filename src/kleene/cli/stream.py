@@ -4,6 +4,7 @@ files keep arriving in (for example from `kleene replay`)."""
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 import sys
 import time
@@ -141,7 +142,7 @@ def _run(args: argparse.Namespace) -> int:
     except StreamingQueryException as error:
         if args.verbose:
             raise
-        raise worker_error(error) or KleeneError(_first_line(error)) from None
+        raise worker_error(error) or _failure(error) from None
     return 0
 
 
@@ -206,5 +207,22 @@ def _line(batch: dict[str, Any]) -> str:
     )
 
 
-def _first_line(error: BaseException) -> str:
-    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+def _failure(error: BaseException) -> KleeneError:
+    """A failed query's error in one line: for an input row that does not fit the columns,
+    the file, the value and the row as Spark parsed it (from the Java causes)."""
+    causes: list[str] = []
+    java = getattr(error, "_origin", None)
+    while java is not None and len(causes) < 20:
+        causes.append(str(java.getMessage() or ""))
+        java = java.getCause()
+    text = "\n".join([str(error), *causes])
+    where = re.search(r"error while reading file (\S+?)\.?\s", text)
+    row = re.search(r"Malformed records are detected in record parsing: (\[.*?\])", text)
+    if where is not None and row is not None:
+        value = next((c for c in reversed(causes) if c and "Malformed" not in c), "")
+        return KleeneError(
+            f"{where[1]}: a row does not fit the columns ({value}); Spark parsed it as "
+            f"{row[1]}; fix the row or the --schema"
+        )
+    lines = str(error).strip().splitlines()
+    return KleeneError(lines[0] if lines else type(error).__name__)
