@@ -112,3 +112,23 @@ def test_idle_eviction_is_exercised(name):
     run = conformance.drive(plan, stream, evict=True)
     assert run.evicted > 20
     assert len(run.matches) == 30
+
+
+LONG = "PATTERN SEQ(A a, B+ b[], C c) WHERE skip_till_next_match WITHIN 100000"
+
+
+@pytest.mark.parametrize(
+    "name", [n for n in NAMES if PLANS[n].refusal(analyze(kleene.parse(LONG)), Options()) is None]
+)
+def test_long_histories_pickle(name):
+    """A state holding a Kleene history of thousands of events saves and resumes on every
+    plan that runs the pattern (pickle must not recurse down a chain of entries, trails or
+    runs)."""
+    plan = kleene.compile(LONG, name)
+    state = plan.new_state()
+    for n in range(3000):
+        plan.step(state, kleene.Event("B" if n else "A", n, {}, n))
+    state = plan.load_state(plan.dump_state(state))
+    found = plan.step(state, kleene.Event("C", 3000, {}, 3000))
+    found += plan.advance(state, kleene.Watermark(float("inf")))
+    assert [m.ids()["b"] for m in found] == [tuple(range(1, 3000))]

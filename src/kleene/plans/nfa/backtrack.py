@@ -72,6 +72,26 @@ class Walk:
         self.next = next
         self.fresh = fresh
 
+    def __getstate__(self) -> tuple[Any, ...]:
+        """The fields, with the trail as a flat list (oldest step first), so that a long
+        match pickles without deep recursion (walks sharing a trail then share it no more)."""
+        steps = []
+        path = self.path
+        while path is not None:
+            steps.append(path[:2])
+            path = path[2]
+        steps.reverse()
+        fields = (self.fresh, self.key, self.next, self.node, self.origin)
+        return (*fields, steps, self.start, self.values, self.vector)
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        (self.fresh, self.key, self.next, self.node, self.origin, steps) = state[:6]
+        (self.start, self.values, self.vector) = state[6:]
+        path: Trail = None
+        for variable, position in steps:
+            path = (variable, position, path)
+        self.path = path
+
 
 @dataclass
 class BacktrackState(Partition):
