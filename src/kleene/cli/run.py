@@ -53,6 +53,9 @@ def add(commands: Any) -> None:
         "--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting"
     )
     run.add_argument("--show", type=int, default=0, metavar="N", help="print the first N matches")
+    run.add_argument(
+        "--verbose", action="store_true", help="show Spark's progress bars and its traces on errors"
+    )
     run.set_defaults(run=_run)
 
 
@@ -72,7 +75,10 @@ def _job(args: argparse.Namespace, source: str) -> int:
         from kleene.spark import detect_job, spark_session
     except ImportError as error:
         raise KleeneError(str(error)) from None
+    from pyspark.errors.exceptions.captured import CapturedException
+
     from kleene.spark.files import check_output, read_events_frame, write_matches_frame
+    from kleene.spark.session import worker_error
 
     text, name = query_text(args.query)
     if is_afa(text):
@@ -85,7 +91,10 @@ def _job(args: argparse.Namespace, source: str) -> int:
     if args.column_type:
         raise KleeneError("--column-type applies to kleene match; Spark infers column types")
     started = time.perf_counter()
-    spark = spark_session(args.master, dict(pair(item) for item in args.conf))
+    quiet = {"spark.ui.showConsoleProgress": str(args.verbose).lower()}
+    spark = spark_session(args.master, quiet | dict(pair(item) for item in args.conf))
+    if not args.verbose:  # kleene says what failed, in one line; Spark's traces are noise
+        spark.sparkContext.setLogLevel("OFF")
     ready = time.perf_counter()
     frame = read_events_frame(spark, source, args.format)
     job = detect_job(
@@ -100,7 +109,13 @@ def _job(args: argparse.Namespace, source: str) -> int:
         **options,
     )
     matches = job.matches.persist() if args.show else job.matches
-    written = write_matches_frame(matches, args.output, overwrite=args.overwrite)
+    try:
+        written = write_matches_frame(matches, args.output, overwrite=args.overwrite)
+    except CapturedException as error:  # a worker failed: its kleene error, in one line
+        if args.verbose:
+            raise
+        lines = str(error).strip().splitlines() or [type(error).__name__]
+        raise worker_error(error) or KleeneError(lines[0]) from None
     finished = time.perf_counter()
     counts = job.counts()
     print(
