@@ -1,0 +1,444 @@
+"""The LEAD rule AST: frozen dataclasses that keep source positions but compare without them.
+
+A rule (`Rule`) has the clauses of the paper's template (section 4): FROM streams with
+aliases, DEFINE time events and event types, ENRICH, MATCH a pattern, PARTITION BY attributes,
+EMIT actions or a complex emit of nested checks. The pattern is a tree of the algebra's
+operators (section 3.3, Table 2); conditions are expressions over aliases, lists and time
+events. `lead_reader.py` builds it from text, `lead_printer.py` prints it back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from kleene.language.ast import Span
+
+__all__ = [
+    "Action",
+    "All",
+    "Argument",
+    "Attr",
+    "Binary",
+    "BoolOp",
+    "Call",
+    "Check",
+    "CheckBlock",
+    "Collect",
+    "Compare",
+    "Conjunction",
+    "Counted",
+    "Disjunction",
+    "Duration",
+    "EventType",
+    "Expr",
+    "Extremum",
+    "Field",
+    "Filtered",
+    "Method",
+    "Name",
+    "Named",
+    "Negation",
+    "Pattern",
+    "Policy",
+    "Quantified",
+    "Rule",
+    "Sequence",
+    "Source",
+    "Stream",
+    "Subcontext",
+    "TimeEvent",
+    "Unary",
+    "Value",
+    "Wait",
+    "Within",
+]
+
+
+def _span() -> Any:
+    return field(default=None, compare=False, repr=False, kw_only=True)
+
+
+# ---- expressions -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Value:
+    """A literal: number, string or boolean."""
+
+    value: int | float | str | bool
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Duration:
+    """`3 days`: a length of time, in the unit written (seconds by `seconds`)."""
+
+    amount: int | float
+    unit: str
+    seconds: float
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Name:
+    """A bare name: a time event (`tc`), a list (`acs`), or an attribute of the partition."""
+
+    name: str
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Attr:
+    """`alias.attr` (or `list.attr`: the attribute of each item, inside a quantifier);
+    `event_time` is the event's timestamp."""
+
+    var: str
+    name: str
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Method:
+    """`acs.count()`: an aggregate of a list, written as a method."""
+
+    var: str
+    name: str
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """`count(acs)`, `count()` (the list a clause governs), `sum(acs.price)`, …"""
+
+    name: str
+    args: tuple[Expr, ...]
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Unary:
+    op: Literal["-", "not"]
+    operand: Expr
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Binary:
+    op: Literal["+", "-", "*", "/", "%"]
+    left: Expr
+    right: Expr
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Compare:
+    op: Literal["=", "!=", "<", "<=", ">", ">="]
+    left: Expr
+    right: Expr
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class BoolOp:
+    """`and` / `or` over two or more operands (flat: never an operand of the same op)."""
+
+    op: Literal["and", "or"]
+    items: tuple[Expr, ...]
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Quantified:
+    """`ALL(cond)` / `ANY(cond)` over the items of the one list `cond` names."""
+
+    quantifier: Literal["all", "any"]
+    body: Expr
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Counted:
+    """`AT LEAST n (cond)`, `AT MOST n (cond)`, `EXACTLY n (cond)`."""
+
+    quantifier: Literal["at least", "at most", "exactly"]
+    n: int
+    body: Expr
+    span: Span | None = _span()
+
+
+Expr: TypeAlias = (
+    Value
+    | Duration
+    | Name
+    | Attr
+    | Method
+    | Call
+    | Unary
+    | Binary
+    | Compare
+    | BoolOp
+    | Quantified
+    | Counted
+)
+
+
+# ---- patterns (section 3.3, Table 2) ----------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """An atomic pattern: the next event of a stream, by its alias."""
+
+    alias: str
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Named:
+    """`p AS x`: the match of p (a list, for a repetition) is called x."""
+
+    pattern: Pattern
+    name: str
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Sequence:
+    """`p1 Followed By p2 …`: each matched only after the one before it."""
+
+    items: tuple[Pattern, ...]
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Conjunction:
+    """`p1 and p2 …`: all matched, in any order."""
+
+    items: tuple[Pattern, ...]
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Disjunction:
+    """`p1 or p2 …`: the first of them to match."""
+
+    items: tuple[Pattern, ...]
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Negation:
+    """`not p Within t`: p does not match for t after the negation is enabled; `From q`: for
+    t after q matches. Inside a sequence, `not p` alone is bounded by the next element."""
+
+    pattern: Pattern
+    within: Duration | None = None
+    start: Pattern | None = None
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Within:
+    """`p Within t`: p matches less than t after it is enabled; `p Within t From q`: after q
+    matches (q, then p, within t)."""
+
+    pattern: Pattern
+    within: Duration
+    start: Pattern | None = None
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Collect:
+    """`collect(p) accept(…) terminate(…) invalidate(…)`: a list of p's matches, until the
+    termination holds (a match) or the invalidation does (none)."""
+
+    pattern: Pattern
+    accept: Expr | None = None
+    terminate: Expr | None = None
+    invalidate: Expr | None = None
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Wait:
+    """`Wait(p, t)`: p's first match, reported once t has passed since enabling."""
+
+    pattern: Pattern
+    duration: Duration
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Filtered:
+    """`p.filter(cond)`: p's matches for which cond holds."""
+
+    pattern: Pattern
+    condition: Expr
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """`first(p)`, `last(p)`, `adj(p)` or `every(p)` (section 3.3.3)."""
+
+    policy: Literal["first", "last", "adj", "every"]
+    pattern: Pattern
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class All:
+    """`all(p) consume(x, …)`: every match of p, each event of the named parts used once."""
+
+    pattern: Pattern
+    consume: tuple[str, ...] = ()
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Extremum:
+    """`max(rp, agg)` / `min(rp, agg)`: among repetitions ending together, the one whose
+    aggregate is largest / smallest."""
+
+    op: Literal["max", "min"]
+    pattern: Pattern
+    aggregate: Expr
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Subcontext:
+    """`p Subcontext(item ==> list.RANGE(n1, n2).filter(c) (MATCH q EMIT …)) terminate(c2)`:
+    every item the repetition `list` accepts (the n1-th to n2-th, those passing c) opens a
+    branch running q; the events the branches emit form this pattern's list. It matches once
+    p has and no branch is left; c2 disables it (no branches, an empty list)."""
+
+    pattern: Pattern
+    item: str
+    list: str
+    range: tuple[int, int] | None
+    filter: Expr | None
+    branch: Pattern
+    actions: tuple[Action, ...]
+    terminate: Expr | None = None
+    span: Span | None = _span()
+
+
+Pattern: TypeAlias = (
+    Source
+    | Named
+    | Sequence
+    | Conjunction
+    | Disjunction
+    | Negation
+    | Within
+    | Collect
+    | Wait
+    | Filtered
+    | Policy
+    | All
+    | Extremum
+    | Subcontext
+)
+
+
+# ---- the rule --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Stream:
+    """`Installations AS _in`: events of type `type`, called `alias` in the rule."""
+
+    type: str
+    alias: str
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class TimeEvent:
+    """`TimeEvent tc(start, end)`: true from start (inclusive) to end (exclusive)."""
+
+    name: str
+    start: Expr
+    end: Expr
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """One attribute of a defined event type, with its type name and default."""
+
+    type: str
+    name: str
+    default: Value | None = None
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class EventType:
+    """`EventType leaving(BOOLEAN leaving(FALSE))`: an action's attributes, in order."""
+
+    name: str
+    fields: tuple[Field, ...]
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Enrichment:
+    """`ENRICH _in(score = _in.level * 2)`: new attributes of a stream's events."""
+
+    alias: str
+    assignments: tuple[tuple[str, Expr], ...]
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Argument:
+    """An action's argument: a value and the attribute name it gets."""
+
+    value: Expr
+    name: str | None = None
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """`Event Success(gid)`: emit an event of this type with these attributes."""
+
+    type: str
+    args: tuple[Argument, ...]
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """`WHERE cond` and what follows when it holds: actions, or a nested block."""
+
+    condition: Expr
+    then: tuple[Action, ...] | CheckBlock
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class CheckBlock:
+    """`CHECK FIRST` (the first check that holds) or `CHECK ANY` (every one), up to END."""
+
+    strategy: Literal["first", "any"]
+    checks: tuple[Check, ...]
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    streams: tuple[Stream, ...]
+    time_events: tuple[TimeEvent, ...]
+    event_types: tuple[EventType, ...]
+    enrich: tuple[Enrichment, ...]
+    pattern: Pattern
+    partition: tuple[Attr, ...]
+    emit: tuple[Action, ...] | CheckBlock
+    #: The rule's text, when it was parsed (for errors found later).
+    text: str = field(default="", compare=False, repr=False)
+    span: Span | None = _span()

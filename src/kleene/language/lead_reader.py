@@ -1,0 +1,426 @@
+"""LEAD rule text → AST (`lead_ast.py`): the lark parser and the tree transformer.
+
+`read_rule(text)` only reads: syntax errors come with line, column and caret, as for SASE+
+queries (`to_ast.syntax_error`). Whether the names make sense together is
+`compiler/lead_check.py`'s job; `kleene.lead.parse` runs both.
+
+>>> rule = read_rule("FROM A AS a, B AS b MATCH a Followed By b EMIT Event Found(a.x)")
+>>> rule.pattern
+Sequence(items=(Source(alias='a'), Source(alias='b')))
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from importlib.resources import files
+from typing import Any, NoReturn
+
+from lark import Lark, Token, Transformer, UnexpectedInput, v_args
+from lark.exceptions import VisitError
+from lark.tree import Meta
+
+from kleene.errors import PatternError
+from kleene.language import lead_ast as L
+from kleene.language.to_ast import (
+    MAX_WINDOW,
+    UNITS,
+    _end_position,
+    _span,
+    _unescape,
+    check_nesting,
+    syntax_error,
+)
+
+__all__ = ["is_rule", "read_rule"]
+
+_COMPARE = {"==": "=", "=": "=", "!=": "!=", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+
+
+@cache
+def _parser() -> Lark:
+    grammar = files("kleene.language").joinpath("lead.lark").read_text(encoding="utf-8")
+    return Lark(grammar, parser="lalr", propagate_positions=True)
+
+
+def is_rule(text: str) -> bool:
+    """Is this text a LEAD rule (it begins with FROM, after comments)?
+
+    >>> is_rule("-- a rule\\nFROM A AS a MATCH a EMIT Event X()"), is_rule("PATTERN SEQ(A a)")
+    (True, False)
+    """
+    body = re.sub(r"--[^\n]*", "", text).lstrip()
+    return re.match(r"from(?![A-Za-z0-9_])", body, re.IGNORECASE) is not None
+
+
+def read_rule(text: str) -> L.Rule:
+    """Parse LEAD rule text into a `Rule`, or raise `PatternSyntaxError` / `PatternError`."""
+    check_nesting(text)
+    try:
+        tree = _parser().parse(text)
+    except UnexpectedInput as error:
+        raise syntax_error(text, error) from None
+    try:
+        rule: L.Rule = ToRule(text).transform(tree)
+    except VisitError as error:
+        raise error.orig_exc from None
+    return rule
+
+
+def _first(children: list[Any], kind: type) -> Any:
+    return next((c for c in children if isinstance(c, kind)), None)
+
+
+class ToRule(Transformer[Token, Any]):
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def _fail(self, message: str, at: Meta | Token) -> NoReturn:
+        span = _span(at)
+        width = span.end - span.start if span.end_line == span.line else 1
+        raise PatternError(message, self.text, span.line, span.column, max(1, width))
+
+    # -- the rule ------------------------------------------------------------------------
+
+    def start(self, children: list[Any]) -> L.Rule:
+        streams, *rest = children
+        definitions: list[Any] = []
+        enrich: tuple[L.Enrichment, ...] = ()
+        pattern = partition = emit = None
+        for child in rest:
+            kind, value = child
+            if kind == "define":
+                definitions = value
+            elif kind == "enrich":
+                enrich = value
+            elif kind == "match":
+                pattern = value
+            elif kind == "partition":
+                partition = value
+            else:
+                emit = value
+        assert pattern is not None and emit is not None
+        return L.Rule(
+            streams,
+            tuple(d for d in definitions if isinstance(d, L.TimeEvent)),
+            tuple(d for d in definitions if isinstance(d, L.EventType)),
+            enrich,
+            pattern,
+            partition or (),
+            emit,
+            text=self.text,
+            span=L.Span(0, len(self.text), 1, 1, *_end_position(self.text)),
+        )
+
+    def from_clause(self, children: list[L.Stream]) -> tuple[L.Stream, ...]:
+        return tuple(children)
+
+    @v_args(meta=True)
+    def stream(self, meta: Meta, children: list[Token]) -> L.Stream:
+        kind = str(children[0])
+        alias = str(children[-1])
+        return L.Stream(kind, alias, span=_span(meta))
+
+    def define_clause(self, children: list[Any]) -> tuple[str, list[Any]]:
+        return "define", children
+
+    @v_args(meta=True)
+    def time_event(self, meta: Meta, children: list[Any]) -> L.TimeEvent:
+        name, start, end = children
+        return L.TimeEvent(str(name), start, end, span=_span(meta))
+
+    @v_args(meta=True)
+    def event_type(self, meta: Meta, children: list[Any]) -> L.EventType:
+        name, *fields = children
+        return L.EventType(str(name), tuple(fields), span=_span(meta))
+
+    @v_args(meta=True)
+    def field(self, meta: Meta, children: list[Any]) -> L.Field:
+        kind, name, *default = children
+        return L.Field(str(kind).upper(), str(name), default[0] if default else None, span=_span(meta))
+
+    def enrich_clause(self, children: list[L.Enrichment]) -> tuple[str, tuple[L.Enrichment, ...]]:
+        return "enrich", tuple(children)
+
+    @v_args(meta=True)
+    def enrichment(self, meta: Meta, children: list[Any]) -> L.Enrichment:
+        alias, *assignments = children
+        return L.Enrichment(str(alias), tuple(assignments), span=_span(meta))
+
+    def assignment(self, children: list[Any]) -> tuple[str, L.Expr]:
+        return str(children[0]), children[1]
+
+    def match_clause(self, children: list[Any]) -> tuple[str, L.Pattern]:
+        return "match", children[0]
+
+    def partition_clause(self, children: list[L.Attr]) -> tuple[str, tuple[L.Attr, ...]]:
+        return "partition", tuple(children)
+
+    @v_args(meta=True)
+    def partition_item(self, meta: Meta, children: list[Token]) -> L.Attr:
+        return L.Attr(str(children[0]), str(children[1]), span=_span(meta))
+
+    # -- patterns ------------------------------------------------------------------------
+
+    @v_args(meta=True)
+    def source(self, meta: Meta, children: list[Token]) -> L.Source:
+        return L.Source(str(children[0]), span=_span(meta))
+
+    @v_args(meta=True)
+    def sequence(self, meta: Meta, children: list[Any]) -> L.Pattern:
+        items: list[L.Pattern] = []
+        for child in children:
+            items.extend(child.items if isinstance(child, L.Sequence) else [child])
+        return L.Sequence(tuple(items), span=_span(meta))
+
+    @v_args(meta=True)
+    def conjunction(self, meta: Meta, children: list[Any]) -> L.Pattern:
+        parts = [c for c in children if not isinstance(c, Token)]
+        items: list[L.Pattern] = []
+        for child in parts:
+            items.extend(child.items if isinstance(child, L.Conjunction) else [child])
+        return L.Conjunction(tuple(items), span=_span(meta))
+
+    @v_args(meta=True)
+    def disjunction(self, meta: Meta, children: list[Any]) -> L.Pattern:
+        parts = [c for c in children if not isinstance(c, Token)]
+        items: list[L.Pattern] = []
+        for child in parts:
+            items.extend(child.items if isinstance(child, L.Disjunction) else [child])
+        return L.Disjunction(tuple(items), span=_span(meta))
+
+    @v_args(meta=True)
+    def negation(self, meta: Meta, children: list[Any]) -> L.Negation:
+        inner = children[-1]
+        if isinstance(inner, L.Within):  # `not p Within t`: the window bounds the negation
+            return L.Negation(inner.pattern, inner.within, inner.start, span=_span(meta))
+        return L.Negation(inner, span=_span(meta))
+
+    @v_args(meta=True)
+    def named(self, meta: Meta, children: list[Any]) -> L.Named:
+        return L.Named(children[0], str(children[1]), span=_span(meta))
+
+    @v_args(meta=True)
+    def within(self, meta: Meta, children: list[Any]) -> L.Within:
+        pattern, duration, *start = children
+        return L.Within(pattern, duration, start[0] if start else None, span=_span(meta))
+
+    @v_args(meta=True)
+    def filtered(self, meta: Meta, children: list[Any]) -> L.Filtered:
+        return L.Filtered(children[0], children[1], span=_span(meta))
+
+    @v_args(meta=True)
+    def subcontext(self, meta: Meta, children: list[Any]) -> L.Subcontext:
+        pattern, item, (name, bounds, condition), (branch, actions), *terminate = children
+        return L.Subcontext(
+            pattern,
+            str(item),
+            name,
+            bounds,
+            condition,
+            branch,
+            actions,
+            terminate[0] if terminate else None,
+            span=_span(meta),
+        )
+
+    @v_args(meta=True)
+    def list_ref(
+        self, meta: Meta, children: list[Any]
+    ) -> tuple[str, tuple[int, int] | None, L.Expr | None]:
+        name, *rest = children
+        numbers = [int(c) for c in rest if isinstance(c, Token) and c.type == "INT"]
+        condition = next((c for c in rest if not isinstance(c, Token)), None)
+        bounds = None
+        if numbers:
+            low, high = numbers
+            if not 1 <= low <= high:
+                self._fail(f"RANGE({low}, {high}) needs 1 <= n1 <= n2", meta)
+            bounds = (low, high)
+        return str(name), bounds, condition
+
+    def subquery(self, children: list[Any]) -> tuple[L.Pattern, tuple[L.Action, ...]]:
+        return children[0], children[1]
+
+    @v_args(meta=True)
+    def collect(self, meta: Meta, children: list[Any]) -> L.Collect:
+        pattern, clauses = children
+        found: dict[str, L.Expr] = {}
+        for token, condition in clauses:
+            kind = str(token).lower()
+            if kind in found:
+                self._fail(f"collect takes one {kind} clause", token)
+            found[kind] = condition
+        return L.Collect(
+            pattern,
+            found.get("accept"),
+            found.get("terminate"),
+            found.get("invalidate"),
+            span=_span(meta),
+        )
+
+    def clauses(self, children: list[Any]) -> list[Any]:
+        return children
+
+    def clause(self, children: list[Any]) -> tuple[Token, L.Expr]:
+        return children[0], children[1]
+
+    @v_args(meta=True)
+    def wait(self, meta: Meta, children: list[Any]) -> L.Wait:
+        return L.Wait(children[0], children[1], span=_span(meta))
+
+    @v_args(meta=True)
+    def policy(self, meta: Meta, children: list[Any]) -> L.Policy:
+        word = str(children[0]).lower()
+        return L.Policy("adj" if word == "adjacent" else word, children[1], span=_span(meta))  # type: ignore[arg-type]
+
+    @v_args(meta=True)
+    def all(self, meta: Meta, children: list[Any]) -> L.All:
+        pattern, *names = children
+        return L.All(pattern, tuple(str(n) for n in names), span=_span(meta))
+
+    @v_args(meta=True)
+    def extremum(self, meta: Meta, children: list[Any]) -> L.Extremum:
+        word, pattern, aggregate = children
+        return L.Extremum(str(word).lower(), pattern, aggregate, span=_span(meta))  # type: ignore[arg-type]
+
+    @v_args(meta=True)
+    def duration(self, meta: Meta, children: list[Token]) -> L.Duration:
+        amount, unit = children
+        spelling = str(unit).lower()
+        if spelling not in UNITS:
+            known = ", ".join(sorted({c for c, _ in UNITS.values()}))
+            self._fail(f"unknown time unit {str(unit)!r}; the units are {known}", unit)
+        canonical, seconds = UNITS[spelling]
+        value = self._number(amount)
+        if value > MAX_WINDOW:
+            self._fail(f"a duration of more than {MAX_WINDOW:g} {canonical}", amount)
+        return L.Duration(value, canonical, value * seconds, span=_span(meta))
+
+    # -- emit ----------------------------------------------------------------------------
+
+    def actions(self, children: list[L.Action]) -> tuple[L.Action, ...]:
+        return tuple(children)
+
+    @v_args(meta=True)
+    def action(self, meta: Meta, children: list[Any]) -> L.Action:
+        name, *args = children
+        return L.Action(str(name), tuple(args), span=_span(meta))
+
+    @v_args(meta=True)
+    def argument(self, meta: Meta, children: list[Any]) -> L.Argument:
+        value, *name = children
+        return L.Argument(value, str(name[0]) if name else None, span=_span(meta))
+
+    @v_args(meta=True)
+    def check_block(self, meta: Meta, children: list[Any]) -> L.CheckBlock:
+        strategy = "first"
+        if children and isinstance(children[0], Token):
+            strategy = str(children[0]).lower()
+            children = children[1:]
+        return L.CheckBlock(strategy, tuple(children), span=_span(meta))  # type: ignore[arg-type]
+
+    @v_args(meta=True)
+    def check(self, meta: Meta, children: list[Any]) -> L.Check:
+        return L.Check(children[0], children[1], span=_span(meta))
+
+    def emit_clause(self, children: list[Any]) -> tuple[str, Any]:
+        return "emit", children[-1]
+
+    # -- expressions ---------------------------------------------------------------------
+
+    @v_args(meta=True)
+    def or_expr(self, meta: Meta, children: list[Any]) -> L.Expr:
+        return self._bool("or", meta, children)
+
+    @v_args(meta=True)
+    def and_expr(self, meta: Meta, children: list[Any]) -> L.Expr:
+        return self._bool("and", meta, children)
+
+    def _bool(self, op: str, meta: Meta, children: list[Any]) -> L.Expr:
+        items: list[L.Expr] = []
+        for child in children:
+            if isinstance(child, Token):
+                continue
+            items.extend(child.items if isinstance(child, L.BoolOp) and child.op == op else [child])
+        return L.BoolOp(op, tuple(items), span=_span(meta))  # type: ignore[arg-type]
+
+    @v_args(meta=True)
+    def not_(self, meta: Meta, children: list[Any]) -> L.Expr:
+        return L.Unary("not", children[-1], span=_span(meta))
+
+    @v_args(meta=True)
+    def comparison(self, meta: Meta, children: list[Any]) -> L.Expr:
+        left, op, right = children
+        return L.Compare(_COMPARE[str(op)], left, right, span=_span(meta))  # type: ignore[arg-type]
+
+    def _fold(self, meta: Meta, children: list[Any]) -> L.Expr:
+        result = children[0]
+        for op, operand in zip(children[1::2], children[2::2], strict=True):
+            result = L.Binary(str(op), result, operand, span=_span(meta))  # type: ignore[arg-type]
+        return result  # type: ignore[no-any-return]
+
+    @v_args(meta=True)
+    def sum(self, meta: Meta, children: list[Any]) -> L.Expr:
+        return self._fold(meta, children)
+
+    @v_args(meta=True)
+    def product(self, meta: Meta, children: list[Any]) -> L.Expr:
+        return self._fold(meta, children)
+
+    @v_args(meta=True)
+    def neg(self, meta: Meta, children: list[Any]) -> L.Expr:
+        operand = children[-1]
+        if isinstance(operand, L.Value) and isinstance(operand.value, int | float):
+            if not isinstance(operand.value, bool):
+                return L.Value(-operand.value, span=_span(meta))
+        return L.Unary("-", operand, span=_span(meta))
+
+    def _number(self, token: Token) -> int | float:
+        text = str(token)
+        if len(text) > 100:
+            self._fail(f"a number of {len(text)} characters; kleene takes 100", token)
+        return float(text) if any(c in text for c in ".eE") else int(text)
+
+    def number(self, children: list[Token]) -> L.Value:
+        return L.Value(self._number(children[0]), span=_span(children[0]))
+
+    def string(self, children: list[Token]) -> L.Value:
+        return L.Value(_unescape(str(children[0])), span=_span(children[0]))
+
+    @v_args(meta=True)
+    def true(self, meta: Meta, children: list[Any]) -> L.Value:
+        return L.Value(True, span=_span(meta))
+
+    @v_args(meta=True)
+    def false(self, meta: Meta, children: list[Any]) -> L.Value:
+        return L.Value(False, span=_span(meta))
+
+    @v_args(meta=True)
+    def attr(self, meta: Meta, children: list[Token]) -> L.Attr:
+        return L.Attr(str(children[0]), str(children[1]), span=_span(meta))
+
+    @v_args(meta=True)
+    def method(self, meta: Meta, children: list[Token]) -> L.Method:
+        return L.Method(str(children[0]), str(children[1]).lower(), span=_span(meta))
+
+    @v_args(meta=True)
+    def call(self, meta: Meta, children: list[Any]) -> L.Call:
+        name, *args = children
+        return L.Call(str(name).lower(), tuple(args), span=_span(meta))
+
+    @v_args(meta=True)
+    def name(self, meta: Meta, children: list[Token]) -> L.Name:
+        return L.Name(str(children[0]), span=_span(meta))
+
+    @v_args(meta=True)
+    def quantified(self, meta: Meta, children: list[Any]) -> L.Quantified:
+        word, body = children
+        return L.Quantified(str(word).lower(), body, span=_span(meta))  # type: ignore[arg-type]
+
+    @v_args(meta=True)
+    def counted(self, meta: Meta, children: list[Any]) -> L.Counted:
+        word, n, body = children
+        quantifier = " ".join(str(word).lower().split())
+        return L.Counted(quantifier, int(n), body, span=_span(meta))  # type: ignore[arg-type]
