@@ -16,6 +16,7 @@ from kleene.compiler.options import Options
 from kleene.errors import EventError, KleeneError, PatternError, PatternSyntaxError, PlanError
 from kleene.events import Event, Watermark
 from kleene.io import from_arrow, from_pandas, read_events
+from kleene import lead
 from kleene.language import builder
 from kleene.language.ast import Pattern
 from kleene.matches import Match, Retraction
@@ -48,6 +49,7 @@ __all__ = [
     "compile",
     "from_arrow",
     "from_pandas",
+    "lead",
     "match",
     "parse",
     "read_afa",

@@ -52,6 +52,8 @@ __all__ = [
     "Value",
     "Wait",
     "Within",
+    "children",
+    "lists_in",
 ]
 
 
@@ -181,6 +183,38 @@ Expr: TypeAlias = (
     | Quantified
     | Counted
 )
+
+
+def children(e: Expr) -> tuple[Expr, ...]:
+    """The expressions directly inside `e`."""
+    if isinstance(e, Call):
+        return e.args
+    if isinstance(e, Unary):
+        return (e.operand,)
+    if isinstance(e, Binary | Compare):
+        return (e.left, e.right)
+    if isinstance(e, BoolOp):
+        return e.items
+    if isinstance(e, Quantified | Counted):
+        return (e.body,)
+    return ()
+
+
+def lists_in(expr: Expr, lists: frozenset[str] | set[str]) -> set[str]:
+    """The list names an expression reads item by item (`ls.event_time`)."""
+    found: set[str] = set()
+
+    def visit(e: Expr) -> None:
+        if isinstance(e, Attr) and e.var in lists:
+            found.add(e.var)
+        if isinstance(e, Quantified | Counted):
+            return  # a nested quantifier binds its own list
+        for child in children(e):
+            visit(child)
+
+    for child in (*children(expr),) if isinstance(expr, Quantified | Counted) else (expr,):
+        visit(child)
+    return found
 
 
 # ---- patterns (section 3.3, Table 2) ----------------------------------------------------

@@ -11,6 +11,7 @@ from kleene.plans import afa as _afa  # noqa: F401 - registers the plan
 from kleene.plans import lazy as _lazy  # noqa: F401 - registers lazy_chain and lazy_tree
 from kleene.plans import match_window as _match_window  # noqa: F401 - registers the plan
 from kleene.plans import nfa as _nfa  # noqa: F401 - registers nfa and nfa_backtrack
+from kleene.plans import petri as _petri  # noqa: F401 - registers the plan
 from kleene.plans import reference as _reference  # noqa: F401 - registers the plan
 from kleene.plans.base import PLANS, Plan, compile, register
 

@@ -51,6 +51,8 @@ from kleene.compiler.validate import parse
 from kleene.errors import KleeneError, PlanError, StateError
 from kleene.events import Event, Watermark
 from kleene.language.ast import Pattern
+from kleene.language.lead_ast import Rule
+from kleene.language.lead_reader import is_rule, read_rule
 from kleene.language.printer import to_text
 from kleene.matches import Match
 
@@ -91,6 +93,9 @@ class Plan(ABC, Generic[S]):
     name: ClassVar[str]
     #: The parts of the plan contract this plan does not meet, from `LIMITS`.
     limits: ClassVar[frozenset[str]] = frozenset()
+    #: Do `step` and `advance` return emitted `Event`s (a LEAD rule's actions) rather than
+    #: `Match`es? (`petri`)
+    emits_events: ClassVar[bool] = False
     #: Must events reach `step` in timestamp order? A plan that says False (`afa`) takes
     #: them in any order, and its outputs may include `Retraction`s of earlier matches.
     ordered: ClassVar[bool] = True
@@ -291,10 +296,17 @@ def plan_class(name: str) -> type[Plan[Any]]:
 PREFERENCE: tuple[str, ...] = ("nfa", "lazy_chain", "reference")
 
 
-def compile(pattern: Pattern | str, plan: str = "auto", **options: Any) -> Plan[Any]:
+def compile(pattern: Pattern | Rule | str, plan: str = "auto", **options: Any) -> Plan[Any]:
     """Compile a pattern (or query text) with the plan of that name; see `Options`. With
     "auto", the first plan of `PREFERENCE` that runs the pattern and compiles it within its
-    limits (nfa refuses an automaton of more than 4,096 states)."""
+    limits (nfa refuses an automaton of more than 4,096 states). A LEAD rule (text that
+    begins with FROM) runs on the `petri` plan."""
+    if isinstance(pattern, str) and is_rule(pattern):
+        pattern = read_rule(pattern)
+    if isinstance(pattern, Rule):
+        if plan not in ("auto", "petri"):
+            raise PlanError(f"a LEAD rule runs on plan 'petri', not {plan!r}")
+        return plan_class("petri")(pattern, Options.build(**options))  # type: ignore[arg-type]
     if isinstance(pattern, str):
         pattern = parse(pattern)
     settings = Options.build(**options)

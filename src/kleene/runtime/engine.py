@@ -25,6 +25,7 @@ from kleene.compiler.options import Options
 from kleene.errors import EventError, KleeneError
 from kleene.events import Event, Watermark, as_event, numeric_time
 from kleene.language.ast import Pattern
+from kleene.language.lead_ast import Rule
 from kleene.matches import Match, Retraction, net
 from kleene.plans.afa import Afa, AfaPlan, Arc
 from kleene.plans.afa.model import Lifetime
@@ -74,7 +75,7 @@ class Engine:
 
     def __init__(
         self,
-        pattern: Pattern | str | Plan[Any] | Afa,
+        pattern: Pattern | Rule | str | Plan[Any] | Afa,
         plan: str = "auto",
         *,
         partition: bool = True,
@@ -93,7 +94,7 @@ class Engine:
             if options or plan != "auto":
                 raise KleeneError("an already compiled plan takes no plan name or options")
             self.plan = pattern
-        elif not isinstance(pattern, str | Pattern):
+        elif not isinstance(pattern, str | Pattern | Rule):
             raise KleeneError(
                 "Engine takes query text, a Pattern or a compiled plan, not "
                 f"{type(pattern).__name__} {pattern!r}"
@@ -588,6 +589,11 @@ class Engine:
     def _report(self, matches: list[Match]) -> list[Match]:
         """Sort the matches of an ordered plan; an unordered plan's outputs keep their order
         (a retraction and a match equal to it must be applied as they come)."""
+        if self.plan.emits_events:  # a LEAD rule's events, in emission order
+            if len(matches) > 1:
+                matches.sort(key=_emitted_at)
+            self._metrics.matches += len(matches)
+            return matches
         if not self._ordered:
             withdrawn = sum(isinstance(m, Retraction) for m in matches)
             self._metrics.retractions += withdrawn
@@ -597,6 +603,11 @@ class Engine:
             matches.sort(key=Match.sort_key)
         self._metrics.matches += len(matches)
         return matches
+
+
+def _emitted_at(event: Any) -> float:
+    t: float = event.t
+    return t
 
 
 def _add_counters(totals: dict[str, int], counters: Mapping[str, int]) -> None:

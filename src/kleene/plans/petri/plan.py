@@ -1,0 +1,292 @@
+"""The `petri` plan: a LEAD rule run as an aging-token prioritized coloured Petri net.
+
+The net (`constructions.py`) sits under a root that is the rule's EMIT statement (Figure 3):
+each match of the MATCH pattern reaching it is checked (CHECK FIRST / ANY, nested WHERE
+clauses) and becomes the emitted events, each an `Event` whose type is the action's name,
+whose attributes are its arguments by name and whose timestamp is the time of emission.
+
+The plan keeps the plan contract (`kleene.plans.base`): one marking per PARTITION BY key,
+`step` for an event, `advance` for time passing (temporal guards: time events, Wait, Within,
+bounded negation), `deadline` for the next guard, markings that pickle. The rule is enabled
+at a partition's first event.
+
+>>> import kleene
+>>> rule = '''FROM Order AS o, Payment AS p
+...           MATCH o Followed By not p Within 10 s
+...           PARTITION BY o.order
+...           EMIT Event Unpaid(o.order)'''
+>>> stream = [{"type": "Order", "ts": 0, "order": 1}, {"type": "Order", "ts": 1, "order": 2},
+...           {"type": "Payment", "ts": 5, "order": 1}]
+>>> kleene.lead.run(rule, stream)
+[Event('Unpaid', 11, {'order': 2})]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import json
+import math
+from collections.abc import Callable, Hashable
+from datetime import datetime, timezone
+from functools import cached_property
+from typing import Any, ClassVar
+
+from kleene.compiler.lead_check import argument_name, check_rule, lists_of
+from kleene.compiler.options import Options
+from kleene.events import Event, Watermark
+from kleene.language import lead_ast as L
+from kleene.language.lead_printer import rule_text
+from kleene.language.to_ast import UNITS
+from kleene.plans.base import Plan, register
+from kleene.plans.petri.conditions import Env, Fn, Scope, compile_expr
+from kleene.plans.petri.constructions import Build, Source, construct
+from kleene.plans.petri.net import Marking, Node, Token
+
+__all__ = ["PetriPlan"]
+
+Actions = Callable[[dict[str, Any], float, Marking], list[Event]]
+
+
+class Root(Node):
+    """The EMIT statement: the rule's matches become events; the rule's pattern is enabled
+    once, at the partition's first event."""
+
+    def __init__(self, child: Node, emit: Callable[[Token, Marking], list[Event]]) -> None:
+        super().__init__([child])
+        self.emit_events = emit
+
+    def receive(self, m: Marking, cid: int, slot: int, token: Token) -> bool:
+        m.out.extend(self.emit_events(token, m))
+        return True
+
+    def child_failed(self, m: Marking, cid: int, slot: int) -> None:
+        """The rule failed in this partition: nothing to emit, nothing left to do."""
+
+
+@register
+class PetriPlan(Plan[Marking]):
+    """LEAD rules on APCPNs (seed 003)."""
+
+    name = "petri"
+    #: `step` and `advance` return the emitted `Event`s, not `Match`es.
+    emits_events: ClassVar[bool] = True
+
+    def __init__(self, rule: L.Rule, options: Options) -> None:  # noqa: D107 - no analysis
+        check_rule(rule)
+        self.rule = rule
+        self.options = options
+        self.window = None
+        unit_seconds = UNITS[options.time_unit][1]
+        partition = {a.name: a.var for a in rule.partition}
+        self.scope = Scope(
+            {t.name: t for t in rule.time_events},
+            frozenset(lists_of(rule.pattern)),
+            unit_seconds,
+            partition,
+            rule.text,
+        )
+        self.types = {t.name: t for t in rule.event_types}
+        enrich = {e.alias: e for e in rule.enrich}
+        streams = {s.alias: s.type for s in rule.streams}
+        build = Build(self.scope, streams, self._actions)
+        self.root = Root(construct(rule.pattern, build), self._emit(rule.emit))
+        self.nodes = self.root.walk()
+        for i, node in enumerate(self.nodes):
+            node.id, node.nodes = i, self.nodes
+        #: The sources of each event type, in priority order.
+        self.sources: dict[str, list[Source]] = {}
+        for node in self.nodes:
+            if isinstance(node, Source):
+                self.sources.setdefault(node.stream, []).append(node)
+        self.enrich: dict[str, list[tuple[str, Fn, str]]] = {}
+        for alias, stream in streams.items():
+            for name, value in enrich[alias].assignments if alias in enrich else ():
+                self.enrich.setdefault(stream, []).append((name, compile_expr(value, self.scope), alias))
+        self._partition = tuple(a.name for a in rule.partition)
+
+    @classmethod
+    def unsupported(cls, analysis: Any, options: Options) -> str | None:
+        return "it runs LEAD rules (text that begins with FROM), not SASE+ patterns"
+
+    @cached_property
+    def fingerprint(self) -> str:
+        text = json.dumps([rule_text(self.rule), self.options.time_unit, self.options.name])
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    @property
+    def partition_key(self) -> Callable[[Event], Hashable | None] | None:
+        names = self._partition
+        if not names:
+            return None
+        if len(names) == 1:
+            (only,) = names
+            return lambda e: e.attrs.get(only)
+        return lambda e: tuple(e.attrs.get(n) for n in names)
+
+    # -- the contract -----------------------------------------------------------------------
+
+    def new_state(self) -> Marking:
+        return Marking()
+
+    def step(self, state: Marking, event: Event) -> list[Any]:
+        m = state
+        if not m.started:
+            m.started, m.now = True, event.t
+            m.datetimes = isinstance(event.ts, datetime)
+            self.root.enable(m, None, Token({}, None, event.t, -1))
+        self._fire(m, event.t)
+        m.serial += 1
+        m.now = event.t
+        sources = self.sources.get(event.type)
+        if sources:
+            enriched = self._enriched(event)
+            for source in sources:
+                source.offer(m, enriched)
+        return self._drain(m)
+
+    def advance(self, state: Marking, watermark: Watermark) -> list[Any]:
+        self._fire(state, watermark.t)
+        return self._drain(state)
+
+    def deadline(self, state: Marking) -> float | None:
+        timers = state.timers
+        while timers and timers[0][2] not in state.contexts:
+            heapq.heappop(timers)
+        return timers[0][0] if timers else None
+
+    def idle(self, state: Marking, watermark: Watermark) -> bool:
+        """The rule is done in this partition: it matched (under `first`) or failed."""
+        return state.started and len(state.contexts) <= 1 and not any(
+            c.children for c in state.contexts.values()
+        )
+
+    def live_runs(self, state: Marking) -> int:
+        return len(state.contexts)
+
+    def counters(self, state: Marking) -> dict[str, int]:
+        return {"transitions_fired": state.fired, "garbage_consumed": state.garbage}
+
+    def describe(self) -> str:
+        lines = []
+        for node in self.nodes:
+            depth, parent = 0, node.parent
+            while parent is not None:
+                depth, parent = depth + 1, parent.parent
+            lines.append("  " * depth + _label(node))
+        return "\n".join(lines)
+
+    def dot(self) -> str:
+        """The net in Graphviz DOT: a box per construction, arcs toward the root."""
+        lines = ["digraph petri {", "  rankdir=LR;", '  node [shape=box, fontname="Helvetica"];']
+        for node in self.nodes:
+            lines.append(f'  n{node.id} [label="{_label(node)}"];')
+            if node.parent is not None:
+                lines.append(f"  n{node.id} -> n{node.parent.id};")
+        lines.append("}")
+        return "\n".join(lines)
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _fire(self, m: Marking, until: float) -> None:
+        """Fire the temporal guards due at or before `until`, in time order."""
+        timers = m.timers
+        while timers and timers[0][0] <= until:
+            due, _, cid, tag = heapq.heappop(timers)
+            context = m.contexts.get(cid)
+            if context is None:
+                continue
+            m.now = max(m.now, due)
+            m.fired += 1
+            self.nodes[context.node].guard(m, cid, tag)
+
+    def _drain(self, m: Marking) -> list[Any]:
+        out, m.out = m.out, []
+        return out
+
+    def _enriched(self, event: Event) -> Event:
+        assignments = self.enrich.get(event.type)
+        if not assignments:
+            return event
+        attrs = dict(event.attrs)
+        for name, value, alias in assignments:
+            attrs[name] = value(Env({alias: event}, event.t))
+        return Event(event.type, event.ts, attrs, event.id)
+
+    def _actions(self, actions: tuple[L.Action, ...]) -> Actions:
+        """A function making the events of an action list from a token's bindings."""
+        makers = [self._action(a) for a in actions]
+
+        def run(bindings: dict[str, Any], now: float, m: Marking) -> list[Event]:
+            env = Env(bindings, now)
+            ts = _timestamp(now, m.datetimes)
+            return [make(env, ts) for make in makers]
+
+        return run
+
+    def _action(self, action: L.Action) -> Callable[[Env, Any], Event]:
+        kind = self.types.get(action.type)
+        values = [compile_expr(a.value, self.scope) for a in action.args]
+        if kind is not None:
+            names = [f.name for f in kind.fields]
+            defaults = {f.name: None if f.default is None else f.default.value for f in kind.fields}
+        else:
+            names = [argument_name(a) or "" for a in action.args]
+            defaults = {}
+        for i, argument in enumerate(action.args):
+            if argument.name is not None:
+                names[i] = argument.name
+
+        def make(env: Env, ts: Any) -> Event:
+            attrs = dict(defaults)
+            for name, value in zip(names, values, strict=False):
+                attrs[name] = value(env)
+            return Event(action.type, ts, attrs)
+
+        return make
+
+    def _emit(self, emit: tuple[L.Action, ...] | L.CheckBlock) -> Callable[[Token, Marking], list[Event]]:
+        if not isinstance(emit, L.CheckBlock):
+            actions = self._actions(emit)
+            return lambda token, m: actions(token.bindings, m.now, m)
+        block = self._block(emit)
+        return lambda token, m: block(token.bindings, m.now, m)
+
+    def _block(self, block: L.CheckBlock) -> Actions:
+        """CHECK FIRST: the first WHERE that holds; CHECK ANY: every one that holds."""
+        checks: list[tuple[Fn, Actions]] = []
+        for check in block.checks:
+            then = check.then
+            run = self._block(then) if isinstance(then, L.CheckBlock) else self._actions(then)
+            checks.append((compile_expr(check.condition, self.scope), run))
+        first = block.strategy == "first"
+
+        def decide(bindings: dict[str, Any], now: float, m: Marking) -> list[Event]:
+            env = Env(bindings, now)
+            out: list[Event] = []
+            for condition, run in checks:
+                if condition(env) is True:
+                    out.extend(run(bindings, now, m))
+                    if first:
+                        break
+            return out
+
+        return decide
+
+
+def _timestamp(t: float, datetimes: bool) -> Any:
+    if datetimes and math.isfinite(t):
+        return datetime.fromtimestamp(t, tz=timezone.utc)
+    return t
+
+
+def _label(node: Node) -> str:
+    kind = type(node).__name__
+    detail = ""
+    for attribute in ("alias", "name", "list_name", "length"):
+        value = getattr(node, attribute, None)
+        if value not in (None, ""):
+            detail = f" {value}"
+            break
+    mode = "" if node.first else " (all)"
+    return f"{kind}{detail}{mode}"
