@@ -116,6 +116,8 @@ def check_rule(rule: L.Rule) -> None:
     for event in rule.time_events:
         _check_expr(event.start, names, fail, in_collect=False)
         _check_expr(event.end, names, fail, in_collect=False)
+    for condition in _check_conditions(rule.emit):
+        _check_expr(condition, names, fail, in_collect=False)
     types = {t.name: t for t in rule.event_types}
     for action in _actions(rule):
         _check_action(action, types.get(action.type), names, fail)
@@ -162,6 +164,12 @@ def _actions(rule: L.Rule) -> list[L.Action]:
 
     visit(rule.emit)
     return found
+
+
+def _check_conditions(emit: tuple[L.Action, ...] | L.CheckBlock) -> list[L.Expr]:
+    if not isinstance(emit, L.CheckBlock):
+        return []
+    return [e for c in emit.checks for e in (c.condition, *_check_conditions(c.then))]
 
 
 def _check_action(

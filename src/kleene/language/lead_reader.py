@@ -32,7 +32,14 @@ from kleene.language.to_ast import (
     syntax_error,
 )
 
-__all__ = ["is_rule", "read_rule"]
+__all__ = ["KEYWORDS", "is_rule", "read_rule"]
+
+#: The rule keywords (a misspelling of one is pointed out).
+KEYWORDS = (
+    "FROM", "DEFINE", "TIMEEVENT", "EVENTTYPE", "ENRICH", "MATCH", "FOLLOWED", "BY", "AS",
+    "WITHIN", "SUBCONTEXT", "COLLECT", "TERMINATE", "ACCEPT", "INVALIDATE", "WAIT", "PARTITION",
+    "EMIT", "EVENT", "CHECK", "FIRST", "ANY", "WHERE", "END", "AND", "OR", "NOT",
+)  # fmt: skip
 
 _COMPARE = {"==": "=", "=": "=", "!=": "!=", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 
@@ -59,7 +66,7 @@ def read_rule(text: str) -> L.Rule:
     try:
         tree = _parser().parse(text)
     except UnexpectedInput as error:
-        raise syntax_error(text, error) from None
+        raise syntax_error(text, error, _parser(), KEYWORDS) from None
     try:
         rule: L.Rule = ToRule(text).transform(tree)
     except VisitError as error:

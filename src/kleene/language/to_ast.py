@@ -101,19 +101,21 @@ def read(text: str) -> A.Pattern:
 # ---- syntax errors ---------------------------------------------------------------------
 
 
-def _describe(terminal: str) -> str:
+def _describe(terminal: str, grammar: Lark) -> str:
     if terminal in _WORDS:
         return _WORDS[terminal]
     try:
-        pattern = _parser().get_terminal(terminal).pattern
+        pattern = grammar.get_terminal(terminal).pattern
     except KeyError:
         return terminal
     if pattern.type == "str":
         return f"'{pattern.value}'" if not pattern.value.isalpha() else pattern.value.upper()
-    return terminal.strip("_").lower()
+    if terminal.startswith("_"):  # a keyword
+        return terminal.strip("_")
+    return terminal.lower()
 
 
-def _expected_words(expected: set[str]) -> tuple[str, ...]:
+def _expected_words(expected: set[str], grammar: Lark) -> tuple[str, ...]:
     expected = set(expected)
     words: list[str] = []
     if expected >= _EXPRESSION_START:
@@ -128,19 +130,19 @@ def _expected_words(expected: set[str]) -> tuple[str, ...]:
             "_NULL",
             "NOT",
         }
-    words.extend(sorted({_describe(name) for name in expected}))
+    words.extend(sorted({_describe(name, grammar) for name in expected}))
     return tuple(words)
 
 
-def _near_miss(text: str, position: int) -> str:
+def _near_miss(text: str, position: int, keywords: tuple[str, ...]) -> str:
     """The keyword a word just before `position` looks like a misspelling of, or ""."""
     before = re.findall(r"[A-Za-z_]+", text[:position])
     for word in reversed(before[-2:]):
-        if word.upper() in _KEYWORDS or word.lower() in A.STRATEGIES:
+        if word.upper() in keywords or word.lower() in A.STRATEGIES:
             continue
-        close = difflib.get_close_matches(word.upper(), [k.upper() for k in _KEYWORDS], n=1)
+        close = difflib.get_close_matches(word.upper(), [k.upper() for k in keywords], n=1)
         if close:
-            return next(k for k in _KEYWORDS if k.upper() == close[0])
+            return next(k for k in keywords if k.upper() == close[0])
     return ""
 
 
@@ -176,7 +178,15 @@ def check_nesting(text: str) -> None:
             depth -= 1
 
 
-def syntax_error(text: str, error: UnexpectedInput) -> PatternSyntaxError:
+def syntax_error(
+    text: str,
+    error: UnexpectedInput,
+    grammar: Lark | None = None,
+    keywords: tuple[str, ...] = _KEYWORDS,
+) -> PatternSyntaxError:
+    """The error for text `grammar` (SASE+ by default) does not read, in words: what stood at
+    the caret, what could have, and the keyword a word nearby misspells."""
+    grammar = grammar or _parser()
     line, column = error.line, error.column
     if isinstance(error, UnexpectedToken):
         token = error.token
@@ -185,11 +195,11 @@ def syntax_error(text: str, error: UnexpectedInput) -> PatternSyntaxError:
             line, column = _end_position(text)
         else:
             found, width = repr(str(token.value)), len(str(token.value))
-        expected = _expected_words(error.expected)
+        expected = _expected_words(error.expected, grammar)
         position = token.start_pos if token.start_pos is not None else len(text)
     elif isinstance(error, UnexpectedCharacters):
         found, width = repr(text[error.pos_in_stream or 0]), 1
-        expected = _expected_words(error.allowed or set())
+        expected = _expected_words(error.allowed or set(), grammar)
         position = error.pos_in_stream or 0
     else:  # pragma: no cover - LALR raises only the two above
         found, width, expected, position = "input", 1, (), 0
@@ -197,7 +207,7 @@ def syntax_error(text: str, error: UnexpectedInput) -> PatternSyntaxError:
     if expected:
         what = expected[0] if len(expected) == 1 else "one of " + ", ".join(expected[:10])
         message += f"; expected {what}"
-    hint = _near_miss(text, position + width)
+    hint = _near_miss(text, position + width, keywords)
     if hint and hint not in expected:
         message += f" (did you mean {hint}?)"
     return PatternSyntaxError(message, text, line, column, expected, width)

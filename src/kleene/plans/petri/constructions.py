@@ -84,7 +84,7 @@ class Sequence(Node):
 
 class Conjunction(Node):
     """Figure 5 (right): every element is enabled at once; their matches wait in stateful
-    places until each element has one, in any order."""
+    places until each element has one, in any order. No event stands in two elements."""
 
     def start(self, m: Marking, cid: int) -> None:
         m.contexts[cid].data = [[] for _ in self.children]
@@ -97,6 +97,9 @@ class Conjunction(Node):
         for i, place in enumerate(places):
             combos = [[*c, t] for c in combos for t in ([token] if i == slot else place)]
         for combo in combos:
+            held = [id(e) for part in combo for e in _events(part.value)]
+            if len(held) != len(set(held)):
+                continue  # an event stands once in a match (uniqueness, section 3.3)
             bindings: dict[str, Any] = {}
             for part in combo:
                 bindings.update(part.bindings)
@@ -137,14 +140,15 @@ class Unless(Node):
 
 class Negation(Node):
     """Figure 8: `not p Within t`: a temporal guard at local age t passes the enabling token,
-    unless p matched before it (then the garbage consumer takes it)."""
+    unless p matched before it (then the garbage consumer takes it). `From x`, for an x the
+    token holds, ages the token from x's time instead."""
 
-    def __init__(self, child: Node, length: float) -> None:
+    def __init__(self, child: Node, length: float, anchor: str | None = None) -> None:
         super().__init__([child])
-        self.length = length
+        self.length, self.anchor = length, anchor
 
     def start(self, m: Marking, cid: int) -> None:
-        m.timer(m.now + self.length, cid)
+        m.timer(_due(m, cid, self.length, self.anchor), cid)
         super().start(m, cid)
 
     def receive(self, m: Marking, cid: int, slot: int, token: Token) -> bool:
@@ -160,16 +164,25 @@ class Negation(Node):
         self.close(m, cid)
 
 
-class Within(Node):
-    """Figure 7 (right): p's matches pass while the context's local age is below t; the
-    temporal guard at t closes it (a garbage collection if nothing passed)."""
+def _due(m: Marking, cid: int, length: float, anchor: str | None) -> float:
+    """When a temporal guard of age `length` fires: from enabling, or from the anchor's time."""
+    if anchor is None:
+        return m.now + length
+    held = m.contexts[cid].token.bindings.get(anchor)
+    return (held.t if isinstance(held, Event) else m.now) + length
 
-    def __init__(self, child: Node, length: float) -> None:
+
+class Within(Node):
+    """Figure 7 (right): p's matches pass while the context's local age is below t (or, with
+    `From x` for an x the token holds, while less than t has passed since x); the temporal
+    guard at t closes it (a garbage collection if nothing passed)."""
+
+    def __init__(self, child: Node, length: float, anchor: str | None = None) -> None:
         super().__init__([child])
-        self.length = length
+        self.length, self.anchor = length, anchor
 
     def start(self, m: Marking, cid: int) -> None:
-        m.timer(m.now + self.length, cid)
+        m.timer(_due(m, cid, self.length, self.anchor), cid)
         super().start(m, cid)
 
     def guard(self, m: Marking, cid: int, tag: int) -> None:
@@ -490,6 +503,8 @@ class Build:
     actions: Callable[[tuple[L.Action, ...]], Callable[[dict[str, Any], float, Marking], list[Event]]] | None = None
     #: Is the pattern under construction inside `all(…)` (its contexts stay open)?
     many: bool = False
+    #: The names bound by the sequence elements constructed so far (for `From x`).
+    bound: set[str] = field(default_factory=set)
     #: The collects by list name, for sub-contexts to watch.
     collects: dict[str, Collect] = field(default_factory=dict)
 
@@ -497,7 +512,7 @@ class Build:
 def construct(p: L.Pattern, b: Build) -> Node:
     """The sub-net of a pattern."""
     node = _construct(p, b)
-    node.first = not b.many
+    node.first = not b.many and not isinstance(node, Every | All)  # those two stay open
     return node
 
 
@@ -518,13 +533,17 @@ def _construct(p: L.Pattern, b: Build) -> Node:
         inner = _many(p.pattern, b, many=False)
         if p.within is None:
             raise _error(b, "a negation needs a bound: `not p Within t`, or an element after it", p)
-        negation = Negation(inner, _length(p.within, b))
-        if p.start is None:
+        anchor = _anchor(p.start, b)
+        negation = Negation(inner, _length(p.within, b), anchor)
+        if p.start is None or anchor is not None:
             return negation
         return Sequence([construct(p.start, b), negation], set())
     if isinstance(p, L.Within):
-        within = Within(construct(p.pattern, b), _length(p.within, b))
-        return within if p.start is None else Sequence([construct(p.start, b), within], set())
+        anchor = _anchor(p.start, b)
+        within = Within(construct(p.pattern, b), _length(p.within, b), anchor)
+        if p.start is None or anchor is not None:
+            return within
+        return Sequence([construct(p.start, b), within], set())
     if isinstance(p, L.Wait):
         latest = isinstance(p.pattern, L.Policy) and p.pattern.policy == "last"
         inner = p.pattern.pattern if isinstance(p.pattern, L.Policy) and latest else p.pattern
@@ -546,6 +565,29 @@ def _construct(p: L.Pattern, b: Build) -> Node:
     if isinstance(p, L.All):
         return All(_many(p.pattern, b, many=True), p.consume)
     raise _error(b, f"the petri plan does not run {type(p).__name__.lower()} patterns yet", p)
+
+
+def _anchor(start: L.Pattern | None, b: Build) -> str | None:
+    """`From x` where x is already bound (by an earlier element of the sequence): age from
+    x's time. Otherwise `From q` is a new element q before the bounded pattern."""
+    if isinstance(start, L.Source) and start.alias in b.bound:
+        return start.alias
+    return None
+
+
+def _bound(p: L.Pattern) -> set[str]:
+    """The names a pattern's match binds."""
+    if isinstance(p, L.Source):
+        return {p.alias}
+    if isinstance(p, L.Named):
+        return {p.name} | _bound(p.pattern)
+    if isinstance(p, L.Sequence | L.Conjunction):
+        return {n for i in p.items for n in _bound(i)}
+    if isinstance(p, L.Filtered | L.Policy | L.All | L.Wait):
+        return _bound(p.pattern)
+    if isinstance(p, L.Within):
+        return _bound(p.pattern) | (set() if p.start is None else _bound(p.start))
+    return set()
 
 
 def _many(p: L.Pattern, b: Build, *, many: bool) -> Node:
@@ -577,6 +619,7 @@ def _sequence(p: L.Sequence, b: Build) -> Node:
             nodes.append(_many(item.pattern, b, many=True))
         else:
             nodes.append(construct(item, b))
+        b.bound |= _bound(item)
         i += 1
     if len(nodes) == 1:
         return nodes[0]
