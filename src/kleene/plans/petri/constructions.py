@@ -302,24 +302,26 @@ class Collect(Node):
         for name, watcher in self.watchers:
             watcher.grew(m, cid, name, data.items, token)
         if cid in m.contexts:
-            self.decide(m, cid, token.serial)
+            self.decide(m, cid, token)
         return True
 
     def guard(self, m: Marking, cid: int, tag: int) -> None:
         self.decide(m, cid)
 
-    def decide(self, m: Marking, cid: int, serial: int | None = None) -> bool:
-        """Check W_in and W_rt now; True when the context ended."""
+    def decide(self, m: Marking, cid: int, item: Token | None = None) -> bool:
+        """Check W_in and W_rt now (seeing the item just accepted, if any); True when the
+        context ended."""
         context = m.contexts[cid]
         data: Collected = context.data
-        env = Env(context.token.bindings, m.now, data.items)
+        bindings = context.token.bindings if item is None else {**context.token.bindings, **item.bindings}
+        env = Env(bindings, m.now, data.items)
         if self.invalidate is not None and self.invalidate(env):
             self.fail(m, cid)
             return True
         if not self.terminate(env):
             return False
         items = tuple(data.items)
-        last = context.token.serial if serial is None else serial
+        last = context.token.serial if item is None else item.serial
         if not self.emit(m, cid, Token(context.token.bindings, items, m.now, max(last, m.serial))):
             self.fail(m, cid)
         self.close(m, cid)
@@ -438,26 +440,36 @@ class Subcontext(Node):
 
 class Every(Node):
     """`every(p)`: p's first match passes, and p is enabled again after it, so the matches'
-    life-cycles never overlap. A failed attempt is enabled again after the next event."""
+    life-cycles never overlap. After an attempt (matched or failed), p is enabled again at
+    once if an event came since the attempt began, else at the next event: time alone brings
+    nothing new to try on (and `every(not b Within t)` reports once per quiet spell, not
+    forever at the end of the stream)."""
 
     def start(self, m: Marking, cid: int) -> None:
-        self._again(m, cid, m.contexts[cid].token.serial)
+        self.again(m, cid, m.contexts[cid].token.serial)
 
-    def _again(self, m: Marking, cid: int, serial: int) -> None:
+    def again(self, m: Marking, cid: int, serial: int) -> None:
+        """Enable p for a new attempt, taking the events after `serial`."""
         context = m.contexts[cid]
-        context.data = serial
+        context.data = m.serial
         self.children[0].enable(m, cid, Token(context.token.bindings, None, m.now, serial))
 
     def receive(self, m: Marking, cid: int, slot: int, token: Token) -> bool:
         taken = self.emit(m, cid, token)
-        if cid in m.contexts:
-            self._again(m, cid, token.serial)
+        self._next(m, cid, token.serial)
         return taken
 
     def child_failed(self, m: Marking, cid: int, slot: int) -> None:
+        self._next(m, cid, m.serial)
+
+    def _next(self, m: Marking, cid: int, serial: int) -> None:
         context = m.contexts.get(cid)
-        if context is not None and context.data < m.serial:
-            self._again(m, cid, m.serial)
+        if context is None:
+            return
+        if context.data < m.serial:
+            self.again(m, cid, serial)
+        else:
+            m.deferred[cid] = None
 
 
 class All(Node):

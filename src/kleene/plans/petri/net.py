@@ -79,6 +79,8 @@ class Marking:
     #: Events seen (their arrival serials count from 0).
     serial: int = -1
     now: float = -math.inf
+    #: `every` contexts whose next attempt begins at the next event.
+    deferred: dict[int, None] = field(default_factory=dict)
     #: Has the rule been enabled (at the partition's first event)?
     started: bool = False
     #: The events consumed by `all … consume`.
@@ -190,6 +192,7 @@ class Node:
         waiting = m.waiting.get(context.node)
         if waiting is not None:
             waiting.pop(cid, None)
+        m.deferred.pop(cid, None)
         for child in list(context.children):
             owner = m.contexts.get(child)
             if owner is not None:

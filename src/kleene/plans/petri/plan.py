@@ -40,7 +40,7 @@ from kleene.language.lead_printer import rule_text
 from kleene.language.to_ast import UNITS
 from kleene.plans.base import Plan, register
 from kleene.plans.petri.conditions import Env, Fn, Scope, compile_expr
-from kleene.plans.petri.constructions import Build, Source, construct
+from kleene.plans.petri.constructions import Build, Every, Source, construct
 from kleene.plans.petri.net import Marking, Node, Token
 
 __all__ = ["PetriPlan"]
@@ -131,13 +131,15 @@ class PetriPlan(Plan[Marking]):
 
     def step(self, state: Marking, event: Event) -> list[Any]:
         m = state
-        if not m.started:
-            m.started, m.now = True, event.t
-            m.datetimes = isinstance(event.ts, datetime)
-            self.root.enable(m, None, Token({}, None, event.t, -1))
         self._fire(m, event.t)
-        m.serial += 1
         m.now = event.t
+        m.serial += 1
+        if not m.started:  # the rule is enabled at the partition's first event
+            m.started = True
+            m.datetimes = isinstance(event.ts, datetime)
+            self.root.enable(m, None, Token({}, None, event.t, m.serial - 1))
+        if m.deferred:
+            self._retry(m)
         sources = self.sources.get(event.type)
         if sources:
             enriched = self._enriched(event)
@@ -199,6 +201,16 @@ class PetriPlan(Plan[Marking]):
             m.now = max(m.now, due)
             m.fired += 1
             self.nodes[context.node].guard(m, cid, tag)
+
+    def _retry(self, m: Marking) -> None:
+        """Begin the deferred attempts of `every`, so that they see the event arriving."""
+        deferred, m.deferred = m.deferred, {}
+        for cid in deferred:
+            context = m.contexts.get(cid)
+            if context is not None:
+                node = self.nodes[context.node]
+                assert isinstance(node, Every)
+                node.again(m, cid, m.serial - 1)
 
     def _drain(self, m: Marking) -> list[Any]:
         out, m.out = m.out, []
