@@ -11,12 +11,12 @@
 {'a': (1,), 'b': (3,), 'c': (4,)}
 """
 
+from kleene import lead
 from kleene.compiler.functions import register_function, unregister_function
 from kleene.compiler.options import Options
 from kleene.errors import EventError, KleeneError, PatternError, PatternSyntaxError, PlanError
 from kleene.events import Event, Watermark
 from kleene.io import from_arrow, from_pandas, read_events
-from kleene import lead
 from kleene.language import builder
 from kleene.language.ast import Pattern
 from kleene.matches import Match, Retraction

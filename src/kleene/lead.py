@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from kleene.compiler.lead_check import check_rule
+from kleene.errors import KleeneError
 from kleene.events import Event
 from kleene.language.lead_ast import Rule
 from kleene.language.lead_reader import is_rule, read_rule
@@ -39,6 +40,7 @@ def run(rule: Rule | str, events: Iterable[Any], **options: Any) -> list[Event]:
     from kleene.runtime.engine import Engine
 
     engine = Engine(rule, **options)
-    emitted: list[Event] = list(engine.send_many(events))
-    emitted.extend(engine.close())
+    if not engine.plan.emits_events:
+        raise KleeneError("kleene.lead.run takes a LEAD rule (text that begins with FROM)")
+    emitted: list[Any] = [*engine.send_many(events), *engine.close()]
     return emitted

@@ -92,9 +92,7 @@ def test_a_quantifier_over_a_non_list_points_at_it() -> None:
 
 
 def test_a_list_read_as_an_event_is_refused() -> None:
-    error = _error(
-        "FROM A AS a MATCH collect(a) terminate(count() == 2) AS xs EMIT Event X(xs.x)"
-    )
+    error = _error("FROM A AS a MATCH collect(a) terminate(count() == 2) AS xs EMIT Event X(xs.x)")
     assert "xs is a list" in str(error)
 
 
@@ -114,9 +112,7 @@ def test_an_action_argument_naming_an_unknown_attribute() -> None:
     error = _error("FROM A AS a MATCH a PARTITION BY a.k EMIT Event X(user)")
     assert "unknown attribute or name 'user'" in str(error)
     assert (error.line, error.column) == (1, 51)
-    error = _error(
-        "FROM A AS a DEFINE EventType Y(INT n) MATCH a EMIT Event Y(a.n AS m)"
-    )
+    error = _error("FROM A AS a DEFINE EventType Y(INT n) MATCH a EMIT Event Y(a.n AS m)")
     assert "event type Y has no attribute 'm'" in str(error)
 
 

@@ -1,7 +1,7 @@
 """LEAD rules run on the petri plan: the paper's Figure 2, Table 1 and the policies of
 section 3.3.3, and each operator on a hand-made stream."""
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +80,7 @@ def test_figure_2_through_the_engine_emits_each_action_when_it_is_decided() -> N
 
 
 def test_figure_2_with_datetimes_emits_datetimes() -> None:
-    start = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    start = datetime(2026, 1, 1, tzinfo=UTC)
     stream = [{**row, "ts": start + timedelta(seconds=row["ts"])} for row in game_stream()]
     emitted = kleene.lead.run(FIGURE_2, stream)
     assert [(e.type, e.ts) for e in emitted] == [

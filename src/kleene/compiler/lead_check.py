@@ -110,7 +110,9 @@ def check_rule(rule: L.Rule) -> None:
         if isinstance(node, L.All):
             for name in node.consume:
                 if name not in aliases and name not in names.values:
-                    raise fail(f"consume names {name!r}, which the pattern does not bind", node.span)
+                    raise fail(
+                        f"consume names {name!r}, which the pattern does not bind", node.span
+                    )
         for expr, in_collect in _conditions(node):
             _check_expr(expr, names, fail, in_collect=in_collect)
     for event in rule.time_events:
@@ -172,9 +174,7 @@ def _check_conditions(emit: tuple[L.Action, ...] | L.CheckBlock) -> list[L.Expr]
     return [e for c in emit.checks for e in (c.condition, *_check_conditions(c.then))]
 
 
-def _check_action(
-    action: L.Action, kind: L.EventType | None, names: _Names, fail: Fail
-) -> None:
+def _check_action(action: L.Action, kind: L.EventType | None, names: _Names, fail: Fail) -> None:
     """An action of a DEFINEd event type takes its arguments in the type's order; any other
     names each argument (`x AS name`, or the attribute it reads)."""
     if kind is not None and len(action.args) > len(kind.fields):
@@ -222,7 +222,9 @@ def _check_expr(e: L.Expr, names: _Names, error: Fail, *, in_collect: bool) -> N
                 raise error(f"unknown function {x.name!r}", x.span)
             if not x.args:
                 if x.name != "count" or not in_collect:
-                    raise error(f"{x.name}() without a list stands only in a collect's clauses", x.span)
+                    raise error(
+                        f"{x.name}() without a list stands only in a collect's clauses", x.span
+                    )
             elif len(x.args) != 1 or not _list_arg(x.args[0], names.lists):
                 raise error(f"{x.name}(…) takes one list: {x.name}(l) or {x.name}(l.attr)", x.span)
             return
@@ -230,7 +232,9 @@ def _check_expr(e: L.Expr, names: _Names, error: Fail, *, in_collect: bool) -> N
             over = L.lists_in(x, names.lists)
             if len(over) != 1:
                 what = "no list" if not over else "lists " + ", ".join(sorted(over))
-                raise error(f"a quantifier ranges over one list; this condition reads {what}", x.span)
+                raise error(
+                    f"a quantifier ranges over one list; this condition reads {what}", x.span
+                )
             visit(x.body, next(iter(over)))
             return
         for child in L.children(x):
@@ -243,5 +247,3 @@ def _list_arg(arg: L.Expr, lists: set[str]) -> bool:
     return (isinstance(arg, L.Name) and arg.name in lists) or (
         isinstance(arg, L.Attr) and arg.var in lists
     )
-
-

@@ -22,6 +22,7 @@ from lark.tree import Meta
 
 from kleene.errors import PatternError
 from kleene.language import lead_ast as L
+from kleene.language.ast import Span
 from kleene.language.to_ast import (
     MAX_WINDOW,
     UNITS,
@@ -107,7 +108,8 @@ class ToRule(Transformer[Token, Any]):
                 partition = value
             else:
                 emit = value
-        assert pattern is not None and emit is not None
+        assert pattern is not None
+        assert emit is not None
         return L.Rule(
             streams,
             tuple(d for d in definitions if isinstance(d, L.TimeEvent)),
@@ -117,7 +119,7 @@ class ToRule(Transformer[Token, Any]):
             partition or (),
             emit,
             text=self.text,
-            span=L.Span(0, len(self.text), 1, 1, *_end_position(self.text)),
+            span=Span(0, len(self.text), 1, 1, *_end_position(self.text)),
         )
 
     def from_clause(self, children: list[L.Stream]) -> tuple[L.Stream, ...]:
@@ -145,7 +147,9 @@ class ToRule(Transformer[Token, Any]):
     @v_args(meta=True)
     def field(self, meta: Meta, children: list[Any]) -> L.Field:
         kind, name, *default = children
-        return L.Field(str(kind).upper(), str(name), default[0] if default else None, span=_span(meta))
+        return L.Field(
+            str(kind).upper(), str(name), default[0] if default else None, span=_span(meta)
+        )
 
     def enrich_clause(self, children: list[L.Enrichment]) -> tuple[str, tuple[L.Enrichment, ...]]:
         return "enrich", tuple(children)
@@ -379,9 +383,9 @@ class ToRule(Transformer[Token, Any]):
     @v_args(meta=True)
     def neg(self, meta: Meta, children: list[Any]) -> L.Expr:
         operand = children[-1]
-        if isinstance(operand, L.Value) and isinstance(operand.value, int | float):
-            if not isinstance(operand.value, bool):
-                return L.Value(-operand.value, span=_span(meta))
+        value = operand.value if isinstance(operand, L.Value) else None
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return L.Value(-value, span=_span(meta))
         return L.Unary("-", operand, span=_span(meta))
 
     def _number(self, token: Token) -> int | float:

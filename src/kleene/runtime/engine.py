@@ -104,6 +104,11 @@ class Engine:
         self._metrics = Metrics()
         self._live: dict[Hashable, int] = {}
         self._total_live = 0
+        if not partition and self.plan.emits_events and self.plan.partition_key is not None:
+            raise KleeneError(
+                "a LEAD rule's PARTITION BY is part of its meaning (the rule runs once per "
+                "partition); partition=False would change what it emits"
+            )
         self._key = self.plan.partition_key if partition else None
         self._states: dict[Hashable, Any] = {}
         #: Drop idle states once there are this many (doubling: amortized O(1) per event).

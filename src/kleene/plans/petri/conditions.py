@@ -7,9 +7,11 @@ as SQL's unknown does.
 
 >>> from kleene.events import Event
 >>> from kleene.language.lead_reader import read_rule
->>> rule = read_rule("FROM A AS a MATCH a.filter(a.x + 1 > 2 and a.event_time < 5) EMIT Event X()")
+>>> rule = read_rule("FROM A AS a MATCH a.filter(a.x + 1 > 2 and a.event_time < 5) "
+...                  "EMIT Event X()")
 >>> check = compile_expr(rule.pattern.condition, Scope())
->>> check(Env({"a": Event("A", 3, {"x": 2})}, now=3)), check(Env({"a": Event("A", 6, {"x": 2})}, now=6))
+>>> early, late = Event("A", 3, {"x": 2}), Event("A", 6, {"x": 2})
+>>> check(Env({"a": early}, now=3)), check(Env({"a": late}, now=6))
 (True, False)
 """
 
@@ -136,10 +138,18 @@ def compile_expr(e: L.Expr, scope: Scope) -> Fn:
             return lambda env: not _true(inner(env))
         return lambda env: _negate(inner(env))
     if isinstance(e, L.Binary):
-        left, right, apply = compile_expr(e.left, scope), compile_expr(e.right, scope), _ARITHMETIC[e.op]
+        left, right, apply = (
+            compile_expr(e.left, scope),
+            compile_expr(e.right, scope),
+            _ARITHMETIC[e.op],
+        )
         return lambda env: _arithmetic(apply, left(env), right(env), e.op)
     if isinstance(e, L.Compare):
-        left, right, test = compile_expr(e.left, scope), compile_expr(e.right, scope), _COMPARE[e.op]
+        left, right, test = (
+            compile_expr(e.left, scope),
+            compile_expr(e.right, scope),
+            _COMPARE[e.op],
+        )
         return lambda env: _compare(test, left(env), right(env))
     if isinstance(e, L.BoolOp):
         items = [compile_expr(i, scope) for i in e.items]

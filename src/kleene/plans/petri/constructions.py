@@ -104,9 +104,13 @@ class Conjunction(Node):
             for part in combo:
                 bindings.update(part.bindings)
             latest = max(combo, key=lambda t: t.serial)
-            if self.emit(m, cid, Token(bindings, tuple(t.value for t in combo), m.now, latest.serial)):
-                if cid not in m.contexts:
-                    break
+            if (
+                self.emit(
+                    m, cid, Token(bindings, tuple(t.value for t in combo), m.now, latest.serial)
+                )
+                and cid not in m.contexts
+            ):
+                break
         return True
 
     def child_failed(self, m: Marking, cid: int, slot: int) -> None:
@@ -313,7 +317,9 @@ class Collect(Node):
         context ended."""
         context = m.contexts[cid]
         data: Collected = context.data
-        bindings = context.token.bindings if item is None else {**context.token.bindings, **item.bindings}
+        bindings = (
+            context.token.bindings if item is None else {**context.token.bindings, **item.bindings}
+        )
         env = Env(bindings, m.now, data.items)
         if self.invalidate is not None and self.invalidate(env):
             self.fail(m, cid)
@@ -386,7 +392,9 @@ class Subcontext(Node):
                 self.children[1].close(m, child)
             return
         position = len(items)
-        if name != self.watched or (self.bounds and not self.bounds[0] <= position <= self.bounds[1]):
+        if name != self.watched or (
+            self.bounds and not self.bounds[0] <= position <= self.bounds[1]
+        ):
             return
         bindings = {**context.token.bindings, self.item: item.value}
         if self.filter is not None and not self.filter(Env(bindings, m.now)):
@@ -434,7 +442,9 @@ class Subcontext(Node):
         if data.inner is None or (data.active > 0 and not data.disabled):
             return
         inner = data.inner
-        self.emit(m, cid, Token(inner.bindings, tuple(data.emitted), m.now, max(inner.serial, m.serial)))
+        self.emit(
+            m, cid, Token(inner.bindings, tuple(data.emitted), m.now, max(inner.serial, m.serial))
+        )
         self.close(m, cid)
 
 
@@ -482,7 +492,9 @@ class All(Node):
 
     def receive(self, m: Marking, cid: int, slot: int, token: Token) -> bool:
         if self.consume:
-            used = [_identity(e) for name in self.consume for e in _events(token.bindings.get(name))]
+            used = [
+                _identity(e) for name in self.consume for e in _events(token.bindings.get(name))
+            ]
             if any(u in m.consumed for u in used):
                 m.garbage += 1
                 return False
@@ -512,7 +524,10 @@ class Build:
 
     scope: Scope
     streams: dict[str, str] = field(default_factory=dict)
-    actions: Callable[[tuple[L.Action, ...]], Callable[[dict[str, Any], float, Marking], list[Event]]] | None = None
+    actions: (
+        Callable[[tuple[L.Action, ...]], Callable[[dict[str, Any], float, Marking], list[Event]]]
+        | None
+    ) = None
     #: Is the pattern under construction inside `all(…)` (its contexts stay open)?
     many: bool = False
     #: The names bound by the sequence elements constructed so far (for `From x`).
@@ -558,8 +573,8 @@ def _construct(p: L.Pattern, b: Build) -> Node:
         return Sequence([construct(p.start, b), within], set())
     if isinstance(p, L.Wait):
         latest = isinstance(p.pattern, L.Policy) and p.pattern.policy == "last"
-        inner = p.pattern.pattern if isinstance(p.pattern, L.Policy) and latest else p.pattern
-        return Wait(_many(inner, b, many=latest or b.many), _length(p.duration, b), latest)
+        waited = p.pattern.pattern if isinstance(p.pattern, L.Policy) and latest else p.pattern
+        return Wait(_many(waited, b, many=latest or b.many), _length(p.duration, b), latest)
     if isinstance(p, L.Filtered):
         return Filtered(construct(p.pattern, b), compile_expr(p.condition, b.scope))
     if isinstance(p, L.Named):
@@ -682,7 +697,9 @@ def _policy(p: L.Policy, b: Build) -> Node:
         return Every([_many(p.pattern, b, many=False)])
     if p.policy == "adj":
         return construct(_adjacent(p, b), b)
-    raise _error(b, "last(p) stands in a sequence before another element, or in Wait(last(p), t)", p)
+    raise _error(
+        b, "last(p) stands in a sequence before another element, or in Wait(last(p), t)", p
+    )
 
 
 def _adjacent(p: L.Policy, b: Build) -> L.Pattern:

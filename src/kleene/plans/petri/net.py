@@ -162,7 +162,8 @@ class Node:
         if context is None:
             return False
         parent = self.parent
-        assert parent is not None and context.parent is not None, "the root overrides emit"
+        assert parent is not None, "the root takes tokens, it does not emit them"
+        assert context.parent is not None
         taken = parent.receive(m, context.parent, self.slot, token)
         if taken:
             context.fired = True

@@ -8,7 +8,9 @@ whose attributes are its arguments by name and whose timestamp is the time of em
 The plan keeps the plan contract (`kleene.plans.base`): one marking per PARTITION BY key,
 `step` for an event, `advance` for time passing (temporal guards: time events, Wait, Within,
 bounded negation), `deadline` for the next guard, markings that pickle. The rule is enabled
-at a partition's first event.
+at a partition's first event. PARTITION BY is part of a rule's meaning (under the default
+policy the rule matches once per partition), so a partition's marking is kept for as long
+as the stream runs, finished or not: `idle` never drops one.
 
 >>> import kleene
 >>> rule = '''FROM Order AS o, Payment AS p
@@ -28,12 +30,13 @@ import heapq
 import json
 import math
 from collections.abc import Callable, Hashable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import cached_property
 from typing import Any, ClassVar
 
 from kleene.compiler.lead_check import argument_name, check_rule, lists_of
 from kleene.compiler.options import Options
+from kleene.errors import PlanError
 from kleene.events import Event, Watermark
 from kleene.language import lead_ast as L
 from kleene.language.lead_printer import rule_text
@@ -72,7 +75,11 @@ class PetriPlan(Plan[Marking]):
     #: `step` and `advance` return the emitted `Event`s, not `Match`es.
     emits_events: ClassVar[bool] = True
 
-    def __init__(self, rule: L.Rule, options: Options) -> None:  # noqa: D107 - no analysis
+    def __init__(self, rule: L.Rule, options: Options) -> None:
+        if not isinstance(rule, L.Rule):  # a SASE+ pattern's analysis, by name from compile
+            raise PlanError(
+                f"plan 'petri' cannot run this pattern: {self.unsupported(rule, options)}"
+            )
         check_rule(rule)
         self.rule = rule
         self.options = options
@@ -102,7 +109,9 @@ class PetriPlan(Plan[Marking]):
         self.enrich: dict[str, list[tuple[str, Fn, str]]] = {}
         for alias, stream in streams.items():
             for name, value in enrich[alias].assignments if alias in enrich else ():
-                self.enrich.setdefault(stream, []).append((name, compile_expr(value, self.scope), alias))
+                self.enrich.setdefault(stream, []).append(
+                    (name, compile_expr(value, self.scope), alias)
+                )
         self._partition = tuple(a.name for a in rule.partition)
 
     @classmethod
@@ -156,12 +165,6 @@ class PetriPlan(Plan[Marking]):
         while timers and timers[0][2] not in state.contexts:
             heapq.heappop(timers)
         return timers[0][0] if timers else None
-
-    def idle(self, state: Marking, watermark: Watermark) -> bool:
-        """The rule is done in this partition: it matched (under `first`) or failed."""
-        return state.started and len(state.contexts) <= 1 and not any(
-            c.children for c in state.contexts.values()
-        )
 
     def live_runs(self, state: Marking) -> int:
         return len(state.contexts)
@@ -257,7 +260,9 @@ class PetriPlan(Plan[Marking]):
 
         return make
 
-    def _emit(self, emit: tuple[L.Action, ...] | L.CheckBlock) -> Callable[[Token, Marking], list[Event]]:
+    def _emit(
+        self, emit: tuple[L.Action, ...] | L.CheckBlock
+    ) -> Callable[[Token, Marking], list[Event]]:
         if not isinstance(emit, L.CheckBlock):
             actions = self._actions(emit)
             return lambda token, m: actions(token.bindings, m.now, m)
@@ -288,7 +293,7 @@ class PetriPlan(Plan[Marking]):
 
 def _timestamp(t: float, datetimes: bool) -> Any:
     if datetimes and math.isfinite(t):
-        return datetime.fromtimestamp(t, tz=timezone.utc)
+        return datetime.fromtimestamp(t, tz=UTC)
     return t
 
 
