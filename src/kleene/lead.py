@@ -6,10 +6,10 @@ are the events its EMIT statement emits.
 
 >>> import kleene
 >>> rule = '''FROM Tick AS t
-...           MATCH all(collect(t) terminate(count() == 2) AS pair)
+...           MATCH every(collect(t) terminate(count() == 2) AS pair)
 ...           EMIT Event Pair(pair.count() AS n)'''
->>> [e.type for e in kleene.lead.run(rule, [{"type": "Tick", "ts": i} for i in range(3)])]
-['Pair', 'Pair']
+>>> kleene.lead.run(rule, [{"type": "Tick", "ts": i} for i in range(5)])
+[Event('Pair', 1, {'n': 2}), Event('Pair', 3, {'n': 2})]
 """
 
 from __future__ import annotations

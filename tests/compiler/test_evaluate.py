@@ -136,7 +136,7 @@ def test_long_or_lists_compile_on_every_plan():
         {"type": "A", "ts": 2, "sym": "Q", "x": 1},
         {"type": "B", "ts": 3, "x": 2},
     ]
-    for plan in sorted(kleene.plans.PLANS):
+    for plan in sorted(n for n, cls in kleene.plans.PLANS.items() if not cls.emits_events):
         found = kleene.match(query, events, plan)
         assert [m.ids() for m in found] == [{"a": (0,), "b": (2,)}], plan
 

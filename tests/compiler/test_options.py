@@ -28,7 +28,7 @@ def test_bad_options(options, message):
 
 
 def test_unknown_plan():
-    known = "auto, afa, lazy_chain, lazy_tree, match_window, nfa, nfa_backtrack, reference"
+    known = "auto, afa, lazy_chain, lazy_tree, match_window, nfa, nfa_backtrack, petri, reference"
     with pytest.raises(kleene.PlanError, match=f"unknown plan 'fast'; the plans are: {known}"):
         kleene.compile("PATTERN SEQ(A a)", plan="fast")
 
