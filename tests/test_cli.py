@@ -351,3 +351,38 @@ def test_match_reads_gzipped_standard_input():
         (("a", (0,)), ("b", (2,))),
         (("a", (1,)), ("b", (2,))),
     ]
+
+
+RULE = (
+    "FROM Order AS o, Payment AS p MATCH o Followed By not p Within 10 s "
+    "PARTITION BY o.order EMIT Event Unpaid(o.order)"
+)
+
+
+def test_match_runs_a_lead_rule(tmp_path, capsys):
+    source = tmp_path / "orders.jsonl"
+    rows = [("Order", 0, 1), ("Order", 1, 2), ("Payment", 5, 1)]
+    source.write_text(
+        "".join(json.dumps({"type": t, "ts": ts, "order": o}) + "\n" for t, ts, o in rows)
+    )
+    assert main(["match", RULE, "-i", str(source), "--show", "3"]) == 0
+    captured = capsys.readouterr()
+    assert [json.loads(line) for line in captured.out.splitlines()] == [
+        {"type": "Unpaid", "ts": 11, "order": 2}
+    ]
+    assert "1 emitted events" in captured.err and "Unpaid {'order': 2}" in captured.err
+    target = tmp_path / "unpaid.parquet"
+    assert main(["match", RULE, "-i", str(source), "-o", str(target)]) == 0
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(target).to_pylist() == [{"type": "Unpaid", "ts": 11, "order": 2}]
+
+
+def test_explain_draws_a_rules_net(tmp_path, capsys):
+    dot, png = tmp_path / "net.dot", tmp_path / "net.png"
+    assert main(["explain", RULE, "--dot", str(dot), "--png", str(png)]) == 0
+    out = capsys.readouterr().out
+    assert "plan:           petri" in out and "Negation 10" in out
+    assert dot.read_text().startswith("digraph petri")
+    assert '"s_Payment" -> t' in dot.read_text()
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from kleene.errors import KleeneError
+from kleene.language.lead_reader import is_rule
 from kleene.language.to_ast import UNITS
 
 __all__ = [
@@ -139,7 +140,8 @@ def plan_arguments(parser: argparse.ArgumentParser, *, output_format: bool = Fal
 
 
 def query_text(text: str) -> tuple[str, str]:
-    """The query text and a name for it, from a file path or the text itself."""
+    """The query text and a name for it, from a file path or the text itself (a SASE+
+    query, an AFA or a LEAD rule)."""
     path = Path(text)
     try:
         is_file = path.is_file()
@@ -147,7 +149,7 @@ def query_text(text: str) -> tuple[str, str]:
         is_file = False
     if is_file:
         return path.read_text(encoding="utf-8"), path.stem
-    if "pattern" not in text.lower() and not is_afa(text):
+    if "pattern" not in text.lower() and not is_afa(text) and not is_rule(text):
         raise KleeneError(f"no such query file: {text}")
     return text, "pattern"
 

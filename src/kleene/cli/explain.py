@@ -39,8 +39,11 @@ from kleene.cli.options import plan_options
 from kleene.compiler.analysis import Variable
 from kleene.errors import KleeneError
 from kleene.language import ast as A
+from kleene.language.lead_printer import rule_text
 from kleene.language.printer import to_text, within_text
 from kleene.plans.base import Plan
+from kleene.plans.petri import PetriPlan
+from kleene.plans.petri.draw import draw_png
 
 __all__ = ["add", "explain"]
 
@@ -57,7 +60,10 @@ def add(commands: Any) -> None:
     plan_arguments(explain)
     explain.add_argument("--dot", metavar="FILE", help="write the plan's automaton as Graphviz DOT")
     explain.add_argument(
-        "--png", metavar="FILE", help="draw the automaton as PNG (needs Graphviz's dot command)"
+        "--png",
+        metavar="FILE",
+        help="draw the automaton as PNG (needs Graphviz's dot command; a LEAD rule's net also "
+        "draws with matplotlib)",
     )
     explain.set_defaults(run=_explain)
 
@@ -74,12 +80,15 @@ def _explain(args: argparse.Namespace) -> int:
             Path(args.dot).write_text(graph + "\n")
         if args.png:
             dot = shutil.which("dot")
-            if dot is None:
+            if dot is None and isinstance(plan, PetriPlan):
+                draw_png(plan, args.png)  # with matplotlib
+            elif dot is None:
                 raise KleeneError(
                     "--png needs Graphviz's dot command (Debian: apt-get install graphviz); "
                     "--dot writes the graph for any Graphviz viewer"
                 )
-            subprocess.run([dot, "-Tpng", "-o", args.png], input=graph, text=True, check=True)
+            else:
+                subprocess.run([dot, "-Tpng", "-o", args.png], input=graph, text=True, check=True)
     return 0
 
 
@@ -95,7 +104,10 @@ def _describe(variable: Variable, before: list[str], after: list[str]) -> str:
 
 
 def explain(plan: Plan[Any]) -> str:
-    """The canonical query, then its variables, conditions, partition key, order and window."""
+    """The canonical query, then its variables, conditions, partition key, order and window
+    (for a LEAD rule: the rule, its streams, partitions and net)."""
+    if isinstance(plan, PetriPlan):
+        return _explain_rule(plan)
     analysis = plan.analysis
     pattern = analysis.pattern
     lines = [to_text(pattern), "", "variables:"]
@@ -142,6 +154,40 @@ def explain(plan: Plan[Any]) -> str:
     described = plan.describe()
     if described:
         lines.append(described)
+    return "\n".join(lines)
+
+
+def _explain_rule(plan: PetriPlan) -> str:
+    """A LEAD rule in canonical form, then its streams, partitions and Petri net.
+
+    >>> import kleene
+    >>> print(explain(kleene.compile("FROM Order AS o, Pay AS p "
+    ...     "MATCH o Followed By not p Within 1 hour PARTITION BY o.order EMIT Event Late(order)")))
+    FROM Order AS o, Pay AS p
+    MATCH o Followed By not p Within 1 hour
+    PARTITION BY o.order
+    EMIT Event Late(order)
+    <BLANKLINE>
+    streams:        o = Order, p = Pay
+    partition by:   order (the rule runs once per value, under the default policy)
+    plan:           petri
+    net:
+    EMIT
+      Sequence
+        Source o
+        Negation 3600
+          Source p
+    """
+    rule = plan.rule
+    streams = ", ".join(f"{s.alias} = {s.type}" for s in rule.streams)
+    if rule.partition:
+        names = ", ".join(a.name for a in rule.partition)
+        partition = f"{names} (the rule runs once per value, under the default policy)"
+    else:
+        partition = "nothing: one run of the rule over the whole stream"
+    lines = [rule_text(rule), "", f"{'streams:':<16}{streams}"]
+    lines.append(f"{'partition by:':<16}{partition}")
+    lines += [f"{'plan:':<16}{plan.name}", "net:", plan.describe()]
     return "\n".join(lines)
 
 

@@ -103,7 +103,7 @@ def _match(args: argparse.Namespace) -> int:
     )
     started = time.perf_counter()
     written = 0
-    shown: list[kleene.Match] = []
+    shown: list[kleene.Match | kleene.Event] = []
     with kleene.io.match_output(args.output) as write, progress(args.progress) as tick:
         for batch in _chunks(reader, tick):
             found = engine.send_many(batch)
@@ -120,7 +120,7 @@ def _match(args: argparse.Namespace) -> int:
         print(f"{number:>3}. {_short(each)}", file=display)
     seconds = time.perf_counter() - started
     metrics = engine.metrics
-    outcome = f"{written:,} matches"
+    outcome = f"{written:,} {'emitted events' if engine.plan.emits_events else 'matches'}"
     if metrics.retractions:  # a speculative plan (afa): the lines are a changelog
         net = metrics.matches - metrics.retractions
         outcome = (
@@ -161,8 +161,11 @@ def _peak_memory_kib() -> int | None:
     return peak // 1024 if sys.platform == "darwin" else peak  # bytes there, KiB elsewhere
 
 
-def _short(found: kleene.Match) -> str:
-    """A match on one line: its time span and each variable's event ids."""
+def _short(found: kleene.Match | kleene.Event) -> str:
+    """A match on one line: its time span and each variable's event ids (an emitted event:
+    its time, type and attributes)."""
+    if isinstance(found, kleene.Event):
+        return f"{found.ts}  {found.type} {dict(found.attrs)}"
     parts = " ".join(
         f"{name}=[{', '.join(str(e.id) for e in events)}]"
         for name, events in found.bindings.items()
@@ -184,8 +187,8 @@ def _chunks(events: Any, tick: Any, size: int = 4096) -> Iterator[list[Event]]:
 
 
 def _emit(
-    found: list[kleene.Match],
-    write: Callable[[list[kleene.Match]], int],
+    found: list[Any],
+    write: Callable[[list[Any]], int],
     limit: int | None,
     written: int,
 ) -> int:

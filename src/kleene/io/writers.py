@@ -15,10 +15,12 @@ from pathlib import Path
 from typing import IO, Any
 
 from kleene.errors import EventError
+from kleene.events import Event
 from kleene.io.readers import format_of, named_format
 from kleene.matches import Match
 
 __all__ = [
+    "emitted_row",
     "json_default",
     "match_output",
     "output_format",
@@ -50,11 +52,26 @@ def json_default(value: Any) -> Any:
     raise EventError(f"cannot write a value of type {type(value).__name__} as JSON: {value!r}")
 
 
-def write_matches(matches: Iterable[Match], out: IO[str]) -> int:
-    """Write one JSON object a line (see `Match.to_dict`); return how many."""
+def emitted_row(event: Event) -> dict[str, Any]:
+    """An event a LEAD rule emitted as a flat row: its type, ts and attributes.
+
+    >>> emitted_row(Event("Late", 5, {"order": 2}))
+    {'type': 'Late', 'ts': 5, 'order': 2}
+    """
+    return {"type": event.type, "ts": event.ts, **event.attrs}
+
+
+def _row(found: Match | Event) -> dict[str, Any]:
+    return emitted_row(found) if isinstance(found, Event) else found.to_row()
+
+
+def write_matches(matches: Iterable[Match | Event], out: IO[str]) -> int:
+    """Write one JSON object a line (see `Match.to_dict`; an emitted event as
+    `emitted_row`); return how many."""
     count = 0
     for found in matches:
-        out.write(json.dumps(found.to_dict(), default=json_default))
+        row = emitted_row(found) if isinstance(found, Event) else found.to_dict()
+        out.write(json.dumps(row, default=json_default))
         out.write("\n")
         count += 1
     return count
@@ -77,7 +94,7 @@ def output_format(path: str | Path) -> str:
 
 
 @contextmanager
-def match_output(path: str | None) -> Iterator[Callable[[Iterable[Match]], int]]:
+def match_output(path: str | None) -> Iterator[Callable[[Iterable[Match | Event]], int]]:
     """A function that writes matches (and returns how many) to `path`, in the format its
     name says (`output_format`), or as JSON lines to standard output (None or `-`).
 
@@ -112,11 +129,11 @@ def match_output(path: str | None) -> Iterator[Callable[[Iterable[Match]], int]]
         partial.unlink(missing_ok=True)
 
 
-def _add_rows(tables: list[Any], found: Iterable[Match], kind: str) -> int:
+def _add_rows(tables: list[Any], found: Iterable[Match | Event], kind: str) -> int:
     """The matches as one Arrow table (CSV: nested values as JSON text)."""
     import pyarrow as pa
 
-    rows = [m.to_row() for m in found]
+    rows = [_row(m) for m in found]
     if kind == "csv":
         rows = [
             {

@@ -29,7 +29,7 @@ from kleene.plans.petri.conditions import (
 )
 from kleene.plans.petri.net import Marking, Node, Token
 
-__all__ = ["Build", "construct"]
+__all__ = ["STATEFUL", "Build", "construct"]
 
 
 class Source(Node):
@@ -512,6 +512,10 @@ def _events(value: Any) -> list[Event]:
 
 def _identity(event: Event) -> tuple[Any, ...]:
     return (event.type, event.t, event.id)
+
+
+#: The constructions whose places store tokens (drawn red, as in Figure 4).
+STATEFUL = (Source, Sequence, Conjunction, Wait, Collect, Subcontext, All)
 
 
 # ---- the construction of a pattern ------------------------------------------------------

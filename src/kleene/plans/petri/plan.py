@@ -43,10 +43,10 @@ from kleene.language.lead_printer import rule_text
 from kleene.language.to_ast import UNITS
 from kleene.plans.base import Plan, register
 from kleene.plans.petri.conditions import Env, Fn, Scope, compile_expr
-from kleene.plans.petri.constructions import Build, Every, Source, construct
+from kleene.plans.petri.constructions import STATEFUL, Build, Every, Source, construct
 from kleene.plans.petri.net import Marking, Node, Token
 
-__all__ = ["PetriPlan"]
+__all__ = ["PetriPlan", "label"]
 
 Actions = Callable[[dict[str, Any], float, Marking], list[Event]]
 
@@ -178,16 +178,39 @@ class PetriPlan(Plan[Marking]):
             depth, parent = 0, node.parent
             while parent is not None:
                 depth, parent = depth + 1, parent.parent
-            lines.append("  " * depth + _label(node))
+            lines.append("  " * depth + label(node))
         return "\n".join(lines)
 
     def dot(self) -> str:
-        """The net in Graphviz DOT: a box per construction, arcs toward the root."""
-        lines = ["digraph petri {", "  rankdir=LR;", '  node [shape=box, fontname="Helvetica"];']
+        """The net in Graphviz DOT, drawn as Figures 3-9 draw it: streams feed sources, each
+        construction is a transition (a box) with its input place (a circle: red when it
+        stores tokens, blue when they pass at once); a parent's transition enables its
+        children's places (dashed, In), children's matches go up by the high-priority arc
+        (H), and tokens nothing takes go to the garbage consumer by the low one (L)."""
+        lines = [
+            "digraph petri {",
+            "  rankdir=LR;",
+            '  node [fontname="Helvetica", fontsize=10];',
+            '  gc [label="GC", shape=box, style=filled, fillcolor=gray80];',
+            '  sink [label="emitted events", shape=doublecircle];',
+        ]
+        for stream in sorted(self.sources):
+            lines.append(f'  "s_{stream}" [label="{stream}", shape=cds];')
         for node in self.nodes:
-            lines.append(f'  n{node.id} [label="{_label(node)}"];')
-            if node.parent is not None:
-                lines.append(f"  n{node.id} -> n{node.parent.id};")
+            colour = "tomato" if isinstance(node, STATEFUL) else "lightblue"
+            lines.append(
+                f'  p{node.id} [label="", shape=circle, width=0.25, style=filled, '
+                f"fillcolor={colour}];"
+            )
+            lines.append(f'  t{node.id} [label="{label(node)}", shape=box];')
+            lines.append(f"  p{node.id} -> t{node.id};")
+            if isinstance(node, Source):
+                lines.append(f'  "s_{node.stream}" -> t{node.id} [label="H"];')
+            for child in node.children:
+                lines.append(f'  t{node.id} -> p{child.id} [style=dashed, label="In"];')
+            target = "sink" if node.parent is None else f"t{node.parent.id}"
+            lines.append(f'  t{node.id} -> {target} [label="H"];')
+            lines.append(f'  p{node.id} -> gc [style=dotted, label="L"];')
         lines.append("}")
         return "\n".join(lines)
 
@@ -297,7 +320,10 @@ def _timestamp(t: float, datetimes: bool) -> Any:
     return t
 
 
-def _label(node: Node) -> str:
+def label(node: Node) -> str:
+    """A construction's name in drawings: its kind and what it is about."""
+    if isinstance(node, Root):
+        return "EMIT"
     kind = type(node).__name__
     detail = ""
     for attribute in ("alias", "name", "list_name", "length"):
