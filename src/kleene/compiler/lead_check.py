@@ -27,7 +27,14 @@ from kleene.errors import PatternError
 from kleene.language import lead_ast as L
 from kleene.language.ast import Span
 
-__all__ = ["argument_name", "check_rule", "lists_of"]
+__all__ = [
+    "actions_of",
+    "argument_name",
+    "check_rule",
+    "conditions_of",
+    "lists_of",
+    "patterns_in",
+]
 
 AGGREGATES = frozenset({"count", "sum", "avg", "min", "max"})
 #: Makes the error for a message at a place in the rule.
@@ -46,7 +53,7 @@ class _Names:
 def lists_of(pattern: L.Pattern) -> set[str]:
     """The names bound to lists: named repetitions and sub-contexts."""
     found: set[str] = set()
-    for node in _patterns(pattern):
+    for node in patterns_in(pattern):
         if isinstance(node, L.Named) and isinstance(node.pattern, L.Collect | L.Subcontext):
             found.add(node.name)
     return found
@@ -83,7 +90,7 @@ def check_rule(rule: L.Rule) -> None:
     names.lists = lists_of(rule.pattern)
     names.time_events = {t.name for t in rule.time_events}
     names.attributes = {a.name for a in rule.partition}
-    for node in _patterns(rule.pattern):
+    for node in patterns_in(rule.pattern):
         if isinstance(node, L.Named):
             names.values.add(node.name)
         if isinstance(node, L.Subcontext):
@@ -93,7 +100,7 @@ def check_rule(rule: L.Rule) -> None:
             raise fail(f"unknown stream alias {attr.var!r} in PARTITION BY", attr.span)
     known = ", ".join(sorted(aliases))
     nested = 0
-    for node in _patterns(rule.pattern):
+    for node in patterns_in(rule.pattern):
         if isinstance(node, L.Source) and node.alias not in aliases:
             raise fail(f"unknown stream alias {node.alias!r}; FROM declares {known}", node.span)
         if isinstance(node, L.Subcontext) and node.list not in names.lists:
@@ -101,7 +108,7 @@ def check_rule(rule: L.Rule) -> None:
         if isinstance(node, L.All | L.Policy) and (
             isinstance(node, L.All) or node.policy == "every"
         ):
-            for inner in _patterns(node.pattern):
+            for inner in patterns_in(node.pattern):
                 if isinstance(inner, L.All) or (
                     isinstance(inner, L.Policy) and inner.policy == "every"
                 ):
@@ -113,19 +120,19 @@ def check_rule(rule: L.Rule) -> None:
                     raise fail(
                         f"consume names {name!r}, which the pattern does not bind", node.span
                     )
-        for expr, in_collect in _conditions(node):
+        for expr, in_collect in conditions_of(node):
             _check_expr(expr, names, fail, in_collect=in_collect)
     for event in rule.time_events:
         _check_expr(event.start, names, fail, in_collect=False)
         _check_expr(event.end, names, fail, in_collect=False)
-    for condition in _check_conditions(rule.emit):
+    for condition in _checkconditions_of(rule.emit):
         _check_expr(condition, names, fail, in_collect=False)
     types = {t.name: t for t in rule.event_types}
-    for action in _actions(rule):
+    for action in actions_of(rule):
         _check_action(action, types.get(action.type), names, fail)
 
 
-def _patterns(p: L.Pattern) -> list[L.Pattern]:
+def patterns_in(p: L.Pattern) -> list[L.Pattern]:
     """The pattern and every pattern inside it, sub-context branches included."""
     found: list[L.Pattern] = [p]
     inner: tuple[L.Pattern, ...] = ()
@@ -138,11 +145,12 @@ def _patterns(p: L.Pattern) -> list[L.Pattern]:
     elif not isinstance(p, L.Source):
         inner = (p.pattern,)
     for child in inner:
-        found.extend(_patterns(child))
+        found.extend(patterns_in(child))
     return found
 
 
-def _conditions(p: L.Pattern) -> list[tuple[L.Expr, bool]]:
+def conditions_of(p: L.Pattern) -> list[tuple[L.Expr, bool]]:
+    """The conditions a pattern node itself holds, each with: is it a collect's clause?"""
     if isinstance(p, L.Collect):
         return [(c, True) for c in (p.accept, p.terminate, p.invalidate) if c is not None]
     if isinstance(p, L.Filtered):
@@ -154,8 +162,9 @@ def _conditions(p: L.Pattern) -> list[tuple[L.Expr, bool]]:
     return []
 
 
-def _actions(rule: L.Rule) -> list[L.Action]:
-    found = [a for p in _patterns(rule.pattern) if isinstance(p, L.Subcontext) for a in p.actions]
+def actions_of(rule: L.Rule) -> list[L.Action]:
+    """Every action of the rule: its sub-contexts' and its EMIT statement's."""
+    found = [a for p in patterns_in(rule.pattern) if isinstance(p, L.Subcontext) for a in p.actions]
 
     def visit(emit: tuple[L.Action, ...] | L.CheckBlock) -> None:
         if isinstance(emit, L.CheckBlock):
@@ -168,10 +177,10 @@ def _actions(rule: L.Rule) -> list[L.Action]:
     return found
 
 
-def _check_conditions(emit: tuple[L.Action, ...] | L.CheckBlock) -> list[L.Expr]:
+def _checkconditions_of(emit: tuple[L.Action, ...] | L.CheckBlock) -> list[L.Expr]:
     if not isinstance(emit, L.CheckBlock):
         return []
-    return [e for c in emit.checks for e in (c.condition, *_check_conditions(c.then))]
+    return [e for c in emit.checks for e in (c.condition, *_checkconditions_of(c.then))]
 
 
 def _check_action(action: L.Action, kind: L.EventType | None, names: _Names, fail: Fail) -> None:

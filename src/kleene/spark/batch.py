@@ -29,9 +29,12 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from kleene import plans
 from kleene.errors import EventError, KleeneError
 from kleene.language import ast as A
+from kleene.language.lead_ast import Rule
 from kleene.plans.base import Plan
+from kleene.plans.petri import PetriPlan
 from kleene.runtime.reorder import delay_units
 from kleene.spark.pushdown import NUMERIC, EventColumns, col, prefilter
+from kleene.spark.rules import emitted_schema, rule_attributes, rule_filter, rule_keys
 from kleene.spark.worker import GROUP, HOME, SEQ, JobSpec, PeakParam, match_batches
 
 __all__ = ["DetectJob", "detect", "detect_job", "match_schema"]
@@ -82,7 +85,8 @@ class DetectJob:
 
 
 def detect(df: DataFrame, query: str | A.Pattern, **arguments: Any) -> DataFrame:
-    """The matches of `query` in `df` as a DataFrame; arguments as for `detect_job`."""
+    """The matches of `query` in `df` as a DataFrame (for a LEAD rule: the events it emits,
+    one a row, see `kleene.spark.rules.emitted_schema`); arguments as for `detect_job`."""
     return detect_job(df, query, **arguments).matches
 
 
@@ -143,7 +147,14 @@ def detect_job(
             "max_delay reads arrival order from the rows' order; it takes no arrival column"
         )
     df, events = _event_columns(df, compiled, ts, type, event_type, id, ts_unit, partition_by)
-    keys = _keys(compiled, events, partition_by)
+    rule = isinstance(compiled, PetriPlan)
+    if rule and partition_by:
+        raise KleeneError("a LEAD rule is grouped by its own PARTITION BY; drop partition_by")
+    keys = (
+        rule_keys(compiled)
+        if isinstance(compiled, PetriPlan)
+        else _keys(compiled, events, partition_by)
+    )
     bounds = None if keys is not None else _bounds(df, compiled, events, slices)
     df = df.withColumn(SEQ, F.monotonically_increasing_id() if arrival is None else col(arrival))
     if delay is not None:
@@ -164,7 +175,10 @@ def detect_job(
         if events.type is not None:
             valid = valid & col(events.type).isNotNull()
         df = df.observe(skipped, F.sum((~valid).cast("long")).alias("skipped")).filter(valid)
-    condition = prefilter(compiled.analysis, events)
+    if isinstance(compiled, PetriPlan):
+        condition = rule_filter(compiled, events)
+    else:
+        condition = prefilter(compiled.analysis, events)
     if condition is not None:
         df = df.filter(condition)
     kept = Observation("kleene_kept")
@@ -203,9 +217,14 @@ def job_spec(
     sliced: bool,
 ) -> tuple[JobSpec, T.StructType]:
     """What the workers need (`JobSpec`), and the matches' schema (`match_schema`)."""
-    schema = match_schema(plan, events, event_fields, keys)
+    if isinstance(plan, PetriPlan):
+        schema = emitted_schema(plan, events, keys)
+        query: A.Pattern | Rule = plan.rule
+    else:
+        schema = match_schema(plan, events, event_fields, keys)
+        query = plan.analysis.pattern
     spec = JobSpec(
-        pattern=plan.analysis.pattern,
+        pattern=query,
         plan=plan.name,
         options=_shipped_options(plan),
         columns=tuple(f.name for f in event_fields),
@@ -329,6 +348,8 @@ def _event_columns(
 
 def _attributes(plan: Plan[Any]) -> list[tuple[str, str]]:
     """The attribute names a query reads, each with a place it reads it."""
+    if isinstance(plan, PetriPlan):
+        return rule_attributes(plan)
     found: list[tuple[str, str]] = []
     where = plan.analysis.pattern.where
     if where is None:

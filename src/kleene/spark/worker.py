@@ -23,6 +23,7 @@ from kleene import plans
 from kleene.errors import EventError, KleeneError
 from kleene.events import Event, Watermark, owned_event
 from kleene.language.ast import Pattern
+from kleene.language.lead_ast import Rule
 from kleene.matches import Match, Retraction
 from kleene.plans.base import Plan
 
@@ -43,7 +44,7 @@ _PUNCTUATE_EVERY = 256
 class JobSpec:
     """Everything a worker needs, small and picklable."""
 
-    pattern: Pattern
+    pattern: Pattern | Rule
     plan: str
     options: Mapping[str, Any]
     columns: tuple[str, ...]  # the event columns, in input order
@@ -57,7 +58,7 @@ class JobSpec:
     key_names: tuple[str, ...] = ()
 
 
-_PLANS: dict[tuple[Pattern, str, tuple[tuple[str, str], ...]], Plan[Any]] = {}
+_PLANS: dict[tuple[Pattern | Rule, str, tuple[tuple[str, str], ...]], Plan[Any]] = {}
 
 
 def _plan(spec: JobSpec) -> Plan[Any]:
@@ -84,9 +85,19 @@ class _Output:
         self.positives = positives
         self.rows: list[dict[str, Any]] = []
 
-    def extend(self, matches: list[Match], group: tuple[Any, ...]) -> None:
+    def extend(self, matches: list[Any], group: tuple[Any, ...]) -> None:
         for found in matches:
-            self.add(found, group)
+            if isinstance(found, Event):
+                self.add_emitted(found, group)
+            else:
+                self.add(found, group)
+
+    def add_emitted(self, event: Event, group: tuple[Any, ...]) -> None:
+        """A row for an event a LEAD rule emitted."""
+        row: dict[str, Any] = {"type": event.type, "ts": event.ts, **event.attrs}
+        if self.spec.key_names:
+            row["key"] = dict(zip(self.spec.key_names, group, strict=True))
+        self.rows.append(row)
 
     def add(self, found: Match, group: tuple[Any, ...]) -> None:
         spec = self.spec
@@ -128,7 +139,8 @@ class _Group:
         self.key = key
         self.state = plan.new_state()
         #: For a time slice: its number; a match belongs to the slice of its start event.
-        self.slice = key[0] if spec.sliced else None
+        #: (A LEAD rule's one group is the whole stream: nothing to keep out.)
+        self.slice = key[0] if spec.sliced and not plan.emits_events else None
         #: A plan taking events in any order (`afa`) keeps them until a punctuation; the
         #: rows come sorted, so every so many the time reached is one.
         self.punctuate_in = None if plan.ordered else _PUNCTUATE_EVERY
@@ -174,7 +186,8 @@ def match_batches(
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         plan = _plan(spec)
-        output = _Output(spec, [v.name for v in plan.analysis.positive])
+        positives = [] if plan.emits_events else [v.name for v in plan.analysis.positive]
+        output = _Output(spec, positives)
         group: _Group | None = None
         for batch in batches:
             table = {name: _values(batch, name) for name in batch.schema.names}

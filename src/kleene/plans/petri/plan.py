@@ -8,7 +8,8 @@ whose attributes are its arguments by name and whose timestamp is the time of em
 The plan keeps the plan contract (`kleene.plans.base`): one marking per PARTITION BY key,
 `step` for an event, `advance` for time passing (temporal guards: time events, Wait, Within,
 bounded negation), `deadline` for the next guard, markings that pickle. The rule is enabled
-at a partition's first event. PARTITION BY is part of a rule's meaning (under the default
+at a partition's first event of a stream it reads (FROM); events of other types only move
+time. PARTITION BY is part of a rule's meaning (under the default
 policy the rule matches once per partition), so a partition's marking is kept for as long
 as the stream runs, finished or not: `idle` never drops one.
 
@@ -53,7 +54,7 @@ Actions = Callable[[dict[str, Any], float, Marking], list[Event]]
 
 class Root(Node):
     """The EMIT statement: the rule's matches become events; the rule's pattern is enabled
-    once, at the partition's first event."""
+    once, at the partition's first event of a stream the rule reads."""
 
     def __init__(self, child: Node, emit: Callable[[Token, Marking], list[Event]]) -> None:
         super().__init__([child])
@@ -96,6 +97,8 @@ class PetriPlan(Plan[Marking]):
         self.types = {t.name: t for t in rule.event_types}
         enrich = {e.alias: e for e in rule.enrich}
         streams = {s.alias: s.type for s in rule.streams}
+        #: The event types the rule reads (FROM).
+        self.read = frozenset(streams.values())
         build = Build(self.scope, streams, self._actions)
         self.root = Root(construct(rule.pattern, build), self._emit(rule.emit))
         self.nodes = self.root.walk()
@@ -142,6 +145,8 @@ class PetriPlan(Plan[Marking]):
         m = state
         self._fire(m, event.t)
         m.now = event.t
+        if event.type not in self.read:  # a stream the rule does not read: only time moves
+            return self._drain(m)
         m.serial += 1
         if not m.started:  # the rule is enabled at the partition's first event
             m.started = True
@@ -149,11 +154,9 @@ class PetriPlan(Plan[Marking]):
             self.root.enable(m, None, Token({}, None, event.t, m.serial - 1))
         if m.deferred:
             self._retry(m)
-        sources = self.sources.get(event.type)
-        if sources:
-            enriched = self._enriched(event)
-            for source in sources:
-                source.offer(m, enriched)
+        enriched = self._enriched(event)
+        for source in self.sources.get(event.type, ()):
+            source.offer(m, enriched)
         return self._drain(m)
 
     def advance(self, state: Marking, watermark: Watermark) -> list[Any]:
