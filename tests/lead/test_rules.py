@@ -298,3 +298,33 @@ def test_every_absence_reports_once_per_quiet_spell() -> None:
     # attempts begin at 0 (reported at 10), at 100 (B at 105 spoils it), at 105 (reported at
     # 115) and at 120 (reported at 130); no attempt begins without an event
     assert [e[1] for e in emitted(rule, rows)] == [10, 115, 130]
+
+
+@pytest.mark.parametrize(("policy", "expected"), [("max", [(1, 15)]), ("min", [(2, 10)])])
+def test_max_and_min_choose_among_repetitions_ending_together(
+    policy: str, expected: list[tuple[int, int]]
+) -> None:
+    rule = (
+        f"FROM S AS s, A AS a MATCH all({policy}(s Followed By collect(a) terminate(a.x > 8) "
+        "AS xs, sum(xs.x))) EMIT Event Pick(s.n AS s, sum(xs.x) AS total)"
+    )
+    rows = [("S", 0, {"n": 1}), ("A", 1, {"x": 5}), ("S", 2, {"n": 2}), ("A", 3, {"x": 1})]
+    rows += [("A", 4, {"x": 9})]
+    both = rule.replace(f"{policy}(", "(").replace(", sum(xs.x)))", "))")
+    assert [(e[2]["s"], e[2]["total"]) for e in emitted(both, rows)] == [(1, 15), (2, 10)]
+    assert [(e[2]["s"], e[2]["total"]) for e in emitted(rule, rows)] == expected
+
+
+def test_max_settles_repetitions_ended_by_one_time_event() -> None:
+    rule = (
+        "FROM S AS s, A AS a DEFINE TimeEvent day(0, 10) MATCH all(max(s Followed By "
+        "collect(a) terminate(not day) AS xs, count(xs))) EMIT Event Busiest(s.n AS s)"
+    )
+    rows = [("S", 1, {"n": 1}), ("S", 2, {"n": 2}), ("A", 3, {}), ("S", 4, {"n": 3})]
+    rows += [("A", 5, {}), ("A", 11, {})]
+    assert emitted(rule, rows) == [("Busiest", 10, {"s": 1})]  # 2 As each for 1 and 2: the earliest
+
+
+def test_max_needs_a_repetition() -> None:
+    with pytest.raises(kleene.PatternError, match="takes a repetition"):
+        kleene.compile("FROM A AS a MATCH max(a, a.x) EMIT Event X()")

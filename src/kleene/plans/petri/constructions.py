@@ -12,6 +12,7 @@ on top that turns the rule's matches into emitted events.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -502,6 +503,43 @@ class All(Node):
         return self.emit(m, cid, token)
 
 
+class Extremum(Node):
+    """`max(rp, agg)` / `min(rp, agg)` (section 3.3.3): of the repetition's matches that
+    end together (at one event, or one temporal guard's time), across all its contexts, only
+    the one whose aggregate is largest / smallest passes; the others go to the garbage
+    consumer. Ties go to the longest life-cycle (the earliest enabled), the default."""
+
+    def __init__(self, child: Node, largest: bool, aggregate: Fn) -> None:
+        super().__init__([child])
+        self.largest, self.aggregate = largest, aggregate
+
+    def receive(self, m: Marking, cid: int, slot: int, token: Token) -> bool:
+        m.instant.setdefault(self.id, []).append((cid, token))
+        return True
+
+    def settle(self, m: Marking) -> None:
+        """The instant is over: pass the best of the matches that ended in it."""
+        ended = m.instant.pop(self.id, [])
+        live = [(cid, t) for cid, t in ended if cid in m.contexts]
+        if not live:
+            return
+
+        def rank(item: tuple[int, Token]) -> tuple[Any, float]:
+            cid, token = item
+            value = self.aggregate(Env(token.bindings, m.now))
+            since = m.contexts[cid].since
+            if value is None:
+                return (math.inf, since) if not self.largest else (-math.inf, since)
+            return (-value if self.largest else value, since)
+
+        best = min(live, key=rank)
+        for cid, token in live:
+            if (cid, token) is best or (cid == best[0] and token is best[1]):
+                self.emit(m, cid, token)
+            else:
+                m.garbage += 1
+
+
 def _events(value: Any) -> list[Event]:
     if isinstance(value, Event):
         return [value]
@@ -595,7 +633,18 @@ def _construct(p: L.Pattern, b: Build) -> Node:
         return _policy(p, b)
     if isinstance(p, L.All):
         return All(_many(p.pattern, b, many=True), p.consume)
-    raise _error(b, f"the petri plan does not run {type(p).__name__.lower()} patterns yet", p)
+    if not _repetition(p.pattern):
+        raise _error(b, f"{p.op}(rp, aggregate) takes a repetition: collect(…) AS name", p)
+    return Extremum(construct(p.pattern, b), p.op == "max", compile_expr(p.aggregate, b.scope))
+
+
+def _repetition(p: L.Pattern) -> bool:
+    """Does the pattern end in a repetition (its matches end when a collect terminates)?"""
+    if isinstance(p, L.Named | L.Filtered | L.Within):
+        return _repetition(p.pattern)
+    if isinstance(p, L.Sequence):
+        return _repetition(p.items[-1])
+    return isinstance(p, L.Collect)
 
 
 def _anchor(start: L.Pattern | None, b: Build) -> str | None:

@@ -79,6 +79,8 @@ class Marking:
     #: Events seen (their arrival serials count from 0).
     serial: int = -1
     now: float = -math.inf
+    #: Matches held until the current instant ends (`max`/`min`), by construction.
+    instant: dict[int, list[tuple[int, Token]]] = field(default_factory=dict)
     #: `every` contexts whose next attempt begins at the next event.
     deferred: dict[int, None] = field(default_factory=dict)
     #: Has the rule been enabled (at the partition's first event)?

@@ -44,7 +44,14 @@ from kleene.language.lead_printer import rule_text
 from kleene.language.to_ast import UNITS
 from kleene.plans.base import Plan, register
 from kleene.plans.petri.conditions import Env, Fn, Scope, compile_expr
-from kleene.plans.petri.constructions import STATEFUL, Build, Every, Source, construct
+from kleene.plans.petri.constructions import (
+    STATEFUL,
+    Build,
+    Every,
+    Extremum,
+    Source,
+    construct,
+)
 from kleene.plans.petri.net import Marking, Node, Token
 
 __all__ = ["PetriPlan", "label"]
@@ -157,6 +164,7 @@ class PetriPlan(Plan[Marking]):
         enriched = self._enriched(event)
         for source in self.sources.get(event.type, ()):
             source.offer(m, enriched)
+        self._settle(m)
         return self._drain(m)
 
     def advance(self, state: Marking, watermark: Watermark) -> list[Any]:
@@ -230,6 +238,15 @@ class PetriPlan(Plan[Marking]):
             m.now = max(m.now, due)
             m.fired += 1
             self.nodes[context.node].guard(m, cid, tag)
+            if m.instant and (not timers or timers[0][0] > due):
+                self._settle(m)  # the guards of this instant have fired
+
+    def _settle(self, m: Marking) -> None:
+        """End the instant for the constructions that wait for it (`max`/`min`)."""
+        while m.instant:
+            node = self.nodes[next(iter(m.instant))]
+            assert isinstance(node, Extremum)
+            node.settle(m)
 
     def _retry(self, m: Marking) -> None:
         """Begin the deferred attempts of `every`, so that they see the event arriving."""
