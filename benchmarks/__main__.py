@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-from benchmarks import afa, disorder, lazy, nfa, spark, stream, window
+from benchmarks import afa, disorder, lazy, lead, nfa, spark, stream, window
 from benchmarks.harness import report
 from kleene.errors import KleeneError
 
@@ -19,6 +19,7 @@ SUITES: dict[str, ModuleType] = {
     "window": window,
     "disorder": disorder,
     "afa": afa,
+    "lead": lead,
     "spark": spark,
     "stream": stream,
 }

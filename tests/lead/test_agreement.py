@@ -27,7 +27,13 @@ def _numbered(stream: tuple[Event, ...]) -> list[Event]:
     return [Event(e.type, e.ts, {**e.attrs, "n": e.id}, e.id) for e in stream]
 
 
-def _lead(policy: str, types: list[str], filters: list[int | None], within: int | None) -> str:
+def _lead(
+    policy: str,
+    types: list[str],
+    filters: list[int | None],
+    within: int | None,
+    grouped: bool = False,
+) -> str:
     names = NAMES[: len(types)]
     streams_ = ", ".join(f"{t} AS {n}" for t, n in zip(types, names, strict=True))
     elements = [
@@ -67,6 +73,8 @@ def test_all_is_skip_till_any_match(
     emitted = kleene.lead.run(_lead("all", types, filters, within), events)
     matches = kleene.match(_sase(types, filters, within), events, plan="reference")
     assert sorted(tuple(e.attrs.values()) for e in emitted) == sorted(map(_ids, matches))
+    grouped = kleene.lead.run(_lead("all", types, filters, within, grouped=True), events)
+    assert sorted(tuple(e.attrs.values()) for e in grouped) == sorted(map(_ids, matches))
     # each is emitted when its last event arrives
     last = {e.id: e.ts for e in events}
     assert all(e.ts == last[e.attrs[NAMES[len(types) - 1]]] for e in emitted)

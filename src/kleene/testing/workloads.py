@@ -1,11 +1,12 @@
 """Event generators in the style of the papers' experiments.
 
 `HospitalStream` is a treatment log like the match-window paper's Onco data: patients'
-events (an activity type, a value) over days. `StockStream` is the SASE+ and AFA papers'
-stock ticker: symbols whose frequencies run from
-the rarest to the most frequent by a set ratio (the lazy-NFA paper's knob), a price random
-walk per symbol that goes up with probability `p_up`, down or stays with (1 - p_up) / 2 each,
-and a uniform volume. Deterministic for a seed.
+events (an activity type, a value) over days. `GameStream` is the LEAD paper's Example 1:
+game installations, then the players' accesses, shares and artifacts bought. `StockStream`
+is the SASE+ and AFA papers' stock ticker: symbols whose frequencies run from the rarest to
+the most frequent by a set ratio (the lazy-NFA paper's knob), a price random walk per symbol
+that goes up with probability `p_up`, down or stays with (1 - p_up) / 2 each, and a uniform
+volume. Deterministic for a seed.
 
 >>> from kleene.testing.workloads import StockStream
 >>> stream = StockStream(size=4, symbols=2, seed=1)
@@ -24,7 +25,7 @@ from typing import Any
 
 from kleene.events import Event
 
-__all__ = ["TICKERS", "HospitalStream", "StockStream"]
+__all__ = ["TICKERS", "GameStream", "HospitalStream", "StockStream"]
 
 TICKERS = (
     "IBM", "MSFT", "AAPL", "GOOG", "ORCL", "INTC", "CSCO", "AMZN", "NVDA", "ADBE",
@@ -168,3 +169,41 @@ class HospitalStream:
             attrs = {"PID": rng.randrange(self.patients), "V": rng.randint(1, 100)}
             kind = rng.choices(names, weights)[0]
             yield Event(kind, position // self.per_day, attrs, position)
+
+
+@dataclass(frozen=True)
+class GameStream:
+    """The LEAD paper's mobile-game streams (Example 1): `users` players each install one of
+    `games` games at a time spread over `days`, then access it, share it and buy artifacts
+    over the next few days, as often as their engagement (drawn per player) makes them;
+    about `size` events in all, sorted by time (seconds). Types `Installations`,
+    `Accesses`, `Shares`, `ArtifactsBought`; attributes `uid` and `gid`. Deterministic for a
+    seed.
+
+    >>> [(e.type, e.ts) for e in GameStream(size=6, users=2, seed=3).events()]
+    [('Installations', 2485716), ('Installations', 2540068), ('ArtifactsBought', 2802344)]
+    """
+
+    size: int = 100_000
+    users: int = 1_000
+    games: int = 1
+    days: int = 30
+    seed: int = 0
+
+    def events(self) -> Iterator[Event]:
+        rng = random.Random(self.seed)
+        day = 86_400
+        rows: list[tuple[int, int, str, int, int]] = []
+        per_user = max(1, self.size // self.users - 1)
+        actions = ["Accesses"] * 7 + ["ArtifactsBought"] * 2 + ["Shares"]
+        for uid in range(self.users):
+            gid = rng.randrange(self.games)
+            t = rng.randrange(self.days * day)
+            rows.append((t, len(rows), "Installations", uid, gid))
+            engagement = rng.choice([0.1, 0.3, 1.0, 2.6])  # mean 1: a share of per_user
+            span = rng.choice([1, 2, 4, 6]) * day  # how long they keep playing
+            for _ in range(max(0, round(per_user * engagement))):
+                rows.append((t + rng.randrange(span), len(rows), rng.choice(actions), uid, gid))
+        rows.sort()
+        for position, (t, _, kind, uid, gid) in enumerate(rows):
+            yield Event(kind, t, {"uid": uid, "gid": gid}, position)
