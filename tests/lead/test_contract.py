@@ -22,6 +22,10 @@ RULES = [
     "Followed By c) EMIT CHECK ANY WHERE (count(bs) == 2) EMIT Event Two(c.x) "
     "WHERE (ALL(bs.x >= 1)) EMIT Event High(count(bs) AS n) END",
     "FROM A AS a, B AS b MATCH every(Wait(last(a), 2 s) and b) EMIT Event W(a.x AS a, b.x AS b)",
+    "FROM A AS a, B AS b MATCH a Followed By not b Within 2 s PARTITION BY a.k, 3 s "
+    "EMIT Event F(a.x)",
+    "FROM A AS a, C AS c MATCH all(a Followed By c) consume(c) PARTITION BY 4 events "
+    "EMIT Event N(a.x)",
     "FROM A AS a, B AS b, C AS c MATCH every(a Followed By (b or c) Followed By "
     "adj(a and c)) EMIT Event X(a.x)",
 ]

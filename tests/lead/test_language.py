@@ -55,6 +55,8 @@ def test_figure_2_with_the_keywords_the_extraction_lost() -> None:
         "WHERE (EXACTLY 2 (xs.x == 3) or AT MOST 1 (xs.x != 3)) EMIT Event Lo(k), Event Z(k) END",
         "FROM A AS a, B AS b ENRICH a(twice = a.x * 2) MATCH adj(a Followed By b) "
         "EMIT Event X(a.twice)",
+        "FROM A AS a MATCH a PARTITION BY a.k, 90 min EMIT Event X(k)",
+        "FROM A AS a MATCH a PARTITION BY 100 events EMIT Event X()",
     ],
 )
 def test_printing_round_trips(text: str) -> None:
@@ -129,3 +131,12 @@ def test_unbounded_constructs_are_refused() -> None:
         kleene.compile("FROM A AS a, B AS b MATCH not b EMIT Event X()")
     with pytest.raises(PatternError, match="terminate"):
         kleene.compile("FROM A AS a MATCH collect(a) AS xs EMIT Event X(count(xs) AS n)")
+
+
+def test_partition_frames_are_checked() -> None:
+    with pytest.raises(PatternError, match="or events, for a count frame"):
+        kleene.lead.parse("FROM A AS a MATCH a PARTITION BY 3 fortnights EMIT Event X()")
+    with pytest.raises(PatternError, match="one frame"):
+        kleene.lead.parse("FROM A AS a MATCH a PARTITION BY 3 s, 4 events EMIT Event X()")
+    with pytest.raises(PatternError, match="whole number of events"):
+        kleene.lead.parse("FROM A AS a MATCH a PARTITION BY 0 events EMIT Event X()")

@@ -328,3 +328,34 @@ def test_max_settles_repetitions_ended_by_one_time_event() -> None:
 def test_max_needs_a_repetition() -> None:
     with pytest.raises(kleene.PatternError, match="takes a repetition"):
         kleene.compile("FROM A AS a MATCH max(a, a.x) EMIT Event X()")
+
+
+def test_a_time_frame_runs_the_rule_once_per_window() -> None:
+    rule = (
+        "FROM A AS a, B AS b MATCH a Followed By b PARTITION BY a.k, 10 s "
+        "EMIT Event X(a.n AS a, b.n AS b)"
+    )
+    rows = [("A", 1, {"k": 1, "n": 1}), ("B", 2, {"k": 1, "n": 2}), ("B", 3, {"k": 1, "n": 3})]
+    rows += [("A", 8, {"k": 1, "n": 4}), ("B", 12, {"k": 1, "n": 5}), ("A", 13, {"k": 1, "n": 6})]
+    rows += [("B", 14, {"k": 1, "n": 7})]
+    # [0, 10): a1 b2 (and a4 is too late for this frame's one run); [10, 20): a6 b7 (b5
+    # comes before any A of the frame)
+    assert emitted(rule, rows) == [("X", 2, {"a": 1, "b": 2}), ("X", 14, {"a": 6, "b": 7})]
+
+
+def test_a_time_frame_ends_pending_waits() -> None:
+    rule = (
+        "FROM A AS a, B AS b MATCH a Followed By not b Within 5 s PARTITION BY 10 s "
+        "EMIT Event X(a.n)"
+    )
+    rows = [("A", 7, {"n": 1}), ("A", 11, {"n": 2})]
+    # the first run's negation would end at 12, after its frame [0, 10)
+    assert emitted(rule, rows) == [("X", 16, {"n": 2})]
+
+
+def test_a_count_frame_runs_the_rule_once_per_n_events() -> None:
+    rule = "FROM A AS a MATCH every(a.filter(a.x > 0)) PARTITION BY 3 events EMIT Event X(a.n)"
+    rows = [("A", t, {"x": x, "n": t}) for t, x in enumerate([0, 1, 2, 0, 0, 0, 5])]
+    assert [e[2]["n"] for e in emitted(rule, rows)] == [1, 2, 6]
+    first = "FROM A AS a MATCH a.filter(a.x > 0) PARTITION BY 3 events EMIT Event X(a.n)"
+    assert [e[2]["n"] for e in emitted(first, rows)] == [1, 6]

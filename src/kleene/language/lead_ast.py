@@ -35,6 +35,7 @@ __all__ = [
     "Extremum",
     "Field",
     "Filtered",
+    "Frame",
     "Method",
     "Name",
     "Named",
@@ -465,6 +466,19 @@ class CheckBlock:
 
 
 @dataclass(frozen=True, slots=True)
+class Frame:
+    """`PARTITION BY …, 1 day` (a time frame: tumbling windows aligned at multiples of the
+    length) or `…, 100 events` (a count frame): the rule runs once per frame."""
+
+    amount: int | float
+    #: A time unit, or "events".
+    unit: str
+    #: The length in seconds (time frames; 0 for count frames).
+    seconds: float = 0
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
 class Rule:
     streams: tuple[Stream, ...]
     time_events: tuple[TimeEvent, ...]
@@ -473,6 +487,7 @@ class Rule:
     pattern: Pattern
     partition: tuple[Attr, ...]
     emit: tuple[Action, ...] | CheckBlock
+    frame: Frame | None = None
     #: The rule's text, when it was parsed (for errors found later).
     text: str = field(default="", compare=False, repr=False)
     span: Span | None = _span()

@@ -34,8 +34,11 @@ def rule_text(rule: L.Rule) -> str:
     if rule.enrich:
         lines.append("ENRICH " + ", ".join(_enrichment(e) for e in rule.enrich))
     lines.append("MATCH " + pattern_text(rule.pattern))
-    if rule.partition:
-        lines.append("PARTITION BY " + ", ".join(expr_text(a) for a in rule.partition))
+    if rule.partition or rule.frame:
+        items = [expr_text(a) for a in rule.partition]
+        if rule.frame is not None:
+            items.append(f"{rule.frame.amount} {rule.frame.unit}")
+        lines.append("PARTITION BY " + ", ".join(items))
     if isinstance(rule.emit, L.CheckBlock):
         lines.append("EMIT " + _block(rule.emit, 0))
     else:

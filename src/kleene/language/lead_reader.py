@@ -95,7 +95,9 @@ class ToRule(Transformer[Token, Any]):
         streams, *rest = children
         definitions: list[Any] = []
         enrich: tuple[L.Enrichment, ...] = ()
-        pattern = partition = emit = None
+        pattern = emit = None
+        partition: tuple[L.Attr, ...] = ()
+        frame: L.Frame | None = None
         for child in rest:
             kind, value = child
             if kind == "define":
@@ -105,7 +107,7 @@ class ToRule(Transformer[Token, Any]):
             elif kind == "match":
                 pattern = value
             elif kind == "partition":
-                partition = value
+                partition, frame = value
             else:
                 emit = value
         assert pattern is not None
@@ -116,8 +118,9 @@ class ToRule(Transformer[Token, Any]):
             tuple(d for d in definitions if isinstance(d, L.EventType)),
             enrich,
             pattern,
-            partition or (),
+            partition,
             emit,
+            frame,
             text=self.text,
             span=Span(0, len(self.text), 1, 1, *_end_position(self.text)),
         )
@@ -165,12 +168,33 @@ class ToRule(Transformer[Token, Any]):
     def match_clause(self, children: list[Any]) -> tuple[str, L.Pattern]:
         return "match", children[0]
 
-    def partition_clause(self, children: list[L.Attr]) -> tuple[str, tuple[L.Attr, ...]]:
-        return "partition", tuple(children)
+    def partition_clause(
+        self, children: list[L.Attr | L.Frame]
+    ) -> tuple[str, tuple[tuple[L.Attr, ...], L.Frame | None]]:
+        frames = [c for c in children if isinstance(c, L.Frame)]
+        if len(frames) > 1:
+            span = frames[1].span
+            assert span is not None
+            raise PatternError("PARTITION BY takes one frame", self.text, span.line, span.column)
+        attrs = tuple(c for c in children if isinstance(c, L.Attr))
+        return "partition", (attrs, frames[0] if frames else None)
 
     @v_args(meta=True)
-    def partition_item(self, meta: Meta, children: list[Token]) -> L.Attr:
+    def partition_attr(self, meta: Meta, children: list[Token]) -> L.Attr:
         return L.Attr(str(children[0]), str(children[1]), span=_span(meta))
+
+    @v_args(meta=True)
+    def partition_frame(self, meta: Meta, children: list[Token]) -> L.Frame:
+        amount, unit = children
+        if str(unit).lower() in ("event", "events"):
+            count = self._number(amount)
+            if not isinstance(count, int) or count < 1:
+                self._fail("a count frame is a whole number of events, at least 1", amount)
+            return L.Frame(count, "events", span=_span(meta))
+        duration = self._duration(meta, children, frame=True)
+        if duration.seconds <= 0:
+            self._fail("a time frame must be longer than 0", amount)
+        return L.Frame(duration.amount, duration.unit, duration.seconds, span=_span(meta))
 
     # -- patterns ------------------------------------------------------------------------
 
@@ -298,10 +322,15 @@ class ToRule(Transformer[Token, Any]):
 
     @v_args(meta=True)
     def duration(self, meta: Meta, children: list[Token]) -> L.Duration:
+        return self._duration(meta, children)
+
+    def _duration(self, meta: Meta, children: list[Token], frame: bool = False) -> L.Duration:
         amount, unit = children
         spelling = str(unit).lower()
         if spelling not in UNITS:
             known = ", ".join(sorted({c for c, _ in UNITS.values()}))
+            if frame:
+                known += " (or events, for a count frame)"
             self._fail(f"unknown time unit {str(unit)!r}; the units are {known}", unit)
         canonical, seconds = UNITS[spelling]
         value = self._number(amount)

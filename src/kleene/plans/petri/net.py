@@ -85,6 +85,8 @@ class Marking:
     deferred: dict[int, None] = field(default_factory=dict)
     #: Has the rule been enabled (at the partition's first event)?
     started: bool = False
+    #: Events of the rule's streams in this run (for a count frame).
+    count: int = 0
     #: The events consumed by `all … consume`.
     consumed: set[tuple[Any, ...]] = field(default_factory=set)
     #: Tokens the garbage consumers took, and transitions fired.

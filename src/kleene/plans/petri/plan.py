@@ -61,7 +61,8 @@ Actions = Callable[[dict[str, Any], float, Marking], list[Event]]
 
 class Root(Node):
     """The EMIT statement: the rule's matches become events; the rule's pattern is enabled
-    once, at the partition's first event of a stream the rule reads."""
+    once, at the partition's first event of a stream the rule reads (once per frame, with
+    a PARTITION BY frame: the guard at a time frame's end finalizes the rule's run)."""
 
     def __init__(self, child: Node, emit: Callable[[Token, Marking], list[Event]]) -> None:
         super().__init__([child])
@@ -71,8 +72,24 @@ class Root(Node):
         m.out.extend(self.emit_events(token, m))
         return True
 
+    def guard(self, m: Marking, cid: int, tag: int) -> None:
+        finish(self, m)
+
     def child_failed(self, m: Marking, cid: int, slot: int) -> None:
         """The rule failed in this partition: nothing to emit, nothing left to do."""
+
+
+def finish(root: Root, m: Marking) -> None:
+    """End the rule's run in this partition (its frame is over): every token it holds goes
+    to the garbage consumer, and the next event begins a new run."""
+    for cid, context in list(m.contexts.items()):
+        if context.parent is None:
+            root.close(m, cid)
+    m.garbage += 1
+    m.started, m.count = False, 0
+    m.deferred.clear()
+    m.instant.clear()
+    m.consumed.clear()
 
 
 @register
@@ -123,6 +140,14 @@ class PetriPlan(Plan[Marking]):
                     (name, compile_expr(value, self.scope), alias)
                 )
         self._partition = tuple(a.name for a in rule.partition)
+        frame = rule.frame
+        #: PARTITION BY a time frame (its length in timestamp units) or a count frame.
+        self.frame_length: float | None = None
+        self.frame_count: int | None = None
+        if frame is not None and frame.unit == "events":
+            self.frame_count = int(frame.amount)
+        elif frame is not None:
+            self.frame_length = frame.seconds / unit_seconds
 
     @classmethod
     def unsupported(cls, analysis: Any, options: Options) -> str | None:
@@ -155,16 +180,22 @@ class PetriPlan(Plan[Marking]):
         if event.type not in self.read:  # a stream the rule does not read: only time moves
             return self._drain(m)
         m.serial += 1
-        if not m.started:  # the rule is enabled at the partition's first event
+        if not m.started:  # the rule is enabled at the partition's (frame's) first event
             m.started = True
             m.datetimes = isinstance(event.ts, datetime)
-            self.root.enable(m, None, Token({}, None, event.t, m.serial - 1))
+            root = self.root.enable(m, None, Token({}, None, event.t, m.serial - 1))
+            if self.frame_length is not None:
+                end = (math.floor(event.t / self.frame_length) + 1) * self.frame_length
+                m.timer(end, root)
         if m.deferred:
             self._retry(m)
         enriched = self._enriched(event)
         for source in self.sources.get(event.type, ()):
             source.offer(m, enriched)
         self._settle(m)
+        m.count += 1
+        if m.count == self.frame_count:
+            finish(self.root, m)
         return self._drain(m)
 
     def advance(self, state: Marking, watermark: Watermark) -> list[Any]:
