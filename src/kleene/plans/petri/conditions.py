@@ -17,11 +17,11 @@ as SQL's unknown does.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kleene.compiler.evaluate import ARITHMETIC, COMPARE
 from kleene.errors import EventError
 from kleene.events import Event
 from kleene.language import lead_ast as L
@@ -54,22 +54,6 @@ class Scope:
 
 
 Fn = Callable[[Env], Any]
-
-_COMPARE: dict[str, Callable[[Any, Any], bool]] = {
-    "=": operator.eq,
-    "!=": operator.ne,
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
-}
-_ARITHMETIC: dict[str, Callable[[Any, Any], Any]] = {
-    "+": operator.add,
-    "-": operator.sub,
-    "*": operator.mul,
-    "/": operator.truediv,
-    "%": operator.mod,
-}
 
 
 def item_attr(item: Any, name: str) -> Any:
@@ -141,14 +125,14 @@ def compile_expr(e: L.Expr, scope: Scope) -> Fn:
         left, right, apply = (
             compile_expr(e.left, scope),
             compile_expr(e.right, scope),
-            _ARITHMETIC[e.op],
+            ARITHMETIC[e.op],
         )
         return lambda env: _arithmetic(apply, left(env), right(env), e.op)
     if isinstance(e, L.Compare):
         left, right, test = (
             compile_expr(e.left, scope),
             compile_expr(e.right, scope),
-            _COMPARE[e.op],
+            COMPARE[e.op],
         )
         return lambda env: _compare(test, left(env), right(env))
     if isinstance(e, L.BoolOp):

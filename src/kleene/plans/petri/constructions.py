@@ -143,18 +143,26 @@ class Unless(Node):
             self.fail(m, cid)
 
 
-class Negation(Node):
-    """Figure 8: `not p Within t`: a temporal guard at local age t passes the enabling token,
-    unless p matched before it (then the garbage consumer takes it). `From x`, for an x the
-    token holds, ages the token from x's time instead."""
+class Timed(Node):
+    """A construction with a temporal guard at local age `length` after enabling (or, with
+    `From x` for an x the token holds, `length` after x's time)."""
 
     def __init__(self, child: Node, length: float, anchor: str | None = None) -> None:
         super().__init__([child])
         self.length, self.anchor = length, anchor
 
     def start(self, m: Marking, cid: int) -> None:
-        m.timer(_due(m, cid, self.length, self.anchor), cid)
+        due = m.now + self.length
+        if self.anchor is not None:
+            held = m.contexts[cid].token.bindings.get(self.anchor)
+            due = (held.t if isinstance(held, Event) else m.now) + self.length
+        m.timer(due, cid)
         super().start(m, cid)
+
+
+class Negation(Timed):
+    """Figure 8: `not p Within t`: the temporal guard at t passes the enabling token, unless
+    p matched before it (then the garbage consumer takes it)."""
 
     def receive(self, m: Marking, cid: int, slot: int, token: Token) -> bool:
         self.fail(m, cid)
@@ -169,26 +177,9 @@ class Negation(Node):
         self.close(m, cid)
 
 
-def _due(m: Marking, cid: int, length: float, anchor: str | None) -> float:
-    """When a temporal guard of age `length` fires: from enabling, or from the anchor's time."""
-    if anchor is None:
-        return m.now + length
-    held = m.contexts[cid].token.bindings.get(anchor)
-    return (held.t if isinstance(held, Event) else m.now) + length
-
-
-class Within(Node):
-    """Figure 7 (right): p's matches pass while the context's local age is below t (or, with
-    `From x` for an x the token holds, while less than t has passed since x); the temporal
-    guard at t closes it (a garbage collection if nothing passed)."""
-
-    def __init__(self, child: Node, length: float, anchor: str | None = None) -> None:
-        super().__init__([child])
-        self.length, self.anchor = length, anchor
-
-    def start(self, m: Marking, cid: int) -> None:
-        m.timer(_due(m, cid, self.length, self.anchor), cid)
-        super().start(m, cid)
+class Within(Timed):
+    """Figure 7 (right): p's matches pass while the guard has not fired (less than t); the
+    guard closes the context (a garbage collection if nothing passed)."""
 
     def guard(self, m: Marking, cid: int, tag: int) -> None:
         if m.contexts[cid].fired:
