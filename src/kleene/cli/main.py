@@ -6,6 +6,7 @@
     kleene replay FILE --to DIR [--rate N] [--batch M]
     kleene explain QUERY
     kleene gen stock --output FILE [--events N] [--symbols K] [--ratio R] ...
+    kleene bench SUITE [ARGS ...]     (from a source checkout: benchmarks/README.md)
 
 QUERY is a query file or the query text itself. Matches go out as JSON lines; messages and
 the summary go to stderr. Exit status: 0 done, 1 a query or data error (the message says
@@ -21,7 +22,7 @@ import sys
 from collections.abc import Sequence
 
 import kleene
-from kleene.cli import explain, gen, match, replay, run, stream
+from kleene.cli import bench, explain, gen, match, replay, run, stream
 from kleene.errors import KleeneError
 
 __all__ = ["main"]
@@ -52,7 +53,7 @@ def parser() -> argparse.ArgumentParser:
     )
     top.add_argument("--version", action="version", version=f"kleene {kleene.__version__}")
     commands = top.add_subparsers(title="commands", required=True, metavar="COMMAND")
-    for command in (run, stream, match, explain, replay, gen):
+    for command in (run, stream, match, explain, replay, gen, bench):
         command.add(commands)
     return top
 
