@@ -205,3 +205,22 @@ def test_a_worker_error_is_one_line(spark, tmp_path, capsys):
     )
     with pytest.raises(Exception, match="the timestamp is missing"):
         main([*arguments, "-o", str(tmp_path / "again.parquet"), "--verbose"])
+
+
+def test_kleene_run_with_a_lead_rule(spark, tmp_path, capsys):
+    rule = (
+        "FROM Order AS o, Payment AS p MATCH o Followed By not p Within 10 s "
+        "PARTITION BY o.order EMIT Event Unpaid(o.order)"
+    )
+    source = tmp_path / "orders.jsonl"
+    rows = [("Order", 0, 1), ("Order", 1, 2), ("Payment", 5, 1)]
+    source.write_text(
+        "".join(json.dumps({"type": t, "ts": ts, "order": o}) + "\n" for t, ts, o in rows)
+    )
+    out = tmp_path / "unpaid.jsonl"
+    args = ["run", rule, "-i", str(source), "-o", str(out), "--master", "local[2]", "--show", "2"]
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    assert "1 emitted events" in captured.err and "Unpaid {'order': 2}" in captured.out
+    written = [json.loads(line) for part in sorted(out.glob("part-*")) for line in part.open()]
+    assert written == [{"type": "Unpaid", "ts": 11, "key": {"order": "2"}, "order": 2}]

@@ -120,7 +120,8 @@ def _job(args: argparse.Namespace, source: str) -> int:
     counts = job.counts()
     print(
         f"kleene: {counts['read']:,} events read, {counts['kept']:,} after filtering, "
-        f"{written:,} matches in {finished - ready:.1f} s (+{ready - started:.1f} s Spark start; "
+        f"{written:,} {'emitted events' if job.plan.emits_events else 'matches'} in "
+        f"{finished - ready:.1f} s (+{ready - started:.1f} s Spark start; "
         f"plan {job.plan.name}, grouped {job.grouping})",
         file=sys.stderr,
     )
@@ -134,7 +135,11 @@ def _job(args: argparse.Namespace, source: str) -> int:
             "latest timestamp before them); raise --max-delay to keep them",
             file=sys.stderr,
         )
-    if args.show:
+    if args.show and job.plan.emits_events:  # a LEAD rule's events
+        for number, row in enumerate(matches.orderBy("ts").limit(args.show).collect(), 1):
+            values = {k: v for k, v in row.asDict().items() if k not in ("type", "ts", "key")}
+            print(f"{number:>3}. {row['ts']}  {row['type']} {values}")
+    elif args.show:
         from kleene.spark.batch import DEFAULT_ID
 
         variables = [v.name for v in job.plan.analysis.positive]
