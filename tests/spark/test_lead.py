@@ -6,7 +6,7 @@ import pytest
 
 import kleene
 from kleene.errors import EventError
-from kleene.spark import detect
+from kleene.spark import detect, detect_stream
 from tests.lead.test_rules import FIGURE_2, game_stream
 
 GAME = "type string, ts long, uid long, gid long"
@@ -67,3 +67,10 @@ def test_a_rule_reading_a_missing_column_fails_before_spark_runs(spark):
         detect(df, "FROM A AS a MATCH a.filter(a.y > 1) EMIT Event X()")
     with pytest.raises(kleene.KleeneError, match="its own PARTITION BY"):
         detect(df, "FROM A AS a MATCH a PARTITION BY a.x EMIT Event X(x)", partition_by=["x"])
+
+
+def test_a_rule_on_a_stream_is_refused_with_a_reason(spark, tmp_path):
+    (tmp_path / "in").mkdir()
+    sdf = spark.readStream.schema("type string, ts timestamp, x long").json(str(tmp_path / "in"))
+    with pytest.raises(kleene.KleeneError, match="detect_stream runs SASE\\+ queries"):
+        detect_stream(sdf, "FROM A AS a MATCH a EMIT Event X()")

@@ -236,6 +236,11 @@ def detect_stream_job(
     if not sdf.isStreaming:
         raise KleeneError("detect_stream takes a streaming DataFrame; for a batch one use detect")
     compiled = plans.compile(query, plan, **options)
+    if compiled.emits_events:
+        raise KleeneError(
+            "detect_stream runs SASE+ queries; a LEAD rule runs on a batch DataFrame with "
+            "detect(), or in-process with kleene.Engine"
+        )
     if on_error not in ("raise", "skip"):
         raise KleeneError(f"on_error is 'raise' or 'skip', not {on_error!r}")
     if on_late not in ("count", "collect"):
