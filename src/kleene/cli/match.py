@@ -21,6 +21,7 @@ from kleene.cli.common import (
 )
 from kleene.cli.options import pair, plan_options
 from kleene.events import Event
+from kleene.runtime.engine import check_input
 
 __all__ = ["add"]
 
@@ -105,7 +106,7 @@ def _match(args: argparse.Namespace) -> int:
     written = 0
     shown: list[kleene.Match | kleene.Event] = []
     with kleene.io.match_output(args.output) as write, progress(args.progress) as tick:
-        for batch in _chunks(reader, tick):
+        for batch in _chunks(check_input(engine.plan, reader), tick):
             found = engine.send_many(batch)
             shown.extend(found[: args.show - len(shown)])
             written += _emit(found, write, args.limit, written)

@@ -175,6 +175,21 @@ class EventReader:
     skipped: int = 0
     rows: int = 0
     errors: list[EventError] = field(default_factory=list)
+    #: The input's column names, once it is open, when it has a schema (CSV, Parquet, Arrow;
+    #: None for JSON lines); the columns of the file being read, for a folder.
+    names: tuple[str, ...] | None = None
+    #: Where those names come from (the file being read).
+    where: str = ""
+
+    def roles(self) -> dict[str, str]:
+        """The columns that are no attribute, by their role (ts, type, id)."""
+        columns = self.columns
+        roles = {columns.ts: "ts"}
+        if columns.event_type is None:
+            roles[columns.type] = "type"
+        if columns.id is not None:
+            roles[columns.id] = "id"
+        return roles
 
     def __iter__(self) -> Iterator[Event]:
         for batch in self.batches(self):
@@ -367,6 +382,7 @@ def _arrow_batches(
     number = 0
     for batch in batches:
         names = batch.schema.names
+        reader.names, reader.where = tuple(names), where
         columns = []
         for column in batch.columns:
             kind = column.type
@@ -412,6 +428,7 @@ def _parquet_batches(
         except (pa.ArrowInvalid, OSError) as error:
             raise EventError(f"not a Parquet file: {error}", source=where) from None
         with file:
+            reader.names, reader.where = tuple(file.schema_arrow.names), where
             yield from _arrow_batches(reader, file.iter_batches(batch_size=_BATCH_ROWS), where)
 
 
@@ -474,6 +491,7 @@ def _csv_stream(
         raise EventError("the header is not UTF-8 text", source=where, row=0) from None
     if not header:
         return
+    reader.names, reader.where = tuple(header), where
     repeated = sorted({name for name in header if header.count(name) > 1})
     if repeated:
         raise EventError(

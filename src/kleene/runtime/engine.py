@@ -15,15 +15,17 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Hashable, Iterable, Iterator, Mapping
 from datetime import timedelta
 from itertools import count
 from typing import Any, Literal
 
 from kleene import plans
 from kleene.compiler.options import Options
+from kleene.compiler.schema import AttributeWatch, attributes_read, check_columns
 from kleene.errors import EventError, KleeneError
 from kleene.events import Event, Watermark, as_event, numeric_time
+from kleene.io.readers import EventReader
 from kleene.language.ast import Pattern
 from kleene.language.lead_ast import Rule
 from kleene.matches import Match, Retraction, net
@@ -33,7 +35,7 @@ from kleene.plans.base import Plan
 from kleene.runtime.metrics import Metrics
 from kleene.runtime.reorder import OnLate, Reorder, delay_units
 
-__all__ = ["Engine", "match"]
+__all__ = ["Engine", "check_input", "match"]
 
 EventLike = Event | Mapping[str, Any]
 #: How arcs added while the stream runs get their lifetimes: after the latest event
@@ -102,6 +104,11 @@ class Engine:
         else:
             self.plan = plans.compile(pattern, plan, **options)
         self._metrics = Metrics()
+        reads = attributes_read(self.plan)
+        #: Warns once about attributes the first events of their type never carry.
+        self._watch = AttributeWatch(reads) if reads else None
+        if self._watch is not None:
+            self._metrics.missing_attributes = self._watch.missing
         self._live: dict[Hashable, int] = {}
         self._total_live = 0
         if not partition and self.plan.emits_events and self.plan.partition_key is not None:
@@ -152,6 +159,10 @@ class Engine:
         item = as_event(event, default_id=self._arrivals)
         self._arrivals += 1
         self._metrics.events += 1
+        if self._watch is not None:
+            self._watch.see(item)
+            if self._watch.done:
+                self._watch = None
         reorder = self._reorder
         if not self._ordered:
             return self._send_unordered(item)
@@ -610,6 +621,23 @@ class Engine:
         return matches
 
 
+def check_input(plan: Plan[Any], events: Iterable[Any]) -> Iterator[Any]:
+    """The events, unchanged; when they come from a reader with a schema (CSV, Parquet,
+    Arrow, pandas), the query's attributes are first checked against its columns
+    (`check_columns`: an `EventError` for an attribute no column holds, before any event is
+    matched)."""
+    iterator = iter(events)
+    if not isinstance(events, EventReader):
+        yield from iterator
+        return
+    first = next(iterator, None)  # opens the input: its columns are known now
+    if events.names is not None:
+        check_columns(plan, events.names, events.where or events.source, events.roles())
+    if first is not None:
+        yield first
+    yield from iterator
+
+
 def _emitted_at(event: Any) -> float:
     t: float = event.t
     return t
@@ -640,8 +668,10 @@ def match(
     4
     """
     engine = Engine(pattern, plan, **options)
-    found = engine.send_many(events)
+    found = engine.send_many(check_input(engine.plan, events))
     found.extend(engine.close())
+    if engine.plan.emits_events:  # a LEAD rule: its events, in emission order
+        return found
     if not engine.plan.ordered:
         return net(found)
     found.sort(key=Match.sort_key)

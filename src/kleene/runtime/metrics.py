@@ -23,7 +23,10 @@ class Metrics:
     - `late`: events dropped because they came later than `max_delay` allows (see
       `Engine`; with `on_late="collect"` they are also kept in `engine.late`);
     - `plan`: the plan's own counters summed over partitions (for `nfa`: runs created and
-      merged, edge evaluations, buffer writes, completions).
+      merged, edge evaluations, buffer writes, completions);
+    - `missing_attributes`: the places in the query (`b.pric`) reading an attribute that none
+      of the first events of its type carried (also logged as a warning; see
+      `kleene.compiler.schema.AttributeWatch`).
     """
 
     events: int = 0
@@ -34,9 +37,11 @@ class Metrics:
     run_steps: int = 0
     late: int = 0
     plan: dict[str, int] = field(default_factory=dict)
+    missing_attributes: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, int]:
         """Every counter by name, the plan's included."""
         counts = asdict(self)
+        counts.pop("missing_attributes")
         plan: Mapping[str, int] = counts.pop("plan")
         return {**counts, **plan}

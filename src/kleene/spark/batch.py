@@ -27,6 +27,7 @@ from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from kleene import plans
+from kleene.compiler.schema import attributes_read
 from kleene.errors import EventError, KleeneError
 from kleene.language import ast as A
 from kleene.language.lead_ast import Rule
@@ -34,7 +35,7 @@ from kleene.plans.base import Plan
 from kleene.plans.petri import PetriPlan
 from kleene.runtime.reorder import delay_units
 from kleene.spark.pushdown import NUMERIC, EventColumns, col, prefilter
-from kleene.spark.rules import emitted_schema, rule_attributes, rule_filter, rule_keys
+from kleene.spark.rules import emitted_schema, rule_filter, rule_keys
 from kleene.spark.worker import GROUP, HOME, SEQ, JobSpec, PeakParam, match_batches
 
 __all__ = ["DetectJob", "detect", "detect_job", "match_schema"]
@@ -329,7 +330,8 @@ def _event_columns(
         {f.name: f.dataType for f in df.schema.fields}, ts, type_name, event_type, id_column
     )
     roles = {ts: "ts", id_column: "id", **({type_name: "type"} if type_name else {})}
-    for attr, place in _attributes(plan):
+    for read in attributes_read(plan):
+        attr, place = read.attr, read.place
         role = roles.get(attr)
         if role is not None and role != attr:  # such a column is no attribute: always null
             raise EventError(
@@ -344,24 +346,6 @@ def _event_columns(
                 field=attr,
             )
     return df, events
-
-
-def _attributes(plan: Plan[Any]) -> list[tuple[str, str]]:
-    """The attribute names a query reads, each with a place it reads it."""
-    if isinstance(plan, PetriPlan):
-        return rule_attributes(plan)
-    found: list[tuple[str, str]] = []
-    where = plan.analysis.pattern.where
-    if where is None:
-        return found
-    for node in A.walk(where):
-        if isinstance(node, A.Attr):
-            found.append((node.attr, f"{node.var}.{node.attr}"))
-        elif isinstance(node, A.Aggregate) and node.attr is not None:
-            found.append((node.attr, f"{node.func}({node.var}[].{node.attr})"))
-        elif isinstance(node, A.Equivalence):
-            found.extend((attr, f"[{attr}]") for attr in node.attrs)
-    return found
 
 
 def _keys(

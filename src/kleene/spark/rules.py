@@ -9,13 +9,13 @@ from __future__ import annotations
 from pyspark.sql import Column
 from pyspark.sql import types as T
 
-from kleene.compiler.lead_check import actions_of, argument_name, conditions_of, patterns_in
+from kleene.compiler.lead_check import argument_name
 from kleene.errors import EventError
 from kleene.language import lead_ast as L
 from kleene.plans.petri import PetriPlan
 from kleene.spark.pushdown import EventColumns, col
 
-__all__ = ["emitted_schema", "rule_attributes", "rule_filter", "rule_keys"]
+__all__ = ["emitted_schema", "rule_filter", "rule_keys"]
 
 #: Type names an EventType declares its attributes with, as Spark types.
 _DECLARED: dict[str, T.DataType] = {
@@ -30,36 +30,6 @@ _DECLARED: dict[str, T.DataType] = {
     "STRING": T.StringType(),
     "TEXT": T.StringType(),
 }
-
-
-def _expressions(rule: L.Rule) -> list[L.Expr]:
-    """Every expression of a rule: conditions, action arguments, time events, enrichments."""
-    found: list[L.Expr] = [arg.value for action in actions_of(rule) for arg in action.args]
-    found += [e for node in patterns_in(rule.pattern) for e, _ in conditions_of(node)]
-    for event in rule.time_events:
-        found += [event.start, event.end]
-    for enrichment in rule.enrich:
-        found += [value for _, value in enrichment.assignments]
-    return found
-
-
-def rule_attributes(plan: PetriPlan) -> list[tuple[str, str]]:
-    """The attributes a rule reads from its streams' events, each with a place it reads it."""
-    rule = plan.rule
-    aliases = {s.alias for s in rule.streams}
-    enriched = {name for e in rule.enrich for name, _ in e.assignments}
-    found = [(a.name, f"PARTITION BY {a.var}.{a.name}") for a in rule.partition]
-
-    def visit(e: L.Expr) -> None:
-        own = isinstance(e, L.Attr) and e.var in aliases and e.name != "event_time"
-        if own and e.name not in enriched:  # type: ignore[union-attr]
-            found.append((e.name, f"{e.var}.{e.name}"))  # type: ignore[union-attr]
-        for child in L.children(e):
-            visit(child)
-
-    for expr in _expressions(rule):
-        visit(expr)
-    return found
 
 
 def rule_keys(plan: PetriPlan) -> list[tuple[str, Column]] | None:
