@@ -45,7 +45,9 @@ def test_pandas_and_arrow_are_checked_the_same_way():
     ):
         with pytest.raises(kleene.EventError, match="no column 'pric'"):
             kleene.match(QUERY, events)
-    assert kleene.match(QUERY.replace("b.pric ", "b.price "), kleene.from_pandas(pd.DataFrame(ROWS)))
+    assert kleene.match(
+        QUERY.replace("b.pric ", "b.price "), kleene.from_pandas(pd.DataFrame(ROWS))
+    )
 
 
 def test_kleene_match_says_it_on_one_line(files, capsys):
@@ -85,5 +87,39 @@ def test_json_lines_warn_and_present_attributes_do_not(files, caplog):
 
 def test_a_lead_rule_is_checked_too(files):
     rule = "FROM A AS a, B AS b MATCH a Followed By b.filter(b.pric > 1) EMIT Event X()"
-    with pytest.raises(kleene.EventError, match="reads b.pric"):
+    with pytest.raises(kleene.EventError, match=r"reads b\.pric"):
         kleene.match(rule, kleene.read_events(files["csv"]))
+
+
+# ---- time units --------------------------------------------------------------------------
+
+EPOCH_MS = [{"type": "A", "ts": 1_700_000_000_000 + i * 60_000, "x": i} for i in range(3)]
+
+
+def test_epoch_milliseconds_under_a_window_in_minutes_are_refused():
+    with pytest.raises(kleene.EventError, match="looks like epoch milliseconds") as caught:
+        kleene.match("PATTERN SEQ(A a, A b) WITHIN 10 min", EPOCH_MS)
+    assert "--ts-unit ms" in str(caught.value) and caught.value.row == 1
+    assert len(kleene.match("PATTERN SEQ(A a, A b) WITHIN 10 min", EPOCH_MS, time_unit="ms")) == 3
+    # a window in timestamp units says nothing about the epoch: raw numbers are fine
+    assert kleene.match("PATTERN SEQ(A a, A b) WITHIN 10", EPOCH_MS) == []
+    micro = [{**e, "ts": e["ts"] * 1000} for e in EPOCH_MS]
+    with pytest.raises(kleene.EventError, match="epoch microseconds"):
+        kleene.match("PATTERN SEQ(A a, A b) WITHIN 10 min", micro)
+
+
+def test_kleene_match_points_at_ts_unit(tmp_path, capsys):
+    path = tmp_path / "ticks.parquet"
+    pq.write_table(pa.Table.from_pylist(EPOCH_MS), path)
+    query = "PATTERN SEQ(A a, A b) WITHIN 10 min"
+    assert main(["match", query, "-i", str(path)]) == 1
+    assert "--ts-unit ms" in capsys.readouterr().err
+    assert main(["match", query, "-i", str(path), "--ts-unit", "ms"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 3
+
+
+def test_explain_says_what_numeric_timestamps_count(capsys):
+    assert main(["explain", "PATTERN SEQ(A a, A b) WITHIN 10 min"]) == 0
+    assert "numeric timestamps count s (time_unit)" in capsys.readouterr().out
+    assert main(["explain", "PATTERN SEQ(A a, A b) WITHIN 10"]) == 0
+    assert "numeric timestamps" not in capsys.readouterr().out

@@ -224,3 +224,16 @@ def test_kleene_run_with_a_lead_rule(spark, tmp_path, capsys):
     assert "1 emitted events" in captured.err and "Unpaid {'order': 2}" in captured.out
     written = [json.loads(line) for part in sorted(out.glob("part-*")) for line in part.open()]
     assert written == [{"type": "Unpaid", "ts": 11, "key": {"order": "2"}, "order": 2}]
+
+
+def test_kleene_run_refuses_epoch_milliseconds_in_a_window_of_minutes(spark, tmp_path, capsys):
+    source = tmp_path / "ticks.jsonl"
+    rows = [{"type": "A", "ts": 1_700_000_000_000 + i * 60_000} for i in range(3)]
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    query = "PATTERN SEQ(A a, A b) WITHIN 10 min"
+    out = tmp_path / "out.jsonl"
+    assert main(["run", query, "-i", str(source), "-o", str(out), "--master", "local[2]"]) == 1
+    err = capsys.readouterr().err
+    assert "looks like epoch milliseconds" in err and "--ts-unit ms" in err
+    args = ["run", query, "-i", str(source), "-o", str(out), "--ts-unit", "ms", "--overwrite"]
+    assert main(args) == 0

@@ -15,6 +15,7 @@ variables:
   c  Exit      one event
 strategy:       skip_till_next_match
 window:         12 hours (43200 timestamp units)
+                numeric timestamps count s (time_unit); epoch milliseconds need --ts-unit ms
 properties:
   a: a.zone = "A"
 relationships:  none
@@ -127,6 +128,12 @@ def explain(plan: Plan[Any]) -> str:
     else:
         window = f"{within_text(pattern.within)} ({plan.window:g} timestamp units)"
         lines.append(f"{'window:':<16}{window}")
+        if pattern.within.unit is not None:
+            unit = plan.options.time_unit
+            lines.append(
+                f"{'':<16}numeric timestamps count {unit} (time_unit); epoch milliseconds "
+                "need --ts-unit ms"
+            )
     properties: dict[str, list[str]] = {}
     relationships = []
     for condition in analysis.conditions:

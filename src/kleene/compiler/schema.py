@@ -30,9 +30,22 @@ from kleene.events import Event
 from kleene.language import ast as A
 from kleene.language import lead_ast as L
 
-__all__ = ["AttributeWatch", "Read", "attributes_read", "check_columns"]
+__all__ = [
+    "AttributeWatch",
+    "Read",
+    "attributes_read",
+    "check_columns",
+    "check_time_scale",
+    "counts_real_time",
+]
 
 log = logging.getLogger("kleene")
+
+#: Seconds from the epoch to the year 3000: a numeric timestamp beyond it, read in the
+#: engine's time unit, is another unit (epoch milliseconds, microseconds, nanoseconds).
+YEAR_3000 = 32_503_680_000
+#: Seconds in each epoch unit a numeric timestamp may count.
+EPOCH_UNITS = {"ms": 1e-3, "us": 1e-6, "ns": 1e-9}
 
 #: The event fields every event has, whatever its columns (`a.ts`, `a.type`, `a.id`).
 FIELDS = frozenset({"ts", "type", "id"})
@@ -191,3 +204,40 @@ class AttributeWatch:
                 which,
                 read.attr,
             )
+
+
+def counts_real_time(plan: Any) -> bool:
+    """Does the query measure time in real units (`WITHIN 10 min`, a LEAD duration), so that
+    numeric timestamps must count the engine's `time_unit` since the epoch (or from any
+    origin) for the windows to mean what they say?"""
+    rule = getattr(plan, "rule", None)
+    if isinstance(rule, L.Rule):
+        return True  # durations (Within, Wait, time events) are written with units
+    analysis = getattr(plan, "analysis", None)
+    within = None if analysis is None else analysis.pattern.within
+    return within is not None and within.unit is not None
+
+
+def check_time_scale(ts: float, time_unit: str, seconds_per_unit: float) -> None:
+    """Refuse a numeric timestamp that, read in `time_unit`, lies beyond the year 3000: it
+    counts a smaller unit since the epoch, and a window in real time would be a thousand
+    (or a million) times too short, silently. The error says which unit it looks like.
+
+    >>> check_time_scale(1_700_000_000, "s", 1.0)
+    >>> check_time_scale(1_700_000_000_000, "s", 1.0)
+    Traceback (most recent call last):
+    ...
+    kleene.errors.EventError: field 'ts': timestamp 1700000000000 read in s is after the year
+    3000; it looks like epoch milliseconds: read it with ts_unit='ms' (--ts-unit ms), ...
+    """
+    seconds = abs(ts) * seconds_per_unit
+    if seconds <= YEAR_3000:
+        return
+    names = {"ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds"}
+    guess = next((u for u, size in EPOCH_UNITS.items() if abs(ts) * size <= YEAR_3000), "ns")
+    raise EventError(
+        f"timestamp {ts!r} read in {time_unit} is after the year 3000; it looks like epoch "
+        f"{names[guess]}: read it with ts_unit={guess!r} (--ts-unit {guess}), or count in "
+        f"them with time_unit={guess!r} (--time-unit {guess})",
+        field="ts",
+    )

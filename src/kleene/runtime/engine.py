@@ -22,12 +22,19 @@ from typing import Any, Literal
 
 from kleene import plans
 from kleene.compiler.options import Options
-from kleene.compiler.schema import AttributeWatch, attributes_read, check_columns
+from kleene.compiler.schema import (
+    AttributeWatch,
+    attributes_read,
+    check_columns,
+    check_time_scale,
+    counts_real_time,
+)
 from kleene.errors import EventError, KleeneError
 from kleene.events import Event, Watermark, as_event, numeric_time
 from kleene.io.readers import EventReader
 from kleene.language.ast import Pattern
 from kleene.language.lead_ast import Rule
+from kleene.language.to_ast import UNITS
 from kleene.matches import Match, Retraction, net
 from kleene.plans.afa import Afa, AfaPlan, Arc
 from kleene.plans.afa.model import Lifetime
@@ -104,6 +111,10 @@ class Engine:
         else:
             self.plan = plans.compile(pattern, plan, **options)
         self._metrics = Metrics()
+        #: Does the query count real time (`WITHIN 10 min`)? Then numeric timestamps must be
+        #: in the engine's time unit, not epoch milliseconds (`check_time_scale`).
+        self._real_time = counts_real_time(self.plan)
+        self._unit_seconds = UNITS[self.plan.options.time_unit][1]
         reads = attributes_read(self.plan)
         #: Warns once about attributes the first events of their type never carry.
         self._watch = AttributeWatch(reads) if reads else None
@@ -530,6 +541,11 @@ class Engine:
             return
         self._ts_type = type(event.ts)
         is_datetime = not isinstance(event.ts, int | float)
+        if not is_datetime and self._real_time:
+            try:
+                check_time_scale(event.t, self.plan.options.time_unit, self._unit_seconds)
+            except EventError as error:
+                raise EventError(error.message, row=self._arrivals, field="ts") from None
         if self._datetimes is None:
             self._datetimes = is_datetime
             if is_datetime and self.plan.options.time_unit != "s":

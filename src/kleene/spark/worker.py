@@ -20,10 +20,12 @@ import pyarrow as pa
 from pyspark.accumulators import Accumulator, AccumulatorParam
 
 from kleene import plans
+from kleene.compiler.schema import check_time_scale, counts_real_time
 from kleene.errors import EventError, KleeneError
 from kleene.events import Event, Watermark, owned_event
 from kleene.language.ast import Pattern
 from kleene.language.lead_ast import Rule
+from kleene.language.to_ast import UNITS
 from kleene.matches import Match, Retraction
 from kleene.plans.base import Plan
 
@@ -189,10 +191,17 @@ def match_batches(
         positives = [] if plan.emits_events else [v.name for v in plan.analysis.positive]
         output = _Output(spec, positives)
         group: _Group | None = None
+        #: A numeric timestamp of a query counting real time is checked once (epoch ms?).
+        scale = counts_real_time(plan)
         for batch in batches:
             table = {name: _values(batch, name) for name in batch.schema.names}
             keys = [table[f"{GROUP}{g}"] for g in range(spec.groups)]
             for row, event in enumerate(_events(spec, table, batch.num_rows)):
+                if scale:
+                    scale = False
+                    if isinstance(event.ts, int | float):
+                        unit = plan.options.time_unit
+                        check_time_scale(event.t, unit, UNITS[unit][1])
                 key = tuple(column[row] for column in keys)
                 if group is None or key != group.key:
                     if group is not None:
