@@ -123,3 +123,10 @@ def test_explain_says_what_numeric_timestamps_count(capsys):
     assert "numeric timestamps count s (time_unit)" in capsys.readouterr().out
     assert main(["explain", "PATTERN SEQ(A a, A b) WITHIN 10"]) == 0
     assert "numeric timestamps" not in capsys.readouterr().out
+
+
+def test_a_rule_without_durations_takes_any_numbers():
+    rule = "FROM A AS a MATCH a EMIT Event X(a.x)"
+    assert kleene.lead.run(rule, EPOCH_MS) == [kleene.Event("X", EPOCH_MS[0]["ts"], {"x": 0})]
+    with pytest.raises(kleene.EventError, match="epoch milliseconds"):
+        kleene.lead.run("FROM A AS a MATCH Wait(a, 1 min) EMIT Event X(a.x)", EPOCH_MS)

@@ -212,10 +212,31 @@ def counts_real_time(plan: Any) -> bool:
     origin) for the windows to mean what they say?"""
     rule = getattr(plan, "rule", None)
     if isinstance(rule, L.Rule):
-        return True  # durations (Within, Wait, time events) are written with units
+        return _has_durations(rule)
     analysis = getattr(plan, "analysis", None)
     within = None if analysis is None else analysis.pattern.within
     return within is not None and within.unit is not None
+
+
+def _has_durations(rule: L.Rule) -> bool:
+    """Does the rule write a duration (Within, Wait, `3 days`, a time frame)?"""
+    if rule.frame is not None and rule.frame.unit != "events":
+        return True
+    for node in patterns_in(rule.pattern):
+        if isinstance(node, L.Within | L.Wait) or (
+            isinstance(node, L.Negation) and node.within is not None
+        ):
+            return True
+    expressions = [e for node in patterns_in(rule.pattern) for e, _ in conditions_of(node)]
+    expressions += [e for t in rule.time_events for e in (t.start, t.end)]
+    expressions += [arg.value for action in actions_of(rule) for arg in action.args]
+    pending = list(expressions)
+    while pending:
+        e = pending.pop()
+        if isinstance(e, L.Duration):
+            return True
+        pending.extend(L.children(e))
+    return False
 
 
 def check_time_scale(ts: float, time_unit: str, seconds_per_unit: float) -> None:
