@@ -19,3 +19,14 @@ def test_kleene_imports_without_pyspark():
     assert "Match(a=[0])" in done.stdout
     done = python(blocked + "import kleene.spark")
     assert "kleene.spark needs pyspark: pip install 'kleene[spark]'" in done.stderr
+
+
+def test_the_spark_extra_takes_a_range_of_pyspark():
+    """Compatible-range pins: any pyspark 4, and the pandas and pyarrow it asks for."""
+    import tomllib
+    from pathlib import Path
+
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    spark = project["project"]["optional-dependencies"]["spark"]
+    assert "pyspark[sql]>=4.0,<5" in spark
+    assert not any(line.startswith("pandas") for line in spark)  # as pyspark requires
