@@ -237,3 +237,36 @@ def test_kleene_run_refuses_epoch_milliseconds_in_a_window_of_minutes(spark, tmp
     assert "looks like epoch milliseconds" in err and "--ts-unit ms" in err
     args = ["run", query, "-i", str(source), "-o", str(out), "--ts-unit", "ms", "--overwrite"]
     assert main(args) == 0
+
+
+def test_kleene_run_prints_kleene_lines_not_sparks(tmp_path):
+    """Spark's start-up lines (its log4j profile, its default log level, native-library
+    warnings) stay out of a run's output: only errors from Spark's log."""
+    import subprocess
+
+    source = tmp_path / "orders.jsonl"
+    source.write_text(json.dumps({"type": "Order", "ts": 0, "order": 1}) + "\n")
+    rule = "FROM Order AS o MATCH o PARTITION BY o.order EMIT Event Seen(o.order)"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kleene",
+            "run",
+            rule,
+            "-i",
+            str(source),
+            "-o",
+            str(tmp_path / "o.jsonl"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "1 emitted events" in done.stderr
+    for noise in ("log4j", "Setting default log level", "NativeCodeLoader", " WARN "):
+        assert noise not in done.stderr
+    # what is left is the JVM's own notice of the module Spark 4 adds (no flag silences it)
+    others = [line for line in done.stderr.splitlines() if not line.startswith("kleene: ")]
+    assert others in ([], ["WARNING: Using incubator modules: jdk.incubator.vector"])

@@ -6,6 +6,7 @@ import os
 import re
 import sys
 from collections.abc import Mapping
+from importlib.resources import files
 
 from pyspark.sql import SparkSession
 
@@ -39,7 +40,9 @@ def spark_session(
     Workers must import kleene, so they use `sys.executable` (the one kleene is installed
     in) unless PYSPARK_PYTHON says otherwise. Timestamps are read in UTC. On a local master,
     shuffles default to four partitions a core rather than Spark's 200 (each partition is a
-    Python task); `conf` overrides any of this.
+    Python task). Spark's own log prints errors only (`log4j2.properties` beside this
+    module), unless `spark.driver.extraJavaOptions` names another log4j configuration.
+    `conf` overrides any of this.
     """
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     settings = {"spark.sql.session.timeZone": "UTC", "spark.ui.showConsoleProgress": "true"}
@@ -47,6 +50,10 @@ def spark_session(
     if cores is not None:
         settings["spark.sql.shuffle.partitions"] = str(4 * cores)
     settings.update(conf or {})
+    options = settings.get("spark.driver.extraJavaOptions", "")
+    if "log4j.configurationFile" not in options:  # Spark's start-up lines: errors only
+        quiet = f"-Dlog4j.configurationFile={files('kleene.spark').joinpath('log4j2.properties')}"
+        settings["spark.driver.extraJavaOptions"] = f"{options} {quiet}".strip()
     builder = SparkSession.builder.master(master).appName(app_name)
     for key, value in settings.items():
         builder = builder.config(key, value)
