@@ -393,3 +393,20 @@ def test_bench_runs_a_suite_of_the_checkout(capsys):
     assert main(["bench", "lead", *arguments, "--users", "20"]) == 0
     out = capsys.readouterr().out
     assert "`python -m benchmarks lead --events 300" in out and "| Figure 2 n=" in out
+
+
+def test_quiet_keeps_warnings_and_drops_the_summary(tmp_path, capsys):
+    source = tmp_path / "ticks.jsonl"
+    rows = [{"type": "AB"[i % 2], "ts": i, "price": i} for i in range(300)]
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    query = "PATTERN SEQ(A a, B b) WHERE b.pric > a.price WITHIN 1"
+    assert main(["match", query, "-i", str(source)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("kleene: the query reads b.pric, but none of the first 100 B")
+    assert err[-1].startswith("kleene: 300 events, 0 matches")
+    assert main(["match", query, "-i", str(source), "--quiet"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "b.pric" in err[0]  # the warning stays, the summary goes
+    target = tmp_path / "gen.csv"
+    assert main(["gen", "stock", "-n", "10", "-o", str(target), "-q"]) == 0
+    assert capsys.readouterr().err == ""

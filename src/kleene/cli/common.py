@@ -4,6 +4,7 @@ progress."""
 from __future__ import annotations
 
 import argparse
+import logging
 import re
 import sys
 from collections.abc import Iterator
@@ -157,6 +158,36 @@ def query_text(text: str) -> tuple[str, str]:
 def is_afa(text: str) -> bool:
     """Is the query an AFA in its text form (`AFA name ...`, docs/plans/afa.md)?"""
     return re.match(r"\s*AFA\b", text, re.IGNORECASE) is not None
+
+
+#: kleene's logger: the CLI's summary lines are its INFO records, `AttributeWatch`'s its
+#: warnings.
+log = logging.getLogger("kleene")
+
+
+def quiet_argument(parser: Any) -> None:
+    """`--quiet`: only warnings and errors (no summary lines, no progress)."""
+    parser.add_argument(
+        "--quiet", "-q", action="store_true", help="print only warnings and errors on stderr"
+    )
+
+
+@contextmanager
+def logging_to_stderr(quiet: bool, verbose: bool) -> Iterator[None]:
+    """kleene's log on stderr as `kleene: …` lines while a command runs: INFO and up, only
+    warnings with --quiet, DEBUG with --verbose; the logger is left as it was after."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("kleene: %(message)s"))
+    saved = (log.level, log.propagate)
+    log.addHandler(handler)
+    log.propagate = False
+    log.setLevel(logging.WARNING if quiet else logging.DEBUG if verbose else logging.INFO)
+    try:
+        yield
+    finally:
+        log.removeHandler(handler)
+        log.setLevel(saved[0])
+        log.propagate = saved[1]
 
 
 @contextmanager

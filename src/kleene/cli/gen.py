@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 import kleene.io
+from kleene.cli.common import log, quiet_argument
 from kleene.errors import KleeneError
 
 __all__ = ["add"]
@@ -48,6 +48,7 @@ def add(commands: Any) -> None:
         default=0,
         help="every N events the frequencies move on by one symbol, so the rarest changes (0)",
     )
+    quiet_argument(stock)
     stock.set_defaults(run=_gen_stock)
 
 
@@ -70,5 +71,5 @@ def _gen_stock(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise KleeneError(str(error)) from None
     rows = kleene.io.write_columns(stream.batches(), args.output)
-    print(f"kleene: wrote {rows:,} events to {args.output}", file=sys.stderr)
+    log.info(f"wrote {rows:,} events to {args.output}")
     return 0

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 import kleene
 from kleene.cli import bench, explain, gen, match, replay, run, stream
+from kleene.cli.common import logging_to_stderr
 from kleene.errors import KleeneError
 
 __all__ = ["main"]
@@ -32,7 +33,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     args = parser().parse_args(argv)
     try:
-        result: int = args.run(args)
+        with logging_to_stderr(getattr(args, "quiet", False), getattr(args, "verbose", False)):
+            result: int = args.run(args)
         return result
     except KleeneError as error:
         print(f"kleene: {error}", file=sys.stderr)

@@ -14,10 +14,12 @@ from kleene.cli.common import (
     disorder_options,
     input_options,
     is_afa,
+    log,
     plan_arguments,
     progress,
     query_and_input,
     query_text,
+    quiet_argument,
 )
 from kleene.cli.options import pair, plan_options
 from kleene.events import Event
@@ -61,6 +63,7 @@ def add(commands: Any) -> None:
         default="auto",
         help="show progress on stderr (auto: when it is a terminal)",
     )
+    quiet_argument(match)
     match.set_defaults(run=_match)
 
 
@@ -105,7 +108,8 @@ def _match(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     written = 0
     shown: list[kleene.Match | kleene.Event] = []
-    with kleene.io.match_output(args.output) as write, progress(args.progress) as tick:
+    shows = "off" if args.quiet else args.progress
+    with kleene.io.match_output(args.output) as write, progress(shows) as tick:
         for batch in _chunks(check_input(engine.plan, reader), tick):
             found = engine.send_many(batch)
             shown.extend(found[: args.show - len(shown)])
@@ -128,18 +132,14 @@ def _match(args: argparse.Namespace) -> int:
             f"{written:,} lines: {metrics.matches:,} matches, {metrics.retractions:,} "
             f'withdrawn ("retraction": true), {net:,} net'
         )
-    print(
-        f"kleene: {metrics.events:,} events, {outcome}, {seconds:.2f} s (plan {engine.plan.name})",
-        file=sys.stderr,
-    )
+    log.info(f"{metrics.events:,} events, {outcome}, {seconds:.2f} s (plan {engine.plan.name})")
     if reader.report():
-        print(f"kleene: {reader.report()}", file=sys.stderr)
+        log.warning(reader.report())
     if metrics.late:
-        print(
-            f"kleene: dropped {metrics.late:,} late events (more than --max-delay, or with "
+        log.warning(
+            f"dropped {metrics.late:,} late events (more than --max-delay, or with "
             "--on-error skip and no --max-delay any amount, behind the latest timestamp); "
-            "raise --max-delay to keep them",
-            file=sys.stderr,
+            "raise --max-delay to keep them"
         )
     if args.stats:
         counts = metrics.as_dict()

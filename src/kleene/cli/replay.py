@@ -8,7 +8,6 @@ never sees half a file. The rows keep their order; file names sort in that order
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import pyarrow.csv as pacsv
 import pyarrow.json as pajson
 import pyarrow.parquet as pq
 
+from kleene.cli.common import log, quiet_argument
 from kleene.errors import EventError, KleeneError
 from kleene.io.readers import format_of
 
@@ -44,6 +44,7 @@ def add(commands: Any) -> None:
         metavar="COLUMN",
         help="add a column numbering the rows from 0 (an arrival order and id for the stream)",
     )
+    quiet_argument(parser)
     parser.set_defaults(run=_run)
 
 
@@ -57,7 +58,7 @@ def _run(args: argparse.Namespace) -> int:
         kind=args.format,
         number=args.number,
     )
-    print(f"kleene: replayed {written:,} rows into {args.to}", file=sys.stderr)
+    log.info(f"replayed {written:,} rows into {args.to}")
     return 0
 
 

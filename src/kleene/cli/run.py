@@ -17,9 +17,11 @@ from kleene.cli.common import (
     disorder_options,
     input_options,
     is_afa,
+    log,
     plan_arguments,
     query_and_input,
     query_text,
+    quiet_argument,
     spark_arguments,
 )
 from kleene.cli.options import pair, plan_options
@@ -56,6 +58,7 @@ def add(commands: Any) -> None:
     run.add_argument(
         "--verbose", action="store_true", help="show Spark's progress bars and its traces on errors"
     )
+    quiet_argument(run)
     run.set_defaults(run=_run)
 
 
@@ -118,22 +121,18 @@ def _job(args: argparse.Namespace, source: str) -> int:
         raise worker_error(error) or KleeneError(lines[0]) from None
     finished = time.perf_counter()
     counts = job.counts()
-    print(
-        f"kleene: {counts['read']:,} events read, {counts['kept']:,} after filtering, "
+    log.info(
+        f"{counts['read']:,} events read, {counts['kept']:,} after filtering, "
         f"{written:,} {'emitted events' if job.plan.emits_events else 'matches'} in "
         f"{finished - ready:.1f} s (+{ready - started:.1f} s Spark start; "
-        f"plan {job.plan.name}, grouped {job.grouping})",
-        file=sys.stderr,
+        f"plan {job.plan.name}, grouped {job.grouping})"
     )
     if counts["skipped"]:
-        print(
-            f"kleene: skipped {counts['skipped']:,} rows without timestamp or type", file=sys.stderr
-        )
+        log.warning(f"skipped {counts['skipped']:,} rows without timestamp or type")
     if counts["late"]:
-        print(
-            f"kleene: dropped {counts['late']:,} late rows (more than --max-delay behind the "
-            "latest timestamp before them); raise --max-delay to keep them",
-            file=sys.stderr,
+        log.warning(
+            f"dropped {counts['late']:,} late rows (more than --max-delay behind the "
+            "latest timestamp before them); raise --max-delay to keep them"
         )
     if args.show and job.plan.emits_events:  # a LEAD rule's events
         for number, row in enumerate(matches.orderBy("ts").limit(args.show).collect(), 1):

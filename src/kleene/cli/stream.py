@@ -6,13 +6,19 @@ from __future__ import annotations
 import argparse
 import re
 import shutil
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import kleene
-from kleene.cli.common import input_options, plan_arguments, query_text, spark_arguments
+from kleene.cli.common import (
+    input_options,
+    log,
+    plan_arguments,
+    query_text,
+    quiet_argument,
+    spark_arguments,
+)
 from kleene.cli.options import pair, plan_options
 from kleene.errors import KleeneError
 from kleene.io.readers import format_of
@@ -80,6 +86,7 @@ def add(commands: Any) -> None:
         "--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting"
     )
     stream.add_argument("--verbose", action="store_true", help="show Spark's own trace on errors")
+    quiet_argument(stream)
     stream.set_defaults(run=_run)
 
 
@@ -129,16 +136,15 @@ def _run(args: argparse.Namespace) -> int:
         trigger=args.trigger,
         available_now=args.available_now,
     )
-    print(
-        f"kleene: streaming {args.input} -> {args.output} (plan {job.plan.name}, grouped "
-        f"{job.grouping}; Spark ready in {time.perf_counter() - started:.1f} s); Ctrl-C stops",
-        file=sys.stderr,
+    log.info(
+        f"streaming {args.input} -> {args.output} (plan {job.plan.name}, grouped "
+        f"{job.grouping}; Spark ready in {time.perf_counter() - started:.1f} s); Ctrl-C stops"
     )
     try:
         _follow(query, args.duration)
     except KeyboardInterrupt:
         query.stop()
-        print("kleene: stopped; run the same command to go on from the checkpoint", file=sys.stderr)
+        log.info("stopped; run the same command to go on from the checkpoint")
     except StreamingQueryException as error:
         if args.verbose:
             raise
@@ -190,7 +196,7 @@ def _follow(query: Any, duration: float | None) -> None:
             if batch["batch"] <= shown:
                 continue
             shown = batch["batch"]
-            print(_line(batch), file=sys.stderr)
+            log.info(_line(batch))
         if ended:
             return
 
@@ -200,7 +206,7 @@ def _line(batch: dict[str, Any]) -> str:
     late = f", {batch['late']:,} late" if batch["late"] else ""
     skipped = f", {batch['skipped']:,} skipped" if batch["skipped"] else ""
     return (
-        f"kleene: batch {batch['batch']}: {batch['events']:,} events{late}{skipped}, "
+        f"batch {batch['batch']}: {batch['events']:,} events{late}{skipped}, "
         f"{batch['matches']:,} matches, state {batch['state_rows']:,} groups "
         f"({batch['state_bytes'] / 1024:,.0f} KiB), {batch['ms'] / 1000:.1f} s, "
         f"watermark {batch['watermark']}"
