@@ -16,7 +16,7 @@ from kleene.compiler.functions import register_function, unregister_function
 from kleene.compiler.options import Options
 from kleene.errors import EventError, KleeneError, PatternError, PatternSyntaxError, PlanError
 from kleene.events import Event, Watermark
-from kleene.io import from_arrow, from_pandas, read_events
+from kleene.io import from_arrow, from_pandas, read_events, to_pandas
 from kleene.language import builder
 from kleene.language.ast import Pattern
 from kleene.matches import Match, Retraction
@@ -55,5 +55,6 @@ __all__ = [
     "read_afa",
     "read_events",
     "register_function",
+    "to_pandas",
     "unregister_function",
 ]
