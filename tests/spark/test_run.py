@@ -270,3 +270,19 @@ def test_kleene_run_prints_kleene_lines_not_sparks(tmp_path):
     # what is left is the JVM's own notice of the module Spark 4 adds (no flag silences it)
     others = [line for line in done.stderr.splitlines() if not line.startswith("kleene: ")]
     assert others in ([], ["WARNING: Using incubator modules: jdk.incubator.vector"])
+
+
+def test_kleene_run_checks_the_columns_before_spark_starts(tmp_path, capsys, monkeypatch):
+    """The same error as kleene match, before any Spark session: starting one fails here."""
+    import kleene.spark
+
+    def no_spark(*args, **kwargs):
+        raise AssertionError("Spark was started")
+
+    monkeypatch.setattr(kleene.spark, "spark_session", no_spark)
+    source = tmp_path / "e.csv"
+    source.write_text("type,ts,price\nA,1,10\nB,2,11\n")
+    query = "PATTERN SEQ(A a, B b) WHERE b.pric > a.price WITHIN 10"
+    assert main(["run", query, "-i", str(source), "-o", str(tmp_path / "o.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert "no column 'pric'; the columns are type, ts, price" in err

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import kleene
+import kleene.io
 from kleene.cli.common import (
     disorder_options,
     input_options,
@@ -25,6 +26,7 @@ from kleene.cli.common import (
     spark_arguments,
 )
 from kleene.cli.options import pair, plan_options
+from kleene.compiler.schema import check_columns
 from kleene.errors import KleeneError
 from kleene.io.readers import STDIN, gzipped
 
@@ -89,7 +91,8 @@ def _job(args: argparse.Namespace, source: str) -> int:
             "kleene run takes a query; an AFA written directly runs with kleene match"
         )
     options = plan_options(args.option)
-    kleene.compile(text, args.plan, time_unit=args.time_unit, **options)  # errors before Spark
+    plan = kleene.compile(text, args.plan, time_unit=args.time_unit, **options)
+    _check_columns(plan, source, args)  # query and schema errors come before Spark starts
     check_output(args.output, overwrite=args.overwrite)
     if args.column_type:
         raise KleeneError("--column-type applies to kleene match; Spark infers column types")
@@ -147,6 +150,24 @@ def _job(args: argparse.Namespace, source: str) -> int:
         for number, row in enumerate(shown, 1):
             print(f"{number:>3}. {_short_row(row, variables, id_field)}")
     return 0
+
+
+def _check_columns(plan: kleene.Plan[Any], source: str, args: argparse.Namespace) -> None:
+    """Check the attributes the query reads against the input's columns (CSV header,
+    Parquet schema) the way `kleene match` does, before Spark starts: its first rows are read
+    by kleene's own reader. JSON lines have no schema; Spark checks them later."""
+    reader = kleene.io.read_events(
+        source,
+        args.format,
+        type_column=args.type_column,
+        ts_column=args.ts_column,
+        id_column=args.id_column,
+        event_type=args.event_type,
+        on_error="skip",  # malformed rows are the job's to report, as it reads them all
+    )
+    next(iter(reader), None)  # opens the input: its columns are known now
+    if reader.names is not None:
+        check_columns(plan, reader.names, reader.where or reader.source, reader.roles())
 
 
 @contextmanager
