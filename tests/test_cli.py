@@ -2,6 +2,7 @@
 
 import gzip
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -67,6 +68,8 @@ def test_match_output_file_limit_and_show(stocks, tmp_path, capsys):
     assert len(out_path.read_text().splitlines()) == 4
     shown = capsys.readouterr().out.splitlines()
     assert len(shown) == 2 and shown[0].startswith("  1. ")
+    # each event with the attributes the query reads: `a=[3 symbol='IBM' price=101.5] …`
+    assert re.search(r"a=\[\d+ symbol='\w+' price=[\d.]+\] b=\[\d+ symbol=", shown[0])
 
 
 def test_match_reads_column_mappings(tmp_path, capsys):

@@ -22,6 +22,7 @@ from kleene.cli.common import (
     quiet_argument,
 )
 from kleene.cli.options import pair, plan_options
+from kleene.compiler.schema import attributes_read
 from kleene.events import Event
 from kleene.runtime.engine import check_input
 
@@ -121,8 +122,9 @@ def _match(args: argparse.Namespace) -> int:
             shown.extend(found[: args.show - len(shown)])
             written += _emit(found, write, args.limit, written)
     display = sys.stdout if args.output not in (None, "-") else sys.stderr
+    fields = list(dict.fromkeys(read.attr for read in attributes_read(engine.plan)))
     for number, each in enumerate(shown, 1):
-        print(f"{number:>3}. {_short(each)}", file=display)
+        print(f"{number:>3}. {_short(each, fields)}", file=display)
     seconds = time.perf_counter() - started
     metrics = engine.metrics
     outcome = f"{written:,} {'emitted events' if engine.plan.emits_events else 'matches'}"
@@ -162,14 +164,19 @@ def _peak_memory_kib() -> int | None:
     return peak // 1024 if sys.platform == "darwin" else peak  # bytes there, KiB elsewhere
 
 
-def _short(found: kleene.Match | kleene.Event) -> str:
-    """A match on one line: its time span and each variable's event ids (an emitted event:
-    its time, type and attributes)."""
+def _short(found: kleene.Match | kleene.Event, fields: list[str]) -> str:
+    """A match on one line: its time span and each variable's events, each with its id and
+    the attributes the query reads (`fields`); an emitted event: its time, type and
+    attributes."""
     if isinstance(found, kleene.Event):
         return f"{found.ts}  {found.type} {dict(found.attrs)}"
+
+    def event(e: kleene.Event) -> str:
+        values = " ".join(f"{f}={e.attrs[f]!r}" for f in fields if f in e.attrs)
+        return f"{e.id} {values}".strip()
+
     parts = " ".join(
-        f"{name}=[{', '.join(str(e.id) for e in events)}]"
-        for name, events in found.bindings.items()
+        f"{name}=[{', '.join(event(e) for e in events)}]" for name, events in found.bindings.items()
     )
     return f"{found.start_ts} .. {found.end_ts}  {parts}"
 
