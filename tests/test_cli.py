@@ -413,3 +413,13 @@ def test_quiet_keeps_warnings_and_drops_the_summary(tmp_path, capsys):
     target = tmp_path / "gen.csv"
     assert main(["gen", "stock", "-n", "10", "-o", str(target), "-q"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_progress_has_a_total_when_the_input_says_it(tmp_path, capsys):
+    source = tmp_path / "e.csv"
+    source.write_text("type,ts\n" + "".join(f"A,{i}\n" for i in range(50)))
+    assert (
+        main(["match", "PATTERN SEQ(A a, A b) WITHIN 1", "-i", str(source), "--progress", "on"])
+        == 0
+    )
+    assert "/50.0 [" in capsys.readouterr().err  # tqdm shows the total (and an ETA)

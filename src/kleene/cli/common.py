@@ -7,7 +7,7 @@ import argparse
 import logging
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
@@ -191,12 +191,14 @@ def logging_to_stderr(quiet: bool, verbose: bool) -> Iterator[None]:
 
 
 @contextmanager
-def progress(mode: str) -> Iterator[Any]:
+def progress(mode: str, total: Callable[[], int | None] = lambda: None) -> Iterator[Any]:
+    """A progress bar on stderr (`on`, or `auto` on a terminal), with a total and so an ETA
+    when `total()` knows how many events are coming; a function taking counts."""
     show = mode == "on" or (mode == "auto" and sys.stderr.isatty())
     if not show:
         yield lambda count: None
         return
     from tqdm import tqdm
 
-    with tqdm(unit=" events", unit_scale=True, file=sys.stderr, leave=False) as bar:
+    with tqdm(total=total(), unit=" events", unit_scale=True, file=sys.stderr, leave=False) as bar:
         yield bar.update

@@ -110,7 +110,11 @@ def _match(args: argparse.Namespace) -> int:
     written = 0
     shown: list[kleene.Match | kleene.Event] = []
     shows = "off" if args.quiet else args.progress
-    with kleene.io.match_output(args.output) as write, progress(shows) as tick:
+
+    def rows() -> int | None:  # the bar's total, when the input says it cheaply
+        return kleene.io.readers.count_rows(args.input, args.format)
+
+    with kleene.io.match_output(args.output) as write, progress(shows, rows) as tick:
         for batch in _chunks(check_input(engine.plan, reader), tick):
             found = engine.send_many(batch)
             shown.extend(found[: args.show - len(shown)])
