@@ -286,3 +286,17 @@ def test_kleene_run_checks_the_columns_before_spark_starts(tmp_path, capsys, mon
     assert main(["run", query, "-i", str(source), "-o", str(tmp_path / "o.jsonl")]) == 1
     err = capsys.readouterr().err
     assert "no column 'pric'; the columns are type, ts, price" in err
+
+
+def test_kleene_run_reads_iso_text_timestamps_as_kleene_match_does(spark, tmp_path, capsys):
+    source = tmp_path / "iso.jsonl"
+    rows = [
+        {"type": "A", "ts": "2026-01-01T00:00:00Z", "x": 1},
+        {"type": "B", "ts": "2026-01-01T00:00:05Z", "x": 2},
+    ]
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    query = "PATTERN SEQ(A a, B b) WITHIN 1 min"
+    assert len(kleene.match(query, kleene.read_events(source))) == 1
+    out = tmp_path / "out.jsonl"
+    assert main(["run", query, "-i", str(source), "-o", str(out), "--master", "local[2]"]) == 0
+    assert "1 matches" in capsys.readouterr().err

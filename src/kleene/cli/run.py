@@ -102,7 +102,7 @@ def _job(args: argparse.Namespace, source: str) -> int:
     if not args.verbose:  # kleene says what failed, in one line; Spark's traces are noise
         spark.sparkContext.setLogLevel("OFF")
     ready = time.perf_counter()
-    frame = read_events_frame(spark, source, args.format)
+    frame = read_events_frame(spark, source, args.format, ts=args.ts_column, tz=args.tz)
     job = detect_job(
         frame,
         text,

@@ -25,9 +25,28 @@ def check_output(path: str, *, overwrite: bool = False) -> str:
     return kind
 
 
-def read_events_frame(spark: SparkSession, path: str, format: str | None = None) -> DataFrame:  # noqa: A002
+def read_events_frame(
+    spark: SparkSession,
+    path: str,
+    format: str | None = None,  # noqa: A002
+    *,
+    ts: str | None = None,
+    tz: str = "UTC",
+) -> DataFrame:
     """A CSV (with a header; types inferred), JSON lines or Parquet file or folder as a
-    DataFrame."""
+    DataFrame. A `ts` column of text (ISO 8601, as JSON lines hold timestamps) becomes
+    timestamps, as kleene match reads it: naive text in `tz`."""
+    frame = _read_frame(spark, path, format)
+    text = ts is not None and ts in frame.columns
+    if text and isinstance(frame.schema[ts].dataType, T.StringType):  # type: ignore[index]
+        parsed = F.to_timestamp(F.col(f"`{ts}`"))
+        if tz != "UTC":
+            parsed = F.to_utc_timestamp(parsed, tz)
+        frame = frame.withColumn(ts, parsed)  # type: ignore[arg-type]
+    return frame
+
+
+def _read_frame(spark: SparkSession, path: str, format: str | None) -> DataFrame:  # noqa: A002
     if not Path(path).exists():
         raise EventError(f"no such file or folder: {path}")
     kind = format or format_of(path)
