@@ -345,3 +345,18 @@ def test_a_row_that_does_not_fit_the_columns_is_named(tmp_path):
     last = done.stderr.splitlines()[-1]
     assert last.startswith("kleene: file://") and "a.csv: a row does not fit the columns" in last
     assert '"oops"' in last
+
+
+def test_epoch_milliseconds_under_a_window_in_minutes_are_refused(spark, tmp_path):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    lines = ["ts,type,k,seq"] + [f"{1_700_000_000_000 + i * 1000},A,k0,{i}" for i in range(5)]
+    (folder / "events.csv").write_text("\n".join(lines) + "\n")
+    done = _kleene(
+        "stream", "PATTERN SEQ(A a, A b) WITHIN 10 min", "-i", str(folder),
+        "--checkpoint", str(tmp_path / "ck"), "-o", str(tmp_path / "out"), "--available-now",
+        "--id-column", "seq", "--schema", "ts long, type string, k string, seq long",
+        "--master", "local[1]",
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert "looks like epoch milliseconds" in done.stderr.splitlines()[-1]

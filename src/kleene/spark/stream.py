@@ -50,9 +50,11 @@ from pyspark.sql.streaming.query import StreamingQuery
 from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 
 from kleene import plans
+from kleene.compiler.schema import check_time_scale, counts_real_time
 from kleene.errors import EventError, KleeneError, StateError
 from kleene.events import Event, Watermark
 from kleene.language import ast as A
+from kleene.language.to_ast import UNITS
 from kleene.matches import Match
 from kleene.plans.base import STATE_FORMAT, Plan
 from kleene.spark.batch import _event_columns, _keys, job_spec
@@ -462,9 +464,15 @@ class StreamFunction:
         keys = [table[f"{KEY}{i}"] for i in range(self.spec.keys)]
         latest = -math.inf
         held = current.held
+        scale = counts_real_time(plan)  # the first numeric timestamp: epoch ms? (refused)
         for row, event in enumerate(_events(self.spec.job, table, batch.num_rows)):
             if clock[row]:  # a clock row that passed its filter
                 continue
+            if scale:
+                scale = False
+                if isinstance(event.ts, int | float):
+                    unit = plan.options.time_unit
+                    check_time_scale(event.t, unit, UNITS[unit][1])
             key = (keys[0][row],) if len(keys) == 1 else tuple(column[row] for column in keys)
             t = event.t
             if before.settles(t):
