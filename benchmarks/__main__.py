@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-from benchmarks import afa, disorder, lazy, lead, nfa, spark, stream, window
+from benchmarks import afa, disorder, lazy, lead, nfa, peers, spark, stream, window
 from benchmarks.harness import report
 from kleene.errors import KleeneError
 
@@ -20,6 +20,7 @@ SUITES: dict[str, ModuleType] = {
     "disorder": disorder,
     "afa": afa,
     "lead": lead,
+    "peers": peers,
     "spark": spark,
     "stream": stream,
 }

@@ -1,0 +1,177 @@
+"""kleene beside CORE, the peer to beat (issue 19), on the peers' workload
+(`../shared/bench/peers/README.md` in the workplace): a stock-tick stream typed by symbol
+S0..S9 (S0 100x more frequent than S9), one tick per time unit, and five patterns run with
+skip-till-any-match, all matches, window 9 inclusive (CORE's exclusive `WITHIN 10`):
+
+- P0 `SEQ(S0 a, S1 b, S2 c)`; P1 the same with `a.price < b.price < c.price`;
+- P2 `SEQ(S0 a, S1+ b[], S2 c)`; P3 `SEQ(S0 a, NOT(S1 b), S2 c)`; P4 `AND(S0 a, S1 b, S2 c)`.
+
+The stream is generated here exactly as the peers' `gen.py` does (numpy's default_rng, seed
+42), so the counts equal the reference files'. Each plan's rate is in events per CPU-second
+(the engine's work on events already in memory, as the peers measure). A rate is reported
+only with the right count: the plans must agree with each other, and with `--expected
+ref_100k.json` (the peers' counts) when given. A row for a hand-written CPython loop shows
+the floor on P0. With `--core-python` and `--core-script`, CORE runs in the same run.
+
+>>> results, _, _ = run(argparse.Namespace(events=2000, patterns=["P0", "P3"],
+...     plans=["nfa", "reference"], expected=None, core_python=None, core_script=None,
+...     repeat=1))
+>>> [(r.setting, r.plan) for r in results]  # doctest: +NORMALIZE_WHITESPACE
+[('P0 n=2,000', 'nfa'), ('P0 n=2,000', 'reference'), ('P0 n=2,000', 'hand-written loop'),
+ ('P3 n=2,000', 'nfa'), ('P3 n=2,000', 'reference')]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from bisect import bisect_left
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+import kleene
+from benchmarks.harness import Column, Result
+from kleene.errors import KleeneError
+from kleene.events import Event
+
+__all__ = ["PATTERNS", "arguments", "hand_p0", "run", "ticks"]
+
+PATTERNS = {
+    "P0": "PATTERN SEQ(S0 a, S1 b, S2 c) WITHIN 9",
+    "P1": "PATTERN SEQ(S0 a, S1 b, S2 c) WHERE a.price < b.price AND b.price < c.price WITHIN 9",
+    "P2": "PATTERN SEQ(S0 a, S1+ b[], S2 c) WITHIN 9",
+    "P3": "PATTERN SEQ(S0 a, NOT(S1 b), S2 c) WITHIN 9",
+    "P4": "PATTERN AND(S0 a, S1 b, S2 c) WITHIN 9",
+}
+COLUMNS = [Column("vs CORE", lambda r, _: r.counts.get("vs_core"), ".2f")]
+
+
+def arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--events", type=int, default=100_000, help="ticks (100000)")
+    parser.add_argument("--patterns", nargs="+", default=list(PATTERNS), choices=list(PATTERNS))
+    parser.add_argument("--plans", nargs="+", default=["auto"], help="plans to run (auto)")
+    parser.add_argument(
+        "--expected", help="the peers' counts for this size (ref_100k.json, ref_1m.json)"
+    )
+    parser.add_argument("--core-python", help="a Python with pycer installed (3.13)")
+    parser.add_argument("--core-script", help="the peers' bench_pycer.py")
+
+
+def ticks(n: int, seed: int = 42) -> list[Event]:
+    """The peers' stream (`gen.py`): ts = id, sym S0..S9 with weights 100^(-k/9), price
+    uniform in [10, 110) to cents, volume 1..1000; typed by sym."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    weights = 100.0 ** (-np.arange(10) / 9.0)
+    symbols = rng.choice(10, size=n, p=weights / weights.sum())
+    prices = np.round(rng.uniform(10.0, 110.0, size=n), 2)
+    volumes = rng.integers(1, 1001, size=n)
+    rows = zip(symbols.tolist(), prices.tolist(), volumes.tolist(), strict=True)
+    return [
+        Event(f"S{s}", i, {"sym": f"S{s}", "price": p, "volume": v}, i)
+        for i, (s, p, v) in enumerate(rows)
+    ]
+
+
+def hand_p0(events: list[Event], window: int = 9) -> int:
+    """P0 by hand, the floor plain CPython sets: a deque of recent S0 times, and of recent S1
+    events each with the S0 times before it; each S2 counts the pairs inside the window."""
+    a_times: deque[int] = deque()
+    b_entries: deque[tuple[int, tuple[int, ...]]] = deque()
+    found = 0
+    for e in events:
+        t = e.ts
+        assert isinstance(t, int)
+        low = t - window
+        kind = e.type
+        if kind == "S0":
+            a_times.append(t)
+        elif kind == "S1":
+            while a_times and a_times[0] < low:
+                a_times.popleft()
+            b_entries.append((t, tuple(a_times)))
+        elif kind == "S2":
+            while b_entries and b_entries[0][0] < low:
+                b_entries.popleft()
+            found += sum(len(a) - bisect_left(a, low) for _, a in b_entries)
+    return found
+
+
+def _engine(query: str, events: list[Event], plan: str) -> tuple[int, float]:
+    started = time.process_time()
+    found = len(kleene.match(query, events, plan))
+    return found, time.process_time() - started
+
+
+def _core(python: str, script: str, pattern: str, events: list[Event]) -> dict[str, Any]:
+    """CORE on the same ticks, as the peers' README runs it (a private network namespace,
+    since its offline server binds local ports)."""
+    with tempfile.TemporaryDirectory(prefix="kleene-peers-") as folder:
+        path = Path(folder) / "ticks.csv"
+        with path.open("w", newline="") as out:
+            writer = csv.writer(out)
+            writer.writerow(["id", "ts", "sym", "price", "volume"])
+            for e in events:
+                writer.writerow([e.id, e.ts, e.type, f"{e.attrs['price']:.2f}", e.attrs["volume"]])
+        command = f"ip link set lo up; {python} {script} {pattern} {path}"
+        done = subprocess.run(
+            ["unshare", "-n", "sh", "-c", command], capture_output=True, text=True, check=False
+        )
+    if done.returncode != 0:
+        raise KleeneError(f"CORE failed on {pattern}: {done.stderr.strip()[-500:]}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def run(args: argparse.Namespace) -> tuple[list[Result], list[Column], str | None]:
+    events = ticks(args.events)
+    expected = None
+    if args.expected:
+        reference = json.loads(Path(args.expected).read_text())
+        expected = reference["all"]
+    results: list[Result] = []
+    for name in args.patterns:
+        query = PATTERNS[name]
+        setting = f"{name} n={args.events:,}"
+        counts: dict[str, int] = {}
+        core_rate = None
+        if args.core_python and args.core_script:
+            core = _core(args.core_python, args.core_script, name, events)
+            core_rate = core["eps_cpu"]
+            counts["CORE (pycer)"] = core["matches"]
+            results.append(
+                Result(
+                    setting, "CORE (pycer)", len(events), len(events) / core_rate, core["matches"]
+                )
+            )
+        for plan in args.plans:
+            runs = [_engine(query, events, plan) for _ in range(max(1, args.repeat))]
+            found, seconds = min(runs, key=lambda r: r[1])
+            counts[plan] = found
+            rate = len(events) / seconds if seconds else float("inf")
+            extra = {"vs_core": rate / core_rate} if core_rate else {}
+            results.append(Result(setting, plan, len(events), seconds, found, extra))
+        if name == "P0":
+            started = time.process_time()
+            found = hand_p0(events)
+            seconds = time.process_time() - started
+            counts["hand-written loop"] = found
+            results.append(Result(setting, "hand-written loop", len(events), seconds, found))
+        want = expected.get(name) if expected else None
+        agreed = set(counts.values())
+        if len(agreed) > 1 or (want is not None and agreed != {want}):
+            raise KleeneError(
+                f"{name}: the counts disagree ({counts}"
+                + (f"; the peers' reference says {want}" if want is not None else "")
+                + "): no rate is reported for a wrong count"
+            )
+        for result in results[-len(counts) :]:
+            print(f"benchmarks: {result}", file=sys.stderr)
+    return results, COLUMNS, None
