@@ -121,8 +121,12 @@ def _core(python: str, script: str, pattern: str, events: list[Event]) -> dict[s
             for e in events:
                 writer.writerow([e.id, e.ts, e.type, f"{e.attrs['price']:.2f}", e.attrs["volume"]])
         command = f"ip link set lo up; {python} {script} {pattern} {path}"
-        done = subprocess.run(
-            ["unshare", "-n", "sh", "-c", command], capture_output=True, text=True, check=False
+        done = subprocess.run(  # in the folder: CORE writes its logs to ./logs
+            ["unshare", "-n", "sh", "-c", command],
+            capture_output=True,
+            text=True,
+            check=False,
+            cwd=folder,
         )
     if done.returncode != 0:
         raise KleeneError(f"CORE failed on {pattern}: {done.stderr.strip()[-500:]}")
