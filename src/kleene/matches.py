@@ -40,11 +40,13 @@ class Match:
     None there.
     """
 
-    __slots__ = ("_key", "_times", "bindings", "pattern", "register")
+    __slots__ = ("_key", "_times", "bindings", "pattern", "register", "values")
 
     bindings: Mapping[str, tuple[Event, ...]]
     pattern: str
     register: Mapping[str, Any] | None
+    #: The query's RETURN values, by name (None: the query returns none).
+    values: Mapping[str, Any] | None
     _times: tuple[float, float] | None
     _key: tuple[Any, ...] | None
 
@@ -61,6 +63,13 @@ class Match:
         setter(self, "register", None if register is None else dict(register))
         setter(self, "_times", times)
         setter(self, "_key", None)
+        setter(self, "values", None)
+
+    def returning(self, values: Mapping[str, Any]) -> Match:
+        """The match with its RETURN values (set once, by the runtime, before it is
+        reported)."""
+        object.__setattr__(self, "values", dict(values))
+        return self
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("matches are immutable")
@@ -122,6 +131,8 @@ class Match:
         }
         if self.register is not None:
             found["register"] = dict(self.register)
+        if self.values is not None:
+            found["values"] = dict(self.values)
         return found
 
     def to_row(self) -> dict[str, Any]:
@@ -144,6 +155,8 @@ class Match:
             row[name] = [{"id": e.id, "type": e.type, "ts": e.ts, **e.attrs} for e in events]
         if self.register is not None:
             row["register"] = dict(self.register)
+        if self.values is not None:
+            row.update(self.values)
         return row
 
     def __eq__(self, other: object) -> bool:

@@ -245,3 +245,22 @@ def test_the_afa_plan_runs_on_spark(spark, stocks):
     for query in PARTITIONED:
         assert same(frame(spark, stocks), query, stocks, plan="afa")
     same(frame(spark, stocks), UNPARTITIONED[2], stocks, plan="afa", slices=9)
+
+
+def test_return_values_are_columns_of_the_spark_matches(spark):
+    query = (
+        "PATTERN SEQ(Stock a, Stock+ b[], Stock c) WHERE skip_till_next_match { [symbol] and "
+        "b[i].price > a.price and c.price < a.price } WITHIN 10 "
+        "RETURN a.symbol, max(b[].price) AS peak, b.len AS n, c.price - a.price AS change"
+    )
+    events = list(StockStream(size=400, symbols=3, seed=5).events())
+    df = frame(spark, events)
+    rows = detect(df, query, id="id").collect()
+    schema = {f.name: f.dataType.simpleString() for f in detect(df, query, id="id").schema}
+    assert schema["a.symbol"] == "string" and schema["peak"] == "bigint"
+    assert schema["n"] == "bigint" and schema["change"] == "double"
+    local = kleene.match(query, events)
+    assert len(rows) == len(local) > 0
+    assert sorted((r["peak"], r["n"], r["change"]) for r in rows) == sorted(
+        (m.values["peak"], m.values["n"], m.values["change"]) for m in local
+    )

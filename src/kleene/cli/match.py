@@ -169,9 +169,9 @@ def _peak_memory_kib() -> int | None:
 
 
 def _short(found: kleene.Match | kleene.Event, fields: list[str]) -> str:
-    """A match on one line: its time span and each variable's events, each with its id and
-    the attributes the query reads (`fields`); an emitted event: its time, type and
-    attributes."""
+    """A match on one line: its time span and its RETURN values, or else each variable's
+    events, each with its id and the attributes the query reads (`fields`); an emitted
+    event: its time, type and attributes."""
     if isinstance(found, kleene.Event):
         return f"{found.ts}  {found.type} {dict(found.attrs)}"
 
@@ -179,9 +179,13 @@ def _short(found: kleene.Match | kleene.Event, fields: list[str]) -> str:
         values = " ".join(f"{f}={e.attrs[f]!r}" for f in fields if f in e.attrs)
         return f"{e.id} {values}".strip()
 
-    parts = " ".join(
-        f"{name}=[{', '.join(event(e) for e in events)}]" for name, events in found.bindings.items()
-    )
+    if found.values is not None:  # RETURN: the values the query asks for
+        parts = " ".join(f"{name}={value!r}" for name, value in found.values.items())
+    else:
+        parts = " ".join(
+            f"{name}=[{', '.join(event(e) for e in events)}]"
+            for name, events in found.bindings.items()
+        )
     return f"{found.start_ts} .. {found.end_ts}  {parts}"
 
 

@@ -38,6 +38,7 @@ __all__ = [
     "call",
     "evaluate",
     "holds",
+    "returned_values",
     "shared_values",
     "truth",
 ]
@@ -240,3 +241,20 @@ def shared_values(events: Sequence[Event], attrs: Sequence[str]) -> tuple[Any, .
 
 def _hashable(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
+
+
+def returned_values(
+    returns: Sequence[A.Returned],
+    bindings: Mapping[str, Sequence[Event]],
+    functions: Mapping[str, Callable[..., Any]],
+) -> dict[str, Any]:
+    """A match's RETURN values by name; a variable the match did not bind (another OR
+    branch's) makes its values null."""
+    env = Env(bindings, None, functions)
+    values: dict[str, Any] = {}
+    for returned in returns:
+        try:
+            values[returned.name] = evaluate(returned.expr, env)
+        except KeyError:  # an unbound variable
+            values[returned.name] = None
+    return values

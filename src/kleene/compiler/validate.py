@@ -134,6 +134,7 @@ class _Validator:
         self.strategy()
         self.window()
         self.predicates()
+        self.returns()
 
     # -- structure -----------------------------------------------------------------------
 
@@ -304,6 +305,33 @@ class _Validator:
                     node,
                 )
 
+    def returns(self) -> None:
+        """RETURN values: of the match's events, so of positive variables, with no `i` (a
+        Kleene variable's events are read by position, `b[1]`, `b[b.len]`, or aggregated)
+        and no equivalence test."""
+        for returned in self.pattern.returns:
+            if returned.name in self.declared or returned.name in RESERVED:
+                self.fail(
+                    f"RETURN names a value {returned.name!r}, which a match's row already has "
+                    "(a variable, or one of " + ", ".join(sorted(RESERVED)) + "); name it "
+                    "otherwise (AS)",
+                    returned,
+                )
+            for node in A.walk(returned.expr):
+                if isinstance(node, A.Equivalence):
+                    self.fail(f"{expr_text(node)} is a condition; RETURN reports values", node)
+                var = self.reference(node)
+                if var is None:
+                    continue
+                if var in self.negated:
+                    self.fail(f"{var} is negated: a match has no {var} event to report", node)
+                if _uses_i(node):
+                    self.fail(
+                        f"RETURN has no i to range over {var}[]; report {var}[1], "
+                        f"{var}[{var}.len] or an aggregate such as max({var}[].x)",
+                        node,
+                    )
+
     def reference(self, node: A.Expr) -> str | None:
         """Check a node that names a variable; return the variable's name."""
         if not isinstance(node, A.Attr | A.Len | A.Aggregate):
@@ -343,6 +371,10 @@ class _Validator:
                 f"{expr_text(expr)} is a number, not a condition; compare it with something",
                 expr,
             )
+
+
+#: The fields of a match's row (`Match.to_row`, Spark's matches) a RETURN name cannot take.
+RESERVED = frozenset({"pattern", "start_ts", "end_ts", "key", "match_id", "register", "retraction"})
 
 
 def _nodes(element: A.Element) -> Iterator[A.Element]:

@@ -33,7 +33,8 @@ __all__ = ["to_pandas"]
 def to_pandas(found: Iterable[Match | Event], *, explode: bool = False) -> Any:
     """A pandas DataFrame of matches (or of a LEAD rule's emitted events).
 
-    One row a match: `pattern`, `start_ts`, `end_ts`, then for each variable `v` the columns
+    One row a match: `pattern`, `start_ts`, `end_ts`, the query's RETURN values (one column
+    each), then for each variable `v` the columns
     `v.id`, `v.ts` and `v.<attribute>` for every attribute its events carry: a value for a
     variable that binds one event in every match, a list (in order) for a Kleene variable.
     With `explode=True`, one row an event of a match: `match` (the match's row number),
@@ -79,6 +80,7 @@ def to_pandas(found: Iterable[Match | Event], *, explode: bool = False) -> Any:
         row: dict[str, Any] = {"pattern": m.pattern, "start_ts": m.start_ts, "end_ts": m.end_ts}
         if retractions:
             row["retraction"] = isinstance(m, Retraction)
+        row.update(m.values or {})
         for name, names in fields.items():
             events = m.bindings.get(name, ())
             for field in names:

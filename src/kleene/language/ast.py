@@ -40,6 +40,7 @@ __all__ = [
     "Or",
     "Pattern",
     "Quantifier",
+    "Returned",
     "Seq",
     "Span",
     "Unary",
@@ -302,6 +303,15 @@ class Within:
 
 
 @dataclass(frozen=True, slots=True)
+class Returned:
+    """`RETURN expr AS name`: a value each match reports (MATCH_RECOGNIZE's MEASURES)."""
+
+    expr: Expr
+    name: str
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
 class Pattern:
     """A whole SASE+ query: PATTERN structure, WHERE predicates and strategy, WITHIN window.
 
@@ -315,6 +325,8 @@ class Pattern:
     strategy: str | None = None
     strategy_vars: tuple[str, ...] | None = None
     within: Within | None = None
+    #: RETURN: the values each match reports, in order.
+    returns: tuple[Returned, ...] = field(default=(), kw_only=True)
     text: str | None = field(default=None, compare=False, repr=False, kw_only=True)
     span: Span | None = _span()
 

@@ -396,8 +396,10 @@ def pattern(
     *,
     strategy: str | None = None,
     within: int | float | tuple[int | float, str] | None = None,
+    returns: dict[str, E] | None = None,
 ) -> A.Pattern:
-    """A whole query; `where` may be one predicate or a list of conjuncts."""
+    """A whole query; `where` may be one predicate or a list of conjuncts; `returns` names
+    the values each match reports (RETURN)."""
     condition: A.Expr | None
     if where is None:
         condition = None
@@ -413,4 +415,5 @@ def pattern(
         if unit is not None and unit.lower() not in UNITS:
             raise ValueError(f"unknown time unit {unit!r}; use one of {', '.join(UNITS)}")
         window = A.Within(amount, UNITS[unit.lower()][0] if unit else None)
-    return quantify(A.Pattern(structure, condition, strategy, None, window))
+    returned = tuple(A.Returned(value.node, name) for name, value in (returns or {}).items())
+    return quantify(A.Pattern(structure, condition, strategy, None, window, returns=returned))

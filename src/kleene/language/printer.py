@@ -63,6 +63,12 @@ def to_text(pattern: A.Pattern) -> str:
         lines.append(f"WHERE {_predicates(pattern.where, 6).strip()}")
     if pattern.within is not None:
         lines.append(f"WITHIN {within_text(pattern.within)}")
+    if pattern.returns:
+        items = []
+        for returned in pattern.returns:
+            text = expr_text(returned.expr)
+            items.append(text if returned.name == text else f"{text} AS {returned.name}")
+        lines.append("RETURN " + ", ".join(items))
     return "\n".join(lines)
 
 

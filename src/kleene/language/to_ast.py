@@ -30,6 +30,7 @@ from lark.tree import Meta
 
 from kleene.errors import PatternError, PatternSyntaxError
 from kleene.language import ast as A
+from kleene.language.printer import expr_text
 
 __all__ = ["UNITS", "read"]
 
@@ -75,7 +76,19 @@ _WORDS = {
     "$END": "end of query",
 }
 _EXPRESSION_START = {"NAME", "NUMBER", "STRING", "LPAR"}
-_KEYWORDS = ("PATTERN", "WHERE", "WITHIN", "SEQ", "SES", "AND", "OR", "NOT", "IN", *A.STRATEGIES)
+_KEYWORDS = (
+    "PATTERN",
+    "WHERE",
+    "WITHIN",
+    "RETURN",
+    "SEQ",
+    "SES",
+    "AND",
+    "OR",
+    "NOT",
+    "IN",
+    *A.STRATEGIES,
+)
 
 
 @cache
@@ -283,15 +296,42 @@ class ToAst(Transformer[Token, Any]):
     def start(self, children: list[Any]) -> A.Pattern:
         structure = children[0]
         strategy = strategy_vars = where = within = None
+        returns: tuple[A.Returned, ...] = ()
         for child in children[1:]:
             if isinstance(child, A.Within):
                 within = child
+            elif isinstance(child, list):
+                returns = tuple(child)
             else:
                 strategy, strategy_vars, where = child
         span = A.Span(0, len(self.text), 1, 1, *_end_position(self.text))
         return A.Pattern(
-            structure, where, strategy, strategy_vars, within, text=self.text, span=span
+            structure,
+            where,
+            strategy,
+            strategy_vars,
+            within,
+            returns=returns,
+            text=self.text,
+            span=span,
         )
+
+    def return_clause(self, children: list[A.Returned]) -> list[A.Returned]:
+        seen: set[str] = set()
+        for returned in children:
+            if returned.name in seen:
+                assert returned.span is not None
+                self._fail(
+                    f"RETURN names {returned.name!r} twice; name one otherwise (AS)", returned.span
+                )
+            seen.add(returned.name)
+        return list(children)
+
+    @v_args(meta=True)
+    def returned(self, meta: Meta, children: list[Any]) -> A.Returned:
+        expr = self._expr(children[0])
+        name = _name(children[1]) if len(children) > 1 else expr_text(expr)
+        return A.Returned(expr, name, span=_span(meta))
 
     def pattern_clause(self, children: list[A.Element]) -> A.Element:
         return children[0]

@@ -21,6 +21,8 @@ from itertools import count
 from typing import Any, Literal
 
 from kleene import plans
+from kleene.compiler.evaluate import returned_values
+from kleene.compiler.functions import known_functions
 from kleene.compiler.options import Options
 from kleene.compiler.schema import (
     AttributeWatch,
@@ -115,6 +117,10 @@ class Engine:
         #: in the engine's time unit, not epoch milliseconds (`check_time_scale`).
         self._real_time = counts_real_time(self.plan)
         self._unit_seconds = UNITS[self.plan.options.time_unit][1]
+        analysis = getattr(self.plan, "analysis", None)
+        #: RETURN: the values each reported match carries, and the functions they may call.
+        self._returns = () if analysis is None else analysis.pattern.returns
+        self._functions = known_functions(self.plan.options.functions)
         reads = attributes_read(self.plan)
         #: Warns once about attributes the first events of their type never carry.
         self._watch = AttributeWatch(reads) if reads else None
@@ -620,7 +626,11 @@ class Engine:
 
     def _report(self, matches: list[Match]) -> list[Match]:
         """Sort the matches of an ordered plan; an unordered plan's outputs keep their order
-        (a retraction and a match equal to it must be applied as they come)."""
+        (a retraction and a match equal to it must be applied as they come). Each match
+        gets the query's RETURN values."""
+        if self._returns:
+            for found in matches:
+                found.returning(returned_values(self._returns, found.bindings, self._functions))
         if self.plan.emits_events:  # a LEAD rule's events, in emission order
             if len(matches) > 1:
                 matches.sort(key=_emitted_at)

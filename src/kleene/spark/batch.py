@@ -487,4 +487,41 @@ def match_schema(
     event = T.StructType(list(event_fields))
     for variable in plan.analysis.positive:
         fields.append(T.StructField(variable.name, T.ArrayType(event, False), True))
+    for returned in plan.analysis.pattern.returns:
+        fields.append(T.StructField(returned.name, returned_type(returned.expr, events), True))
     return T.StructType(fields)
+
+
+def returned_type(expr: A.Expr, events: EventColumns) -> T.DataType:
+    """The Spark type of a RETURN value, from what it reads: an attribute's column type
+    (min and max too), long for counts and lengths, double for averages and other numbers,
+    boolean for conditions, string otherwise (a function's value becomes its text)."""
+    if isinstance(expr, A.Attr):
+        column = events.field(expr.attr)
+        return events.types[column] if column is not None else T.StringType()
+    if isinstance(expr, A.Aggregate):
+        if expr.func == "count":
+            return T.LongType()
+        column = None if expr.attr is None else events.field(expr.attr)
+        kind = events.types[column] if column is not None else T.DoubleType()
+        if expr.func in ("min", "max"):
+            return kind
+        if expr.func == "sum" and isinstance(kind, T.IntegralType):
+            return T.LongType()
+        return T.DoubleType() if expr.func in ("sum", "avg") else T.StringType()
+    if isinstance(expr, A.Len):
+        return T.LongType()
+    if isinstance(expr, A.Compare | A.BoolOp | A.Equivalence) or (
+        isinstance(expr, A.Unary) and expr.op == "not"
+    ):
+        return T.BooleanType()
+    if isinstance(expr, A.Literal):
+        value = expr.value
+        if isinstance(value, bool):
+            return T.BooleanType()
+        if isinstance(value, int):
+            return T.LongType()
+        return T.DoubleType() if isinstance(value, float) else T.StringType()
+    if isinstance(expr, A.Binary | A.Unary):
+        return T.DoubleType()
+    return T.StringType()

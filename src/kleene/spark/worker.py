@@ -20,6 +20,8 @@ import pyarrow as pa
 from pyspark.accumulators import Accumulator, AccumulatorParam
 
 from kleene import plans
+from kleene.compiler.evaluate import returned_values
+from kleene.compiler.functions import known_functions
 from kleene.compiler.schema import check_time_scale, counts_real_time
 from kleene.errors import EventError, KleeneError
 from kleene.events import Event, Watermark, owned_event
@@ -86,6 +88,10 @@ class _Output:
         self.spec = spec
         self.positives = positives
         self.rows: list[dict[str, Any]] = []
+        #: RETURN: the values each match row carries (a value for a text column as text).
+        self.returns = spec.pattern.returns if isinstance(spec.pattern, Pattern) else ()
+        self.functions = known_functions(spec.options.get("functions"))
+        self.text = {f.name for f in spec.schema if pa.types.is_string(f.type)}
 
     def extend(self, matches: list[Any], group: tuple[Any, ...]) -> None:
         for found in matches:
@@ -114,6 +120,11 @@ class _Output:
         for name in self.positives:
             bound = found.bindings.get(name)
             row[name] = None if bound is None else [self.record(e) for e in bound]
+        if self.returns:
+            values = returned_values(self.returns, found.bindings, self.functions)
+            for name, value in values.items():
+                text = name in self.text and value is not None and not isinstance(value, str)
+                row[name] = str(value) if text else value
         self.rows.append(row)
 
     def record(self, event: Event) -> dict[str, Any]:
