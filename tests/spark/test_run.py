@@ -300,3 +300,20 @@ def test_kleene_run_reads_iso_text_timestamps_as_kleene_match_does(spark, tmp_pa
     out = tmp_path / "out.jsonl"
     assert main(["run", query, "-i", str(source), "-o", str(out), "--master", "local[2]"]) == 0
     assert "1 matches" in capsys.readouterr().err
+
+
+def test_kleene_run_reads_csv_as_strictly_as_kleene_match(spark, tmp_path, capsys):
+    """Issue 22, item 8: Spark's permissive CSV reader kept a row with an extra field (and
+    found a match kleene match does not); now it is an error, or dropped under skip."""
+    source = tmp_path / "extra.csv"
+    source.write_text("type,ts,x\nA,1,1\nB,2,2,extra\nB,3,3\n")
+    query = "PATTERN SEQ(A a, B b) WITHIN 10"
+    out = tmp_path / "out.jsonl"
+    assert main(["run", query, "-i", str(source), "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "a row does not have the header's fields: B,2,2,extra" in err
+    assert "Traceback" not in err
+    local = kleene.match(query, kleene.read_events(source, on_error="skip"))
+    args = ["run", query, "-i", str(source), "-o", str(out), "--on-error", "skip", "--overwrite"]
+    assert main(args) == 0
+    assert f"{len(local)} matches" in capsys.readouterr().err

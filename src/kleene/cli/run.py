@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 import sys
 import tempfile
@@ -80,6 +81,7 @@ def _job(args: argparse.Namespace, source: str) -> int:
         from kleene.spark import detect_job, spark_session
     except ImportError as error:
         raise KleeneError(str(error)) from None
+    from py4j.protocol import Py4JJavaError
     from pyspark.errors.exceptions.captured import CapturedException
 
     from kleene.spark.files import check_output, read_events_frame, write_matches_frame
@@ -102,7 +104,9 @@ def _job(args: argparse.Namespace, source: str) -> int:
     if not args.verbose:  # kleene says what failed, in one line; Spark's traces are noise
         spark.sparkContext.setLogLevel("OFF")
     ready = time.perf_counter()
-    frame = read_events_frame(spark, source, args.format, ts=args.ts_column, tz=args.tz)
+    frame = read_events_frame(
+        spark, source, args.format, ts=args.ts_column, tz=args.tz, on_error=args.on_error
+    )
     job = detect_job(
         frame,
         text,
@@ -117,11 +121,10 @@ def _job(args: argparse.Namespace, source: str) -> int:
     matches = job.matches.persist() if args.show else job.matches
     try:
         written = write_matches_frame(matches, args.output, overwrite=args.overwrite)
-    except CapturedException as error:  # a worker failed: its kleene error, in one line
+    except (CapturedException, Py4JJavaError) as error:  # a worker or a reader failed
         if args.verbose:
             raise
-        lines = str(error).strip().splitlines() or [type(error).__name__]
-        raise worker_error(error) or KleeneError(lines[0]) from None
+        raise worker_error(error) or _spark_error(error, source) from None
     finished = time.perf_counter()
     counts = job.counts()
     log.info(
@@ -150,6 +153,20 @@ def _job(args: argparse.Namespace, source: str) -> int:
         for number, row in enumerate(shown, 1):
             print(f"{number:>3}. {_short_row(row, variables, id_field)}")
     return 0
+
+
+def _spark_error(error: BaseException, source: str) -> KleeneError:
+    """A Spark failure that is not kleene's, in one line: a CSV row that does not fit the
+    header, by its text; else the innermost cause Spark gives (the trace is --verbose's)."""
+    text = str(error)
+    malformed = re.search(r"Malformed CSV record: (.*?)(?: SQLSTATE|$)", text, re.MULTILINE)
+    if malformed:
+        return KleeneError(
+            f"{source}: a row does not have the header's fields: {malformed.group(1)} "
+            "(--on-error skip drops such rows)"
+        )
+    causes = re.findall(r"Caused by: [\w.$]+: (.*)", text) or text.strip().splitlines()[:1]
+    return KleeneError(causes[-1] if causes else type(error).__name__)
 
 
 def _check_columns(plan: kleene.Plan[Any], source: str, args: argparse.Namespace) -> None:

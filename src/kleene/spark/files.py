@@ -32,11 +32,15 @@ def read_events_frame(
     *,
     ts: str | None = None,
     tz: str = "UTC",
+    on_error: str = "raise",
 ) -> DataFrame:
     """A CSV (with a header; types inferred), JSON lines or Parquet file or folder as a
     DataFrame. A `ts` column of text (ISO 8601, as JSON lines hold timestamps) becomes
-    timestamps, as kleene match reads it: naive text in `tz`."""
-    frame = _read_frame(spark, path, format)
+    timestamps, as kleene match reads it: naive text in `tz`. A CSV row with more or fewer
+    fields than the header fails the job (`on_error="raise"`) or is dropped ("skip"), as
+    kleene match treats it, instead of Spark's default of keeping it (extra fields cut,
+    missing ones null)."""
+    frame = _read_frame(spark, path, format, on_error)
     text = ts is not None and ts in frame.columns
     if text and isinstance(frame.schema[ts].dataType, T.StringType):  # type: ignore[index]
         parsed = F.to_timestamp(F.col(f"`{ts}`"))
@@ -46,7 +50,12 @@ def read_events_frame(
     return frame
 
 
-def _read_frame(spark: SparkSession, path: str, format: str | None) -> DataFrame:  # noqa: A002
+def _read_frame(
+    spark: SparkSession,
+    path: str,
+    format: str | None,  # noqa: A002
+    on_error: str,
+) -> DataFrame:
     if not Path(path).exists():
         raise EventError(f"no such file or folder: {path}")
     kind = format or format_of(path)
@@ -58,7 +67,9 @@ def _read_frame(spark: SparkSession, path: str, format: str | None) -> DataFrame
                     "name it with .gz at the end"
                 )
     if kind == "csv":
-        return spark.read.option("header", True).option("inferSchema", True).csv(path)
+        mode = "FAILFAST" if on_error == "raise" else "DROPMALFORMED"
+        reader = spark.read.option("header", True).option("inferSchema", True)
+        return reader.option("mode", mode).csv(path)
     if kind == "jsonl":
         return spark.read.json(path)
     return spark.read.parquet(path)
