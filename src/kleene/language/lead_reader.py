@@ -75,10 +75,6 @@ def read_rule(text: str) -> L.Rule:
     return rule
 
 
-def _first(children: list[Any], kind: type) -> Any:
-    return next((c for c in children if isinstance(c, kind)), None)
-
-
 class ToRule(Transformer[Token, Any]):
     def __init__(self, text: str) -> None:
         super().__init__()

@@ -252,7 +252,7 @@ class Named(Node):
 
 @dataclass
 class Collected:
-    """A collect context's list of items, and the condition's last verdicts."""
+    """A collect context's list of the items accepted so far."""
 
     items: list[Any] = field(default_factory=list)
 
