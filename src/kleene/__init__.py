@@ -14,7 +14,14 @@
 from kleene import lead
 from kleene.compiler.functions import register_function, unregister_function
 from kleene.compiler.options import Options
-from kleene.errors import EventError, KleeneError, PatternError, PatternSyntaxError, PlanError
+from kleene.errors import (
+    EventError,
+    KleeneError,
+    LimitError,
+    PatternError,
+    PatternSyntaxError,
+    PlanError,
+)
 from kleene.events import Event, Watermark
 from kleene.io import from_arrow, from_pandas, read_events, to_pandas
 from kleene.language import builder
@@ -35,6 +42,7 @@ __all__ = [
     "Event",
     "EventError",
     "KleeneError",
+    "LimitError",
     "Match",
     "Options",
     "Pattern",

@@ -15,6 +15,7 @@ from __future__ import annotations
 __all__ = [
     "EventError",
     "KleeneError",
+    "LimitError",
     "PatternError",
     "PatternSyntaxError",
     "PlanError",
@@ -128,6 +129,11 @@ class EventError(KleeneError):
 
 class PlanError(KleeneError):
     """A plan or option that does not exist, or a plan that cannot run a pattern."""
+
+
+class LimitError(KleeneError):
+    """A guard on work or state tripped: a query's partial matches, or the matches one event
+    completes, passed the limit its options set. The message names what grows and the fix."""
 
 
 class StateError(KleeneError):

@@ -13,6 +13,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from kleene.compiler.analysis import Analysis
+from kleene.compiler.growth import unbounded
 from kleene.errors import KleeneError
 from kleene.language.lead_reader import is_rule
 from kleene.language.to_ast import UNITS
@@ -163,6 +165,17 @@ def is_afa(text: str) -> bool:
 #: kleene's logger: the CLI's summary lines are its INFO records, `AttributeWatch`'s its
 #: warnings.
 log = logging.getLogger("kleene")
+
+
+def warn_growth(plan: Any) -> None:
+    """Warn, before anything runs, when the query's state can only grow."""
+    analysis = getattr(plan, "analysis", None)
+    reason = unbounded(analysis) if isinstance(analysis, Analysis) else None
+    if reason is not None:
+        log.warning(
+            f"this query's state can only grow: {reason}; the guards stop it at "
+            "max_partial_matches (--option max_partial_matches=N)"
+        )
 
 
 def quiet_argument(parser: Any) -> None:

@@ -38,6 +38,7 @@ import kleene
 from kleene.cli.common import plan_arguments, query_text
 from kleene.cli.options import plan_options
 from kleene.compiler.analysis import Variable
+from kleene.compiler.growth import unbounded
 from kleene.errors import KleeneError
 from kleene.language import ast as A
 from kleene.language.lead_printer import rule_text
@@ -124,7 +125,8 @@ def explain(plan: Plan[Any]) -> str:
         )
     lines.append(f"{'strategy:':<16}{analysis.strategy}")
     if pattern.within is None:
-        lines.append(f"{'window:':<16}none")
+        growth = unbounded(analysis)
+        lines.append(f"{'window:':<16}none" + ("" if growth is None else f" (warning: {growth})"))
     else:
         window = f"{within_text(pattern.within)} ({plan.window:g} timestamp units)"
         lines.append(f"{'window:':<16}{window}")

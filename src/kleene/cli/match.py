@@ -20,6 +20,7 @@ from kleene.cli.common import (
     query_and_input,
     query_text,
     quiet_argument,
+    warn_growth,
 )
 from kleene.cli.options import pair, plan_options
 from kleene.compiler.schema import attributes_read
@@ -93,6 +94,7 @@ def _match(args: argparse.Namespace) -> int:
         on_late=args.on_late,
         **plan_options(args.option),
     )
+    warn_growth(engine.plan)
     column_types = dict(pair(item) for item in args.column_type)
     reader = kleene.io.read_events(
         args.input,

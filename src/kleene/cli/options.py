@@ -52,8 +52,11 @@ def _rates(text: str) -> dict[str, float]:
     return rates
 
 
-def _number(text: str) -> int | str:
-    """A whole number, or the text itself for `Options.build` to reject with its message."""
+def _number(text: str) -> int | str | None:
+    """A whole number (`none`: no limit), or the text itself for `Options.build` to reject
+    with its message."""
+    if text.lower() == "none":
+        return None
     try:
         return int(text)
     except ValueError:
@@ -64,4 +67,7 @@ _READERS: dict[str, Callable[[str], Any]] = {
     "order": _names,
     "frequencies": _rates,
     "estimate": _number,
+    "max_partial_matches": _number,
+    "max_partial_matches_per_key": _number,
+    "max_matches_per_event": _number,
 }

@@ -25,6 +25,7 @@ from kleene.cli.common import (
     query_text,
     quiet_argument,
     spark_arguments,
+    warn_growth,
 )
 from kleene.cli.options import pair, plan_options
 from kleene.compiler.schema import check_columns
@@ -94,6 +95,7 @@ def _job(args: argparse.Namespace, source: str) -> int:
         )
     options = plan_options(args.option)
     plan = kleene.compile(text, args.plan, time_unit=args.time_unit, **options)
+    warn_growth(plan)
     _check_columns(plan, source, args)  # query and schema errors come before Spark starts
     check_output(args.output, overwrite=args.overwrite)
     if args.column_type:

@@ -18,6 +18,7 @@ from kleene.cli.common import (
     query_text,
     quiet_argument,
     spark_arguments,
+    warn_growth,
 )
 from kleene.cli.options import pair, plan_options
 from kleene.errors import KleeneError
@@ -106,7 +107,7 @@ def _run(args: argparse.Namespace) -> int:
     options = plan_options(args.option)
     output = "non_overlapping" if args.non_overlapping else "all"
     settings = {"output": output, "time_unit": args.time_unit, "name": name, **options}
-    kleene.compile(text, args.plan, **settings)  # errors before Spark starts
+    warn_growth(kleene.compile(text, args.plan, **settings))  # errors before Spark starts
     if args.column_type:
         raise KleeneError("--column-type applies to kleene match; give --schema instead")
     started = time.perf_counter()

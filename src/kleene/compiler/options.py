@@ -19,11 +19,12 @@ from typing import Any, Literal
 from kleene.errors import PlanError
 from kleene.language.to_ast import UNITS
 
-__all__ = ["NEGATIONS", "OUTPUTS", "SELECTIONS", "Options"]
+__all__ = ["NEGATIONS", "ON_LIMIT", "OUTPUTS", "SELECTIONS", "Options"]
 
 OUTPUTS = ("all", "non_overlapping")
 SELECTIONS = ("all", "earliest", "maximal", "earliest_maximal")
 NEGATIONS = ("post", "first_chance")
+ON_LIMIT = ("raise", "drop")
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,14 @@ class Options:
       partition key). Matches then never span a missing number, so none is withdrawn.
     - `anchors`: the `afa` plan keeps a run of ignorable steps as one anchor in an interval
       index (Appendix D, the paper's AFA+ignore): less state, at some cost in speed (False).
+    - The guards, on by default at sizes a laptop survives (None: no limit):
+      `max_partial_matches` (1,000,000) bounds the partial matches held in all partitions,
+      `max_partial_matches_per_key` (100,000) those of one partition, and
+      `max_matches_per_event` (100,000) the matches one event completes. `on_limit` says
+      what passing one does: "raise" a `LimitError` naming what grows and the fix (the
+      default), or "drop": drop the oldest partial matches of the partition (counted in the
+      metrics as `partials_dropped`) or the matches past the limit (`matches_dropped`), and
+      go on.
     """
 
     output: Literal["all", "non_overlapping"] = "all"
@@ -85,6 +94,10 @@ class Options:
     negation: Literal["post", "first_chance"] = "post"
     sequence: str | None = None
     anchors: bool = False
+    max_partial_matches: int | None = 1_000_000
+    max_partial_matches_per_key: int | None = 100_000
+    max_matches_per_event: int | None = 100_000
+    on_limit: Literal["raise", "drop"] = "raise"
 
     @classmethod
     def build(cls, **options: Any) -> Options:
@@ -127,6 +140,16 @@ class Options:
         sequence = options.get("sequence")
         if sequence is not None and not (isinstance(sequence, str) and sequence):
             raise PlanError(f"sequence names the attribute of sequence numbers, not {sequence!r}")
+        for name in ("max_partial_matches", "max_partial_matches_per_key", "max_matches_per_event"):
+            limit = options.get(name)
+            if limit is not None and (
+                not isinstance(limit, int) or isinstance(limit, bool) or limit < 1
+            ):
+                raise PlanError(
+                    f"{name} is a number (1 or more) or None for no limit, not {limit!r}"
+                )
+        if options.get("on_limit", "raise") not in ON_LIMIT:
+            raise PlanError(f"on_limit is 'raise' or 'drop', not {options['on_limit']!r}")
         if "functions" in options:
             options["functions"] = MappingProxyType(dict(options["functions"]))
         return cls(**options)

@@ -46,9 +46,10 @@ from functools import cached_property
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from kleene.compiler.analysis import Analysis, analyze
+from kleene.compiler.growth import tripped
 from kleene.compiler.options import Options
 from kleene.compiler.validate import parse
-from kleene.errors import KleeneError, PlanError, StateError
+from kleene.errors import KleeneError, LimitError, PlanError, StateError
 from kleene.events import Event, Watermark
 from kleene.language.ast import Pattern
 from kleene.language.lead_ast import Rule
@@ -111,6 +112,17 @@ class Plan(ABC, Generic[S]):
         self.window: float | None = (
             None if within is None else options.window_length(within.amount, within.unit)
         )
+        #: The guard on the matches one event completes (inf: none); a plan that builds
+        #: them checks it as it goes, so an explosion stops before it is built.
+        self.match_cap: float = (
+            math.inf if options.max_matches_per_event is None else options.max_matches_per_event
+        )
+
+    def too_many_matches(self, event: Event) -> LimitError:
+        """The error of an event that completes more than `match_cap` matches."""
+        where = f"at event {event.id!r} (ts {event.ts!r})"
+        limit = int(self.match_cap)
+        return LimitError(tripped(self.analysis, "max_matches_per_event", limit, where))
 
     @classmethod
     def refusal(cls, analysis: Analysis, options: Options) -> str | None:
@@ -241,6 +253,15 @@ class Plan(ABC, Generic[S]):
     def live_runs(self, state: S) -> int:
         """How many partial matches the state holds now (0 for plans without runs)."""
         return 0
+
+    def shed(self, state: S, keep: int) -> int:
+        """Drop the state's oldest partial matches until `keep` are left (a guard's
+        on_limit="drop"); how many were dropped. A plan that cannot choose which to drop
+        says so."""
+        raise LimitError(
+            f"plan {self.name!r} cannot drop partial matches to stay within the guards "
+            "(on_limit='drop' drops them on plan 'nfa'); fix the query or raise the limit"
+        )
 
     def idle(self, state: S, watermark: Watermark) -> bool:
         """Does the state hold nothing a later event of its partition could need, now that

@@ -21,8 +21,10 @@ from itertools import count
 from typing import Any, Literal
 
 from kleene import plans
+from kleene.compiler.analysis import Analysis
 from kleene.compiler.evaluate import returned_values
 from kleene.compiler.functions import known_functions
+from kleene.compiler.growth import tripped
 from kleene.compiler.options import Options
 from kleene.compiler.schema import (
     AttributeWatch,
@@ -31,7 +33,7 @@ from kleene.compiler.schema import (
     check_time_scale,
     counts_real_time,
 )
-from kleene.errors import EventError, KleeneError
+from kleene.errors import EventError, KleeneError, LimitError
 from kleene.events import Event, Watermark, as_event, numeric_time
 from kleene.io.readers import EventReader
 from kleene.language.ast import Pattern
@@ -118,6 +120,7 @@ class Engine:
         self._real_time = counts_real_time(self.plan)
         self._unit_seconds = UNITS[self.plan.options.time_unit][1]
         analysis = getattr(self.plan, "analysis", None)
+        self._analysis = analysis if isinstance(analysis, Analysis) else None
         #: RETURN: the values each reported match carries, and the functions they may call.
         self._returns = () if analysis is None else analysis.pattern.returns
         self._functions = known_functions(self.plan.options.functions)
@@ -128,6 +131,12 @@ class Engine:
             self._metrics.missing_attributes = self._watch.missing
         self._live: dict[Hashable, int] = {}
         self._total_live = 0
+        # the guards (kleene.compiler.growth): None is no limit
+        limits = self.plan.options
+        self._cap_total = _limit(limits.max_partial_matches)
+        self._cap_key = _limit(limits.max_partial_matches_per_key)
+        self._cap_matches = _limit(limits.max_matches_per_event)
+        self._drop = limits.on_limit == "drop"
         if not partition and self.plan.emits_events and self.plan.partition_key is not None:
             raise KleeneError(
                 "a LEAD rule's PARTITION BY is part of its meaning (the rule runs once per "
@@ -233,6 +242,8 @@ class Engine:
         if state is None:
             state = self._state(key)
         reported = self.plan.step(state, item)
+        if len(reported) > self._cap_matches:
+            reported = self._cut(reported, item)
         self._count_live(key, state)
         if self._timed:
             self._schedule(key, state)
@@ -244,8 +255,44 @@ class Engine:
             metrics = self._metrics
             self._total_live += live - self._live.get(key, 0)
             self._live[key] = live
+            if live > self._cap_key or self._total_live > self._cap_total:
+                self._over(key, state, live)
             metrics.peak_runs = max(metrics.peak_runs, self._total_live)
             metrics.run_steps += self._total_live
+
+    def _over(self, key: Hashable | None, state: Any, live: int) -> None:
+        """A guard on partial matches tripped: raise, or drop the partition's oldest."""
+        per_key = live > self._cap_key
+        option = "max_partial_matches_per_key" if per_key else "max_partial_matches"
+        if not self._drop:
+            limit = self._cap_key if per_key else self._cap_total
+            where = (
+                f"in partition {key!r}"
+                if per_key and key is not None
+                else f"over {len(self._live):,} partitions"
+                if not per_key
+                else "in the one partition"
+            )
+            raise LimitError(
+                tripped(
+                    self._analysis, option, int(limit), f"{where}, after {self._arrivals:,} events"
+                )
+            )
+        keep = min(self._cap_key, live - max(0, self._total_live - self._cap_total))
+        dropped = self.plan.shed(state, max(0, int(keep)))
+        self._metrics.partials_dropped += dropped
+        self._live[key] = live - dropped
+        self._total_live -= dropped
+
+    def _cut(self, found: list[Match], item: Event) -> list[Match]:
+        """One event completed more matches than `max_matches_per_event`: raise, or keep
+        the first so many."""
+        limit = int(self._cap_matches)
+        if not self._drop:
+            where = f"at event {item.id!r} (ts {item.ts!r}, arrival {self._arrivals})"
+            raise LimitError(tripped(self._analysis, "max_matches_per_event", limit, where))
+        self._metrics.cut_events += 1
+        return found[:limit]
 
     def _punctuate(self, watermark: Watermark, lazily: bool = False) -> list[Match]:
         """Tell the states of an unordered plan that time has reached `watermark` (the
@@ -465,7 +512,8 @@ class Engine:
         state = self._states.get(key)
         if state is None:
             state = self._state(key)
-        reported.extend(self.plan.step(state, item))
+        found = self.plan.step(state, item)
+        reported.extend(found if len(found) <= self._cap_matches else self._cut(found, item))
         self._count_live(key, state)
         self._schedule(key, state)
         if len(self._states) > self._evict_at:
@@ -645,6 +693,10 @@ class Engine:
             matches.sort(key=Match.sort_key)
         self._metrics.matches += len(matches)
         return matches
+
+
+def _limit(value: int | None) -> float:
+    return math.inf if value is None else value
 
 
 def check_input(plan: Plan[Any], events: Iterable[Any]) -> Iterator[Any]:

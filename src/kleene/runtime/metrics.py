@@ -22,6 +22,10 @@ class Metrics:
       runs per event, the SASE+ paper's "runs per time step");
     - `late`: events dropped because they came later than `max_delay` allows (see
       `Engine`; with `on_late="collect"` they are also kept in `engine.late`);
+    - `partials_dropped`: partial matches dropped, oldest first, because a partition or the
+      engine held more than the guards allow (only with `on_limit="drop"`);
+    - `cut_events`: events whose matches passed `max_matches_per_event` and were cut there
+      (only with `on_limit="drop"`);
     - `plan`: the plan's own counters summed over partitions (for `nfa`: runs created and
       merged, edge evaluations, buffer writes, completions);
     - `missing_attributes`: the places in the query (`b.pric`) reading an attribute that none
@@ -36,6 +40,8 @@ class Metrics:
     peak_runs: int = 0
     run_steps: int = 0
     late: int = 0
+    partials_dropped: int = 0
+    cut_events: int = 0
     plan: dict[str, int] = field(default_factory=dict)
     missing_attributes: list[str] = field(default_factory=list)
 
@@ -44,4 +50,6 @@ class Metrics:
         counts = asdict(self)
         counts.pop("missing_attributes")
         plan: Mapping[str, int] = counts.pop("plan")
-        return {**counts, **plan}
+        for name, value in plan.items():  # a plan may count what the engine counts too
+            counts[name] = counts.get(name, 0) + value
+        return counts

@@ -143,6 +143,8 @@ class LazyState(Partition):
     #: The event types that make the roots look again (None: all; see `review`).
     watched: frozenset[str] | None = frozenset()
     live: int = 0  # waiting partial matches but the roots
+    #: The position of the last event whose matches the guard cut (on_limit="drop").
+    cut_at: int = -1
     #: Events per variable inside the window as of one stream position, and the first
     #: position inside it (the lazy tree's counters), filled in as asked.
     counted: tuple[int, int, dict[str, int]] = field(default_factory=lambda: (-1, 0, {}))
@@ -537,6 +539,13 @@ class LazyChain(Plan[LazyState]):
         if self._dependencies[b] and self._rejected(state, b, taken, instance):
             return
         if len(taken) == len(self.orders[b]):
+            if len(found) >= self.match_cap:  # the guard, before the explosion is built
+                if self.options.on_limit != "drop":
+                    raise self.too_many_matches(state.stream[now])
+                if state.cut_at != now:
+                    state.cut_at = now
+                    state.counters["cut_events"] = 1 + state.counters.get("cut_events", 0)
+                return
             bound = instance.bound
             found.setdefault(
                 tuple((n, bound[n]) for n in self.variable_order if n in bound), instance

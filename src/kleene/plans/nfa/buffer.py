@@ -37,6 +37,7 @@ behind e were written by v's ancestors before any of its descendants existed.
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left
 from collections.abc import Iterable
 from itertools import groupby
@@ -174,10 +175,13 @@ class Buffer:
         version: Version,
         since: float | None = None,
         memo: Memo | None = None,
+        limit: float = math.inf,
     ) -> list[History]:
         """Every match history reachable from `entry` for the run of `version`, using what
         `memo` remembers. With `since`, merged histories that all started before it are
-        skipped, and dropped from their join for good (time only moves on)."""
+        skipped, and dropped from their join for good (time only moves on). The traversal
+        stops once it holds more than `limit` histories (a guard: they may be
+        exponentially many)."""
         found: list[History] = []
         todo: list[tuple[Entry | None, Version, Memo | None, list[Entry]]] = [
             (entry, version, memo, [])
@@ -192,6 +196,8 @@ class Buffer:
                 ):
                     groups = _grouped(segment, self.positions)
                     found.extend(h.extended(groups) for h in memo.histories)
+                    if len(found) > limit:
+                        return found
                     break
                 joined = current.variable is None
                 if not joined:
@@ -216,6 +222,8 @@ class Buffer:
                 current, version, memo = follow
             else:
                 found.append(_EMPTY.extended(_grouped(segment, self.positions)))
+                if len(found) > limit:
+                    return found
         return found
 
     def prune(self, horizon: int) -> None:

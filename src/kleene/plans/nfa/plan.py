@@ -279,6 +279,15 @@ class Nfa(Plan[NfaState]):
     def live_runs(self, state: NfaState) -> int:
         return len(state.runs)
 
+    def shed(self, state: NfaState, keep: int) -> int:
+        """Keep the `keep` youngest runs (latest start; the buffer forgets the rest as it
+        prunes)."""
+        dropped = len(state.runs) - keep
+        if dropped <= 0:
+            return 0
+        state.runs = sorted(state.runs, key=_run_start)[dropped:]
+        return dropped
+
     def idle(self, state: NfaState, watermark: Watermark) -> bool:
         starts = [run.start for run in state.runs]
         return self._expired(starts, watermark) and self.finalizer.quiet(state, watermark)
@@ -329,6 +338,7 @@ class Nfa(Plan[NfaState]):
         evaluations = 0
         created = 0
         finals = 0
+        cut = False
         horizon = position + 1
         construct = self.construct
         ignore_always, ignore_unless_taken = self.ignore_always, self.ignore_unless_taken
@@ -363,8 +373,10 @@ class Nfa(Plan[NfaState]):
                         taken = True
                     if completes and (final is None or final(event, vector)):
                         finals += 1
-                        if construct:
-                            self._complete(run, edge, position, event, completed, buffer)
+                        if construct and self._complete(
+                            run, edge, position, event, completed, buffer
+                        ):
+                            cut = True
                     if target is not None:
                         if first is None:
                             first = (edge, vector, target)
@@ -414,7 +426,8 @@ class Nfa(Plan[NfaState]):
                     finals += 1
                     if construct:
                         fresh = Run(0, initial, key, values, t, position, position, (), None)
-                        self._complete(fresh, edge, position, event, completed, buffer)
+                        if self._complete(fresh, edge, position, event, completed, buffer):
+                            cut = True
                 if target is not None:
                     state.versions += 1
                     version = (state.versions,)
@@ -430,6 +443,8 @@ class Nfa(Plan[NfaState]):
             counters["runs_created"] += created
         if finals:
             counters["final_takes"] += finals
+        if cut:
+            counters["cut_events"] = counters.get("cut_events", 0) + 1
         if self.merge and len(survivors) > 1:
             survivors = self._merged(state, survivors)
         state.runs = survivors
@@ -493,16 +508,24 @@ class Nfa(Plan[NfaState]):
         event: Event,
         completed: list[tuple[History, Edge]],
         buffer: Buffer,
-    ) -> None:
-        """Read the matches a run completes on this take from the buffer."""
+    ) -> bool:
+        """Read the matches a run completes on this take from the buffer; True when the
+        guard `max_matches_per_event` cut them (on_limit="drop")."""
         window = self.window
         since = None if window is None else event.t - window
-        histories = buffer.histories(run.last, run.version, since, run.memo)
+        room = self.match_cap - len(completed)
+        histories = buffer.histories(run.last, run.version, since, run.memo, room)
         if since is not None:  # drop the merged runs that have expired
             histories = [h for h in histories if h.first is None or h.first.t >= since]
+        if len(histories) > room:
+            if self.options.on_limit != "drop":
+                raise self.too_many_matches(event)
+            completed.extend((history, edge) for history in histories[: max(0, int(room))])
+            return True  # cut: the memo would remember a part as the whole
         if run.last is not None:
             run.memo = Memo(run.last, run.version, histories)
         completed.extend((history, edge) for history in histories)
+        return False
 
     def _match(self, history: History, edge: Edge, event: Event) -> Match:
         """A history completed by `event` along `edge`, as a match."""
@@ -594,6 +617,10 @@ class Nfa(Plan[NfaState]):
             cut = min(cut, watermark.t - 2 * self.window)  # a negation looks back a window
         stream.drop_before(cut)
         state.kept = 2 * len(stream.events) + 64  # forget again when the stream has doubled
+
+
+def _run_start(run: Run) -> tuple[float, int]:
+    return run.start, run.origin
 
 
 def moves(

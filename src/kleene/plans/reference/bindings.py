@@ -10,6 +10,7 @@ alone fails). Then keep the bindings that satisfy all conditions and equivalence
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping
 
 from kleene.compiler.analysis import Analysis, Variable
@@ -29,8 +30,10 @@ def completed_at(
     stream: Stream,
     n: int,
     window: float | None,
+    limit: float = math.inf,
 ) -> list[Binding]:
-    """The bindings whose latest event is the one at position `n`."""
+    """The bindings whose latest event is the one at position `n` (the first `limit` + 1 of
+    them, when there are more: the guard's cue to stop)."""
     event = stream[n]
     low = stream.base if window is None else stream.first_from(event.t - window)
     candidates = {
@@ -47,6 +50,8 @@ def completed_at(
                 continue
             ordered = {name: binding[name] for name in order if name in binding}
             found.setdefault(tuple(ordered.items()), ordered)
+            if len(found) > limit:
+                return list(found.values())
     return list(found.values())
 
 

@@ -70,8 +70,16 @@ class Reference(Plan[ReferenceState]):
         position = stream.append(event)
         if self.declarative:
             bindings = completed_at(
-                self.analysis, self.structure, self.checks, stream, position, self.window
+                self.analysis,
+                self.structure,
+                self.checks,
+                stream,
+                position,
+                self.window,
+                self.match_cap,
             )
+            if len(bindings) > self.match_cap and self.options.on_limit != "drop":
+                raise self.too_many_matches(event)
         else:
             state.runs, bindings = self.automaton.step(state.runs, event, position, stream)
         self.finalizer.add(
