@@ -199,6 +199,8 @@ class MatchWindow(Plan[WindowState]):
             return "a match window needs the pattern's WITHIN"
         if options.output != "all":
             return "it finds all matches (a non-overlapping choice depends on other windows)"
+        if options.on_limit == "drop":
+            return "its inner plan runs each window apart, so what a guard drops goes uncounted"
         if not analysis.prefilter_safe:
             return "under a contiguity strategy an event outside the window's plan breaks runs"
         if any(not n.before & analysis.mandatory for n in analysis.negations.values()):

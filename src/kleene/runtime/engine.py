@@ -284,12 +284,20 @@ class Engine:
         self._live[key] = live - dropped
         self._total_live -= dropped
 
-    def _cut(self, found: list[Match], item: Event) -> list[Match]:
-        """One event completed more matches than `max_matches_per_event`: raise, or keep
-        the first so many."""
+    def _advanced(self, state: Any, watermark: Watermark) -> list[Match]:
+        """What the plan reports as time reaches `watermark`, within the guard."""
+        found = self.plan.advance(state, watermark)
+        if len(found) > self._cap_matches:
+            return self._cut(found, f"as time reached {watermark.t!r}")
+        return found
+
+    def _cut(self, found: list[Match], where: Event | str) -> list[Match]:
+        """One event (or one moment) completed more matches than `max_matches_per_event`:
+        raise, or keep the first so many."""
         limit = int(self._cap_matches)
         if not self._drop:
-            where = f"at event {item.id!r} (ts {item.ts!r}, arrival {self._arrivals})"
+            if isinstance(where, Event):
+                where = f"at event {where.id!r} (ts {where.ts!r}, arrival {self._arrivals})"
             raise LimitError(tripped(self._analysis, "max_matches_per_event", limit, where))
         self._metrics.cut_events += 1
         return found[:limit]
@@ -319,7 +327,7 @@ class Engine:
             state = self._states.get(key)
             if state is None:
                 continue
-            reported.extend(self.plan.advance(state, watermark))
+            reported.extend(self._advanced(state, watermark))
             if self.plan.idle(state, watermark):
                 _add_counters(self._retired, self.plan.counters(state))
                 del self._states[key]
@@ -565,7 +573,7 @@ class Engine:
             for item in self._reorder.release_all():
                 reported.extend(step(item))
         for state in self._states.values():
-            reported.extend(self.plan.advance(state, end))
+            reported.extend(self._advanced(state, end))
         self._closed = True
         self._timers.clear()
         return self._report(reported)
@@ -668,7 +676,7 @@ class Engine:
                 continue
             del self._scheduled[key]
             state = self._states[key]
-            reported.extend(self.plan.advance(state, watermark))
+            reported.extend(self._advanced(state, watermark))
             self._schedule(key, state)
         return reported
 

@@ -1,0 +1,158 @@
+"""The guards on work and state: partial matches per key and in total, matches per event.
+
+A query that explodes stops with a `LimitError` naming what grows and the fix, or, with
+on_limit="drop", goes on without what passes the limit and counts it.
+"""
+
+import pytest
+
+import kleene
+from kleene.cli import main
+from kleene.plans.base import PLANS
+
+RUNAWAY = "PATTERN SEQ(A a, B+ b[], C c) WITHIN 1000"
+
+
+def runaway(bs: int) -> list[dict]:
+    """One A, `bs` B events, one C: 2**bs - 1 matches end at the C."""
+    return [
+        {"type": "A", "ts": 0},
+        *({"type": "B", "ts": i + 1} for i in range(bs)),
+        {"type": "C", "ts": bs + 1},
+    ]
+
+
+def sent(engine: kleene.Engine, events: list[dict]) -> list[kleene.Match]:
+    found = []
+    for event in events:
+        found += engine.send(event)
+    return found + engine.close()
+
+
+def test_the_runaway_query_stops_and_names_cause_and_fix():
+    # 20 B events: 1,048,575 matches (1.7 GB and a minute before the guard); the default
+    # limit stops it at 100,000, before they are built
+    engine = kleene.Engine(RUNAWAY)
+    with pytest.raises(kleene.LimitError) as info:
+        sent(engine, runaway(20))
+    message = str(info.value)
+    assert "more than 100,000 matches one event may complete (max_matches_per_event" in message
+    assert "b[] is a Kleene variable under skip_till_any_match" in message
+    assert "use skip_till_next_match" in message
+    assert "on_limit='drop'" in message
+    assert "no WITHIN" not in message  # it has one
+
+
+@pytest.mark.parametrize("plan", [p for p in PLANS if p != "petri"])
+def test_every_plan_honours_the_matches_per_event_limit(plan):
+    with pytest.raises(kleene.LimitError, match=r"more than 5 matches one event may complete"):
+        sent(kleene.Engine(RUNAWAY, plan=plan, max_matches_per_event=5), runaway(5))
+    if plan == "match_window":
+        with pytest.raises(kleene.PlanError, match="what a guard drops goes uncounted"):
+            kleene.Engine(RUNAWAY, plan=plan, on_limit="drop")
+        return
+    dropped = kleene.Engine(RUNAWAY, plan=plan, max_matches_per_event=5, on_limit="drop")
+    found = sent(dropped, runaway(5))
+    assert len(found) == 5
+    assert dropped.metrics.as_dict()["cut_events"] == 1
+    everything = sent(kleene.Engine(RUNAWAY, plan=plan, max_matches_per_event=None), runaway(5))
+    assert len(everything) == 31
+    assert {m.ids()["b"] for m in found} <= {m.ids()["b"] for m in everything}
+
+
+def test_nfa_with_drop_goes_on_past_an_explosion():
+    engine = kleene.Engine(RUNAWAY, on_limit="drop", max_matches_per_event=1000)
+    events = runaway(16) + [{"type": "A", "ts": 2000}, {"type": "B", "ts": 2001}]
+    events.append({"type": "C", "ts": 2002})
+    found = sent(engine, events)
+    assert len(found) == 1000 + 1  # the cut event's first 1,000, then the next match
+    assert found[-1].ids() == {"a": (18,), "b": (19,), "c": (20,)}
+
+
+GROWING = "PATTERN SEQ(A a, B b) WHERE a.x < b.x"  # no WITHIN: every A waits for ever
+
+
+def growing(count: int, key: str = "k") -> list[dict]:
+    return [{"type": "A", "ts": i, "x": i, "k": key} for i in range(count)]
+
+
+@pytest.mark.parametrize("plan", ["nfa", "nfa_backtrack", "lazy_chain", "afa"])
+def test_partial_matches_per_key_are_bounded(plan):
+    engine = kleene.Engine(GROWING, plan=plan, max_partial_matches_per_key=100)
+    with pytest.raises(kleene.LimitError) as info:
+        sent(engine, growing(300))
+    message = str(info.value)
+    assert "more than 100 partial matches held in one partition" in message
+    assert "no WITHIN: a partial match never expires (add WITHIN" in message
+    assert "no partition key" in message
+
+
+def test_partial_matches_in_total_are_bounded_over_keys():
+    query = "PATTERN SEQ(A a, B b) WHERE [k] AND a.x < b.x"
+    engine = kleene.Engine(query, max_partial_matches=50)
+    events = [e for k in range(10) for e in growing(10, f"k{k}")]
+    events.sort(key=lambda e: e["ts"])
+    with pytest.raises(kleene.LimitError, match=r"held in all partitions together .* over \d+ part"):
+        sent(engine, events)
+
+
+def test_drop_keeps_the_youngest_partial_matches_and_counts_the_rest():
+    engine = kleene.Engine(GROWING, max_partial_matches_per_key=100, on_limit="drop")
+    found = sent(engine, [*growing(300), {"type": "B", "ts": 300, "x": 1000}])
+    # the 100 youngest A events are still waiting when the B comes
+    assert sorted(m.ids()["a"][0] for m in found) == list(range(200, 300))
+    assert engine.metrics.partials_dropped == 200
+
+
+def test_a_plan_that_cannot_drop_partial_matches_says_so():
+    engine = kleene.Engine(GROWING, plan="afa", max_partial_matches_per_key=10, on_limit="drop")
+    with pytest.raises(kleene.LimitError, match="cannot drop partial matches .* plan 'nfa'"):
+        sent(engine, growing(50))
+
+
+def test_the_guards_can_be_lifted():
+    engine = kleene.Engine(GROWING, max_partial_matches_per_key=None, max_partial_matches=None)
+    found = sent(engine, [*growing(300), {"type": "B", "ts": 300, "x": 1000}])
+    assert len(found) == 300
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"max_matches_per_event": 0}, "max_matches_per_event is a number"),
+        ({"max_partial_matches": "many"}, "max_partial_matches is a number"),
+        ({"max_partial_matches_per_key": True}, "max_partial_matches_per_key is a number"),
+        ({"on_limit": "ignore"}, "on_limit is 'raise' or 'drop'"),
+    ],
+)
+def test_bad_guard_options_are_refused(options, message):
+    with pytest.raises(kleene.PlanError, match=message):
+        kleene.compile(GROWING, **options)
+
+
+def test_explain_and_the_cli_warn_about_state_that_can_only_grow(tmp_path, capsys):
+    assert main(["explain", GROWING]) == 0
+    assert "window:         none (warning: no WITHIN: a partial match never expires" in (
+        capsys.readouterr().out
+    )
+    path = tmp_path / "events.csv"
+    path.write_text("type,ts,x\nA,1,1\nB,2,5\n")
+    assert main(["match", GROWING, "-i", str(path)]) == 0
+    assert "this query's state can only grow: no WITHIN" in capsys.readouterr().err
+    assert main(["match", "PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 5", "-i", str(path)]) == 0
+    assert "can only grow" not in capsys.readouterr().err
+    # under strict contiguity a run dies at the first event it cannot take
+    contiguous = "PATTERN SEQ(A a, B b) WHERE strict_contiguity"
+    assert main(["match", contiguous, "-i", str(path)]) == 0
+    assert "can only grow" not in capsys.readouterr().err
+
+
+def test_a_guard_trips_through_the_cli_as_one_line_and_option(tmp_path, capsys):
+    path = tmp_path / "events.csv"
+    rows = [f"B,{i + 1}" for i in range(12)]
+    path.write_text("\n".join(["type,ts", "A,0", *rows, "C,20"]) + "\n")
+    assert main(["match", RUNAWAY, "-i", str(path), "--option", "max_matches_per_event=100"]) == 1
+    assert "kleene: more than 100 matches one event may complete" in capsys.readouterr().err
+    options = ["--option", "max_matches_per_event=100", "--option", "on_limit=drop"]
+    assert main(["match", RUNAWAY, "-i", str(path), "--stats", *options]) == 0
+    assert "cut_events" in capsys.readouterr().err
