@@ -280,11 +280,49 @@ def test_text_that_is_not_utf8_is_a_named_error(tmp_path):
     assert [e.ts for e in reader] == [1] and reader.skipped == 1
     table = tmp_path / "e.csv"
     table.write_bytes(b"type,ts,x\nA,1,a\nA,2,\xff\n")
-    with pytest.raises(kleene.EventError, match=r"e.csv.*UTF8.*must be UTF-8 text"):
+    with pytest.raises(kleene.EventError, match=r"e.csv, row 2, field 'x': not UTF-8 text"):
         list(kleene.read_events(table))
+    reader = kleene.read_events(table, on_error="skip")
+    assert [e.ts for e in reader] == [1] and reader.skipped == 1
     (tmp_path / "h.csv").write_bytes(b"type,ts,\xff\nA,1,a\n")
     with pytest.raises(kleene.EventError, match=r"h.csv, row 0: the header is not UTF-8"):
         list(kleene.read_events(tmp_path / "h.csv"))
+
+
+def test_a_csv_field_longer_than_a_block_is_read(tmp_path, monkeypatch):
+    monkeypatch.setattr(readers, "_CSV_BLOCK", 1 << 10)  # 1 KiB blocks, as 4 MiB ones
+    long = "y" * 5000  # ... meet a field of 20 MiB
+    path = tmp_path / "long.csv"
+    path.write_text(
+        "type,ts,x\n" + "".join(f"A,{i},{long if i == 40 else 'n'}\n" for i in range(60))
+    )
+    events = list(kleene.read_events(path))
+    assert [e.ts for e in events] == list(range(60))
+    assert events[40]["x"] == long and events[59]["x"] == "n"
+    monkeypatch.setattr(readers, "_CSV_LARGEST_BLOCK", 1 << 10)
+    with pytest.raises(kleene.EventError, match=r"long.csv, row \d+: a field is longer than"):
+        list(kleene.read_events(path))
+
+
+def test_a_damaged_parquet_file_is_named(tmp_path):
+    path = tmp_path / "damaged.parquet"
+    pq.write_table(pa.table({"type": ["A"] * 100, "ts": list(range(100))}), path)
+    data = path.read_bytes()
+    path.write_bytes(data[:40] + bytes(60) + data[100:])  # a page header overwritten
+    with pytest.raises(kleene.EventError, match=r"damaged.parquet: the Parquet file is damaged"):
+        list(kleene.read_events(path))
+
+
+def test_a_parquet_time_past_year_9999_is_a_named_error(tmp_path):
+    path = tmp_path / "far.parquet"
+    micros = [1_000_000, 2 * 253_402_300_800_000_000, 3_000_000]
+    pq.write_table(pa.table({"type": ["A"] * 3, "ts": pa.array(micros, pa.timestamp("us"))}), path)
+    with pytest.raises(
+        kleene.EventError, match=r"far.parquet, row 2, field 'ts': the time .* 9999"
+    ):
+        list(kleene.read_events(path))
+    reader = kleene.read_events(path, on_error="skip")
+    assert [e.ts.second for e in reader] == [1, 3] and reader.skipped == 1
 
 
 def test_a_file_that_is_not_parquet_is_named(tmp_path):

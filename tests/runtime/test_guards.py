@@ -92,7 +92,9 @@ def test_partial_matches_in_total_are_bounded_over_keys():
     engine = kleene.Engine(query, max_partial_matches=50)
     events = [e for k in range(10) for e in growing(10, f"k{k}")]
     events.sort(key=lambda e: e["ts"])
-    with pytest.raises(kleene.LimitError, match=r"held in all partitions together .* over \d+ part"):
+    with pytest.raises(
+        kleene.LimitError, match=r"held in all partitions together .* over \d+ part"
+    ):
         sent(engine, events)
 
 

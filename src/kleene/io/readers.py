@@ -71,6 +71,7 @@ GZIP_MAGIC = b"\x1f\x8b"
 _KEPT_ERRORS = 10
 _BATCH_ROWS = 65_536
 _CSV_BLOCK = 1 << 22  # bytes pyarrow reads per CSV block
+_CSV_LARGEST_BLOCK = 1 << 30  # ... and at most, for a file with long fields
 _CSV_TYPES = ("int", "float", "bool", "string")
 
 
@@ -420,16 +421,49 @@ def _arrow_batches(
     for batch in batches:
         names = batch.schema.names
         reader.names, reader.where = tuple(names), where
-        columns = []
-        for column in batch.columns:
-            kind = column.type
-            if pa.types.is_timestamp(kind) and kind.unit == "ns":
-                columns.append(pc.cast(column, pa.timestamp("us", kind.tz), safe=False).to_pylist())
-            else:
-                columns.append(column.to_pylist())
         numbers = range(number + 1, number + 1 + batch.num_rows)
         number += batch.num_rows
-        yield _row_events(rows, names, columns, numbers, where)
+        good = [True] * batch.num_rows
+        columns = []
+        for name, given in zip(names, batch.columns, strict=True):
+            kind = given.type
+            column = given
+            if pa.types.is_timestamp(kind) and kind.unit == "ns":
+                column = pc.cast(given, pa.timestamp("us", kind.tz), safe=False)
+            try:
+                columns.append(column.to_pylist())
+            except (OverflowError, ValueError):  # a time Python's datetime cannot hold
+                columns.append(_times(column, name, reader, where, numbers, good))
+        yield _row_events(rows, names, columns, numbers, where, good)
+
+
+def _times(
+    column: Any,
+    name: str,
+    reader: EventReader,
+    where: str,
+    numbers: Sequence[int],
+    good: list[bool],
+) -> list[Any]:
+    """A timestamp column with times outside Python's years 1 to 9999: each such cell an
+    error naming its row (its row skipped, when skipping)."""
+    import pyarrow as pa
+
+    values: list[Any] = []
+    for offset in range(len(column)):
+        try:
+            values.append(column[offset].as_py())
+        except (OverflowError, ValueError):
+            values.append(None)
+            raw = column.cast(pa.int64())[offset].as_py()
+            if good[offset]:
+                good[offset] = False
+                message = (
+                    f"the time {raw} ({column.type.unit} since 1970) is outside the years 1 "
+                    "to 9999 that Python's datetime holds"
+                )
+                reader.fail(EventError(message, source=where, row=numbers[offset], field=name))
+    return values
 
 
 def _row_events(
@@ -466,7 +500,23 @@ def _parquet_batches(
             raise EventError(f"not a Parquet file: {error}", source=where) from None
         with file:
             reader.names, reader.where = tuple(file.schema_arrow.names), where
-            yield from _arrow_batches(reader, file.iter_batches(batch_size=_BATCH_ROWS), where)
+            yield from _arrow_batches(reader, _parquet_read(file, where), where)
+
+
+def _parquet_read(file: Any, where: str) -> Iterator[Any]:
+    """A Parquet file's record batches, a damaged one an error naming the file."""
+    import pyarrow as pa
+
+    batches = file.iter_batches(batch_size=_BATCH_ROWS)
+    while True:
+        try:
+            batch = next(batches)
+        except StopIteration:
+            return
+        except (pa.ArrowException, OSError) as error:
+            message = str(error).strip().replace("\n", "; ")
+            raise EventError(f"the Parquet file is damaged: {message}", source=where) from None
+        yield batch
 
 
 def _jsonl_batches(
@@ -509,14 +559,47 @@ def _csv_batches(
 ) -> Iterator[Iterator[Event]]:
     """CSV through pyarrow's streaming reader, every cell read as text, then each attribute
     column cast to the type its first batch suggests; a cell that does not fit is an error
-    naming its row and column."""
+    naming its row and column. A field longer than pyarrow's block makes it read the file
+    again with blocks four times larger, from the row it had reached."""
     where = _where(path)
-    with _opened(path) as raw:
-        yield from _csv_stream(reader, raw, where, column_types)
+    read = _CsvProgress(dict(column_types))
+    block = _CSV_BLOCK
+    while True:
+        try:
+            with _opened(path) as raw:
+                yield from _csv_stream(reader, raw, where, read, block)
+            return
+        except _StraddlingError:
+            if str(path) == STDIN or block >= _CSV_LARGEST_BLOCK:
+                raise EventError(
+                    f"a field is longer than {block >> 20} MiB, more than kleene reads in one "
+                    "piece"
+                    + (
+                        " from standard input; read it from a file"
+                        if block < _CSV_LARGEST_BLOCK
+                        else ""
+                    ),
+                    source=where,
+                    row=read.rows + 1,
+                ) from None
+            block *= 4
+
+
+@dataclass
+class _CsvProgress:
+    """How far a CSV file was read, kept across a read again with larger blocks: the
+    column types chosen and the data rows consumed."""
+
+    kinds: dict[str, str]
+    rows: int = 0
+
+
+class _StraddlingError(Exception):
+    """pyarrow met a field longer than its block."""
 
 
 def _csv_stream(
-    reader: EventReader, raw: io.BufferedIOBase, where: str, column_types: dict[str, str]
+    reader: EventReader, raw: io.BufferedIOBase, where: str, read: _CsvProgress, block: int
 ) -> Iterator[Iterator[Event]]:
     import pyarrow as pa
     import pyarrow.csv as pacsv
@@ -551,11 +634,14 @@ def _csv_stream(
         stream = pacsv.open_csv(
             raw,  # after the header: the data rows, numbered from 1
             read_options=pacsv.ReadOptions(
-                use_threads=False, block_size=_CSV_BLOCK, column_names=header
+                use_threads=False,
+                block_size=block,
+                column_names=header,
+                skip_rows_after_names=read.rows,
             ),
             parse_options=pacsv.ParseOptions(invalid_row_handler=invalid),
             convert_options=pacsv.ConvertOptions(
-                column_types={name: pa.string() for name in header},
+                column_types={name: pa.binary() for name in header},  # UTF-8: `_text`
                 strings_can_be_null=True,
                 null_values=[""],  # "NA" and the like are null only in number columns (_cast)
             ),
@@ -565,10 +651,10 @@ def _csv_stream(
     textual = {reader.columns.ts} | (
         set() if reader.columns.event_type is not None else {reader.columns.type}
     )
-    kinds: dict[str, str] = dict(column_types)
+    kinds = read.kinds
     rows = _Rows(reader)
     skipped_lines: set[int] = set()  # data rows pyarrow dropped as malformed
-    row = 0  # the data row number of the last row handed out
+    row = read.rows  # the data row number of the last row handed out
     for batch in _batches(stream, where):
         for number, message in bad_lines:
             if number is not None:
@@ -581,9 +667,11 @@ def _csv_stream(
             while row in skipped_lines:
                 row += 1
             numbers.append(row)
+        read.rows = row
         table: dict[str, list[Any]] = {}
         good = [True] * batch.num_rows
-        for name, column in zip(batch.schema.names, batch.columns, strict=True):
+        for name, binary in zip(batch.schema.names, batch.columns, strict=True):
+            column = _text(binary, name, reader, where, numbers, good)
             if name in textual:
                 table[name] = column.to_pylist()
                 continue
@@ -610,8 +698,34 @@ def _batches(stream: Any, where: str) -> Iterator[Any]:
         yield batch
 
 
+def _text(
+    column: Any, name: str, reader: EventReader, where: str, numbers: list[int], good: list[bool]
+) -> Any:
+    """A column of bytes as text; a cell that is not UTF-8 is an error naming its row and
+    column (or, when skipping, its row is skipped)."""
+    import pyarrow as pa
+
+    try:
+        return column.cast(pa.string())
+    except pa.ArrowInvalid:
+        pass
+    cells: list[str | None] = []
+    for offset, cell in enumerate(column.to_pylist()):
+        try:
+            cells.append(None if cell is None else cell.decode("utf-8"))
+        except UnicodeDecodeError as error:
+            cells.append(None)
+            if good[offset]:
+                good[offset] = False
+                message = f"not UTF-8 text (byte {error.start + 1} of the cell)"
+                reader.fail(EventError(message, source=where, row=numbers[offset], field=name))
+    return pa.array(cells, pa.string())
+
+
 def _unreadable(error: Exception, where: str) -> EventError:
     """pyarrow's word on a CSV it cannot read (it does not say the row)."""
+    if "straddl" in str(error):
+        raise _StraddlingError from None
     hint = " (a CSV file must be UTF-8 text)" if "UTF8" in str(error) else ""
     return EventError(f"cannot read the CSV: {error}{hint}", source=where)
 
@@ -642,6 +756,15 @@ def _infer(column: Any) -> str:
     if len(numbers) >= 2 and len(numbers) >= 0.95 * len(cells):
         return "int" if all(_reads_as(int, c) for c in numbers) else "float"
     return "string"
+
+
+def _shown(text: str, width: int = 40) -> str:
+    """A cell as an error message quotes it: at most `width` characters of it.
+
+    >>> print(_shown("y" * 100, 10))
+    'yyyyyyyyyy'… (100 characters)
+    """
+    return repr(text) if len(text) <= width else f"{text[:width]!r}… ({len(text):,} characters)"
 
 
 def _reads_as(kind: Callable[[str], Any], text: str) -> bool:
@@ -699,7 +822,8 @@ def _cast(
                 good[offset] = False
                 reader.fail(
                     EventError(
-                        f"{text!r} is not {'a number' if kind != 'bool' else 'true or false'} "
+                        f"{_shown(text)} is not "
+                        f"{'a number' if kind != 'bool' else 'true or false'} "
                         f"like the rest of the column (give the column a type with "
                         f"column_types / --column-type {name}=string)",
                         source=where,
