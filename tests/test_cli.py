@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import kleene
 from kleene.cli import main
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
@@ -224,7 +225,40 @@ def test_on_error_skip_also_skips_rows_that_go_back_in_time(tmp_path, capsys):
     assert main(["match", "PATTERN SEQ(A a, B b)", "-i", str(path), "--on-error", "skip"]) == 0
     captured = capsys.readouterr()
     assert len(captured.out.splitlines()) == 2  # A at 2 is skipped: a1 with b5 and b9
-    assert "dropped 1 late events" in captured.err
+    assert "skipped 1 malformed row; first: " in captured.err
+    assert "back.csv, row 3, field 'ts': event 2 has ts 2, earlier than" in captured.err
+
+
+def test_engine_errors_name_the_file_and_row_and_skip_covers_them(tmp_path, capsys):
+    """A row whose values clash in a condition names its file and row, even after skipped
+    rows (the arrival count drifts from the file's row), and --on-error skip skips it."""
+    path = tmp_path / "clash.csv"
+    path.write_text("type,ts,x\nA,1,1\nA,oops,2\nB,2,5\nB,3,five\nB,4,7\n")
+    query = "PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 10"
+    options = ["--column-type", "x=string"]
+    assert main(["match", query, "-i", str(path), "--on-error", "skip", *options]) == 0
+    captured = capsys.readouterr()
+    assert [json.loads(line)["end_ts"] for line in captured.out.splitlines()] == [2, 3, 4]
+    path.write_text("type,ts,x\nA,1,1\nA,oops,2\nB,2,5\nB,3,five\nB,4,7\n")
+    numeric = "PATTERN SEQ(A a, B b) WHERE a.x + 1 < b.x WITHIN 10"
+    assert main(["match", numeric, "-i", str(path), "--on-error", "skip", *options]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "skipped 4 malformed rows; first: " in captured.err
+    # the row the engine found at fault, after a skipped row: the file's, not the arrival's
+    reader = kleene.read_events(path, on_error="skip", column_types={"x": "string"})
+    engine = kleene.Engine(numeric)
+    located = []
+    for event in reader:
+        try:
+            engine.send(event)
+        except kleene.EventError as error:
+            located.append(str(reader.locate(error)))
+    assert located == [
+        f"{path}, row {row}: cannot compute a.x + 1 with '1' (str), 1 (int)" for row in (3, 4, 5)
+    ]
+    assert main(["match", numeric, "-i", str(path), "--column-type", "x=string"]) == 1
+    assert "row 2, field 'ts'" in capsys.readouterr().err
 
 
 def test_decimal_and_binary_attributes_reach_the_output(tmp_path, capsys):

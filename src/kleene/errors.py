@@ -12,6 +12,8 @@ line 1, column 34: unexpected end of query; expected an expression
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "EventError",
     "KleeneError",
@@ -114,6 +116,9 @@ class EventError(KleeneError):
         self.source = source
         self.row = row
         self.field = field
+        #: The event at fault, when the engine found the error in one it was given (a
+        #: reader's `locate` turns it into the event's file and row).
+        self.event: Any = None
         super().__init__(str(self))
 
     def __str__(self) -> str:

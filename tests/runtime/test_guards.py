@@ -62,8 +62,8 @@ def test_every_plan_honours_the_matches_per_event_limit(plan):
 
 def test_nfa_with_drop_goes_on_past_an_explosion():
     engine = kleene.Engine(RUNAWAY, on_limit="drop", max_matches_per_event=1000)
-    events = runaway(16) + [{"type": "A", "ts": 2000}, {"type": "B", "ts": 2001}]
-    events.append({"type": "C", "ts": 2002})
+    later = [{"type": "A", "ts": 2000}, {"type": "B", "ts": 2001}, {"type": "C", "ts": 2002}]
+    events = [*runaway(16), *later]
     found = sent(engine, events)
     assert len(found) == 1000 + 1  # the cut event's first 1,000, then the next match
     assert found[-1].ids() == {"a": (18,), "b": (19,), "c": (20,)}
@@ -108,7 +108,7 @@ def test_drop_keeps_the_youngest_partial_matches_and_counts_the_rest():
 
 def test_a_plan_that_cannot_drop_partial_matches_says_so():
     engine = kleene.Engine(GROWING, plan="afa", max_partial_matches_per_key=10, on_limit="drop")
-    with pytest.raises(kleene.LimitError, match="cannot drop partial matches .* plan 'nfa'"):
+    with pytest.raises(kleene.LimitError, match=r"cannot drop partial matches .* plan 'nfa'"):
         sent(engine, growing(50))
 
 

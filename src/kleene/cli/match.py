@@ -24,7 +24,9 @@ from kleene.cli.common import (
 )
 from kleene.cli.options import pair, plan_options
 from kleene.compiler.schema import attributes_read
+from kleene.errors import EventError
 from kleene.events import Event
+from kleene.io.readers import EventReader
 from kleene.runtime.engine import check_input
 
 __all__ = ["add"]
@@ -77,20 +79,13 @@ def _match(args: argparse.Namespace) -> int:
     if is_afa(text):  # an AFA written directly runs on the afa plan
         pattern = kleene.read_afa(text, time_unit=args.time_unit)
         name = pattern.name
-    ordered = isinstance(pattern, str) and (
-        args.plan == "auto" or kleene.plans.base.plan_class(args.plan).ordered
-    )
     engine = kleene.Engine(
         pattern,
         args.plan,
         output="non_overlapping" if args.non_overlapping else "all",
         time_unit=args.time_unit,
         name=name,
-        # --on-error skip also skips (and counts) rows that go back in time, for a plan that
-        # needs them in order
-        max_delay=0
-        if args.max_delay is None and args.on_error == "skip" and ordered
-        else args.max_delay,
+        max_delay=args.max_delay,
         on_late=args.on_late,
         **plan_options(args.option),
     )
@@ -118,13 +113,13 @@ def _match(args: argparse.Namespace) -> int:
 
     with kleene.io.match_output(args.output) as write, progress(shows, rows) as tick:
         for batch in _chunks(check_input(engine.plan, reader), tick):
-            found = engine.send_many(batch)
+            found = _sent(engine, batch, reader)
             shown.extend(found[: args.show - len(shown)])
             written += _emit(found, write, args.limit, written)
             if args.limit is not None and written >= args.limit:
                 break
         else:
-            found = engine.close()
+            found = _closed(engine, reader)
             shown.extend(found[: args.show - len(shown)])
             written += _emit(found, write, args.limit, written)
     display = sys.stdout if args.output not in (None, "-") else sys.stderr
@@ -145,9 +140,8 @@ def _match(args: argparse.Namespace) -> int:
         log.warning(reader.report())
     if metrics.late:
         log.warning(
-            f"dropped {metrics.late:,} late events (more than --max-delay, or with "
-            "--on-error skip and no --max-delay any amount, behind the latest timestamp); "
-            "raise --max-delay to keep them"
+            f"dropped {metrics.late:,} late events (more than --max-delay behind the "
+            "latest timestamp); raise --max-delay to keep them"
         )
     if args.stats:
         counts = metrics.as_dict()
@@ -202,6 +196,32 @@ def _chunks(events: Any, tick: Any, size: int = 4096) -> Iterator[list[Event]]:
     if chunk:
         yield chunk
         tick(len(chunk))
+
+
+def _closed(engine: kleene.Engine, reader: EventReader) -> list[Any]:
+    """What closing the engine reports (an event it still held may be at fault)."""
+    try:
+        return engine.close()
+    except EventError as error:
+        raise reader.locate(error) from None
+
+
+def _sent(
+    engine: kleene.Engine,
+    events: list[Event],
+    reader: EventReader,
+) -> list[Any]:
+    """What the events make the engine report. An error the engine finds in an event (a
+    time going back, values clashing in a condition) names the event's file and row; with
+    --on-error skip the event is skipped and counted (the partial matches it was extending
+    go on without it)."""
+    found: list[Any] = []
+    for event in events:
+        try:
+            found += engine.send(event)
+        except EventError as error:
+            reader.fail(reader.locate(error))
+    return found
 
 
 def _emit(

@@ -29,10 +29,12 @@ import gzip
 import io
 import json
 import sys
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, Literal
 from zoneinfo import ZoneInfo
@@ -182,6 +184,38 @@ class EventReader:
     names: tuple[str, ...] | None = None
     #: Where those names come from (the file being read).
     where: str = ""
+    #: Where the events read came from, as marks (first event index, file, row) wherever
+    #: the rows stop following one another (a skipped row, the next file): `place` reads them.
+    marks: list[tuple[int, str, int]] = field(default_factory=list)
+
+    def mark(self, where: str, number: int) -> None:
+        """The next event (index `rows`) comes from row `number` of `where`."""
+        marks = self.marks
+        if marks:
+            first, file, row = marks[-1]
+            if file == where and row + self.rows - first == number:
+                return
+        marks.append((self.rows, where, number))
+
+    def place(self, index: int) -> tuple[str, int] | None:
+        """The file and row the event of this index (from 0, in reading order) came from."""
+        at = bisect_right(self.marks, index, key=itemgetter(0)) - 1
+        if at < 0 or index >= self.rows:
+            return None
+        first, where, row = self.marks[at]
+        return where, row + index - first
+
+    def locate(self, error: EventError) -> EventError:
+        """`error`, which the engine found in an event this reader made, naming the event's
+        file and row instead of its arrival number (when the events' ids are their reading
+        positions, as without an id column)."""
+        event = error.event
+        if event is None or error.source is not None or self.columns.id is not None:
+            return error
+        place = self.place(event.id) if isinstance(event.id, int) else None
+        if place is None:
+            return error
+        return EventError(error.message, source=place[0], row=place[1], field=error.field)
 
     def roles(self) -> dict[str, str]:
         """The columns that are no attribute, by their role (ts, type, id)."""
@@ -255,6 +289,7 @@ class _Rows:
         except _BadCellError as bad:
             reader.fail(EventError(bad.message, source=where, row=number, field=bad.field))
             return None
+        reader.mark(where, number)
         reader.rows += 1
         return Event(kind, ts, attrs, event_id)
 

@@ -185,6 +185,14 @@ class Engine:
         item = as_event(event, default_id=self._arrivals)
         self._arrivals += 1
         self._metrics.events += 1
+        try:
+            return self._send(item)
+        except EventError as error:
+            if error.event is None:
+                error.event = item  # where, for a reader to name the file and row
+            raise
+
+    def _send(self, item: Event) -> list[Match]:
         if self._watch is not None:
             self._watch.see(item)
             if self._watch.done:
@@ -241,7 +249,11 @@ class Engine:
         state = self._states.get(key)
         if state is None:
             state = self._state(key)
-        reported = self.plan.step(state, item)
+        try:
+            reported = self.plan.step(state, item)
+        except EventError as error:
+            error.event = error.event or item
+            raise
         if len(reported) > self._cap_matches:
             reported = self._cut(reported, item)
         self._count_live(key, state)
@@ -520,7 +532,11 @@ class Engine:
         state = self._states.get(key)
         if state is None:
             state = self._state(key)
-        found = self.plan.step(state, item)
+        try:
+            found = self.plan.step(state, item)
+        except EventError as error:
+            error.event = error.event or item
+            raise
         reported.extend(found if len(found) <= self._cap_matches else self._cut(found, item))
         self._count_live(key, state)
         self._schedule(key, state)
