@@ -28,6 +28,7 @@ import csv
 import gzip
 import io
 import json
+import re
 import sys
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -762,7 +763,9 @@ def _unreadable(error: Exception, where: str) -> EventError:
     if "straddl" in str(error):
         raise _StraddlingError from None
     hint = " (a CSV file must be UTF-8 text)" if "UTF8" in str(error) else ""
-    return EventError(f"cannot read the CSV: {error}{hint}", source=where)
+    row = re.search(r"Row #(\d+)", str(error))  # a malformed row pyarrow could not hand over
+    number = None if row is None else int(row.group(1))
+    return EventError(f"cannot read the CSV: {error}{hint}", source=where, row=number)
 
 
 #: Cells that mean "no value" in a number column (in a text column they are text).
