@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-from benchmarks import afa, disorder, lazy, lead, nfa, peers, spark, stream, window
+from benchmarks import afa, disorder, keys, lazy, lead, nfa, peers, spark, stream, window
 from benchmarks.harness import report
 from kleene.errors import KleeneError
 
@@ -18,6 +18,7 @@ SUITES: dict[str, ModuleType] = {
     "lazy": lazy,
     "window": window,
     "disorder": disorder,
+    "keys": keys,
     "afa": afa,
     "lead": lead,
     "peers": peers,
