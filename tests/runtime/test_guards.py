@@ -158,3 +158,15 @@ def test_a_guard_trips_through_the_cli_as_one_line_and_option(tmp_path, capsys):
     options = ["--option", "max_matches_per_event=100", "--option", "on_limit=drop"]
     assert main(["match", RUNAWAY, "-i", str(path), "--stats", *options]) == 0
     assert "cut_events" in capsys.readouterr().err
+
+
+def test_non_overlapping_output_never_builds_the_matches_it_drops():
+    """Of the 1,048,575 matches the C completes, non-overlapping output reports one: nfa
+    reads only that one from its buffer (Flink's SKIP_PAST_LAST_EVENT prunes so)."""
+    engine = kleene.Engine(RUNAWAY, output="non_overlapping")
+    [found] = sent(engine, runaway(20))
+    assert found.ids() == {"a": (0,), "b": tuple(range(1, 21)), "c": (21,)}
+    assert engine.metrics.as_dict()["completions"] == 1
+    for plan in ("nfa", "reference"):  # the same answer as the brute force on a smaller one
+        small = sent(kleene.Engine(RUNAWAY, plan, output="non_overlapping"), runaway(8))
+        assert [m.ids() for m in small] == [{"a": (0,), "b": tuple(range(1, 9)), "c": (9,)}]

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from itertools import groupby
 from operator import attrgetter
 from typing import Any
@@ -226,6 +226,52 @@ class Buffer:
                     return found
         return found
 
+    def first_histories(
+        self, entry: Entry | None, version: Version, admit: Callable[[Entry], bool]
+    ) -> list[History]:
+        """Of the histories `histories` would give, those whose positions, oldest first,
+        come first (every one tied there), among those whose oldest entry `admit`s: what
+        non-overlapping output reports of a run, found without listing the others (they may
+        be exponentially many). The order is that of the positions with a common later
+        suffix appended, so of two where one is a prefix of the other, the longer comes
+        first."""
+        if entry is None:
+            return [_EMPTY]
+        done: dict[tuple[int, Version], list[_Link]] = {}
+        todo: list[tuple[Entry, Version, bool]] = [(entry, version, False)]
+        while todo:
+            current, label, expanded = todo.pop()
+            state = (id(current), label)
+            if state in done and not expanded:
+                continue
+            ways = _ways(current, label)
+            if not expanded:
+                waiting = [
+                    (before, then, False)
+                    for before, then in ways
+                    if before is not None and (id(before), then) not in done
+                ]
+                if waiting:
+                    todo.append((current, label, True))
+                    todo.extend(waiting)
+                    continue
+            found: list[_Link] = []
+            for before, then in ways:
+                found += [_ROOT] if before is None else done[(id(before), then)]
+            if current.variable is None:  # a join: the first of its merged histories
+                done[state] = _firsts(found)
+                continue
+            done[state] = [
+                _Link(current, None) if link is _ROOT else _Link(current, link)
+                for link in found
+                if link is not _ROOT or admit(current)
+            ]
+        return [
+            _EMPTY.extended(_grouped(link.segment(), self.positions))
+            for link in _firsts(done[(id(entry), version)])
+            if link is not _ROOT
+        ]
+
     def prune(self, horizon: int) -> None:
         """Drop the entries of events before position `horizon`, which no live run reaches."""
         if horizon <= self.first:
@@ -278,6 +324,55 @@ def in_order(roots: Iterable[Entry | None]) -> list[Entry]:
                 if before is not None and id(before) not in done:
                     todo.append((before, False))
     return ordered
+
+
+class _Link:
+    """A history read back from an entry: the entry and the link before it (None: the
+    entry is the oldest)."""
+
+    __slots__ = ("before", "entry")
+
+    def __init__(self, entry: Entry | None, before: _Link | None) -> None:
+        self.entry = entry
+        self.before = before
+
+    def segment(self) -> list[Entry]:
+        """The entries, newest first."""
+        entries = []
+        link: _Link | None = self
+        while link is not None and link.entry is not None:
+            entries.append(link.entry)
+            link = link.before
+        return entries
+
+    def order(self) -> tuple[float, ...]:
+        """The positions oldest first, and a common later suffix standing for infinity."""
+        return (*(e.position for e in reversed(self.segment())), math.inf)
+
+
+#: The empty history, before any entry (a join reached the oldest end of a run).
+_ROOT = _Link(None, None)
+
+
+def _ways(entry: Entry, version: Version) -> list[tuple[Entry | None, Version]]:
+    """Where the history of `version` goes on from `entry`: one predecessor (and the
+    version to follow it with), several at a join, none when no history passes here."""
+    ways = []
+    for label, predecessor, switch, _, _ in entry.pointers:
+        if label is version or version[: len(label)] == label:
+            ways.append((predecessor, version if switch is None else switch))
+            if entry.variable is not None:
+                break  # live versions are prefix-free: one pointer fits
+    return ways
+
+
+def _firsts(links: list[_Link]) -> list[_Link]:
+    """The links whose histories come first (`_Link.order`), every one tied there."""
+    if len(links) <= 1:
+        return links
+    orders = [link.order() for link in links]
+    least = min(orders)
+    return [link for link, order in zip(links, orders, strict=True) if order == least]
 
 
 def _expire(join: Entry, since: float) -> None:

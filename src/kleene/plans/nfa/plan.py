@@ -177,6 +177,10 @@ class Nfa(Plan[NfaState]):
         self.immediate = (
             not analysis.negations and options.output == "all" and options.selection == "all"
         )
+        #: Non-overlapping output without negations reports, of the matches one event
+        #: completes, only the first (see `finalize.py`): each run reads only its first
+        #: histories from the buffer, not every one (Flink's SKIP_PAST_LAST_EVENT prunes so).
+        self.first_only = options.output == "non_overlapping" and not analysis.negations
         strategy = analysis.strategy
         self.partition = analysis.partition
         self.ignore_always = strategy == "skip_till_any_match"
@@ -374,7 +378,7 @@ class Nfa(Plan[NfaState]):
                     if completes and (final is None or final(event, vector)):
                         finals += 1
                         if construct and self._complete(
-                            run, edge, position, event, completed, buffer
+                            run, edge, position, event, completed, state
                         ):
                             cut = True
                     if target is not None:
@@ -426,7 +430,7 @@ class Nfa(Plan[NfaState]):
                     finals += 1
                     if construct:
                         fresh = Run(0, initial, key, values, t, position, position, (), None)
-                        if self._complete(fresh, edge, position, event, completed, buffer):
+                        if self._complete(fresh, edge, position, event, completed, state):
                             cut = True
                 if target is not None:
                     state.versions += 1
@@ -507,12 +511,23 @@ class Nfa(Plan[NfaState]):
         position: int,
         event: Event,
         completed: list[tuple[History, Edge]],
-        buffer: Buffer,
+        state: NfaState,
     ) -> bool:
         """Read the matches a run completes on this take from the buffer; True when the
         guard `max_matches_per_event` cut them (on_limit="drop")."""
         window = self.window
         since = None if window is None else event.t - window
+        buffer = state.buffer
+        if self.first_only:
+            by_key = self.partition_key is not None
+            ends = state.pending.last_end.get(run.key if by_key else None, -1)
+
+            def admit(entry: Entry) -> bool:  # it would not overlap the last match reported
+                return entry.position > ends and (since is None or entry.event.t >= since)
+
+            firsts = buffer.first_histories(run.last, run.version, admit)
+            completed.extend((history, edge) for history in firsts)
+            return False
         room = self.match_cap - len(completed)
         histories = buffer.histories(run.last, run.version, since, run.memo, room)
         if since is not None:  # drop the merged runs that have expired
