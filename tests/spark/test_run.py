@@ -194,14 +194,15 @@ def test_kleene_run_with_the_afa_plan(spark, tmp_path, capsys):
 
 def test_a_worker_error_is_one_line(spark, tmp_path, capsys):
     """A row without a timestamp fails in a Python worker; the user reads kleene's line,
-    not Spark's Java and Python traces (those come with --verbose)."""
+    naming the file and row, not Spark's Java and Python traces (those come with --verbose)."""
     events = tmp_path / "events.csv"
     events.write_text("ts,type,k\n2024-01-01 00:00:00,A,k1\n,B,k1\n2024-01-01 00:00:09,B,k1\n")
     query = "PATTERN SEQ(A a, B b) WHERE [k] WITHIN 1 min"
     arguments = ["run", query, "-i", str(events), "--master", "local[2]"]
     assert main([*arguments, "-o", str(tmp_path / "out.parquet")]) == 1
     assert capsys.readouterr().err.splitlines()[-1] == (
-        "kleene: spark, field 'ts': the timestamp is missing"
+        f"kleene: {events}, row 2, field 'ts': the timestamp is missing "
+        "(--on-error skip drops such rows)"
     )
     with pytest.raises(Exception, match="the timestamp is missing"):
         main([*arguments, "-o", str(tmp_path / "again.parquet"), "--verbose"])

@@ -10,6 +10,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -126,7 +127,10 @@ def _job(args: argparse.Namespace, source: str) -> int:
     except (CapturedException, Py4JJavaError) as error:  # a worker or a reader failed
         if args.verbose:
             raise
-        raise worker_error(error) or _spark_error(error, source) from None
+        found = worker_error(error)
+        if found is not None and " is missing" in str(found):
+            found = _missing_where(found, source, args)
+        raise found or _spark_error(error, source) from None
     finished = time.perf_counter()
     counts = job.counts()
     log.info(
@@ -169,6 +173,28 @@ def _spark_error(error: BaseException, source: str) -> KleeneError:
         )
     causes = re.findall(r"Caused by: [\w.$]+: (.*)", text) or text.strip().splitlines()[:1]
     return KleeneError(causes[-1] if causes else type(error).__name__)
+
+
+def _missing_where(found: KleeneError, source: str, args: argparse.Namespace) -> KleeneError:
+    """A row without timestamp or type stopped a worker, which knows neither file nor row:
+    read the input again in-process to name them (on this error path only)."""
+    reader = kleene.io.read_events(
+        source,
+        args.format,
+        type_column=args.type_column,
+        ts_column=args.ts_column,
+        id_column=args.id_column,
+        event_type=args.event_type,
+        on_error="skip",
+    )
+    wanted = (args.ts_column, args.type_column)
+    checked = 0
+    for _ in chain(reader, [None]):  # one more look after the last row
+        for error in reader.errors[checked:]:
+            if error.field in wanted and "missing" in error.message:
+                return KleeneError(f"{error} (--on-error skip drops such rows)")
+        checked = len(reader.errors)
+    return found
 
 
 def _check_columns(plan: kleene.Plan[Any], source: str, args: argparse.Namespace) -> None:
