@@ -330,3 +330,28 @@ def test_a_file_that_is_not_parquet_is_named(tmp_path):
     path.write_bytes(b"PAR1 this is not parquet")
     with pytest.raises(kleene.EventError, match=r"broken.parquet: not a Parquet file"):
         list(kleene.read_events(path))
+
+
+def test_an_event_type_that_is_not_text_is_an_error(tmp_path):
+    """A JSON number as the type was silently made text: 5 and "5" became one type."""
+    path = tmp_path / "types.jsonl"
+    path.write_text('{"type": 5, "ts": 1}\n{"type": "B", "ts": 2}\n')
+    with pytest.raises(kleene.EventError, match=r"row 1, field 'type': the event type must be"):
+        list(kleene.read_events(path))
+    reader = kleene.read_events(path, on_error="skip")
+    assert [e.type for e in reader] == ["B"] and reader.skipped == 1
+
+
+def test_a_text_column_of_mostly_numbers_is_said_to_compare_as_text(tmp_path, caplog):
+    path = tmp_path / "prices.csv"
+    path.write_text("type,ts,price,sym\nA,1,10,IBM\nA,2,x,SUN\nB,3,9,IBM\n")
+    with caplog.at_level("WARNING", logger="kleene"):
+        events = list(kleene.read_events(path))
+    assert [e["price"] for e in events] == ["10", "x", "9"]
+    assert "column 'price' is read as text: 2 of its first 3 cells are numbers, but not 'x'" in (
+        caplog.text
+    )
+    assert "'sym'" not in caplog.text
+    typed = kleene.read_events(path, column_types={"price": "float"})
+    with pytest.raises(kleene.EventError, match=r"row 2, field 'price': 'x' is not a number"):
+        list(typed)

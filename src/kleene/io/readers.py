@@ -28,6 +28,7 @@ import csv
 import gzip
 import io
 import json
+import logging
 import re
 import sys
 from bisect import bisect_right
@@ -42,6 +43,8 @@ from zoneinfo import ZoneInfo
 
 from kleene.errors import EventError
 from kleene.events import EPOCH_UNITS, Event, to_timestamp
+
+log = logging.getLogger("kleene")
 
 __all__ = [
     "FORMATS",
@@ -273,7 +276,13 @@ class _Rows:
                 raw = row.get(columns.type)
                 if raw is None or raw == "":
                     raise _BadCellError(columns.type, "the event type is missing")
-                kind = raw if isinstance(raw, str) else str(raw)
+                if not isinstance(raw, str):  # never retyped: 5 and "5" are not one type
+                    raise _BadCellError(
+                        columns.type,
+                        f"the event type must be text, not {type(raw).__name__} {raw!r} "
+                        "(patterns name types as text)",
+                    )
+                kind = raw
             if columns.ts not in row:
                 raise _BadCellError(columns.ts, "the timestamp column is missing")
             try:
@@ -713,6 +722,8 @@ def _csv_stream(
                 continue
             if name not in kinds:
                 kinds[name] = _infer(column)
+                if kinds[name] == "string":
+                    _warn_numeric_text(column, name, where)
             table[name] = _cast(column, name, kinds, reader, where, numbers, good)
         names = list(table)
         yield _row_events(rows, names, [table[n] for n in names], numbers, where, good)
@@ -803,6 +814,22 @@ def _shown(text: str, width: int = 40) -> str:
     'yyyyyyyyyy'… (100 characters)
     """
     return repr(text) if len(text) <= width else f"{text[:width]!r}… ({len(text):,} characters)"
+
+
+def _warn_numeric_text(column: Any, name: str, where: str) -> None:
+    """Say so when a column read as text is half numbers or more: comparisons on it compare
+    text ("10" < "9"), which is rarely what numbers meant."""
+    cells = [c for c in column.to_pylist() if c is not None and c not in NULL_TOKENS]
+    numbers = [c for c in cells if _reads_as(float, c)]
+    if len(numbers) < 2 or 2 * len(numbers) < len(cells):
+        return
+    other = next(c for c in cells if not _reads_as(float, c))
+    log.warning(
+        f"{where}: column {name!r} is read as text: {len(numbers):,} of its first {len(cells):,} "
+        f"cells are numbers, but not {_shown(other)}; comparisons on it compare text ('10' < "
+        f"'9'). Give it a type (--column-type {name}=float, column_types=) to read numbers "
+        "and name the other cells as errors"
+    )
 
 
 def _reads_as(kind: Callable[[str], Any], text: str) -> bool:
