@@ -175,10 +175,9 @@ def _spark_error(error: BaseException, source: str) -> KleeneError:
     return KleeneError(causes[-1] if causes else type(error).__name__)
 
 
-def _missing_where(found: KleeneError, source: str, args: argparse.Namespace) -> KleeneError:
-    """A row without timestamp or type stopped a worker, which knows neither file nor row:
-    read the input again in-process to name them (on this error path only)."""
-    reader = kleene.io.read_events(
+def _skipping_reader(source: str, args: argparse.Namespace) -> kleene.io.EventReader:
+    """kleene's own reader over the job's input, skipping malformed rows."""
+    return kleene.io.read_events(
         source,
         args.format,
         type_column=args.type_column,
@@ -187,6 +186,12 @@ def _missing_where(found: KleeneError, source: str, args: argparse.Namespace) ->
         event_type=args.event_type,
         on_error="skip",
     )
+
+
+def _missing_where(found: KleeneError, source: str, args: argparse.Namespace) -> KleeneError:
+    """A row without timestamp or type stopped a worker, which knows neither file nor row:
+    read the input again in-process to name them (on this error path only)."""
+    reader = _skipping_reader(source, args)
     wanted = (args.ts_column, args.type_column)
     checked = 0
     for _ in chain(reader, [None]):  # one more look after the last row
@@ -201,15 +206,7 @@ def _check_columns(plan: kleene.Plan[Any], source: str, args: argparse.Namespace
     """Check the attributes the query reads against the input's columns (CSV header,
     Parquet schema) the way `kleene match` does, before Spark starts: its first rows are read
     by kleene's own reader. JSON lines have no schema; Spark checks them later."""
-    reader = kleene.io.read_events(
-        source,
-        args.format,
-        type_column=args.type_column,
-        ts_column=args.ts_column,
-        id_column=args.id_column,
-        event_type=args.event_type,
-        on_error="skip",  # malformed rows are the job's to report, as it reads them all
-    )
+    reader = _skipping_reader(source, args)  # malformed rows are the job's to report
     next(iter(reader), None)  # opens the input: its columns are known now
     if reader.names is not None:
         check_columns(plan, reader.names, reader.where or reader.source, reader.roles())
