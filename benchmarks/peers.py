@@ -134,6 +134,15 @@ def _core(python: str, script: str, pattern: str, events: list[Event]) -> dict[s
     return result
 
 
+def _refusal(query: str, plan: str) -> str | None:
+    """Why `plan` does not run `query` (None: it does; "auto" runs everything)."""
+    try:
+        kleene.compile(query, plan)
+    except kleene.PlanError as error:
+        return str(error)
+    return None
+
+
 def run(args: argparse.Namespace) -> tuple[list[Result], list[Column], str | None]:
     events = ticks(args.events)
     expected = None
@@ -156,6 +165,10 @@ def run(args: argparse.Namespace) -> tuple[list[Result], list[Column], str | Non
                 )
             )
         for plan in args.plans:
+            refusal = _refusal(query, plan)
+            if refusal is not None:
+                print(f"benchmarks: {name} {plan}: {refusal}", file=sys.stderr)
+                continue
             runs = [_engine(query, events, plan) for _ in range(max(1, args.repeat))]
             found, seconds = min(runs, key=lambda r: r[1])
             counts[plan] = found

@@ -174,6 +174,18 @@ def _structure(draw: st.DrawFn, depth: int = 0) -> A.Element:
 
 
 @st.composite
+def _flat(draw: st.DrawFn) -> A.Element:
+    """A flat SEQ or AND of variables; a SEQ may hold negations between two."""
+    size = draw(st.integers(1, 4))
+    items: list[A.Element] = [draw(_leaf()) for _ in range(size)]
+    sequence = draw(st.booleans())
+    if sequence and size > 1 and draw(st.integers(0, 2)) == 0:
+        negated = draw(st.sampled_from([*((t,) for t in TYPES), None]))
+        items.insert(draw(st.integers(1, size - 1)), A.Negation(A.EventVar(negated, "n")))
+    return A.Seq(tuple(items)) if sequence else A.And(tuple(items))
+
+
+@st.composite
 def _leaf(draw: st.DrawFn) -> A.EventVar:
     types = tuple(sorted(draw(st.sets(st.sampled_from(TYPES), min_size=1, max_size=2))))
     anything = draw(st.integers(0, 7)) == 0  # `_ v`: a variable of any type
@@ -298,12 +310,26 @@ def _twins(draw: st.DrawFn) -> A.Element:
 
 
 @st.composite
-def cases(draw: st.DrawFn, strategies: tuple[str, ...] = A.STRATEGIES, max_events: int = 7) -> Case:
-    """A valid pattern over A, B, C and a stream to run it on."""
-    twins = draw(st.integers(0, 7)) == 0
-    structure = draw(_twins()) if twins else _rename(draw(_structure()), [0])
+def cases(
+    draw: st.DrawFn,
+    strategies: tuple[str, ...] = A.STRATEGIES,
+    max_events: int = 7,
+    flat: bool = False,
+) -> Case:
+    """A valid pattern over A, B, C and a stream to run it on. With `flat`, only a flat SEQ
+    or AND within a window, negations between two of a SEQ's variables (the patterns
+    `window_join` runs)."""
+    twins = not flat and draw(st.integers(0, 7)) == 0
+    if flat:
+        structure = _rename(draw(_flat()), [0])
+    else:
+        structure = draw(_twins()) if twins else _rename(draw(_structure()), [0])
     conditions = draw(_conditions(structure))
-    within = draw(st.one_of(st.none(), st.integers(1, 5).map(A.Within)))
+    within = draw(
+        st.integers(1, 5).map(A.Within)
+        if flat
+        else st.one_of(st.none(), st.integers(1, 5).map(A.Within))
+    )
     strategy = draw(st.sampled_from(strategies))
     pattern = A.Pattern(
         structure,

@@ -1,0 +1,436 @@
+"""`window_join`: skip-till-any-match over a window as loops over buffered events, in Python
+generated for the query.
+
+Under skip till any match with a window, a match of a flat SEQ (or AND) of single events is
+any choice of one event per variable, in pattern order (any order for AND), all within the
+window, that satisfies the conditions: no run needs to be kept, only the events of the last
+window. So the plan keeps, per equivalence key, each variable's events of the last W time
+units whose properties hold (checked once, when they arrive), and when an event that can be
+the last of a match arrives it runs loops written for the query: one per variable, the
+latest bound first, each condition tested in the loop where its last variable is bound,
+each negation between two neighbours tested by a bisect into the negated events' positions.
+No runs, no versioned buffer, no merging: CPython runs little more than the loops one would
+write by hand (issue 19).
+
+It runs skip_till_any_match with WITHIN, all matches (output="all", selection "all"), over
+a SEQ of single-event variables with negations between two of them whose conditions read
+the negated event alone, or an AND of single-event variables. It refuses anything else
+with the reason, and `auto` goes on to the next plan.
+
+>>> import kleene
+>>> plan = kleene.compile("PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 5", "window_join")
+>>> print(plan.describe())
+on B as b (last): for a (before b): a.x < b.x
+>>> events = [kleene.Event("A", 1, {"x": 1}, 0), kleene.Event("A", 2, {"x": 9}, 1),
+...           kleene.Event("B", 4, {"x": 5}, 2)]
+>>> [m.ids() for m in kleene.match(plan, events)]
+[{'a': (0,), 'b': (2,)}]
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any
+
+from kleene.compiler.analysis import Analysis, Condition, Variable
+from kleene.compiler.codegen import Writer
+from kleene.compiler.evaluate import attribute
+from kleene.compiler.options import Options
+from kleene.events import Event, Watermark
+from kleene.language import ast as A
+from kleene.matches import Match
+from kleene.plans.base import Plan, register
+
+__all__ = ["JoinState", "WindowJoinPlan"]
+
+#: A buffer: (position, event) of one variable's events in the window, oldest first.
+Buffer = list[tuple[int, Event]]
+
+
+@dataclass
+class JoinState:
+    """One partition's window: per equivalence key, a buffer per positive variable (then one
+    per negated variable), and the next arrival position."""
+
+    position: int = 0
+    buckets: dict[Hashable, list[Buffer]] = field(default_factory=dict)
+    #: Sweep every key's buffers when the position reaches this (stale keys go).
+    sweep_at: int = 1024
+    counters: dict[str, int] = field(
+        default_factory=lambda: {"completions": 0, "buffered": 0, "joined": 0}
+    )
+
+
+class _Full(Exception):  # noqa: N818 - a signal, not an error: stop the loops
+    """The matches of one event reached `max_matches_per_event` under on_limit="drop"."""
+
+
+@register
+class WindowJoinPlan(Plan[JoinState]):
+    name = "window_join"
+
+    @classmethod
+    def unsupported(cls, analysis: Analysis, options: Options) -> str | None:
+        reason = super().unsupported(analysis, options)
+        if reason is not None:
+            return reason
+        if analysis.strategy != "skip_till_any_match":
+            return "it joins any events of the window, which only skip_till_any_match allows"
+        if analysis.pattern.within is None:
+            return "it keeps the events of the window: the pattern needs WITHIN"
+        if options.output != "all" or options.selection != "all":
+            return "it reports every match (output='all', selection 'all')"
+        return _shape(analysis)
+
+    def __init__(self, analysis: Analysis, options: Options) -> None:
+        super().__init__(analysis, options)
+        assert self.window is not None
+        structure = analysis.structure
+        #: A SEQ (its variables bind events in pattern order), or an AND (any order)?
+        self.in_sequence = isinstance(structure, A.Seq)
+        items = structure.items if isinstance(structure, A.Seq | A.And) else (structure,)
+        #: The positive variables in pattern order; negated ones, each with its neighbours.
+        self.positive: list[Variable] = list(analysis.positive)
+        index = {v.name: i for i, v in enumerate(self.positive)}
+        self.negations: list[tuple[Variable, int, int]] = []
+        before = -1
+        for at, item in enumerate(items):
+            if isinstance(item, A.EventVar):
+                before = index[item.name]
+            elif isinstance(item, A.Negation):
+                after = next(index[i.name] for i in items[at + 1 :] if isinstance(i, A.EventVar))
+                self.negations.append((analysis.variables[item.event.name], before, after))
+        self.equivalences = analysis.equivalences
+        self._routes: dict[str, _Route] = {}
+        self._code = _Code(self)
+        #: Per variable that can end a match: the loops that complete it.
+        count = len(self.positive)
+        self.completers: dict[int, Callable[..., None]] = {
+            k: self._code.completer(k) for k in ([count - 1] if self.in_sequence else range(count))
+        }
+        self.properties = [self._code.property(v.name) for v in self.positive] + [
+            self._code.property(n.name) for n, _, _ in self.negations
+        ]
+
+    def describe(self) -> str:
+        return "\n".join(self._code.plans)
+
+    @property
+    def timed(self) -> bool:
+        return False
+
+    def new_state(self) -> JoinState:
+        return JoinState()
+
+    def _route(self, event_type: str) -> _Route:
+        """What an event of this type may be: the end of a match (the completers), a
+        buffered variable's event, a negated variable's."""
+        slots = [i for i, v in enumerate(self.positive) if v.takes(event_type)]
+        ends = tuple(k for k in self.completers if k in slots)
+        kept = tuple(s for s in slots if not self.in_sequence or s != len(self.positive) - 1)
+        negated = tuple(
+            len(self.positive) + j
+            for j, (n, _, _) in enumerate(self.negations)
+            if n.takes(event_type)
+        )
+        route = self._routes[event_type] = (ends, kept + negated)
+        return route
+
+    def step(self, state: JoinState, event: Event) -> list[Match]:
+        position = state.position
+        state.position = position + 1
+        ends, kept = self._routes.get(event.type) or self._route(event.type)
+        if not ends and not kept:
+            return []
+        key = self._key(event)
+        if key is None:  # it lacks an equivalence attribute: no match holds it
+            return []
+        buckets = state.buckets
+        bucket = buckets.get(key)
+        if bucket is None:
+            bucket = buckets[key] = [[] for _ in self.properties]
+        low = event.t - self.window  # type: ignore[operator]
+        for buffer in bucket:
+            if buffer and buffer[0][1].t < low:
+                _expire(buffer, low)
+        found: list[Match] = []
+        properties = self.properties
+        if ends:
+            try:
+                for k in ends:
+                    if properties[k](event):
+                        self.completers[k](bucket, event, position, found)
+            except _Full:
+                state.counters["cut_events"] = state.counters.get("cut_events", 0) + 1
+            state.counters["completions"] += len(found)
+        for slot in kept:
+            if properties[slot](event):
+                bucket[slot].append((position, event))
+                state.counters["buffered"] += 1
+        if position >= state.sweep_at:
+            self._sweep(state, low)
+        return found
+
+    def _key(self, event: Event) -> Hashable | None:
+        attrs = self.equivalences
+        if not attrs:
+            return ()
+        values = []
+        for name in attrs:
+            value = attribute(event, name)
+            if value is None:
+                return None
+            values.append(tuple(value) if isinstance(value, list) else value)
+        return tuple(values)
+
+    def _sweep(self, state: JoinState, low: float) -> None:
+        """Drop every key's events that left the window, and the keys left empty."""
+        for key, bucket in list(state.buckets.items()):
+            for buffer in bucket:
+                _expire(buffer, low)
+            if not any(bucket):
+                del state.buckets[key]
+        state.sweep_at = state.position + max(1024, 4 * len(state.buckets))
+
+    def full(self, event: Event, found: list[Match]) -> None:
+        """The guard, called by the generated loops past `max_matches_per_event`."""
+        if self.options.on_limit != "drop":
+            raise self.too_many_matches(event)
+        del found[int(self.match_cap) :]
+        raise _Full
+
+    def advance(self, state: JoinState, watermark: Watermark) -> list[Match]:
+        return []
+
+    def idle(self, state: JoinState, watermark: Watermark) -> bool:
+        low = watermark.t - self.window  # type: ignore[operator]
+        positives = len(self.positive)
+        return not any(
+            buffer and buffer[-1][1].t >= low
+            for bucket in state.buckets.values()
+            for buffer in bucket[:positives]
+        )
+
+    def counters(self, state: JoinState) -> dict[str, int]:
+        return dict(state.counters)
+
+
+_Route = tuple[tuple[int, ...], tuple[int, ...]]
+
+
+def _expire(buffer: Buffer, low: float) -> None:
+    """Drop a buffer's events before `low` (a negated event before every event of the
+    window can no longer sit between two of them)."""
+    cut = 0
+    while cut < len(buffer) and buffer[cut][1].t < low:
+        cut += 1
+    del buffer[:cut]
+
+
+def _position(entry: tuple[int, Event]) -> int:
+    return entry[0]
+
+
+def _shape(analysis: Analysis) -> str | None:
+    """Why the pattern is not a flat SEQ or AND of single events (None when it is one)."""
+    structure = analysis.structure
+    items = structure.items if isinstance(structure, A.Seq | A.And) else (structure,)
+    if not isinstance(structure, A.Seq | A.And | A.EventVar):
+        return "it joins a flat SEQ or AND of events, not an OR"
+    for at, item in enumerate(items):
+        if isinstance(item, A.EventVar):
+            if item.kleene:
+                reason = _kleene_refusal(analysis, items, at)
+                if reason is not None:
+                    return reason
+        elif isinstance(item, A.Negation):
+            if isinstance(structure, A.And):
+                return "a negation inside AND has no neighbours to sit between"
+            if at == 0 or at == len(items) - 1:
+                return "a negation at either end of a SEQ looks beyond the match"
+        else:
+            return "it joins a flat SEQ or AND of events, not a nested one"
+    for condition in analysis.conditions:
+        if any(isinstance(n, A.Equivalence) for n in A.walk(condition.expr)):
+            return "an equivalence test inside a condition"
+        if condition.negated is not None and condition.variables:
+            return (
+                f"a condition relates the negated {condition.negated} to other variables "
+                f"({condition.text})"
+            )
+    return None
+
+
+def _kleene_refusal(analysis: Analysis, items: tuple[A.Element, ...], at: int) -> str | None:
+    """Why the Kleene variable at `at` cannot be joined as any subset of its events between
+    its two neighbours (None: it can)."""
+    item = items[at]
+    assert isinstance(item, A.EventVar)
+    name = f"{item.name}[]"
+    if analysis.structure is not None and not isinstance(analysis.structure, A.Seq):
+        return f"{name}: a Kleene variable is joined in a SEQ, not an AND"
+    if at == len(items) - 1:
+        return f"{name}: a Kleene variable ends the SEQ"
+    if analysis.variables[item.name].min == 0:
+        return f"{name}: a Kleene variable that may bind no event"
+    neighbours = [items[i] for i in (at - 1, at + 1) if 0 <= i < len(items)]
+    if any(not isinstance(n, A.EventVar) or n.kleene for n in neighbours):
+        return f"{name}: a Kleene variable next to a negation or another Kleene variable"
+    for condition in analysis.conditions:
+        mentioned = condition.variables | ({condition.negated} if condition.negated else set())
+        if item.name in mentioned and condition.property_of != item.name:
+            return f"{name}: a condition on its events together ({condition.text})"
+    return None
+
+
+class _Code(Writer):
+    """Writes the plan's loops: a variable's event is the local `e<slot>`, its position
+    `p<slot>`."""
+
+    def __init__(self, plan: WindowJoinPlan) -> None:
+        super().__init__(plan.analysis.functions)
+        self.plan = plan
+        self.slots = {v.name: i for i, v in enumerate(plan.positive)}
+        self.slots.update(
+            {n.name: len(plan.positive) + j for j, (n, _, _) in enumerate(plan.negations)}
+        )
+        self.plans: list[str] = []
+
+    def term(self, node: A.Attr | A.Len | A.Aggregate, ctx: Any) -> str:
+        assert isinstance(node, A.Attr)  # one event: no b.len, no aggregates
+        assert node.index is None or (node.index.base, node.index.offset) == ("i", 0)
+        event = f"e{self.slots[node.var]}"
+        if node.attr in ("ts", "type", "id"):
+            return f"_attr({event}, {node.attr!r})"
+        return f"{event}.attrs.get({node.attr!r})"
+
+    def test(self, condition: Condition, indent: str) -> str:
+        """Code that goes on to the next loop turn when `condition` is not true."""
+        fast, safe = self.forms(condition.expr, None)
+        if fast == safe:
+            return f"{indent}if not ({fast}): continue\n"
+        return (
+            f"{indent}try:\n{indent}    if not ({fast}): continue\n"
+            f"{indent}except (TypeError, ArithmeticError):\n"
+            f"{indent}    if not ({safe}): continue\n"
+        )
+
+    def property(self, name: str) -> Callable[[Event], bool]:
+        """A test of the variable's own conditions on one event."""
+        conditions = [c for c in self.plan.analysis.conditions if c.property_of == name]
+        if not conditions:
+            return _always
+        slot = self.slots[name]
+        body = "".join(self.test(c, "        ") for c in conditions)
+        source = f"def holds(e{slot}):\n    for _ in (0,):\n{body}        return True\n"
+        source += "    return False\n"
+        holds: Callable[[Event], bool] = self.load(source)["holds"]
+        return holds
+
+    def completer(self, last: int) -> Callable[..., None]:
+        """The loops completing matches whose latest event binds variable `last`."""
+        plan = self.plan
+        positive = plan.positive
+        kleene = [s for s, v in enumerate(positive) if v.kleene]
+        others = [s for s in range(len(positive)) if s != last and s not in kleene]
+        if plan.in_sequence:
+            others.reverse()  # the latest bound first: each loop stops at its successor
+        bound = {last}
+        decided = {
+            id(c)
+            for c in plan.analysis.conditions
+            if c.property_of is not None or c.negated is not None
+        }
+        lines = [f"def complete(bucket, e{last}, p{last}, found):\n"]
+        constant_tests = [
+            c for c in plan.analysis.conditions if not c.variables and c.negated is None
+        ]
+        lines += [self.test(c, "    ").replace("continue", "return") for c in constant_tests]
+        decided |= {id(c) for c in constant_tests}
+        described = [f"on {'|'.join(sorted(positive[last].types or ['_']))} as "]
+        described[0] += f"{positive[last].name} (last):"
+        indent = "    "
+        for depth, slot in enumerate(others):
+            names = {positive[s].name for s in bound | {slot}}
+            if plan.in_sequence:
+                successor = others[depth - 1] if depth else last
+                lines.append(f"{indent}for p{slot}, e{slot} in bucket[{slot}]:\n")
+                if depth:
+                    lines.append(f"{indent}    if p{slot} >= p{successor}: break\n")
+                relation = f"before {positive[successor].name}"
+            else:
+                lines.append(f"{indent}for p{slot}, e{slot} in bucket[{slot}]:\n")
+                relation = "any order"
+            indent += "    "
+            for other in () if plan.in_sequence else bound:  # SEQ: the positions differ
+                if other != last and _overlap(positive[slot], positive[other]):
+                    lines.append(f"{indent}if p{slot} == p{other}: continue\n")
+            for j, (_, before, after) in enumerate(plan.negations):
+                if {before, after} <= bound | {slot} and slot in (before, after):
+                    negated = len(positive) + j
+                    lines.append(
+                        f"{indent}n = bucket[{negated}]\n"
+                        f"{indent}if n and (j := _bisect(n, p{before}, key=_position)) < len(n) "
+                        f"and n[j][0] < p{after}: continue\n"
+                    )
+            tests = [
+                c for c in plan.analysis.conditions if id(c) not in decided and c.variables <= names
+            ]
+            decided |= {id(c) for c in tests}
+            lines += [self.test(c, indent) for c in tests]
+            bound.add(slot)
+            shown = " and ".join(c.text for c in tests)
+            described.append(
+                f"for {positive[slot].name} ({relation}){': ' + shown if shown else ''}"
+            )
+        for slot in kleene:  # each between its two neighbours, bound by now: any subset
+            variable = positive[slot]
+            low = f"_bisect(c, p{slot - 1}, key=_position)" if slot else "0"
+            most = "len(es)" if variable.max is None else f"min({variable.max}, len(es))"
+            lines.append(
+                f"{indent}c = bucket[{slot}]\n"
+                f"{indent}es = [e for _, e in c[{low} : _bisect_left(c, p{slot + 1}, "
+                "key=_position)]]\n"
+                f"{indent}for r in range({variable.min}, {most} + 1):\n"
+                f"{indent}    for run{slot} in _combinations(es, r):\n"
+            )
+            indent += "        "
+            neighbours = " and ".join(positive[s].name for s in (slot - 1, slot + 1) if s >= 0)
+            described.append(f"for {variable.name}[] (any subset between {neighbours})")
+        bindings = ", ".join(
+            f"{v.name!r}: {f'run{s}' if v.kleene else f'(e{s},)'}" for s, v in enumerate(positive)
+        )
+        times = [f"e{s}.t" for s in sorted(bound)]
+        if plan.in_sequence:
+            first = "run0[0].t" if positive[0].kleene else "e0.t"
+        else:
+            first = times[0] if len(times) == 1 else f"min({', '.join(times)})"
+        lines.append(
+            f"{indent}found.append(_Match({{{bindings}}}, NAME, ({first}, e{last}.t)))\n"
+            f"{indent}if len(found) > CAP: FULL(e{last}, found)\n"
+        )
+        self.plans.append(" ".join(described))
+        helpers = {
+            "_Match": Match,
+            "_bisect": bisect_right,
+            "_bisect_left": bisect_left,
+            "_combinations": combinations,
+            "_position": _position,
+            "NAME": plan.pattern_name,
+            "CAP": plan.match_cap,
+            "FULL": plan.full,
+        }
+        complete: Callable[..., None] = self.load("".join(lines), helpers)["complete"]
+        return complete
+
+
+def _always(event: Event) -> bool:
+    return True
+
+
+def _overlap(one: Variable, other: Variable) -> bool:
+    """Can one event bind both variables?"""
+    return one.types is None or other.types is None or bool(one.types & other.types)
