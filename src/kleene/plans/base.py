@@ -314,7 +314,7 @@ def plan_class(name: str) -> type[Plan[Any]]:
 
 #: The order `auto` tries plans in: fastest first; `lazy_chain` takes skip-till-any-match
 #: patterns too wide for `nfa`'s automaton; `reference` runs everything.
-PREFERENCE: tuple[str, ...] = ("nfa", "lazy_chain", "reference")
+PREFERENCE: tuple[str, ...] = ("window_join", "nfa", "lazy_chain", "reference")
 
 
 def compile(pattern: Pattern | Rule | str, plan: str = "auto", **options: Any) -> Plan[Any]:
