@@ -216,7 +216,7 @@ def test_a_checkpoint_of_another_query_is_refused(spark, tmp_path):
     changed = KEYED.replace("a.x < c.x", "a.x > c.x")
     with pytest.raises(StateError, match="another query or other options"):
         _run(spark, tmp_path, changed)
-    with pytest.raises(StateError, match="plan 'nfa'"):
+    with pytest.raises(StateError, match="plan 'window_join'"):
         _run(spark, tmp_path, KEYED, plan="reference")
     (tmp_path / "foreign").mkdir()
     (tmp_path / "foreign" / "offsets").mkdir()

@@ -27,7 +27,7 @@ from kleene.compiler.schema import attributes_read
 from kleene.errors import EventError
 from kleene.events import Event
 from kleene.io.readers import EventReader
-from kleene.runtime.engine import check_input
+from kleene.runtime.engine import check_input, fewer_collections
 
 __all__ = ["add"]
 
@@ -111,7 +111,11 @@ def _match(args: argparse.Namespace) -> int:
     def rows() -> int | None:  # the bar's total, when the input says it cheaply
         return kleene.io.readers.count_rows(args.input, args.format)
 
-    with kleene.io.match_output(args.output) as write, progress(shows, rows) as tick:
+    with (
+        kleene.io.match_output(args.output) as write,
+        progress(shows, rows) as tick,
+        fewer_collections(),
+    ):
         for batch in _chunks(check_input(engine.plan, reader), tick):
             found = _sent(engine, batch, reader)
             shown.extend(found[: args.show - len(shown)])

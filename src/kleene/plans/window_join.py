@@ -414,7 +414,7 @@ class _Code(Writer):
         )
         self.plans.append(" ".join(described))
         helpers = {
-            "_Match": Match,
+            "_Match": Match.made,
             "_bisect": bisect_right,
             "_bisect_left": bisect_left,
             "_combinations": combinations,

@@ -30,6 +30,7 @@ from kleene.language.lead_ast import Rule
 from kleene.language.to_ast import UNITS
 from kleene.matches import Match, Retraction
 from kleene.plans.base import Plan
+from kleene.runtime.engine import fewer_collections
 
 __all__ = ["GROUP", "HOME", "SEQ", "JobSpec", "PeakParam", "match_batches"]
 
@@ -204,23 +205,24 @@ def match_batches(
         group: _Group | None = None
         #: A numeric timestamp of a query counting real time is checked once (epoch ms?).
         scale = counts_real_time(plan)
-        for batch in batches:
-            table = {name: _values(batch, name) for name in batch.schema.names}
-            keys = [table[f"{GROUP}{g}"] for g in range(spec.groups)]
-            for row, event in enumerate(_events(spec, table, batch.num_rows)):
-                if scale:
-                    scale = False
-                    if isinstance(event.ts, int | float):
-                        unit = plan.options.time_unit
-                        check_time_scale(event.t, unit, UNITS[unit][1])
-                key = tuple(column[row] for column in keys)
-                if group is None or key != group.key:
-                    if group is not None:
-                        output.extend(group.finish(), group.key)
-                    group = _Group(plan, spec, key)
-                output.extend(group.step(event), key)
-                if output.full():
-                    yield output.batch()
+        with fewer_collections():  # a worker process runs one job: its threshold only
+            for batch in batches:
+                table = {name: _values(batch, name) for name in batch.schema.names}
+                keys = [table[f"{GROUP}{g}"] for g in range(spec.groups)]
+                for row, event in enumerate(_events(spec, table, batch.num_rows)):
+                    if scale:
+                        scale = False
+                        if isinstance(event.ts, int | float):
+                            unit = plan.options.time_unit
+                            check_time_scale(event.t, unit, UNITS[unit][1])
+                    key = tuple(column[row] for column in keys)
+                    if group is None or key != group.key:
+                        if group is not None:
+                            output.extend(group.finish(), group.key)
+                        group = _Group(plan, spec, key)
+                    output.extend(group.step(event), key)
+                    if output.full():
+                        yield output.batch()
         if group is not None:
             output.extend(group.finish(), group.key)
         if output.rows:

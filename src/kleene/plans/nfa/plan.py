@@ -547,7 +547,7 @@ class Nfa(Plan[NfaState]):
         events = {name: history.events.get(name, ()) for name in edge.bound}
         events[edge.variable] += (event,)
         start = event.t if history.first is None else history.first.t
-        return Match(events, self.pattern_name, (start, event.t))
+        return Match.made(events, self.pattern_name, (start, event.t))
 
     def _candidate(
         self, state: NfaState, history: History, edge: Edge, position: int, event: Event
