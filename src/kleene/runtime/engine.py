@@ -164,6 +164,8 @@ class Engine:
         self._ordered = self.plan.ordered
         #: May the plan's states have deadlines (timeouts, negations waiting)?
         self._timed = self.plan.timed
+        #: Does the plan count partial matches (runs)? (Else there is nothing to count.)
+        self._runs = type(self.plan).live_runs is not Plan.live_runs
         if speculation is not None and self._ordered:
             raise KleeneError(
                 f"speculation is for a plan that takes events in any order (plan='afa'), not "
@@ -529,7 +531,7 @@ class Engine:
     def _step(self, item: Event) -> list[Match]:
         """Feed one event, in order, to its partition's state; the matches it makes final
         (not reported yet: see `_report`)."""
-        reported = self._fire(Watermark(item.t, inclusive=False)) if self._timers else []
+        fired = self._fire(Watermark(item.t, inclusive=False)) if self._timers else None
         key = None if self._key is None else self._key(item)
         state = self._states.get(key)
         if state is None:
@@ -539,12 +541,18 @@ class Engine:
         except EventError as error:
             error.event = error.event or item
             raise
-        reported.extend(found if len(found) <= self._cap_matches else self._cut(found, item))
-        self._count_live(key, state)
-        self._schedule(key, state)
+        if len(found) > self._cap_matches:
+            found = self._cut(found, item)
+        if self._runs:
+            self._count_live(key, state)
+        if self._timed:
+            self._schedule(key, state)
         if len(self._states) > self._evict_at:
             self._evict(Watermark(item.t, inclusive=False))
-        return reported
+        if fired:
+            fired.extend(found)
+            return fired
+        return found
 
     def send_many(self, events: Iterable[EventLike]) -> list[Match]:
         """Feed events in order; the matches they make final, in the order reported (with
