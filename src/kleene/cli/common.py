@@ -10,12 +10,14 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
 from kleene.compiler.analysis import Analysis
 from kleene.compiler.growth import unbounded
 from kleene.errors import KleeneError
+from kleene.io.readers import EventReader, read_events
 from kleene.language.lead_reader import is_rule
 from kleene.language.to_ast import UNITS
 
@@ -165,6 +167,36 @@ def is_afa(text: str) -> bool:
 #: kleene's logger: the CLI's summary lines are its INFO records, `AttributeWatch`'s its
 #: warnings.
 log = logging.getLogger("kleene")
+
+
+def skipping_reader(source: str, args: argparse.Namespace) -> EventReader:
+    """kleene's own reader over the job's input, skipping malformed rows."""
+    return read_events(
+        source,
+        args.format,
+        type_column=args.type_column,
+        ts_column=args.ts_column,
+        id_column=args.id_column,
+        event_type=args.event_type,
+        on_error="skip",
+    )
+
+
+def locate_missing(found: KleeneError, source: str, args: argparse.Namespace) -> KleeneError:
+    """A row without timestamp or type stopped a Spark worker, which knows neither file nor
+    row: read the input again in-process to name them (on this error path only)."""
+    try:
+        reader = skipping_reader(source, args)
+    except KleeneError:
+        return found
+    wanted = (args.ts_column, args.type_column)
+    checked = 0
+    for _ in chain(reader, [None]):  # one more look after the last row
+        for error in reader.errors[checked:]:
+            if error.field in wanted and "missing" in error.message:
+                return KleeneError(f"{error} (--on-error skip drops such rows)")
+        checked = len(reader.errors)
+    return found
 
 
 def warn_growth(plan: Any) -> None:

@@ -10,7 +10,6 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +19,13 @@ from kleene.cli.common import (
     disorder_options,
     input_options,
     is_afa,
+    locate_missing,
     log,
     plan_arguments,
     query_and_input,
     query_text,
     quiet_argument,
+    skipping_reader,
     spark_arguments,
     warn_growth,
 )
@@ -129,7 +130,7 @@ def _job(args: argparse.Namespace, source: str) -> int:
             raise
         found = worker_error(error)
         if found is not None and " is missing" in str(found):
-            found = _missing_where(found, source, args)
+            found = locate_missing(found, source, args)
         raise found or _spark_error(error, source) from None
     finished = time.perf_counter()
     counts = job.counts()
@@ -175,38 +176,11 @@ def _spark_error(error: BaseException, source: str) -> KleeneError:
     return KleeneError(causes[-1] if causes else type(error).__name__)
 
 
-def _skipping_reader(source: str, args: argparse.Namespace) -> kleene.io.EventReader:
-    """kleene's own reader over the job's input, skipping malformed rows."""
-    return kleene.io.read_events(
-        source,
-        args.format,
-        type_column=args.type_column,
-        ts_column=args.ts_column,
-        id_column=args.id_column,
-        event_type=args.event_type,
-        on_error="skip",
-    )
-
-
-def _missing_where(found: KleeneError, source: str, args: argparse.Namespace) -> KleeneError:
-    """A row without timestamp or type stopped a worker, which knows neither file nor row:
-    read the input again in-process to name them (on this error path only)."""
-    reader = _skipping_reader(source, args)
-    wanted = (args.ts_column, args.type_column)
-    checked = 0
-    for _ in chain(reader, [None]):  # one more look after the last row
-        for error in reader.errors[checked:]:
-            if error.field in wanted and "missing" in error.message:
-                return KleeneError(f"{error} (--on-error skip drops such rows)")
-        checked = len(reader.errors)
-    return found
-
-
 def _check_columns(plan: kleene.Plan[Any], source: str, args: argparse.Namespace) -> None:
     """Check the attributes the query reads against the input's columns (CSV header,
     Parquet schema) the way `kleene match` does, before Spark starts: its first rows are read
     by kleene's own reader. JSON lines have no schema; Spark checks them later."""
-    reader = _skipping_reader(source, args)  # malformed rows are the job's to report
+    reader = skipping_reader(source, args)  # malformed rows are the job's to report
     next(iter(reader), None)  # opens the input: its columns are known now
     if reader.names is not None:
         check_columns(plan, reader.names, reader.where or reader.source, reader.roles())

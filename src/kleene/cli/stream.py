@@ -13,6 +13,7 @@ from typing import Any
 import kleene
 from kleene.cli.common import (
     input_options,
+    locate_missing,
     log,
     plan_arguments,
     query_text,
@@ -149,7 +150,10 @@ def _run(args: argparse.Namespace) -> int:
     except StreamingQueryException as error:
         if args.verbose:
             raise
-        raise worker_error(error) or _failure(error) from None
+        found = worker_error(error)
+        if found is not None and " is missing" in str(found):
+            found = locate_missing(found, args.input, args)
+        raise found or _failure(error) from None
     return 0
 
 
