@@ -31,7 +31,16 @@ from kleene.events import Event
 __all__ = ["arguments", "run", "tagged"]
 
 QUERY = "PATTERN SEQ(A a, B b, C c) WHERE [tag] AND a.x < c.x WITHIN 20"
-PLANS = ["nfa", "nfa_backtrack", "afa", "lazy_chain", "lazy_tree", "match_window", "reference"]
+PLANS = [
+    "nfa",
+    "window_join",
+    "nfa_backtrack",
+    "afa",
+    "lazy_chain",
+    "lazy_tree",
+    "match_window",
+    "reference",
+]
 
 
 def tagged(size: int, per_key: int = 3, live: int = 8) -> list[Event]:
