@@ -368,8 +368,13 @@ class _Code(Writer):
             for other in () if plan.in_sequence else bound:  # SEQ: the positions differ
                 if other != last and _overlap(positive[slot], positive[other]):
                     lines.append(f"{indent}if p{slot} == p{other}: continue\n")
-            for j, (_, before, after) in enumerate(plan.negations):
+            unless = []
+            for j, (variable, before, after) in enumerate(plan.negations):
                 if {before, after} <= bound | {slot} and slot in (before, after):
+                    unless.append(
+                        f"no {variable.name} between {positive[before].name} and "
+                        f"{positive[after].name}"
+                    )
                     negated = len(positive) + j
                     lines.append(
                         f"{indent}n = bucket[{negated}]\n"
@@ -382,7 +387,7 @@ class _Code(Writer):
             decided |= {id(c) for c in tests}
             lines += [self.test(c, indent) for c in tests]
             bound.add(slot)
-            shown = " and ".join(c.text for c in tests)
+            shown = " and ".join([*unless, *(c.text for c in tests)])
             described.append(
                 f"for {positive[slot].name} ({relation}){': ' + shown if shown else ''}"
             )
