@@ -208,6 +208,19 @@ def test_a_worker_error_is_one_line(spark, tmp_path, capsys):
         main([*arguments, "-o", str(tmp_path / "again.parquet"), "--verbose"])
 
 
+def test_a_value_clash_in_a_worker_names_the_row(spark, tmp_path, capsys):
+    """A condition that cannot compute on a row's values fails in a worker, which knows no
+    file row: kleene finds the row in-process and names it."""
+    events = tmp_path / "clash.csv"
+    events.write_text("type,ts,x\nA,1,a\nA,2,b\nB,3,c\nB,4,d\n")
+    query = "PATTERN SEQ(A a, B b) WHERE a.x + 1 < b.x WITHIN 10"
+    arguments = ["run", query, "-i", str(events), "--master", "local[1]"]
+    assert main([*arguments, "-o", str(tmp_path / "out.parquet")]) == 1
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"kleene: {events}, row 3: cannot compute a.x + 1 with 'a' (str), 1 (int)"
+    )
+
+
 def test_kleene_run_with_a_lead_rule(spark, tmp_path, capsys):
     rule = (
         "FROM Order AS o, Payment AS p MATCH o Followed By not p Within 10 s "

@@ -7,6 +7,7 @@ import argparse
 import logging
 import re
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
@@ -16,10 +17,11 @@ from typing import Any
 
 from kleene.compiler.analysis import Analysis
 from kleene.compiler.growth import unbounded
-from kleene.errors import KleeneError
+from kleene.errors import EventError, KleeneError
 from kleene.io.readers import EventReader, read_events
 from kleene.language.lead_reader import is_rule
 from kleene.language.to_ast import UNITS
+from kleene.runtime.engine import Engine
 
 __all__ = [
     "delay",
@@ -182,13 +184,43 @@ def skipping_reader(source: str, args: argparse.Namespace) -> EventReader:
     )
 
 
-def locate_missing(found: KleeneError, source: str, args: argparse.Namespace) -> KleeneError:
-    """A row without timestamp or type stopped a Spark worker, which knows neither file nor
-    row: read the input again in-process to name them (on this error path only)."""
+def locate_failure(
+    found: KleeneError, source: str, args: argparse.Namespace, plan: Any
+) -> KleeneError:
+    """A Spark worker failed on a row, and knows neither its file nor its row: find them
+    in-process, on this error path only. A row without timestamp or type is found by
+    reading the input again; an event whose values clash in a condition by running the
+    plan over it in-process (within `LOCATE_SECONDS`; rows out of time order, which Spark
+    sorts, are passed over). When nothing is found, the worker's own line stands."""
     try:
         reader = skipping_reader(source, args)
     except KleeneError:
         return found
+    if " is missing" in str(found):
+        return _missing(found, reader, args)
+    engine = Engine(plan)
+    deadline = time.monotonic() + LOCATE_SECONDS
+    try:
+        for event in reader:
+            try:
+                engine.send(event)
+            except EventError as error:
+                if error.field == "ts":  # out of order here; Spark sorts the rows first
+                    continue
+                return KleeneError(str(reader.locate(error)))
+            if time.monotonic() > deadline:
+                break
+    except KleeneError:
+        pass  # the input itself fails here: the worker's line is the better one
+    return found
+
+
+#: How long `locate_failure` runs the plan in-process to find the row a worker failed on.
+LOCATE_SECONDS = 120
+
+
+def _missing(found: KleeneError, reader: EventReader, args: argparse.Namespace) -> KleeneError:
+    """The first row without timestamp or type, as a `kleene:` line."""
     wanted = (args.ts_column, args.type_column)
     checked = 0
     for _ in chain(reader, [None]):  # one more look after the last row

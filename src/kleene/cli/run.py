@@ -19,7 +19,7 @@ from kleene.cli.common import (
     disorder_options,
     input_options,
     is_afa,
-    locate_missing,
+    locate_failure,
     log,
     plan_arguments,
     query_and_input,
@@ -129,8 +129,8 @@ def _job(args: argparse.Namespace, source: str) -> int:
         if args.verbose:
             raise
         found = worker_error(error)
-        if found is not None and " is missing" in str(found):
-            found = locate_missing(found, source, args)
+        if found is not None:
+            found = locate_failure(found, source, args, plan)
         raise found or _spark_error(error, source) from None
     finished = time.perf_counter()
     counts = job.counts()

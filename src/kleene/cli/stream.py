@@ -13,7 +13,7 @@ from typing import Any
 import kleene
 from kleene.cli.common import (
     input_options,
-    locate_missing,
+    locate_failure,
     log,
     plan_arguments,
     query_text,
@@ -151,8 +151,8 @@ def _run(args: argparse.Namespace) -> int:
         if args.verbose:
             raise
         found = worker_error(error)
-        if found is not None and " is missing" in str(found):
-            found = locate_missing(found, args.input, args)
+        if found is not None and " is missing" in str(found):  # a stream's input grows
+            found = locate_failure(found, args.input, args, None)
         raise found or _failure(error) from None
     return 0
 
