@@ -249,21 +249,27 @@ class Engine:
     def _insert(self, item: Event) -> list[Match]:
         """Feed one event to an unordered plan's state; what it reports (not counted yet:
         see `_report`)."""
+        return self._plan_step(item)
+
+    def _plan_step(self, item: Event) -> list[Match]:
+        """The plan's step on the event's partition state, within the guards; the runs
+        counted and the state's deadline scheduled, as the plan has them."""
         key = None if self._key is None else self._key(item)
         state = self._states.get(key)
         if state is None:
             state = self._state(key)
         try:
-            reported = self.plan.step(state, item)
+            found = self.plan.step(state, item)
         except EventError as error:
             error.event = error.event or item
             raise
-        if len(reported) > self._cap_matches:
-            reported = self._cut(reported, item)
-        self._count_live(key, state)
+        if len(found) > self._cap_matches:
+            found = self._cut(found, item)
+        if self._runs:
+            self._count_live(key, state)
         if self._timed:
             self._schedule(key, state)
-        return reported
+        return found
 
     def _count_live(self, key: Hashable | None, state: Any) -> None:
         live = self.plan.live_runs(state)
@@ -532,21 +538,7 @@ class Engine:
         """Feed one event, in order, to its partition's state; the matches it makes final
         (not reported yet: see `_report`)."""
         fired = self._fire(Watermark(item.t, inclusive=False)) if self._timers else None
-        key = None if self._key is None else self._key(item)
-        state = self._states.get(key)
-        if state is None:
-            state = self._state(key)
-        try:
-            found = self.plan.step(state, item)
-        except EventError as error:
-            error.event = error.event or item
-            raise
-        if len(found) > self._cap_matches:
-            found = self._cut(found, item)
-        if self._runs:
-            self._count_live(key, state)
-        if self._timed:
-            self._schedule(key, state)
+        found = self._plan_step(item)
         if len(self._states) > self._evict_at:
             self._evict(Watermark(item.t, inclusive=False))
         if fired:
