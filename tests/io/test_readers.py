@@ -355,3 +355,15 @@ def test_a_text_column_of_mostly_numbers_is_said_to_compare_as_text(tmp_path, ca
     typed = kleene.read_events(path, column_types={"price": "float"})
     with pytest.raises(kleene.EventError, match=r"row 2, field 'price': 'x' is not a number"):
         list(typed)
+
+
+def test_kleene_match_over_a_reader_names_the_file_row_of_an_engine_error(tmp_path):
+    """The engine finds a time going back; the error names the file and row it came from
+    (the fuzz tests found it named only the arrival number)."""
+    path = tmp_path / "back.jsonl"
+    path.write_text('{"type": "A", "ts": 5}\n\n{"type": "B", "ts": 4}\n')
+    with pytest.raises(kleene.EventError, match=r"back.jsonl, row 2, field 'ts': event 1 has"):
+        kleene.match("PATTERN SEQ(A a, B b) WITHIN 10", kleene.read_events(path))
+    engine = kleene.Engine("PATTERN SEQ(A a, B b) WITHIN 10")
+    with pytest.raises(kleene.EventError, match=r"back.jsonl, row 2, field 'ts'"):
+        engine.send_many(kleene.read_events(path))

@@ -550,7 +550,7 @@ class Engine:
         """Feed events in order; the matches they make final, in the order reported (with
         fewer garbage collections meanwhile: see `fewer_collections`)."""
         reported: list[Match] = []
-        with fewer_collections():
+        with fewer_collections(), _located(events):
             for event in events:
                 reported.extend(self.send(event))
         return reported
@@ -755,6 +755,20 @@ def fewer_collections() -> Iterator[None]:
         gc.set_threshold(first, *rest)
 
 
+@contextmanager
+def _located(events: Iterable[Any]) -> Iterator[None]:
+    """An error the engine finds in an event read from a file names the file and row
+    (`EventReader.locate`), not the event's arrival number."""
+    try:
+        yield
+    except EventError as error:
+        if isinstance(events, EventReader):
+            located = events.locate(error)
+            if located is not error:
+                raise located from None
+        raise
+
+
 def _limit(value: int | None) -> float:
     return math.inf if value is None else value
 
@@ -806,7 +820,7 @@ def match(
     4
     """
     engine = Engine(pattern, plan, **options)
-    with fewer_collections():
+    with fewer_collections(), _located(events):
         found = engine.send_many(check_input(engine.plan, events))
         found.extend(engine.close())
     if engine.plan.emits_events:  # a LEAD rule: its events, in emission order
