@@ -37,7 +37,7 @@ from typing import Any
 
 from kleene.compiler.analysis import Analysis, Condition, Variable
 from kleene.compiler.codegen import Writer
-from kleene.compiler.evaluate import attribute
+from kleene.compiler.evaluate import shared_values
 from kleene.compiler.options import Options
 from kleene.events import Event, Watermark
 from kleene.language import ast as A
@@ -175,16 +175,9 @@ class WindowJoinPlan(Plan[JoinState]):
         return found
 
     def _key(self, event: Event) -> Hashable | None:
+        """The event's equivalence values (None when it lacks one)."""
         attrs = self.equivalences
-        if not attrs:
-            return ()
-        values = []
-        for name in attrs:
-            value = attribute(event, name)
-            if value is None:
-                return None
-            values.append(tuple(value) if isinstance(value, list) else value)
-        return tuple(values)
+        return shared_values([event], attrs) if attrs else ()
 
     def _sweep(self, state: JoinState, low: float) -> None:
         """Drop every key's events that left the window, and the keys left empty."""
@@ -270,7 +263,7 @@ def _kleene_refusal(analysis: Analysis, items: tuple[A.Element, ...], at: int) -
     item = items[at]
     assert isinstance(item, A.EventVar)
     name = f"{item.name}[]"
-    if analysis.structure is not None and not isinstance(analysis.structure, A.Seq):
+    if not isinstance(analysis.structure, A.Seq):
         return f"{name}: a Kleene variable is joined in a SEQ, not an AND"
     if at == len(items) - 1:
         return f"{name}: a Kleene variable ends the SEQ"
