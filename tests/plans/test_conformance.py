@@ -63,7 +63,8 @@ def test_every_plan_runs_some_strategy():
 @given(data=st.data())
 def test_conformance(name, check, data):
     case = data.draw(
-        cases(strategies=strategies(name), max_events=8, flat=flat(name)), label="case"
+        cases(strategies=strategies(name), max_events=8, flat=flat(name), skips=True),
+        label="case",
     )
     chosen = data.draw(options, label="options")
     try:
@@ -104,8 +105,8 @@ def test_states_from_another_query_or_format_are_refused():
         other.load_state(data)
     with pytest.raises(kleene.errors.StateError, match="saved by plan 'nfa', not 'reference'"):
         kleene.compile("PATTERN SEQ(A a, B b) WITHIN 10", "reference").load_state(data)
-    older = data.replace(b'"format": 1', b'"format": 0')
-    with pytest.raises(kleene.errors.StateError, match="state format 0"):
+    older = data.replace(b'"format": 2', b'"format": 1')
+    with pytest.raises(kleene.errors.StateError, match="state format 1"):
         plan.load_state(older)
     with pytest.raises(kleene.errors.StateError, match="not a kleene plan state"):
         plan.load_state(b"\x80\x04junk")

@@ -98,6 +98,23 @@ def test_non_overlapping_output(spark, stocks):
     same(frame(spark, stocks), unkeyed, stocks, output="non_overlapping", slices=5)
 
 
+def test_after_match_skip(spark, stocks):
+    """A kept match rules out later ones: keyed, one state per symbol; unkeyed, one slice
+    whatever `slices` asks (a slice would not see the matches before it)."""
+    keyed = (
+        "PATTERN SEQ(Stock a, Stock+ b[]) WHERE [symbol] and b[i].price > a.price WITHIN 20 "
+        "AFTER MATCH SKIP TO LAST b"
+    )
+    same(frame(spark, stocks), keyed, stocks)
+    unkeyed = (
+        "PATTERN SEQ(Stock a, Stock b) WHERE b.price > a.price + 60 WITHIN 5 "
+        "AFTER MATCH SKIP PAST LAST EVENT"
+    )
+    found = detect_job(frame(spark, stocks), unkeyed, id="id", slices=5)
+    assert not found.grouping.startswith("5 time slice")
+    same(frame(spark, stocks), unkeyed, stocks, slices=5)
+
+
 @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
 @given(cases(max_events=7))
 def test_random_patterns(spark, case):

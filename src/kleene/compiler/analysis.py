@@ -231,6 +231,12 @@ class Analysis:
         return tuple(v for v in self.variables.values() if not v.negated)
 
     @property
+    def skips(self) -> bool:
+        """Does an AFTER MATCH SKIP rule out some matches (any clause but NO SKIP)?"""
+        clause = self.pattern.after_match
+        return clause is not None and clause.skip != "no_skip"
+
+    @property
     def properties(self) -> dict[str, tuple[Condition, ...]]:
         """Each variable's properties: conditions on one of its events alone."""
         return {

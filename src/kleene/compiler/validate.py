@@ -133,6 +133,7 @@ class _Validator:
             self.negation_windows()
         self.strategy()
         self.window()
+        self.after_match()
         self.predicates()
         self.returns()
 
@@ -257,6 +258,26 @@ class _Validator:
             return
         if not within.amount > 0:
             self.fail("a window must be longer than 0", within)
+
+    def after_match(self) -> None:
+        clause = self.pattern.after_match
+        if clause is None:
+            return
+        if clause.skip not in A.SKIPS:
+            self.fail(f"unknown AFTER MATCH strategy {clause.skip!r}; use one of {A.SKIPS}")
+        name = clause.variable
+        if (name is None) != (clause.skip not in ("to_first", "to_last")):
+            self.fail("SKIP TO FIRST and SKIP TO LAST name a variable; the others none", clause)
+        if name is None:
+            return
+        if name not in self.declared:
+            self.fail(self.unknown(name), clause)
+        if name in self.negated:
+            self.fail(
+                f"{name} is negated: a match binds no event to it, so there is nothing to skip "
+                "to; name a variable the match binds",
+                clause,
+            )
 
     def unknown(self, name: str) -> str:
         close = difflib.get_close_matches(name, list(self.declared), n=1)

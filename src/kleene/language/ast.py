@@ -21,7 +21,9 @@ from typing import Literal as Lit
 __all__ = [
     "AGGREGATES",
     "ANY",
+    "SKIPS",
     "STRATEGIES",
+    "AfterMatch",
     "Aggregate",
     "And",
     "Attr",
@@ -42,6 +44,7 @@ __all__ = [
     "Quantifier",
     "Returned",
     "Seq",
+    "Skip",
     "Span",
     "Unary",
     "Within",
@@ -60,6 +63,10 @@ STRATEGIES = (
     "skip_till_next_match",
     "skip_till_any_match",
 )
+#: What `AFTER MATCH` may say (Flink's AfterMatchSkipStrategy): NO SKIP, SKIP TO NEXT, SKIP
+#: PAST LAST EVENT, SKIP TO FIRST v, SKIP TO LAST v.
+Skip: TypeAlias = Lit["no_skip", "to_next", "past_last", "to_first", "to_last"]
+SKIPS: tuple[Skip, ...] = ("no_skip", "to_next", "past_last", "to_first", "to_last")
 AGGREGATES = ("avg", "sum", "min", "max", "count", "values")
 #: The type that stands for any type: `_ x` (and a bare name in SES) takes every event.
 ANY = "_"
@@ -303,6 +310,16 @@ class Within:
 
 
 @dataclass(frozen=True, slots=True)
+class AfterMatch:
+    """`AFTER MATCH SKIP ...`: the matches a reported one rules out (docs/semantics.md,
+    section 7). `skip` is one of `SKIPS`; `variable` names v of `TO FIRST v` / `TO LAST v`."""
+
+    skip: Skip
+    variable: str | None = None
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
 class Returned:
     """`RETURN expr AS name`: a value each match reports (MATCH_RECOGNIZE's MEASURES)."""
 
@@ -317,6 +334,7 @@ class Pattern:
 
     `strategy` is None when the query names none (skip_till_any_match applies);
     `strategy_vars` keeps the variable list written after the strategy name, if any.
+    `after_match` is the AFTER MATCH clause (None: every match, as NO SKIP).
     `text` is the source the parser read (None for built patterns).
     """
 
@@ -325,6 +343,7 @@ class Pattern:
     strategy: str | None = None
     strategy_vars: tuple[str, ...] | None = None
     within: Within | None = None
+    after_match: AfterMatch | None = field(default=None, kw_only=True)
     #: RETURN: the values each match reports, in order.
     returns: tuple[Returned, ...] = field(default=(), kw_only=True)
     text: str | None = field(default=None, compare=False, repr=False, kw_only=True)

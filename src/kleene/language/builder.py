@@ -396,10 +396,19 @@ def pattern(
     *,
     strategy: str | None = None,
     within: int | float | tuple[int | float, str] | None = None,
+    after_match: str | tuple[str, str] | None = None,
     returns: dict[str, E] | None = None,
 ) -> A.Pattern:
-    """A whole query; `where` may be one predicate or a list of conjuncts; `returns` names
-    the values each match reports (RETURN)."""
+    """A whole query; `where` may be one predicate or a list of conjuncts; `after_match` is
+    one of `ast.SKIPS` ("past_last"), or ("to_first" | "to_last", variable); `returns`
+    names the values each match reports (RETURN).
+
+    >>> a, b = var("a"), var("b")
+    >>> print(pattern(seq(event("A", "a"), event("B", "b")), within=5, after_match="to_next"))
+    PATTERN SEQ(A a, B b)
+    WITHIN 5
+    AFTER MATCH SKIP TO NEXT
+    """
     condition: A.Expr | None
     if where is None:
         condition = None
@@ -416,4 +425,12 @@ def pattern(
             raise ValueError(f"unknown time unit {unit!r}; use one of {', '.join(UNITS)}")
         window = A.Within(amount, UNITS[unit.lower()][0] if unit else None)
     returned = tuple(A.Returned(value.node, name) for name, value in (returns or {}).items())
-    return quantify(A.Pattern(structure, condition, strategy, None, window, returns=returned))
+    skip = None
+    if after_match is not None:
+        kind, variable = (after_match, None) if isinstance(after_match, str) else after_match
+        if kind not in A.SKIPS:
+            raise ValueError(f"after_match is one of {', '.join(A.SKIPS)}, not {kind!r}")
+        skip = A.AfterMatch(next(s for s in A.SKIPS if s == kind), variable)
+    return quantify(
+        A.Pattern(structure, condition, strategy, None, window, after_match=skip, returns=returned)
+    )

@@ -14,7 +14,7 @@ import re
 
 from kleene.language import ast as A
 
-__all__ = ["expr_text", "quote_name", "to_text", "within_text"]
+__all__ = ["after_match_text", "expr_text", "quote_name", "to_text", "within_text"]
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _RESERVED = {
@@ -63,6 +63,8 @@ def to_text(pattern: A.Pattern) -> str:
         lines.append(f"WHERE {_predicates(pattern.where, 6).strip()}")
     if pattern.within is not None:
         lines.append(f"WITHIN {within_text(pattern.within)}")
+    if pattern.after_match is not None:
+        lines.append(after_match_text(pattern.after_match))
     if pattern.returns:
         items = []
         for returned in pattern.returns:
@@ -96,6 +98,17 @@ def within_text(within: A.Within) -> str:
         return amount
     plural = within.unit in {"hour", "day", "week"} and within.amount != 1
     return f"{amount} {within.unit}{'s' if plural else ''}"
+
+
+def after_match_text(clause: A.AfterMatch) -> str:
+    """`AFTER MATCH SKIP PAST LAST EVENT` and the like."""
+    return {
+        "no_skip": "AFTER MATCH NO SKIP",
+        "to_next": "AFTER MATCH SKIP TO NEXT",
+        "past_last": "AFTER MATCH SKIP PAST LAST EVENT",
+        "to_first": f"AFTER MATCH SKIP TO FIRST {clause.variable}",
+        "to_last": f"AFTER MATCH SKIP TO LAST {clause.variable}",
+    }[clause.skip]
 
 
 def _element(element: A.Element) -> str:

@@ -295,11 +295,13 @@ class ToAst(Transformer[Token, Any]):
 
     def start(self, children: list[Any]) -> A.Pattern:
         structure = children[0]
-        strategy = strategy_vars = where = within = None
+        strategy = strategy_vars = where = within = after_match = None
         returns: tuple[A.Returned, ...] = ()
         for child in children[1:]:
             if isinstance(child, A.Within):
                 within = child
+            elif isinstance(child, A.AfterMatch):
+                after_match = child
             elif isinstance(child, list):
                 returns = tuple(child)
             else:
@@ -311,10 +313,31 @@ class ToAst(Transformer[Token, Any]):
             strategy,
             strategy_vars,
             within,
+            after_match=after_match,
             returns=returns,
             text=self.text,
             span=span,
         )
+
+    @v_args(meta=True)
+    def skip_to_next(self, meta: Meta, children: list[Token]) -> A.AfterMatch:
+        return A.AfterMatch("to_next", span=_span(meta))
+
+    @v_args(meta=True)
+    def skip_past_last(self, meta: Meta, children: list[Token]) -> A.AfterMatch:
+        return A.AfterMatch("past_last", span=_span(meta))
+
+    @v_args(meta=True)
+    def skip_to_first(self, meta: Meta, children: list[Token]) -> A.AfterMatch:
+        return A.AfterMatch("to_first", str(children[0]), span=_span(meta))
+
+    @v_args(meta=True)
+    def skip_to_last(self, meta: Meta, children: list[Token]) -> A.AfterMatch:
+        return A.AfterMatch("to_last", str(children[0]), span=_span(meta))
+
+    @v_args(meta=True)
+    def no_skip(self, meta: Meta, children: list[Token]) -> A.AfterMatch:
+        return A.AfterMatch("no_skip", span=_span(meta))
 
     def return_clause(self, children: list[A.Returned]) -> list[A.Returned]:
         seen: set[str] = set()

@@ -72,7 +72,7 @@ __all__ = [
 
 #: The layout of saved state. Raise it whenever a plan's state classes change shape: a
 #: checkpoint written by another format is refused with a StateError, never misread.
-STATE_FORMAT = 1
+STATE_FORMAT = 2
 _MAGIC = b"kleene-state\n"
 
 #: What a plan may declare it does not do (`Plan.limits`); the conformance suite
@@ -130,6 +130,11 @@ class Plan(ABC, Generic[S]):
         plan's own `unsupported`."""
         if options.sequence is not None and cls.ordered:
             return "sequence numbers (AFA+O) are for plan='afa', which takes events in any order"
+        if analysis.skips and (options.output != "all" or options.selection != "all"):
+            return (
+                "AFTER MATCH SKIP chooses among all matches; it does not combine with "
+                "output='non_overlapping' or a selection"
+            )
         return cls.unsupported(analysis, options)
 
     @classmethod
@@ -344,6 +349,13 @@ def instantiate(plan: str, analysis: Analysis, options: Options) -> Plan[Any]:
             return cls(analysis, options)
         except PlanError as error:
             refused.append(f"{cls.name}: {error}")
+    if not refused:  # every plan refused it up front: say why, once per reason
+        reasons: dict[str, list[str]] = {}
+        for name in PREFERENCE:
+            reason = PLANS[name].refusal(analysis, options) if name in PLANS else None
+            if reason is not None:
+                reasons.setdefault(reason, []).append(name)
+        refused = [f"{', '.join(names)}: {reason}" for reason, names in reasons.items()]
     raise PlanError("no plan can run this pattern; " + "; ".join(refused))
 
 

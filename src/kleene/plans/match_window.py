@@ -197,8 +197,11 @@ class MatchWindow(Plan[WindowState]):
             return reason
         if analysis.pattern.within is None:
             return "a match window needs the pattern's WITHIN"
-        if options.output != "all":
-            return "it finds all matches (a non-overlapping choice depends on other windows)"
+        if options.output != "all" or analysis.skips:
+            return (
+                "it finds all matches (a non-overlapping choice or an AFTER MATCH SKIP depends "
+                "on other windows)"
+            )
         if options.on_limit == "drop":
             return "its inner plan runs each window apart, so what a guard drops goes uncounted"
         if not analysis.prefilter_safe:

@@ -81,8 +81,8 @@ class WindowJoinPlan(Plan[JoinState]):
             return "it joins any events of the window, which only skip_till_any_match allows"
         if analysis.pattern.within is None:
             return "it keeps the events of the window: the pattern needs WITHIN"
-        if options.output != "all" or options.selection != "all":
-            return "it reports every match (output='all', selection 'all')"
+        if options.output != "all" or options.selection != "all" or analysis.skips:
+            return "it reports every match (output='all', selection 'all', no AFTER MATCH SKIP)"
         return _shape(analysis)
 
     def __init__(self, analysis: Analysis, options: Options) -> None:

@@ -410,11 +410,13 @@ def _bounds(
     df: DataFrame, plan: Plan[Any], events: EventColumns, slices: int | None
 ) -> tuple[float, float, int] | None:
     """For an unpartitioned query: the time range and how many slices to cut it into, or None
-    for one slice (no window, non-overlapping output, or a single instant)."""
+    for one slice (no window, non-overlapping output or AFTER MATCH SKIP, whose choices
+    depend on earlier matches, or a single instant)."""
     if slices is not None and slices < 1:
         raise KleeneError(f"slices must be at least 1, not {slices}")
     window = plan.window
-    if window is None or plan.options.output == "non_overlapping" or slices == 1:
+    choosing = plan.options.output == "non_overlapping" or plan.analysis.skips
+    if window is None or choosing or slices == 1:
         return None
     t = _seconds(events)
     row = df.agg(F.min(t), F.max(t)).first()

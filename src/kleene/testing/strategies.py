@@ -9,7 +9,7 @@ orders (`OR(SEQ(A a, B b), SEQ(B b, A a))`, `OR(SEQ(A a, B b), AND(A a, B b))`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from hypothesis import strategies as st
@@ -116,6 +116,16 @@ def asts() -> st.SearchStrategy[A.Pattern]:
                 A.Within,
                 st.one_of(st.integers(1, 10**6), st.floats(0.001, 1e6)),
                 st.sampled_from([None, "ms", "s", "min", "hour", "day"]),
+            ),
+        ),
+        after_match=st.one_of(
+            st.none(),
+            st.sampled_from(A.SKIPS).flatmap(
+                lambda skip: st.builds(
+                    A.AfterMatch,
+                    st.just(skip),
+                    _names if skip in ("to_first", "to_last") else st.none(),
+                )
             ),
         ),
     ).filter(lambda p: p.strategy is not None or p.strategy_vars is None)
@@ -315,10 +325,11 @@ def cases(
     strategies: tuple[str, ...] = A.STRATEGIES,
     max_events: int = 7,
     flat: bool = False,
+    skips: bool = False,
 ) -> Case:
     """A valid pattern over A, B, C and a stream to run it on. With `flat`, only a flat SEQ
     or AND within a window, negations between two of a SEQ's variables (the patterns
-    `window_join` runs)."""
+    `window_join` runs). With `skips`, some patterns have an AFTER MATCH clause."""
     twins = not flat and draw(st.integers(0, 7)) == 0
     if flat:
         structure = _rename(draw(_flat()), [0])
@@ -348,4 +359,24 @@ def cases(
             from hypothesis import reject
 
             reject()
+    if skips and draw(st.booleans()):
+        pattern = replace(pattern, after_match=draw(_after_match(pattern.structure)))
     return Case(pattern, draw(streams(max_events)))
+
+
+@st.composite
+def _after_match(draw: st.DrawFn, structure: A.Element) -> A.AfterMatch:
+    """An AFTER MATCH clause; TO FIRST and TO LAST name one of the positive variables."""
+    skip = draw(st.sampled_from(A.SKIPS))
+    if skip not in ("to_first", "to_last"):
+        return A.AfterMatch(skip)
+    names = sorted({v.name for v in A.event_vars(structure)} - _negated(structure))
+    return A.AfterMatch(skip, draw(st.sampled_from(names)))
+
+
+def _negated(element: A.Element) -> set[str]:
+    if isinstance(element, A.Negation):
+        return {element.event.name}
+    if isinstance(element, A.EventVar):
+        return set()
+    return set().union(*(_negated(item) for item in element.items))

@@ -45,8 +45,8 @@ def unsupported(analysis: Analysis, options: Options) -> str | None:
     """Why a query does not compile to an AFA, or None."""
     if options.anchors and options.sequence is not None:
         return "anchors=True does not go with sequence numbers (AFA+O carries no gaps to skip)"
-    if options.output != "all" or options.selection != "all":
-        return "it reports all matches only (output='all', selection='all')"
+    if options.output != "all" or options.selection != "all" or analysis.skips:
+        return "it reports all matches only (output='all', selection='all', no AFTER MATCH SKIP)"
     return None
 
 

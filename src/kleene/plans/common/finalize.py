@@ -16,6 +16,13 @@ With output="non_overlapping", candidates of one partition are decided in the or
 completed (ties: earliest start first, then by positions, then by variable bindings) and a
 match is reported only if it starts after the previous reported match of that partition ended.
 A candidate that starts before then is dropped at once, without waiting for its negations.
+
+With an AFTER MATCH SKIP clause, the matches of a partition are taken in the order they start
+(ties: earliest end first, then by positions, then by bindings), and each one kept moves the
+partition's *floor*, the first position a later kept match may start at: past its first
+event (TO NEXT), past its last (PAST LAST EVENT), to the first or last event of v (TO FIRST v,
+TO LAST v; a match binding no event to v moves nothing). A group of matches starting at one
+event is decided once time has passed that event by the window, as a selection's is.
 """
 
 from __future__ import annotations
@@ -71,7 +78,10 @@ class Pending:
     undecided: list[Candidate] = field(default_factory=list)
     queues: dict[Hashable | None, deque[Candidate]] = field(default_factory=dict)
     last_end: dict[Hashable | None, int] = field(default_factory=dict)
-    #: With a selection: the matches found so far, by the position of their first event.
+    #: With AFTER MATCH SKIP: per partition, the first position a match may start at.
+    floors: dict[Hashable | None, int] = field(default_factory=dict)
+    #: With a selection or AFTER MATCH SKIP: the matches found so far, by the position of
+    #: their first event.
     groups: dict[int, list[Candidate]] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
@@ -114,6 +124,10 @@ class Finalizer:
         self.window = window
         self.non_overlapping = options.output == "non_overlapping"
         self.selection = options.selection
+        clause = analysis.pattern.after_match
+        #: AFTER MATCH's skip (None: every match is reported, as NO SKIP), and its v.
+        self.skip = None if clause is None or clause.skip == "no_skip" else clause.skip
+        self.skip_to = None if clause is None else clause.variable
         self.name = options.name
         self.negations = tuple(analysis.negations.values() if negations is None else negations)
         #: Under OR two branches may complete one binding (`OR(SEQ(A a, B b), AND(A a, B
@@ -127,14 +141,14 @@ class Finalizer:
         partition: Callable[[Event], Hashable | None] | None,
         events: Mapping[str, tuple[Event, ...]] | None = None,
     ) -> Candidate:
-        """A complete binding as a candidate; with non-overlapping output, `partition` (the
-        plan's partition key, None: the whole stream is one) groups candidates by the key of
-        their first event. A plan that holds the bound events passes them as `events`. The
-        variables come in pattern order (`Match.bindings` is in it)."""
+        """A complete binding as a candidate; with non-overlapping output or an AFTER MATCH
+        SKIP, `partition` (the plan's partition key, None: the whole stream is one) groups
+        candidates by the key of their first event. A plan that holds the bound events passes
+        them as `events`. The variables come in pattern order (`Match.bindings` is in it)."""
         first = min(ps[0] for ps in binding.values() if ps)
         last = max(ps[-1] for ps in binding.values() if ps)
         key = None
-        if self.non_overlapping and partition is not None:
+        if (self.non_overlapping or self.skip) and partition is not None:
             key = partition(stream[first])
         return Candidate(binding, first, last, stream[first].t, stream[last].t, key, None, events)
 
@@ -213,7 +227,7 @@ class Finalizer:
                 elif verdict:
                     reported.append(candidate)
             pending.undecided = waiting
-            if self.selection == "all":
+            if self.selection == "all" and self.skip is None:
                 return reported
             for candidate in reported:
                 pending.groups.setdefault(candidate.first, []).append(candidate)
@@ -243,7 +257,8 @@ class Finalizer:
     ) -> list[Candidate]:
         """The chosen matches of every group that is complete: time has passed its first
         event by the window (every match starting there has ended and been decided), and
-        the plan holds no match of it back (`unsettled`)."""
+        the plan holds no match of it back (`unsettled`). Groups are taken in the order they
+        start: an AFTER MATCH SKIP rules out later ones by what it keeps of earlier ones."""
         reported: list[Candidate] = []
         for first in sorted(pending.groups):
             if first >= unsettled:
@@ -253,10 +268,36 @@ class Finalizer:
                 self.window is not None and watermark.settles(group[0].start + self.window)
             )
             if not done:
-                continue
+                break  # starts only grow, and so does the time a group is done
             del pending.groups[first]
-            reported += select(group, self.selection)
+            reported += self.skipped(pending, group) if self.skip else select(group, self.selection)
         return reported
+
+    def skipped(self, pending: Pending, group: list[Candidate]) -> list[Candidate]:
+        """The matches of one group (all starting at one event) that the partition's floor
+        lets through, each moving the floor as AFTER MATCH SKIP says."""
+        group.sort(key=lambda c: (c.last, sorted(c.positions), sorted(c.binding.items())))
+        kept = []
+        floors = pending.floors
+        for candidate in group:
+            floor = floors.get(candidate.key, 0)
+            if candidate.first < floor:
+                continue
+            kept.append(candidate)
+            floors[candidate.key] = max(floor, self._floor(candidate, floor))
+        return kept
+
+    def _floor(self, candidate: Candidate, floor: int) -> int:
+        """Where a kept match moves its partition's floor to."""
+        if self.skip == "to_next":
+            return candidate.first + 1
+        if self.skip == "past_last":
+            return candidate.last + 1
+        assert self.skip_to is not None, "validation names v for TO FIRST and TO LAST"
+        positions = candidate.binding.get(self.skip_to, ())
+        if not positions:
+            return floor  # v bound nothing: no skip (Flink's default)
+        return positions[0] if self.skip == "to_first" else positions[-1]
 
     def deadline(self, partition: Partition) -> float | None:
         """When the next candidate can be decided (all events up to then in): the earliest

@@ -175,11 +175,14 @@ class Nfa(Plan[NfaState]):
         self.construct = options.construct
         #: No negation to wait for and every match wanted: a completion is a match at once.
         self.immediate = (
-            not analysis.negations and options.output == "all" and options.selection == "all"
+            not analysis.negations
+            and options.output == "all"
+            and options.selection == "all"
+            and self.finalizer.skip is None
         )
         #: Non-overlapping output without negations reports, of the matches one event
         #: completes, only the first (see `finalize.py`): each run reads only its first
-        #: histories from the buffer, not every one (Flink's SKIP_PAST_LAST_EVENT prunes so).
+        #: histories from the buffer, not every one (as Flink's skip strategies prune).
         self.first_only = options.output == "non_overlapping" and not analysis.negations
         strategy = analysis.strategy
         self.partition = analysis.partition
@@ -614,6 +617,14 @@ class Nfa(Plan[NfaState]):
             ends = state.pending.last_end
             state.runs = [
                 r for r in state.runs if r.origin > ends.get(r.key if by_key else None, -1)
+            ]
+        elif matches and self.finalizer.skip:
+            # a run that started before the floor (AFTER MATCH SKIP) completes nothing kept
+            # (a merged run's origin is its latest)
+            by_key = self.partition_key is not None
+            floors = state.pending.floors
+            state.runs = [
+                r for r in state.runs if r.origin >= floors.get(r.key if by_key else None, 0)
             ]
         self._forget(state, watermark)
         return matches
