@@ -5,8 +5,9 @@ assignment of events to the positive variables (every subset for a Kleene variab
 ones that fit the structure, the window, the conditions and the negations, and returns their
 keys. Exponential; for streams of a handful of events.
 
-`non_overlapping` and `selected` state the output formats and selections of docs/semantics.md
-(sections 7 and 10) over those keys, so the finalizer that every plan shares is checked too.
+`non_overlapping`, `skipped` and `selected` state the output formats, AFTER MATCH SKIP and
+selections of docs/semantics.md (sections 7 and 10) over those keys, so the finalizer that every
+plan shares is checked too.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ def matches(pattern: A.Pattern, events: Sequence[Event]) -> set[Key]:
             options.append(UNBOUND)
         choices.append(options)
     window = None if pattern.within is None else pattern.within.amount
+    exclusive = pattern.within is not None and pattern.within.exclusive
     found = set()
     for combination in itertools.product(*choices):
         assignment: Assignment = {v.name: c for v, c in zip(positive, combination, strict=True)}
@@ -46,10 +48,12 @@ def matches(pattern: A.Pattern, events: Sequence[Event]) -> set[Key]:
         times = [events[p].t for p in positions]
         if window is not None and max(times) - min(times) > window:
             continue
+        if exclusive and max(times) - min(times) == window:
+            continue
         bound = {n: tuple(events[p] for p in ps) for n, ps in assignment.items() if ps is not None}
         if not _conditions_hold(pattern, bound):
             continue
-        if _negations_spoil(pattern, assignment, bound, events, window):
+        if _negations_spoil(pattern, assignment, bound, events, window, exclusive):
             continue
         found.add(frozenset((n, tuple(e.id for e in es)) for n, es in bound.items()))
     return found
@@ -203,6 +207,7 @@ def _negations_spoil(
     bound: dict[str, tuple[Event, ...]],
     events: Sequence[Event],
     window: float | None,
+    exclusive: bool,
 ) -> bool:
     own = {p for ps in assignment.values() if ps for p in ps}
     start = min(events[p].t for p in own)
@@ -225,9 +230,13 @@ def _negations_spoil(
                 continue
             if not before and (window is None or event.t < end - window):
                 continue
+            if not before and exclusive and event.t == end - window:
+                continue
             if after and position >= min(after):
                 continue
             if not after and (window is None or event.t > start + window):
+                continue
+            if not after and exclusive and event.t == start + window:
                 continue
             if _qualifies(pattern, var, event, bound):
                 return True
@@ -278,6 +287,42 @@ def non_overlapping(
         if first > last_end.get(group, -1):
             kept.add(match)
             last_end[group] = last
+    return kept
+
+
+def skipped(
+    found: set[Key],
+    events: Sequence[Event],
+    partition: Callable[[Event], Hashable | None] | None,
+    clause: A.AfterMatch,
+) -> set[Key]:
+    """The matches an AFTER MATCH clause keeps, given every match (keyed by event ids that
+    are stream positions): per partition, in the order matches start (then end, positions,
+    sorted binding), a match is kept unless it starts before the floor, which each kept match
+    moves to its first event + 1 (TO NEXT), its last + 1 (PAST LAST EVENT), or its first or
+    last event of v (TO FIRST v, TO LAST v; nowhere when it binds v no event)."""
+    if clause.skip == "no_skip":
+        return set(found)
+    kept: set[Key] = set()
+    floors: dict[Hashable | None, int] = {}
+    order = sorted(
+        found, key=lambda m: (min(_positions(m)), max(_positions(m)), _positions(m), sorted(m))
+    )
+    for match in order:
+        first, last = min(_positions(match)), max(_positions(match))
+        group = None if partition is None else partition(events[first])
+        floor = floors.get(group, 0)
+        if first < floor:
+            continue
+        kept.add(match)
+        ids = dict(match).get(clause.variable or "", ())
+        moved = {
+            "to_next": first + 1,
+            "past_last": last + 1,
+            "to_first": ids[0] if ids else floor,
+            "to_last": ids[-1] if ids else floor,
+        }[clause.skip]
+        floors[group] = max(floor, moved)
     return kept
 
 

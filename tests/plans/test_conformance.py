@@ -63,7 +63,7 @@ def test_every_plan_runs_some_strategy():
 @given(data=st.data())
 def test_conformance(name, check, data):
     case = data.draw(
-        cases(strategies=strategies(name), max_events=8, flat=flat(name), skips=True),
+        cases(strategies=strategies(name), max_events=8, flat=flat(name), extensions=True),
         label="case",
     )
     chosen = data.draw(options, label="options")

@@ -3,7 +3,7 @@
 import dataclasses
 import itertools
 
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import kleene
@@ -33,6 +33,41 @@ def test_skip_till_any_match_equals_the_independent_enumerator(case):
     found = kleene.match(case.pattern, case.events, plan="reference")
     assert len(found) == len(keys(found)), "a match is reported twice"
     assert keys(found) == oracle.matches(case.pattern, case.events)
+
+
+@given(cases(strategies=ANY, extensions=True))
+def test_exclusive_windows_equal_the_independent_enumerator(case):
+    pattern = dataclasses.replace(case.pattern, after_match=None)
+    found = kleene.match(pattern, case.events, plan="reference")
+    assert keys(found) == oracle.matches(pattern, case.events)
+
+
+@given(cases(strategies=ANY, extensions=True))
+def test_after_match_skip_equals_the_independent_statement(case):
+    clause = case.pattern.after_match
+    assume(clause is not None)
+    every = oracle.matches(dataclasses.replace(case.pattern, after_match=None), case.events)
+    found = kleene.match(case.pattern, case.events, plan="reference")
+    assert len(found) == len(keys(found)), "a match is reported twice"
+    partition = kleene.compile(case.pattern, plan="reference").partition_key
+    assert keys(found) == oracle.skipped(every, case.events, partition, clause)
+
+
+@given(cases(extensions=True))
+def test_an_exclusive_window_over_integer_times_is_one_unit_shorter(case):
+    within = case.pattern.within
+    assume(within is not None and within.exclusive and within.amount > 1)
+    shorter = dataclasses.replace(within, amount=within.amount - 1, exclusive=False)
+    found = kleene.match(case.pattern, case.events, plan="reference")
+    expected = kleene.match(dataclasses.replace(case.pattern, within=shorter), case.events)
+    assert keys(found) == keys(expected)
+
+
+@given(cases(extensions=True))
+def test_no_skip_is_no_clause(case):
+    plain = dataclasses.replace(case.pattern, after_match=None)
+    no_skip = dataclasses.replace(case.pattern, after_match=A.AfterMatch("no_skip"))
+    assert keys(kleene.match(no_skip, case.events)) == keys(kleene.match(plain, case.events))
 
 
 @given(cases(strategies=ANY))

@@ -302,10 +302,13 @@ def conjuncts(expr: Expr | None) -> tuple[Expr, ...]:
 
 @dataclass(frozen=True, slots=True)
 class Within:
-    """`WITHIN amount unit`; unit is None for a bare number (in timestamp units)."""
+    """`WITHIN amount unit [EXCLUSIVE]`; unit is None for a bare number (in timestamp units).
+    A match's last event is at most `amount` after its first, or less than that when
+    `exclusive` (Flink's and CORE's windows)."""
 
     amount: int | float
     unit: str | None = None
+    exclusive: bool = False
     span: Span | None = _span()
 
 

@@ -92,12 +92,12 @@ def _kleene_names(element: A.Element) -> set[str]:
 
 
 def within_text(within: A.Within) -> str:
-    """`12 hours`, `500 ms`, `90`: a window as WITHIN prints it."""
-    amount = _number(within.amount)
-    if within.unit is None:
-        return amount
-    plural = within.unit in {"hour", "day", "week"} and within.amount != 1
-    return f"{amount} {within.unit}{'s' if plural else ''}"
+    """`12 hours`, `500 ms`, `90`, `10 s EXCLUSIVE`: a window as WITHIN prints it."""
+    text = _number(within.amount)
+    if within.unit is not None:
+        plural = within.unit in {"hour", "day", "week"} and within.amount != 1
+        text += f" {within.unit}{'s' if plural else ''}"
+    return f"{text} EXCLUSIVE" if within.exclusive else text
 
 
 def after_match_text(clause: A.AfterMatch) -> str:

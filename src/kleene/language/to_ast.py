@@ -674,6 +674,9 @@ class ToAst(Transformer[Token, Any]):
 
     @v_args(meta=True)
     def within_clause(self, meta: Meta, children: list[Token]) -> A.Within:
+        exclusive = bool(children) and children[-1].type == "EXCLUSIVE"
+        if exclusive:
+            children = children[:-1]
         number = children[0]
         amount = self._number(number)
         if amount <= 0:
@@ -687,7 +690,7 @@ class ToAst(Transformer[Token, Any]):
                 known = ", ".join(sorted({c for c, _ in UNITS.values()}, key=_unit_order))
                 self._fail(f"unknown time unit {word!r}; use one of {known}", children[1])
             unit = UNITS[word.lower()][0]
-        return A.Within(amount, unit, span=_span(meta))
+        return A.Within(amount, unit, exclusive, span=_span(meta))
 
 
 def _unit_order(unit: str) -> float:

@@ -112,6 +112,8 @@ class Plan(ABC, Generic[S]):
         self.window: float | None = (
             None if within is None else options.window_length(within.amount, within.unit)
         )
+        #: WITHIN ... EXCLUSIVE: last - first < window (else <=).
+        self.exclusive = within is not None and within.exclusive
         #: The guard on the matches one event completes (inf: none); a plan that builds
         #: them checks it as it goes, so an explosion stops before it is built.
         self.match_cap: float = (

@@ -197,6 +197,8 @@ class MatchWindow(Plan[WindowState]):
             return reason
         if analysis.pattern.within is None:
             return "a match window needs the pattern's WITHIN"
+        if analysis.pattern.within.exclusive:
+            return "its match windows are inclusive (last - first <= W): drop EXCLUSIVE"
         if options.output != "all" or analysis.skips:
             return (
                 "it finds all matches (a non-overlapping choice or an AFTER MATCH SKIP depends "

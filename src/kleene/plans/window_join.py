@@ -153,9 +153,10 @@ class WindowJoinPlan(Plan[JoinState]):
         if bucket is None:
             bucket = buckets[key] = [[] for _ in self.properties]
         low = event.t - self.window  # type: ignore[operator]
+        strict = self.exclusive
         for buffer in bucket:
-            if buffer and buffer[0][1].t < low:
-                _expire(buffer, low)
+            if buffer and (buffer[0][1].t <= low if strict else buffer[0][1].t < low):
+                _expire(buffer, low, strict)
         found: list[Match] = []
         properties = self.properties
         if ends:
@@ -214,12 +215,17 @@ class WindowJoinPlan(Plan[JoinState]):
 _Route = tuple[tuple[int, ...], tuple[int, ...]]
 
 
-def _expire(buffer: Buffer, low: float) -> None:
-    """Drop a buffer's events before `low` (a negated event before every event of the
-    window can no longer sit between two of them)."""
+def _expire(buffer: Buffer, low: float, strict: bool = False) -> None:
+    """Drop a buffer's events before `low`, or at it too when `strict` (WITHIN ...
+    EXCLUSIVE): a negated event before every event of the window can no longer sit between
+    two of them."""
     cut = 0
-    while cut < len(buffer) and buffer[cut][1].t < low:
-        cut += 1
+    if strict:
+        while cut < len(buffer) and buffer[cut][1].t <= low:
+            cut += 1
+    else:
+        while cut < len(buffer) and buffer[cut][1].t < low:
+            cut += 1
     del buffer[:cut]
 
 

@@ -116,6 +116,7 @@ def asts() -> st.SearchStrategy[A.Pattern]:
                 A.Within,
                 st.one_of(st.integers(1, 10**6), st.floats(0.001, 1e6)),
                 st.sampled_from([None, "ms", "s", "min", "hour", "day"]),
+                st.booleans(),
             ),
         ),
         after_match=st.one_of(
@@ -325,11 +326,12 @@ def cases(
     strategies: tuple[str, ...] = A.STRATEGIES,
     max_events: int = 7,
     flat: bool = False,
-    skips: bool = False,
+    extensions: bool = False,
 ) -> Case:
     """A valid pattern over A, B, C and a stream to run it on. With `flat`, only a flat SEQ
     or AND within a window, negations between two of a SEQ's variables (the patterns
-    `window_join` runs). With `skips`, some patterns have an AFTER MATCH clause."""
+    `window_join` runs). With `extensions`, some patterns use what kleene adds to SASE+ for
+    Flink and CORE users: an AFTER MATCH clause, WITHIN ... EXCLUSIVE."""
     twins = not flat and draw(st.integers(0, 7)) == 0
     if flat:
         structure = _rename(draw(_flat()), [0])
@@ -359,8 +361,10 @@ def cases(
             from hypothesis import reject
 
             reject()
-    if skips and draw(st.booleans()):
+    if extensions and draw(st.booleans()):
         pattern = replace(pattern, after_match=draw(_after_match(pattern.structure)))
+    if extensions and pattern.within is not None and draw(st.booleans()):
+        pattern = replace(pattern, within=replace(pattern.within, exclusive=True))
     return Case(pattern, draw(streams(max_events)))
 
 

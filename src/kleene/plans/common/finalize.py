@@ -7,8 +7,8 @@ forbids one (SASE+'s nested-query semantics, written out in docs/semantics.md):
 - after the latest event of the variables SEQ puts before the negation, and before the
   earliest event of those it puts after it;
 - where one side has no such event, as far as the window reaches: back to end - W, ahead to
-  start + W. A candidate whose negation looks ahead is decided once every event up to
-  start + W has arrived;
+  start + W (bounds excluded under WITHIN ... EXCLUSIVE). A candidate whose negation looks
+  ahead is decided once every event up to start + W has arrived;
 - a qualifying event has the negated type, is not an event of the candidate, shares its
   equivalence values and satisfies every condition that mentions the negated variable.
 
@@ -122,6 +122,10 @@ class Finalizer:
         self.analysis = analysis
         self.checks = checks
         self.window = window
+        within = analysis.pattern.within
+        #: WITHIN ... EXCLUSIVE: a match spans less than the window, and a negation looks
+        #: only at events less than a window from the match's end (back) or start (ahead).
+        self.exclusive = within is not None and within.exclusive
         self.non_overlapping = options.output == "non_overlapping"
         self.selection = options.selection
         clause = analysis.pattern.after_match
@@ -168,6 +172,10 @@ class Finalizer:
         in the same call)."""
         if self.twins and len(candidates) > 1:
             candidates = distinct(candidates)
+        if self.exclusive:
+            window = self.window
+            assert window is not None
+            candidates = [c for c in candidates if c.end - c.start < window]
         if not self.non_overlapping:
             pending.undecided.extend(candidates)  # reported in any order; the engine sorts
             return
@@ -339,14 +347,16 @@ class Finalizer:
             low = max(before) + 1
         else:
             assert window is not None, "validation requires WITHIN here"
-            low = stream.first_from(candidate.end - window)
+            back = candidate.end - window
+            low = stream.first_after(back) if self.exclusive else stream.first_from(back)
         settled = True
         if after:
             high = min(after) - 1
         else:
             assert window is not None, "validation requires WITHIN here"
-            high = stream.last_until(candidate.start + window)
-            settled = watermark.settles(candidate.start + window)
+            ahead = candidate.start + window
+            high = stream.last_before(ahead) if self.exclusive else stream.last_until(ahead)
+            settled = watermark.settles(ahead)
         takes = negation.variable.takes
         equivalences = self.checks.equivalences
         some = stream[candidate.first]

@@ -40,6 +40,14 @@ class Stream:
         """The last position whose timestamp is at most `t` (base - 1 if none)."""
         return self.base + bisect_right(self.times, t) - 1
 
+    def first_after(self, t: float) -> int:
+        """The first position whose timestamp is more than `t`."""
+        return self.base + bisect_right(self.times, t)
+
+    def last_before(self, t: float) -> int:
+        """The last position whose timestamp is less than `t` (base - 1 if none)."""
+        return self.base + bisect_left(self.times, t) - 1
+
     def drop_before(self, t: float) -> None:
         """Forget the events older than `t`."""
         cut = bisect_left(self.times, t)

@@ -760,7 +760,8 @@ class LazyChain(Plan[LazyState]):
         if self.window is None or instance.first is None:
             return True
         assert instance.last is not None
-        return instance.last - instance.first <= self.window
+        span = instance.last - instance.first
+        return span < self.window if self.exclusive else span <= self.window
 
     def _holds(
         self,

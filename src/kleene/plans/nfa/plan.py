@@ -521,12 +521,17 @@ class Nfa(Plan[NfaState]):
         window = self.window
         since = None if window is None else event.t - window
         buffer = state.buffer
+        t = event.t
         if self.first_only:
             by_key = self.partition_key is not None
             ends = state.pending.last_end.get(run.key if by_key else None, -1)
+            exclusive = self.exclusive
 
             def admit(entry: Entry) -> bool:  # it would not overlap the last match reported
-                return entry.position > ends and (since is None or entry.event.t >= since)
+                if entry.position <= ends or window is None:
+                    return entry.position > ends
+                begun: float = entry.event.t
+                return t - begun < window if exclusive else begun >= t - window
 
             firsts = buffer.first_histories(run.last, run.version, admit)
             completed.extend((history, edge) for history in firsts)
@@ -538,12 +543,22 @@ class Nfa(Plan[NfaState]):
         if len(histories) > room:
             if self.options.on_limit != "drop":
                 raise self.too_many_matches(event)
-            completed.extend((history, edge) for history in histories[: max(0, int(room))])
+            kept = self._inside(histories, t)[: max(0, int(room))]
+            completed.extend((history, edge) for history in kept)
             return True  # cut: the memo would remember a part as the whole
         if run.last is not None:
             run.memo = Memo(run.last, run.version, histories)
-        completed.extend((history, edge) for history in histories)
+        completed.extend((history, edge) for history in self._inside(histories, t))
         return False
+
+    def _inside(self, histories: list[History], t: float) -> list[History]:
+        """The histories a match completed at `t` may have: all of them (the buffer reads
+        only those within the window), or under WITHIN ... EXCLUSIVE those that began less
+        than a window before `t`."""
+        window = self.window
+        if not self.exclusive or window is None:
+            return histories
+        return [h for h in histories if h.first is None or t - h.first.t < window]
 
     def _match(self, history: History, edge: Edge, event: Event) -> Match:
         """A history completed by `event` along `edge`, as a match."""
