@@ -98,6 +98,15 @@ def test_non_overlapping_output(spark, stocks):
     same(frame(spark, stocks), unkeyed, stocks, output="non_overlapping", slices=5)
 
 
+def test_patterns_that_could_match_empty(spark, stocks):
+    """A pattern of T* elements only: every non-empty match, never an empty one."""
+    query = (
+        "PATTERN SEQ(Stock* a[], Stock* b[]) WHERE strict_contiguity { a[i].price > 300 "
+        "and b[i].price < 120 } WITHIN 5"
+    )
+    assert same(frame(spark, stocks), query, stocks)
+
+
 def test_after_match_skip(spark, stocks):
     """A kept match rules out later ones: keyed, one state per symbol; unkeyed, one slice
     whatever `slices` asks (a slice would not see the matches before it)."""

@@ -123,12 +123,6 @@ class _Validator:
         self.depth()
         self.declarations()
         self.structure(pattern.structure, None)
-        if nullable(pattern.structure):
-            self.fail(
-                "this pattern can match without any event; make at least one element "
-                "required (T or T+, not T*)",
-                pattern.structure,
-            )
         if pattern.within is None:
             self.negation_windows()
         self.strategy()
