@@ -253,9 +253,13 @@ class Analysis:
     def prefilter_safe(self) -> bool:
         """May events no variable can take be dropped before matching?
 
-        Not under the contiguity strategies: there an irrelevant event still breaks a run.
+        Not under strict or partition contiguity: there an irrelevant event still breaks a run.
         """
-        return self.strategy in ("skip_till_next_match", "skip_till_any_match")
+        return self.strategy in (
+            "skip_till_next_match",
+            "skip_till_any_match",
+            "relaxed_contiguity",
+        )
 
 
 def analyze(

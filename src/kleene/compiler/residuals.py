@@ -5,7 +5,8 @@ taken; `InOrder` (SEQ), `AnyOrder` (AND) and `OneOf` (OR) hold what is left of t
 `Arithmetic.takes` lists the moves a residual allows: take an event into a variable that can
 bind next, either *directly* (the variable is where the run stands) or by *proceeding* past
 Kleene variables that have enough events, which closes them (SASE+ proceed edges, taken
-together with the next state's begin).
+together with the next state's begin). `Arithmetic.exits` lists the moves without an event
+that relaxed contiguity adds: leave such Kleene variables alone, closing them.
 
 >>> from kleene import parse
 >>> from kleene.compiler.analysis import analyze
@@ -113,6 +114,48 @@ class Arithmetic:
         if isinstance(r, Var):
             return frozenset((r.name,))
         return frozenset().union(*(self.open_vars(item) for item in r.items))
+
+    def exits(self, r: Residual) -> Iterator[tuple[Residual, frozenset[str]]]:
+        """Where a run may move without taking an event, closing what it leaves: past a
+        nullable head of a sequence (a Kleene variable with enough events, an empty T*),
+        past a nullable part of an AND, into a branch of an OR; never to the end (a run
+        there has completed its match already).
+
+        >>> from kleene import parse
+        >>> from kleene.compiler.analysis import analyze
+        >>> info = analyze(parse("PATTERN SEQ(A+ a[], B* b[], C c)"))
+        >>> shape = Arithmetic(info.variables)
+        >>> after_a = next(shape.takes(residual(info.structure)))[1]
+        >>> [(sorted(shape.open_vars(r)), sorted(closes)) for r, closes in shape.exits(after_a)]
+        [(['b', 'c'], ['a']), (['c'], ['a', 'b'])]
+        """
+        seen: set[tuple[Residual, frozenset[str]]] = set()
+        for exit_ in self._exits(r):
+            if exit_[0] != DONE and exit_ not in seen:
+                seen.add(exit_)
+                yield exit_
+
+    def _exits(self, r: Residual) -> Iterator[tuple[Residual, frozenset[str]]]:
+        if isinstance(r, InOrder) and r.items:
+            head, rest = r.items[0], r.items[1:]
+            for after, closes in self._exits(head):
+                yield _seq((after, *rest)), closes
+            if self.nullable(head):
+                closing = self.open_vars(head)
+                after = _seq(rest) if rest else DONE
+                yield after, closing
+                for further, closes in self._exits(after):
+                    yield further, closes | closing
+        elif isinstance(r, AnyOrder):
+            for index, item in enumerate(r.items):
+                others = (*r.items[:index], *r.items[index + 1 :])
+                for after, closes in self._exits(item):
+                    yield _all((*r.items[:index], after, *r.items[index + 1 :])), closes
+                if self.nullable(item):
+                    yield _all(others), self.open_vars(item)
+        elif isinstance(r, OneOf):
+            for item in r.items:
+                yield from self._exits(item)
 
     def takes(self, r: Residual) -> Iterator[Take]:
         if isinstance(r, Var):

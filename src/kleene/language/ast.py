@@ -21,6 +21,7 @@ from typing import Literal as Lit
 __all__ = [
     "AGGREGATES",
     "ANY",
+    "SASE_STRATEGIES",
     "SKIPS",
     "STRATEGIES",
     "AfterMatch",
@@ -57,12 +58,15 @@ __all__ = [
     "walk",
 ]
 
-STRATEGIES = (
+#: The event selection strategies of SASE+ (section 2 of the paper).
+SASE_STRATEGIES = (
     "strict_contiguity",
     "partition_contiguity",
     "skip_till_next_match",
     "skip_till_any_match",
 )
+#: Every strategy kleene runs: SASE+'s, and Flink CEP's relaxed contiguity (`followedBy`).
+STRATEGIES = (*SASE_STRATEGIES, "relaxed_contiguity")
 #: What `AFTER MATCH` may say (Flink's AfterMatchSkipStrategy): NO SKIP, SKIP TO NEXT, SKIP
 #: PAST LAST EVENT, SKIP TO FIRST v, SKIP TO LAST v.
 Skip: TypeAlias = Lit["no_skip", "to_next", "past_last", "to_first", "to_last"]

@@ -323,7 +323,7 @@ def _twins(draw: st.DrawFn) -> A.Element:
 @st.composite
 def cases(
     draw: st.DrawFn,
-    strategies: tuple[str, ...] = A.STRATEGIES,
+    strategies: tuple[str, ...] | None = None,
     max_events: int = 7,
     flat: bool = False,
     extensions: bool = False,
@@ -331,7 +331,10 @@ def cases(
     """A valid pattern over A, B, C and a stream to run it on. With `flat`, only a flat SEQ
     or AND within a window, negations between two of a SEQ's variables (the patterns
     `window_join` runs). With `extensions`, some patterns use what kleene adds to SASE+ for
-    Flink and CORE users: an AFTER MATCH clause, WITHIN ... EXCLUSIVE."""
+    Flink and CORE users: an AFTER MATCH clause, WITHIN ... EXCLUSIVE. `strategies`: those
+    drawn from (SASE+'s four by default, and relaxed_contiguity with `extensions`)."""
+    if strategies is None:
+        strategies = A.STRATEGIES if extensions else A.SASE_STRATEGIES
     twins = not flat and draw(st.integers(0, 7)) == 0
     if flat:
         structure = _rename(draw(_flat()), [0])

@@ -11,7 +11,11 @@ equivalence values. On each event a run may:
   match the run's, and every condition instance it makes decidable holds;
 - *ignore* the event, as the strategy allows: never (strict contiguity); when the event is
   in another partition (partition contiguity); when no direct take is valid (skip till next
-  match); always (skip till any match).
+  match, relaxed contiguity); always (skip till any match);
+- under relaxed contiguity (Flink's `followedBy` and its loops), also *leave* Kleene
+  variables that have enough events without an event (`Arithmetic.exits`): a run that took
+  an event goes on both where it stands and past every loop it may leave, so it can skip
+  the loop's remaining events.
 
 A run whose residual can finish after a take completes a match (closing what is still open,
 whose conditions must then hold) and, if it can still take events, also goes on. Every event
@@ -76,6 +80,7 @@ class Runs:
         """Advance every run over the event and begin new ones; return runs and completions."""
         survivors: dict[Any, ResidualRun] = {}
         completed: list[Binding] = []
+        relaxed = self.strategy == "relaxed_contiguity"
         for run in runs:
             if self.window is not None and event.t - run.start > self.window:
                 continue
@@ -95,13 +100,16 @@ class Runs:
                 moved = self.move(fresh, take, event, position, stream)
                 if moved is not None:
                     self.keep(moved, survivors, completed, stream)
+        if relaxed and len(completed) > 1:
+            # a loop's proceed take and its exit's begin reach the same binding
+            completed = list({tuple(b.items()): b for b in completed}.values())
         return list(survivors.values()), completed
 
     def ignorable(self, run: ResidualRun, event: Event, direct_taken: bool) -> bool:
         strategy = self.strategy
         if strategy == "skip_till_any_match":
             return True
-        if strategy == "skip_till_next_match":
+        if strategy in ("skip_till_next_match", "relaxed_contiguity"):
             return not direct_taken
         if strategy == "partition_contiguity":
             return self.partition is not None and self.key(event) != run.key
@@ -148,3 +156,20 @@ class Runs:
                 completed.append(bound)
         if any(True for _ in shape.takes(run.residual)):
             survivors.setdefault((run.residual, tuple(run.bound.items()), run.closed), run)
+        if self.strategy == "relaxed_contiguity":
+            self.leave(run, survivors, stream)
+
+    def leave(self, run: ResidualRun, survivors: dict[Any, ResidualRun], stream: Stream) -> None:
+        """File the runs `run` becomes by leaving loops without an event (relaxed
+        contiguity), those whose closing holds and that can still take an event."""
+        for after, closes in self.shape.exits(run.residual):
+            bound = dict(run.bound)
+            for closing in closes:
+                bound.setdefault(closing, ())
+            closed = run.closed | closes
+            if not any(True for _ in self.shape.takes(after)):
+                continue
+            if not self.checks.new_instances_hold((run.bound, run.closed), (bound, closed), stream):
+                continue
+            left = ResidualRun(after, bound, closed, run.start, run.key, run.values)
+            survivors.setdefault((after, tuple(bound.items()), closed), left)
