@@ -720,11 +720,10 @@ class Machine:
 
     def _match(self, pmatch: PMatch, event: Event | None) -> Match:
         """The match a pmatch in a final state stands for: the events it bound, by variable,
-        its register (when the AFA reports it), and its times."""
+        its register (when the AFA reports it), and its times: of its first and latest
+        events (`Match` sorts by them), whatever event made it final."""
         _, start_t, state, register, bound = pmatch
         end_t = start_t if bound is None else max(start_t, bound[1].t)
-        if event is not None and event.t > end_t:
-            end_t = event.t
         found = self._bound(bound)
         order = self.outputs.get(self.afa.states[state], self.variables)
         bindings = {name: found.get(name, ()) for name in order}
