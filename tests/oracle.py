@@ -26,17 +26,25 @@ Assignment = dict[str, tuple[int, ...] | None]
 Key = frozenset[tuple[str, tuple[Any, ...]]]
 
 
-def matches(pattern: A.Pattern, events: Sequence[Event]) -> set[Key]:
-    """The skip-till-any-match matches, each as a set of (variable, event ids)."""
+def matches(
+    pattern: A.Pattern,
+    events: Sequence[Event],
+    partition: Callable[[Event], Hashable | None] | None = None,
+) -> set[Key]:
+    """The skip-till-any-match matches, each as a set of (variable, event ids). A count
+    window measures positions in `events`; an UNTIL condition stops a loop at events of the
+    match's `partition` (the plan's partition key; None: every event)."""
     positive, in_or = _positive_vars(pattern.structure)
     choices = []
     for var in positive:
         options: list[tuple[int, ...] | None] = _choices(var, events)
-        if var.name in in_or:
+        if var.name in in_or or (var.optional and var.quantifier is None):
             options.append(UNBOUND)
         choices.append(options)
-    window = None if pattern.within is None else pattern.within.amount
-    exclusive = pattern.within is not None and pattern.within.exclusive
+    within = pattern.within
+    window = None if within is None else within.amount
+    count = None if within is None else within.events
+    exclusive = within is not None and within.exclusive
     found = set()
     for combination in itertools.product(*choices):
         assignment: Assignment = {v.name: c for v, c in zip(positive, combination, strict=True)}
@@ -44,6 +52,8 @@ def matches(pattern: A.Pattern, events: Sequence[Event]) -> set[Key]:
         if not positions or len(set(positions)) != len(positions):
             continue
         if not _fits(pattern.structure, assignment):
+            continue
+        if count is not None and max(positions) - min(positions) > count:
             continue
         times = [events[p].t for p in positions]
         if window is not None and max(times) - min(times) > window:
@@ -54,6 +64,8 @@ def matches(pattern: A.Pattern, events: Sequence[Event]) -> set[Key]:
         if not _conditions_hold(pattern, bound):
             continue
         if _negations_spoil(pattern, assignment, bound, events, window, exclusive):
+            continue
+        if _stopped(pattern, assignment, bound, events, partition):
             continue
         found.add(frozenset((n, tuple(e.id for e in es)) for n, es in bound.items()))
     return found
@@ -86,7 +98,7 @@ def _choices(var: A.EventVar, events: Sequence[Event]) -> list[tuple[int, ...] |
         return [(p,) for p in fitting]
     low = var.quantifier.min
     high = var.quantifier.max if var.quantifier.max is not None else len(fitting)
-    result: list[tuple[int, ...] | None] = []
+    result: list[tuple[int, ...] | None] = [()] if var.optional and low > 0 else []
     for size in range(low, min(high, len(fitting)) + 1):
         result.extend(itertools.combinations(fitting, size))
     return result
@@ -106,7 +118,7 @@ def _spots(element: A.Element, assignment: Assignment) -> list[int]:
 
 def _fits(element: A.Element, assignment: Assignment) -> bool:
     if isinstance(element, A.EventVar):
-        return assignment[element.name] is not None
+        return element.optional or assignment[element.name] is not None
     if isinstance(element, A.Negation):
         return True
     items = [item for item in element.items if not isinstance(item, A.Negation)]
@@ -115,7 +127,7 @@ def _fits(element: A.Element, assignment: Assignment) -> bool:
         for item in items:
             mine = _names(item)
             others = set().union(*(_names(o) for o in items if o is not item)) - mine
-            if all(assignment[n] is not None for n in mine) and all(
+            if any(assignment[n] is not None for n in mine) and all(
                 assignment[n] is None for n in others
             ):
                 fitting.append(item)
@@ -128,6 +140,32 @@ def _fits(element: A.Element, assignment: Assignment) -> bool:
             if first and second and max(first) >= min(second):
                 return False
     return True
+
+
+def _stopped(
+    pattern: A.Pattern,
+    assignment: Assignment,
+    bound: dict[str, tuple[Event, ...]],
+    events: Sequence[Event],
+    partition: Callable[[Event], Hashable | None] | None,
+) -> bool:
+    """Does an UNTIL condition stop a loop inside the match: does it hold for one of the
+    loop's events, or for an event of the match's partition between its first and last?"""
+    some = next(e for es in bound.values() for e in es)
+    attrs = [a for c in A.conjuncts(pattern.where) if isinstance(c, A.Equivalence) for a in c.attrs]
+    for var in A.event_vars(pattern.structure):
+        spots = assignment.get(var.name)
+        if var.until is None or not spots:
+            continue
+        for position in range(spots[0], spots[-1] + 1):
+            event = events[position]
+            if partition is not None and partition(event) != partition(some):
+                continue
+            if any(attribute(event, a) != attribute(some, a) for a in attrs):
+                continue
+            if _holds(var.until, {var.name: (event,)}):
+                return True
+    return False
 
 
 def _references(expr: A.Expr) -> Iterator[A.Attr | A.Len | A.Aggregate]:

@@ -457,3 +457,25 @@ def test_progress_has_a_total_when_the_input_says_it(tmp_path, capsys):
         == 0
     )
     assert "/50.0 [" in capsys.readouterr().err  # tqdm shows the total (and an ETA)
+
+
+def test_match_writes_timed_out_partial_matches_to_their_own_file(tmp_path, capsys):
+    path = tmp_path / "orders.csv"
+    path.write_text("type,ts,order\nOrder,0,1\nOrder,5,2\nPayment,8,2\nOrder,30,3\n")
+    query = "PATTERN SEQ(Order o, Payment p) WHERE relaxed_contiguity { [order] } WITHIN 10"
+    matches, late = tmp_path / "m.jsonl", tmp_path / "late.parquet"
+    args = ["match", query, "-i", str(path), "-o", str(matches), "--timeouts", str(late)]
+    assert main(args) == 0
+    assert "1 matches, 2 timed-out partial matches" in capsys.readouterr().err
+    assert [json.loads(line)["bindings"]["o"][0]["order"] for line in matches.open()] == [2]
+    import pyarrow.parquet as pq
+
+    rows = pq.read_table(late).to_pylist()
+    assert [(r["kind"], r["deadline"], r["o"][0]["order"]) for r in rows] == [
+        ("timeout", 10, 1),
+        ("timeout", 40, 3),
+    ]
+    assert main([*args[:-2], "--timeouts", "late.txt"]) == 1
+    assert "late.txt" in capsys.readouterr().err
+    assert main([*args[:-2], "--timeouts", str(late), "--plan", "nfa"]) == 1
+    assert "does not run relaxed contiguity, timed-out partial" in capsys.readouterr().err

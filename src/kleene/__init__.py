@@ -26,7 +26,7 @@ from kleene.events import Event, Watermark
 from kleene.io import from_arrow, from_pandas, read_events, to_pandas
 from kleene.language import builder
 from kleene.language.ast import Pattern
-from kleene.matches import Match, Retraction
+from kleene.matches import Match, Retraction, Timeout
 from kleene.plans import compile, parse
 from kleene.plans.afa import Afa, read_afa
 from kleene.plans.afa import Builder as AfaBuilder
@@ -51,6 +51,7 @@ __all__ = [
     "Plan",
     "PlanError",
     "Retraction",
+    "Timeout",
     "Watermark",
     "__version__",
     "builder",

@@ -9,7 +9,9 @@ Event('Stock', 10, {'price': 1}, id=7)
 
 An event's `id` names it in matches; when it is None, the engine gives the event its arrival
 position. Timestamps are ints, floats or timezone-aware datetimes; `t` is the timestamp as a
-number (datetimes become seconds since the epoch), which is what windows measure.
+number (datetimes become seconds since the epoch), which is what windows measure. `seq` is
+the event's position in the stream the engine matches (0, 1, …, in timestamp order), which
+count windows (`WITHIN 5 EVENTS`) measure; the engine sets it for them (`with_seq`).
 """
 
 from __future__ import annotations
@@ -85,13 +87,14 @@ class Event:
     10
     """
 
-    __slots__ = ("attrs", "id", "t", "ts", "type")
+    __slots__ = ("attrs", "id", "seq", "t", "ts", "type")
 
     type: str
     ts: Timestamp
     attrs: Mapping[str, Any]
     id: Hashable | None
     t: int | float
+    seq: int | None
 
     def __init__(
         self,
@@ -117,7 +120,15 @@ class Event:
 
     def with_id(self, id: Hashable) -> Event:  # noqa: A002
         """The same event with another id."""
-        return owned_event(self.type, self.ts, self.attrs, id)
+        event = owned_event(self.type, self.ts, self.attrs, id)
+        object.__setattr__(event, "seq", self.seq)
+        return event
+
+    def with_seq(self, seq: int) -> Event:
+        """The same event at position `seq` of the stream."""
+        event = owned_event(self.type, self.ts, self.attrs, self.id)
+        object.__setattr__(event, "seq", seq)
+        return event
 
     def to_dict(self) -> dict[str, Any]:
         """A plain dict: id, type, ts (datetimes as ISO 8601 text), then the attributes."""
@@ -142,7 +153,20 @@ class Event:
         return f"Event({self.type!r}, {self.ts!r}, {dict(self.attrs)!r}{tail})"
 
     def __reduce__(self) -> tuple[Any, ...]:
+        if self.seq is not None:
+            return (_sequenced, (self.type, self.ts, dict(self.attrs), self.id, self.seq))
         return (Event, (self.type, self.ts, dict(self.attrs), self.id))
+
+
+def _sequenced(
+    kind: str,
+    ts: Timestamp,
+    attrs: dict[str, Any],
+    id: Hashable | None,  # noqa: A002
+    seq: int,
+) -> Event:
+    """An event with its stream position, as pickled."""
+    return Event(kind, ts, attrs, id).with_seq(seq)
 
 
 def _fill(
@@ -160,6 +184,7 @@ def _fill(
     setter(event, "t", numeric_time(ts))
     setter(event, "attrs", attrs)
     setter(event, "id", id)
+    setter(event, "seq", None)
 
 
 def owned_event(kind: str, ts: Timestamp, attrs: Mapping[str, Any], id: Hashable | None) -> Event:  # noqa: A002

@@ -19,7 +19,7 @@ from typing import Any
 from kleene.errors import KleeneError
 from kleene.events import Event, Timestamp
 
-__all__ = ["Match", "Retraction", "net"]
+__all__ = ["Match", "Retraction", "Timeout", "net"]
 
 _id = attrgetter("id")
 _t = attrgetter("t")
@@ -190,7 +190,9 @@ class Match:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Match):
             return NotImplemented
-        if isinstance(other, Retraction) != isinstance(self, Retraction):
+        if type(other) is not type(self) and (
+            isinstance(other, Retraction | Timeout) or isinstance(self, Retraction | Timeout)
+        ):
             return False
         return (
             self.pattern == other.pattern
@@ -244,6 +246,58 @@ class Retraction(Match):
 
     def __repr__(self) -> str:
         return "Retraction" + super().__repr__()[len("Match") :]
+
+
+class Timeout(Match):
+    """A partial match whose window closed before it completed (Flink CEP's timed-out
+    partial matches; `Engine(query, timeouts=True)`, docs/semantics.md, section 12): the
+    events it had bound, and the `deadline`, the time its window closed (its first event's
+    time plus the window).
+
+    >>> from kleene import Event
+    >>> late = Timeout({"a": (Event("A", 1, id=0),)}, deadline=11)
+    >>> late, late.deadline, late.to_row()["kind"]
+    (Timeout(a=[0], deadline=11), 11, 'timeout')
+    """
+
+    __slots__ = ("deadline",)
+
+    deadline: float
+
+    def __init__(
+        self,
+        bindings: Mapping[str, tuple[Event, ...]],
+        pattern: str = "pattern",
+        times: tuple[float, float] | None = None,
+        *,
+        deadline: float,
+    ) -> None:
+        super().__init__(bindings, pattern, times)
+        object.__setattr__(self, "deadline", deadline)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "kind": "timeout", "deadline": self.deadline}
+
+    def to_row(self) -> dict[str, Any]:
+        return {**super().to_row(), "kind": "timeout", "deadline": self.deadline}
+
+    def __hash__(self) -> int:
+        return hash(("timeout", self.key))
+
+    def __repr__(self) -> str:
+        return f"Timeout{super().__repr__()[len('Match') : -1]}, deadline={self.deadline!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_timeout, (self.bindings, self.pattern, self._times, self.deadline))
+
+
+def _timeout(
+    bindings: Mapping[str, tuple[Event, ...]],
+    pattern: str,
+    times: tuple[float, float] | None,
+    deadline: float,
+) -> Timeout:
+    return Timeout(bindings, pattern, times, deadline=deadline)
 
 
 def net(outputs: Iterable[Match]) -> list[Match]:

@@ -37,8 +37,7 @@ def test_shoplifting_query_reads_as_the_paper_writes_it():
             A.EventVar(("Exit",), "c"),
         )
     )
-    assert pattern.strategy == "skip_till_next_match"
-    assert pattern.strategy_vars == ("a", "b", "c")
+    assert pattern.strategies == (A.Strategy("skip_till_next_match", ("a", "b", "c")),)
     assert pattern.within == A.Within(12, "hour")
     assert A.conjuncts(pattern.where)[1] == A.Compare(
         "=", A.Attr("a", "tag_id"), A.Attr("c", "tag_id")
@@ -151,11 +150,12 @@ def test_where_forms_and_keywords_ignore_case():
     braced = kleene.parse("PATTERN SEQ(A a) WHERE skip_till_any_match { a.x > 1 } WITHIN 1 hour")
     listed = kleene.parse("PATTERN SEQ(A a) WHERE SKIP_TILL_ANY_MATCH(a) { a.x > 1 } WITHIN 1 h")
     assert plain.where == braced.where == listed.where
-    assert plain.strategy is None
-    assert braced.strategy == listed.strategy == "skip_till_any_match"
+    assert plain.strategies == ()
+    assert braced.strategies == (A.Strategy("skip_till_any_match"),)
+    assert listed.strategies == (A.Strategy("skip_till_any_match", ("a",)),)
     assert plain.within == braced.within == listed.within == A.Within(1, "hour")
     bare = kleene.parse("PATTERN SEQ(A a) WHERE strict_contiguity")
-    assert bare.strategy == "strict_contiguity"
+    assert bare.strategies == (A.Strategy("strict_contiguity"),)
     assert bare.where is None
 
 

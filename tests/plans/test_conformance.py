@@ -31,7 +31,7 @@ def strategies(name):
     return tuple(
         s
         for s in A.STRATEGIES
-        if cls.unsupported(
+        if cls.refusal(
             analyze(kleene.parse(f"PATTERN SEQ(A a, B b) WHERE {s} WITHIN 3")), Options()
         )
         is None
@@ -42,7 +42,7 @@ def strategies(name):
 def flat(name):
     """Does the plan run only flat patterns (`window_join`)? Then draw only those."""
     probe = analyze(kleene.parse("PATTERN SEQ(A a, AND(B b, C c)) WITHIN 3"))
-    return PLANS[name].unsupported(probe, Options()) is not None
+    return PLANS[name].refusal(probe, Options()) is not None
 
 
 options = st.one_of(
@@ -50,6 +50,7 @@ options = st.one_of(
     st.just({"anchors": True}),  # the afa plan's Appendix D flavor; others ignore it
     st.just({"output": "non_overlapping"}),
     st.sampled_from(["earliest", "maximal", "earliest_maximal"]).map(lambda s: {"selection": s}),
+    st.just({"timeouts": True}),  # timed-out partial matches, where a plan reports them
 )
 
 
@@ -63,7 +64,12 @@ def test_every_plan_runs_some_strategy():
 @given(data=st.data())
 def test_conformance(name, check, data):
     case = data.draw(
-        cases(strategies=strategies(name), max_events=8, flat=flat(name), extensions=True),
+        cases(
+            strategies=strategies(name),
+            max_events=8,
+            flat=flat(name),
+            extensions=PLANS[name].extensions,
+        ),
         label="case",
     )
     chosen = data.draw(options, label="options")
@@ -87,7 +93,7 @@ def test_or_branches_binding_the_same_variables(name, query, types, expected):
     """Each match once, found whichever branch orders its variables, its variables in
     pattern order (the order they are first declared in)."""
     events = [{"type": t, "ts": i} for i, t in enumerate(types)]
-    refusal = PLANS[name].unsupported(analyze(kleene.parse(query)), Options())
+    refusal = PLANS[name].refusal(analyze(kleene.parse(query)), Options())
     if refusal is not None:
         pytest.skip(refusal)
     found = kleene.match(query, events, plan=name)

@@ -37,7 +37,7 @@ def load(case: Path):
 def test_case(case, plan):
     query, stream, expected, options = load(case)
     compiled = kleene.compile(query, plan="reference", **options)
-    if PLANS[plan].unsupported(compiled.analysis, compiled.options) is not None:
+    if PLANS[plan].refusal(compiled.analysis, compiled.options) is not None:
         pytest.skip(f"{plan} does not run this pattern")
     assert_matches(kleene.match(query, stream, plan=plan, **options), expected)
 

@@ -41,18 +41,29 @@ def test_skip_till_any_match_equals_the_independent_enumerator(case):
     assert keys(found) == oracle.matches(case.pattern, case.events)
 
 
+def stated(pattern, events):
+    """The independent enumerator's matches (UNTIL loops stopped in the plan's partitions).
+    It states no GREEDY loop: those are checked against Flink's examples and by the
+    properties below."""
+    assume(not any(v.greedy for v in A.event_vars(pattern.structure)))
+    partition = kleene.compile(pattern, plan="reference").partition_key
+    return oracle.matches(pattern, events, partition)
+
+
 @given(cases(strategies=ANY, extensions=True))
-def test_exclusive_windows_equal_the_independent_enumerator(case):
+def test_extensions_equal_the_independent_enumerator(case):
+    """Exclusive and count windows, optional elements, UNTIL loops."""
     pattern = dataclasses.replace(case.pattern, after_match=None)
     found = kleene.match(pattern, case.events, plan="reference")
-    assert keys(found) == oracle.matches(pattern, case.events)
+    assert len(found) == len(keys(found)), "a match is reported twice"
+    assert keys(found) == stated(pattern, case.events)
 
 
 @given(cases(strategies=ANY, extensions=True))
 def test_after_match_skip_equals_the_independent_statement(case):
     clause = case.pattern.after_match
     assume(clause is not None)
-    every = oracle.matches(dataclasses.replace(case.pattern, after_match=None), case.events)
+    every = stated(dataclasses.replace(case.pattern, after_match=None), case.events)
     found = kleene.match(case.pattern, case.events, plan="reference")
     assert len(found) == len(keys(found)), "a match is reported twice"
     partition = kleene.compile(case.pattern, plan="reference").partition_key
@@ -90,26 +101,90 @@ def test_selections_equal_the_independent_statement(case, selection):
     assert keys(found) == oracle.selected(every, selection)
 
 
-@given(cases(strategies=ANY))
+@given(cases(strategies=ANY, extensions=True))
 def test_run_semantics_with_everything_ignorable_equals_the_definition(case):
-    """NFA^b runs that may ignore any event find exactly the declarative matches."""
+    """NFA^b runs that may ignore any event find exactly the declarative matches (optional
+    elements and count windows too)."""
     analysis = analyze(case.pattern)
+    assume(not analysis.extensions & {"greedy", "until"})  # runs are their only statement
     by_runs = Reference(analysis, Options(), any_match_by_runs=True)
     declared = Reference(analysis, Options())
     assert keys(run(by_runs, case.events)) == keys(run(declared, case.events))
 
 
-@given(cases())
+def strategies_of(pattern, choose):
+    """`pattern` with its strategy clauses replaced: `choose(clause)` for each."""
+    clauses = tuple(dataclasses.replace(c, name=choose(c)) for c in pattern.strategies)
+    return dataclasses.replace(pattern, strategies=clauses or (A.Strategy(choose(None)),))
+
+
+@given(cases(extensions=True))
 def test_each_strategy_finds_a_subset_of_the_next_more_relaxed_one(case):
+    pattern = dataclasses.replace(case.pattern, after_match=None)
     found = []
     for strategy in ORDER:
-        pattern = dataclasses.replace(case.pattern, strategy=strategy, strategy_vars=None)
-        found.append(keys(kleene.match(pattern, case.events, plan="reference")))
+        uniform = dataclasses.replace(pattern, strategies=(A.Strategy(strategy),))
+        found.append(keys(kleene.match(uniform, case.events, plan="reference")))
     for stricter, relaxed in itertools.pairwise(found):
         assert stricter <= relaxed
 
 
-@given(cases())
+@given(cases(extensions=True), st.data())
+def test_relaxing_one_clause_finds_a_superset(case, data):
+    """Per-edge strategies: moving one clause (an edge, a loop, or the query's) to a more
+    relaxed strategy only adds matches."""
+    pattern = dataclasses.replace(case.pattern, after_match=None)
+    clauses = pattern.strategies or (A.Strategy("skip_till_any_match"),)
+    index = data.draw(st.integers(0, len(clauses) - 1))
+    rank = ORDER.index(clauses[index].name)
+    looser = data.draw(st.sampled_from(ORDER[rank:]))
+    relaxed = (*clauses[:index], dataclasses.replace(clauses[index], name=looser))
+    relaxed += clauses[index + 1 :]
+    before = keys(kleene.match(dataclasses.replace(pattern, strategies=clauses), case.events))
+    after = keys(kleene.match(dataclasses.replace(pattern, strategies=relaxed), case.events))
+    assert before <= after
+
+
+@given(cases(extensions=True))
+def test_clauses_that_all_agree_are_one_strategy(case):
+    """A strategy written for every edge and loop, or for the whole query, is the same."""
+    from kleene.compiler.strategies import edges
+
+    pattern = dataclasses.replace(case.pattern, after_match=None)
+    name = pattern.strategies[0].name if pattern.strategies else "skip_till_any_match"
+    places = list(edges(pattern.structure))
+    places += [(v.name,) for v in A.event_vars(pattern.structure) if v.kleene]
+    spelled = (A.Strategy(name), *(A.Strategy(name, tuple(p)) for p in places))
+    whole = dataclasses.replace(pattern, strategies=(A.Strategy(name),))
+    each = dataclasses.replace(pattern, strategies=spelled)
+    assert keys(kleene.match(each, case.events)) == keys(kleene.match(whole, case.events))
+
+
+@given(cases(strategies=("skip_till_next_match",), max_events=6, extensions=("count_window",)))
+def test_relaxed_contiguity_is_skip_till_next_match_where_no_loop_can_be_left(case):
+    variables = list(A.event_vars(case.pattern.structure))
+    assume(not any(v.kleene or v.optional for v in variables))
+    relaxed = dataclasses.replace(case.pattern, strategies=(A.Strategy("relaxed_contiguity"),))
+    found = keys(kleene.match(relaxed, case.events))
+    assert found == keys(kleene.match(case.pattern, case.events))
+
+
+def without_loop_options(element):
+    if isinstance(element, A.EventVar):
+        return dataclasses.replace(element, greedy=False, until=None)
+    if isinstance(element, A.Negation):
+        return element
+    return type(element)(tuple(without_loop_options(item) for item in element.items))
+
+
+@given(cases(extensions=True))
+def test_greedy_and_until_only_rule_matches_out(case):
+    pattern = dataclasses.replace(case.pattern, after_match=None)
+    plain = dataclasses.replace(pattern, structure=without_loop_options(pattern.structure))
+    assert keys(kleene.match(pattern, case.events)) <= keys(kleene.match(plain, case.events))
+
+
+@given(cases(extensions=True))
 def test_partitioning_the_stream_changes_nothing(case):
     plan = kleene.compile(case.pattern, plan="reference")
     assert keys(run(plan, case.events, partition=False)) == keys(run(plan, case.events))

@@ -124,6 +124,41 @@ def test_after_match_skip(spark, stocks):
     same(frame(spark, stocks), unkeyed, stocks, slices=5)
 
 
+FLINK = [
+    # relaxed contiguity with a strict loop (Flink's consecutive()), keyed
+    "PATTERN SEQ(Stock a, Stock+ b[], Stock c) WHERE relaxed_contiguity strict_contiguity(b[]) "
+    "{ [symbol] and b[i].price > b[i-1].price and c.price < a.price } WITHIN 10",
+    # an optional element, a GREEDY UNTIL loop, a time and a count window, unkeyed
+    "PATTERN SEQ(Stock a, Stock? m, Stock* b[] GREEDY UNTIL (b.volume < 100), Stock c) WHERE "
+    "relaxed_contiguity { a.symbol = 'IBM' and m.volume > 500 and b[i].symbol = 'IBM' and "
+    "c.symbol = 'MSFT' } WITHIN 12 AND 6 EVENTS",
+]
+
+
+@pytest.mark.parametrize("query", FLINK)
+def test_flink_and_core_forms(spark, stocks, query):
+    """What kleene adds for Flink and CORE users runs on Spark as in-process (a count window
+    on the positions of the whole stream, whatever the slices)."""
+    assert same(frame(spark, stocks), query, stocks, slices=4)
+
+
+def test_timed_out_partial_matches(spark, stocks):
+    """timeouts=True: the partial matches whose window closed, marked by `kind`."""
+    query = (
+        "PATTERN SEQ(Stock a, Stock b) WHERE relaxed_contiguity { [symbol] and "
+        "b.price > a.price + 5 } WITHIN 30"
+    )
+    rows = detect(frame(spark, stocks), query, id="id", timeouts=True).collect()
+    local = kleene.match(query, stocks, timeouts=True)
+    kinds = Counter(row["kind"] for row in rows)
+    assert kinds == Counter("timeout" if isinstance(m, kleene.Timeout) else "match" for m in local)
+    assert kinds["timeout"] and kinds["match"]
+    timed_out = [r for r in rows if r["kind"] == "timeout"]
+    assert keys_of_rows(timed_out, ["a", "b"]) == keys_of_matches(
+        m for m in local if isinstance(m, kleene.Timeout)
+    )
+
+
 @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
 @given(cases(max_events=7))
 def test_random_patterns(spark, case):

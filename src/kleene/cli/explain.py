@@ -37,12 +37,12 @@ from typing import Any
 import kleene
 from kleene.cli.common import plan_arguments, query_text
 from kleene.cli.options import plan_options
-from kleene.compiler.analysis import Variable
+from kleene.compiler.analysis import Analysis, Variable
 from kleene.compiler.growth import unbounded
 from kleene.errors import KleeneError
 from kleene.language import ast as A
 from kleene.language.lead_printer import rule_text
-from kleene.language.printer import to_text, within_text
+from kleene.language.printer import expr_text, to_text, within_text
 from kleene.plans.base import Plan
 from kleene.plans.petri import PetriPlan
 from kleene.plans.petri.draw import draw_png
@@ -100,9 +100,35 @@ def _describe(variable: Variable, before: list[str], after: list[str]) -> str:
         right = f"before {', '.join(after)}" if after else "ahead through the window"
         return f"negated: none {left} and {right}"
     if not variable.kleene:
-        return "one event"
+        return "one event, or none" if variable.optional else "one event"
     low, high = variable.min, variable.max
-    return f"Kleene: {low} to {'any number of' if high is None else high} events"
+    text = f"Kleene: {low} to {'any number of' if high is None else high} events"
+    if variable.optional and low > 0:
+        text += ", or none"
+    if variable.greedy:
+        text += "; GREEDY"
+    if variable.until is not None:
+        text += f"; UNTIL {expr_text(variable.until)}"
+    return text
+
+
+def _strategies(analysis: Analysis) -> list[str]:
+    """The strategy, or where a query mixes them, each entry's and loop's."""
+    if analysis.strategy != "mixed":
+        return [f"{'strategy:':<16}{analysis.strategy}"]
+    table = analysis.strategies
+    lines = [f"{'strategy:':<16}mixed; {table.default} where no clause says"]
+    for name, variable in analysis.variables.items():
+        if variable.negated:
+            continue
+        places = []
+        if name in table.entries:
+            places.append(f"entry {table.entry(name)}")
+        if name in table.loops:
+            places.append(f"loop {table.loop(name)}")
+        if places:
+            lines.append(f"  {name}: {', '.join(places)}")
+    return lines
 
 
 def explain(plan: Plan[Any]) -> str:
@@ -123,12 +149,14 @@ def explain(plan: Plan[Any]) -> str:
         lines.append(
             f"  {name:<{width}}  {types:<{type_width}}  {_describe(variable, before, after)}"
         )
-    lines.append(f"{'strategy:':<16}{analysis.strategy}")
+    lines.extend(_strategies(analysis))
     if pattern.within is None:
         growth = unbounded(analysis)
         lines.append(f"{'window:':<16}none" + ("" if growth is None else f" (warning: {growth})"))
     else:
-        window = f"{within_text(pattern.within)} ({plan.window:g} timestamp units)"
+        window = within_text(pattern.within)
+        if plan.window is not None:
+            window += f" ({plan.window:g} timestamp units)"
         lines.append(f"{'window:':<16}{window}")
         if pattern.within.unit is not None:
             unit = plan.options.time_unit

@@ -6,6 +6,7 @@ import argparse
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import kleene
@@ -24,9 +25,10 @@ from kleene.cli.common import (
 )
 from kleene.cli.options import pair, plan_options
 from kleene.compiler.schema import attributes_read
-from kleene.errors import EventError
+from kleene.errors import EventError, KleeneError
 from kleene.events import Event
 from kleene.io.readers import EventReader
+from kleene.matches import Timeout
 from kleene.runtime.engine import check_input, fewer_collections
 
 __all__ = ["add"]
@@ -51,6 +53,13 @@ def add(commands: Any) -> None:
         "(default: JSON lines on standard output); written whole or not at all",
     )
     plan_arguments(match, output_format=True)
+    match.add_argument(
+        "--timeouts",
+        metavar="FILE",
+        help="also write the partial matches whose time window closed before they completed "
+        "(Flink CEP's timed-out partial matches; plan reference) to FILE, in the format its "
+        "extension names, each with its deadline",
+    )
     match.add_argument("--limit", type=int, help="stop after this many matches")
     match.add_argument(
         "--show",
@@ -72,8 +81,11 @@ def add(commands: Any) -> None:
 
 
 def _match(args: argparse.Namespace) -> int:
-    if args.output not in (None, "-"):
-        kleene.io.output_format(args.output)  # an unknown extension fails before reading
+    for path in (args.output, args.timeouts):
+        if path not in (None, "-"):
+            kleene.io.output_format(path)  # an unknown extension fails before reading
+    if args.timeouts == "-" and args.output in (None, "-"):
+        raise KleeneError("--timeouts - and the matches cannot both go to standard output")
     text, name = query_text(args.query)
     pattern: str | kleene.Afa = text
     if is_afa(text):  # an AFA written directly runs on the afa plan
@@ -87,6 +99,7 @@ def _match(args: argparse.Namespace) -> int:
         name=name,
         max_delay=args.max_delay,
         on_late=args.on_late,
+        timeouts=args.timeouts is not None,
         **plan_options(args.option),
     )
     warn_growth(engine.plan)
@@ -104,7 +117,7 @@ def _match(args: argparse.Namespace) -> int:
         column_types=column_types,
     )
     started = time.perf_counter()
-    written = 0
+    written = timed_out = 0
     shown: list[kleene.Match | kleene.Event] = []
     shows = "off" if args.quiet else args.progress
 
@@ -113,17 +126,21 @@ def _match(args: argparse.Namespace) -> int:
 
     with (
         kleene.io.match_output(args.output) as write,
+        _timeouts_output(args.timeouts) as write_timeouts,
         progress(shows, rows) as tick,
         fewer_collections(),
     ):
         for batch in _chunks(check_input(engine.plan, reader), tick):
             found = _sent(engine, batch, reader)
+            found, late = _split(found)
+            timed_out += write_timeouts(late) if late else 0
             shown.extend(found[: args.show - len(shown)])
             written += _emit(found, write, args.limit, written)
             if args.limit is not None and written >= args.limit:
                 break
         else:
-            found = _closed(engine, reader)
+            found, late = _split(_closed(engine, reader))
+            timed_out += write_timeouts(late) if late else 0
             shown.extend(found[: args.show - len(shown)])
             written += _emit(found, write, args.limit, written)
     display = sys.stdout if args.output not in (None, "-") else sys.stderr
@@ -139,6 +156,8 @@ def _match(args: argparse.Namespace) -> int:
             f"{written:,} lines: {metrics.matches:,} matches, {metrics.retractions:,} "
             f'withdrawn ("retraction": true), {net:,} net'
         )
+    if args.timeouts:
+        outcome += f", {timed_out:,} timed-out partial matches ({args.timeouts})"
     log.info(f"{metrics.events:,} events, {outcome}, {seconds:.2f} s (plan {engine.plan.name})")
     if reader.report():
         log.warning(reader.report())
@@ -187,6 +206,24 @@ def _short(found: kleene.Match | kleene.Event, fields: list[str]) -> str:
             for name, events in found.bindings.items()
         )
     return f"{found.start_ts} .. {found.end_ts}  {parts}"
+
+
+@contextmanager
+def _timeouts_output(path: str | None) -> Iterator[Callable[[list[Any]], int]]:
+    """Where timed-out partial matches go (`--timeouts FILE`); nowhere without it."""
+    if path is None:
+        yield lambda found: 0
+        return
+    with kleene.io.match_output(path) as write:
+        yield write
+
+
+def _split(found: list[Any]) -> tuple[list[Any], list[Any]]:
+    """The matches, and the timed-out partial matches among them."""
+    late = [m for m in found if isinstance(m, Timeout)]
+    if not late:
+        return found, late
+    return [m for m in found if not isinstance(m, Timeout)], late
 
 
 def _chunks(events: Any, tick: Any, size: int = 4096) -> Iterator[list[Event]]:

@@ -31,23 +31,50 @@ from typing import Any
 
 from kleene.compiler import structure as S
 from kleene.compiler.functions import known_functions
+from kleene.compiler.strategies import Strategies, resolve
 from kleene.compiler.validate import validate
 from kleene.errors import PatternError
 from kleene.events import Event
 from kleene.language import ast as A
 from kleene.language.printer import expr_text
 
-__all__ = ["Analysis", "Condition", "Negated", "Partition", "Variable", "analyze", "positive"]
+__all__ = [
+    "EXTENSIONS",
+    "Analysis",
+    "Condition",
+    "Negated",
+    "Partition",
+    "Variable",
+    "analyze",
+    "positive",
+]
+
+#: What kleene adds to SASE+ for Flink and CORE users that a plan must know to run a pattern
+#: using it (`Analysis.extensions`, `Plan.extensions`), each with its words for a refusal.
+EXTENSIONS = {
+    "relaxed_contiguity": "relaxed contiguity",
+    "per_edge": "per-edge strategies",
+    "optional": "optional elements (T? v)",
+    "greedy": "GREEDY loops",
+    "until": "UNTIL loops",
+    "count_window": "count windows (WITHIN n EVENTS)",
+    "timeouts": "timed-out partial matches (timeouts=True)",
+}
 
 
 @dataclass(frozen=True)
 class Variable:
-    """A pattern variable: its name, the event types it takes (None: any), its quantifier."""
+    """A pattern variable: its name, the event types it takes (None: any), its quantifier;
+    whether it may bind nothing (`optional`: `T? v`, `T{2,4}? v[]`), its loop's GREEDY and
+    UNTIL condition (`kleene.language.ast.EventVar`)."""
 
     name: str
     types: frozenset[str] | None
     quantifier: A.Quantifier | None
     negated: bool
+    optional: bool = False
+    greedy: bool = False
+    until: A.Expr | None = None
 
     def takes(self, event_type: str) -> bool:
         """Whether an event of this type can bind the variable."""
@@ -59,7 +86,14 @@ class Variable:
 
     @property
     def min(self) -> int:
+        """The fewest events the variable binds when it binds any (an optional one may bind
+        none: `empty_ok`)."""
         return 1 if self.quantifier is None else self.quantifier.min
+
+    @property
+    def empty_ok(self) -> bool:
+        """May a match bind no event to it (`T*`, `T? v`, `T{n,m}? v[]`)?"""
+        return self.optional or self.min == 0
 
     @property
     def max(self) -> int | None:
@@ -213,7 +247,10 @@ class Analysis:
     negations: Mapping[str, Negated]
     before: Mapping[str, frozenset[str]]
     partition: Partition | None
+    #: The event selection strategy every run follows, or "mixed" when clauses give parts of
+    #: the pattern different ones (`strategies` says which).
     strategy: str
+    strategies: Strategies
     #: The positive pattern in DNF: one branch per way through its ORs.
     dnf: tuple[S.Branch, ...]
     #: The variables every match binds to at least one event (`structure.mandatory`).
@@ -229,6 +266,26 @@ class Analysis:
     @property
     def positive(self) -> tuple[Variable, ...]:
         return tuple(v for v in self.variables.values() if not v.negated)
+
+    @property
+    def extensions(self) -> frozenset[str]:
+        """What the pattern uses of `EXTENSIONS`."""
+        found = set()
+        if "relaxed_contiguity" in self.strategies.used:
+            found.add("relaxed_contiguity")
+        if self.strategy == "mixed":
+            found.add("per_edge")
+        for variable in self.positive:
+            if variable.optional:
+                found.add("optional")
+            if variable.greedy:
+                found.add("greedy")
+            if variable.until is not None:
+                found.add("until")
+        within = self.pattern.within
+        if within is not None and within.events is not None:
+            found.add("count_window")
+        return frozenset(found)
 
     @property
     def skips(self) -> bool:
@@ -253,13 +310,18 @@ class Analysis:
     def prefilter_safe(self) -> bool:
         """May events no variable can take be dropped before matching?
 
-        Not under strict or partition contiguity: there an irrelevant event still breaks a run.
+        Not where a run follows strict or partition contiguity, where an irrelevant event
+        still breaks it, nor with UNTIL, which any event of the partition can stop, nor with
+        a count window, which counts every event.
         """
-        return self.strategy in (
-            "skip_till_next_match",
-            "skip_till_any_match",
-            "relaxed_contiguity",
-        )
+        return self.skipping and not self.extensions & {"until", "count_window"}
+
+    @property
+    def skipping(self) -> bool:
+        """Does every run skip the events it cannot use (no strict or partition
+        contiguity)?"""
+        skipping = {"skip_till_next_match", "skip_till_any_match", "relaxed_contiguity"}
+        return self.strategies.used <= skipping
 
 
 def analyze(
@@ -294,7 +356,7 @@ def analyze(
         for name, variable in variables.items()
         if variable.negated
     }
-    strategy = pattern.strategy or "skip_till_any_match"
+    strategies = resolve(pattern)
     return Analysis(
         pattern=pattern,
         structure=pattern.structure,
@@ -304,7 +366,8 @@ def analyze(
         negations=negations,
         before=before,
         partition=_partition(pattern, variables, conditions, equivalences),
-        strategy=strategy,
+        strategy=strategies.uniform or "mixed",
+        strategies=strategies,
         functions=table,
         dnf=S.dnf(pattern.structure),
         mandatory=S.mandatory(pattern.structure),
@@ -347,6 +410,9 @@ def _variables(structure: A.Element) -> dict[str, Variable]:
                     None if element.types is None else frozenset(element.types),
                     element.quantifier,
                     negated,
+                    element.optional,
+                    element.greedy,
+                    element.until,
                 ),
             )
         elif isinstance(element, A.Negation):
@@ -360,9 +426,10 @@ def _variables(structure: A.Element) -> dict[str, Variable]:
 
 
 def _check_functions(pattern: A.Pattern, table: Mapping[str, Any]) -> None:
-    if pattern.where is None:
-        return
-    for node in A.walk(pattern.where):
+    roots = [v.until for v in A.event_vars(pattern.structure) if v.until is not None]
+    if pattern.where is not None:
+        roots.append(pattern.where)
+    for node in (node for root in roots for node in A.walk(root)):
         if isinstance(node, A.Call) and node.name.lower() not in table:
             names = ", ".join(sorted(table))
             span = node.span

@@ -41,7 +41,7 @@ def unbounded(analysis: Analysis) -> str | None:
     """Why the query's state can only grow (None: its window bounds it). Under the
     contiguity strategies a run dies at the first event it cannot take, so only the
     skipping strategies without WITHIN grow for ever."""
-    if analysis.pattern.within is None and analysis.prefilter_safe:
+    if analysis.pattern.within is None and analysis.skipping:
         return _NO_WITHIN
     return None
 
@@ -57,18 +57,18 @@ def sources(analysis: Analysis) -> list[str]:
             "no partition key: every event meets every partial match (an equivalence test "
             "such as [id] splits them by key)"
         )
-    if analysis.strategy == "skip_till_any_match":
-        for variable in analysis.positive:
-            if variable.kleene and variable.max is None:
-                names = sorted(variable.types or ["_"])
-                types = names[0] if len(names) == 1 else f"({'|'.join(names)})"
-                found.append(
-                    f"{variable.name}[] is a Kleene variable under skip_till_any_match: each "
-                    f"{types.strip('()')} event doubles the ways to match (2**n for n events "
-                    "in a window); "
-                    f"use skip_till_next_match, bound it ({types}{{1,5}} {variable.name}[]), "
-                    "or shorten the window"
-                )
+    for variable in analysis.positive:
+        loop = analysis.strategies.loop(variable.name)
+        if variable.kleene and variable.max is None and loop == "skip_till_any_match":
+            names = sorted(variable.types or ["_"])
+            types = names[0] if len(names) == 1 else f"({'|'.join(names)})"
+            found.append(
+                f"{variable.name}[] is a Kleene variable under skip_till_any_match: each "
+                f"{types.strip('()')} event doubles the ways to match (2**n for n events "
+                "in a window); "
+                f"use skip_till_next_match, bound it ({types}{{1,5}} {variable.name}[]), "
+                "or shorten the window"
+            )
     widest = _widest_and(analysis.structure)
     if widest >= 3:
         found.append(

@@ -66,6 +66,9 @@ class Options:
       partition key). Matches then never span a missing number, so none is withdrawn.
     - `anchors`: the `afa` plan keeps a run of ignorable steps as one anchor in an interval
       index (Appendix D, the paper's AFA+ignore): less state, at some cost in speed (False).
+    - `timeouts`: also report the partial matches whose time window closes before they
+      complete, as `Timeout` values among the matches (Flink CEP's timed-out partial
+      matches; docs/semantics.md, section 12). False by default.
     - The guards, on by default at sizes a laptop survives (None: no limit):
       `max_partial_matches` (1,000,000) bounds the partial matches held in all partitions,
       `max_partial_matches_per_key` (100,000) those of one partition, and
@@ -98,6 +101,7 @@ class Options:
     max_partial_matches_per_key: int | None = 100_000
     max_matches_per_event: int | None = 100_000
     on_limit: Literal["raise", "drop"] = "raise"
+    timeouts: bool = False
 
     @classmethod
     def build(cls, **options: Any) -> Options:

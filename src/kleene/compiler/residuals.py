@@ -4,9 +4,10 @@ The states of every run-based plan are residuals. A `Var` counts the events its 
 taken; `InOrder` (SEQ), `AnyOrder` (AND) and `OneOf` (OR) hold what is left of their parts.
 `Arithmetic.takes` lists the moves a residual allows: take an event into a variable that can
 bind next, either *directly* (the variable is where the run stands) or by *proceeding* past
-Kleene variables that have enough events, which closes them (SASE+ proceed edges, taken
-together with the next state's begin). `Arithmetic.exits` lists the moves without an event
-that relaxed contiguity adds: leave such Kleene variables alone, closing them.
+Kleene variables that have enough events (or optional ones that have none), which closes
+them (SASE+ proceed edges, taken together with the next state's begin). `Arithmetic.exits`
+lists the moves without an event that relaxed contiguity adds: leave such variables alone,
+closing them.
 
 >>> from kleene import parse
 >>> from kleene.compiler.analysis import analyze
@@ -105,7 +106,8 @@ class Arithmetic:
 
     def nullable(self, r: Residual) -> bool:
         if isinstance(r, Var):
-            return r.count >= self.variables[r.name].min
+            variable = self.variables[r.name]
+            return r.count >= variable.min or (variable.optional and r.count == 0)
         if isinstance(r, OneOf):
             return any(self.nullable(item) for item in r.items)
         return all(self.nullable(item) for item in r.items)

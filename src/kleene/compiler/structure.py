@@ -87,8 +87,8 @@ def _dnf(element: A.Element) -> _Ways:
 def least(element: A.Element) -> int:
     """The fewest events a match of `element` binds."""
     match element:
-        case A.EventVar(quantifier=quantifier):
-            return 1 if quantifier is None else quantifier.min
+        case A.EventVar(quantifier=quantifier, optional=optional):
+            return 0 if optional else 1 if quantifier is None else quantifier.min
         case A.Negation():
             return 0
         case A.Seq(items=items) | A.And(items=items):

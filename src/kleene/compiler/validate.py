@@ -62,7 +62,7 @@ Path = tuple[tuple[A.Element, int], ...]  # (ancestor, index of the child on the
 def nullable(element: A.Element) -> bool:
     """Can this element match without binding any event?"""
     if isinstance(element, A.EventVar):
-        return element.quantifier is not None and element.quantifier.min == 0
+        return element.optional or (element.quantifier is not None and element.quantifier.min == 0)
     if isinstance(element, A.Negation):
         return True
     if isinstance(element, A.Or):
@@ -123,9 +123,10 @@ class _Validator:
         self.depth()
         self.declarations()
         self.structure(pattern.structure, None)
-        if pattern.within is None:
+        if pattern.within is None or pattern.within.amount is None:
             self.negation_windows()
         self.strategy()
+        self.loops()
         self.window()
         self.after_match()
         self.predicates()
@@ -154,11 +155,7 @@ class _Validator:
                 self.fail(f"variable {name} needs an event type", event)
             if name in seen:
                 first, first_negated, first_path = seen[name]
-                same = (first.types, first.quantifier, first_negated) == (
-                    event.types,
-                    event.quantifier,
-                    negated,
-                )
+                same = (first, first_negated) == (event, negated)
                 if not (same and _exclusive(first_path, path)):
                     self.fail(
                         f"variable {name} is declared twice; names must be unique (only "
@@ -183,6 +180,8 @@ class _Validator:
                 )
             if element.event.kleene:
                 self.fail("a negation takes a single event, not a Kleene variable", element)
+            if element.event.optional:
+                self.fail("a negated event is absent already; drop the ?", element)
             return
         keyword = {A.Seq: "SEQ", A.And: "AND", A.Or: "OR"}[type(element)]
         if not element.items:
@@ -227,8 +226,8 @@ class _Validator:
                 assert isinstance(parent, A.Seq | A.And | A.Or)
                 node = parent.items[index]
                 self.fail(
-                    f"NOT({event.name}) needs WITHIN: with no event on its "
-                    f"{'right' if before else 'left'} side, only a window says how far "
+                    f"NOT({event.name}) needs WITHIN a time: with no event on its "
+                    f"{'right' if before else 'left'} side, only a time window says how far "
                     f"{side} the absence must hold",
                     node,
                 )
@@ -236,22 +235,55 @@ class _Validator:
     # -- clauses -------------------------------------------------------------------------
 
     def strategy(self) -> None:
-        pattern = self.pattern
-        if pattern.strategy is not None and pattern.strategy not in A.STRATEGIES:
-            self.fail(
-                f"unknown event selection strategy {pattern.strategy!r}; use one of "
-                + ", ".join(A.STRATEGIES)
-            )
-        for name in pattern.strategy_vars or ():
-            if name not in self.declared:
-                self.fail(self.unknown(name), pattern)
+        from kleene.compiler.strategies import resolve
+
+        for clause in self.pattern.strategies:
+            if clause.name not in A.STRATEGIES:
+                self.fail(
+                    f"unknown event selection strategy {clause.name!r}; use one of "
+                    + ", ".join(A.STRATEGIES),
+                    clause,
+                )
+            for name in clause.variables or ():
+                if name not in self.declared:
+                    self.fail(self.unknown(name), clause)
+        resolve(self.pattern)
+
+    def loops(self) -> None:
+        """GREEDY and UNTIL shape a Kleene variable's loop; an UNTIL condition is about the
+        event at hand, named by the variable (`UNTIL (v.price > 3)`)."""
+        for event, _, _ in self.occurrences(self.pattern.structure):
+            if (event.greedy or event.until is not None) and not event.kleene:
+                self.fail(f"GREEDY and UNTIL shape a loop; {event.name} binds one event", event)
+            if event.until is None:
+                continue
+            self.condition(event.until)
+            for node in A.walk(event.until):
+                if isinstance(node, A.Equivalence):
+                    self.fail("an equivalence test is about a whole match, not an UNTIL", node)
+                if isinstance(node, A.Len | A.Aggregate) or (
+                    isinstance(node, A.Attr) and (node.var != event.name or node.index is not None)
+                ):
+                    self.fail(
+                        f"UNTIL is about the event at hand: write {event.name}.attribute "
+                        "(the event's own attributes, whatever its type)",
+                        node,
+                    )
 
     def window(self) -> None:
         within = self.pattern.within
         if within is None:
             return
-        if not within.amount > 0:
+        if within.amount is None and within.events is None:
+            self.fail("a window needs a time or a count of events", within)
+        if within.amount is not None and not within.amount > 0:
             self.fail("a window must be longer than 0", within)
+        if within.events is not None and not (
+            isinstance(within.events, int) and within.events >= 1
+        ):
+            self.fail("a count window is a whole number of events, at least 1", within)
+        if within.exclusive and within.amount is None:
+            self.fail("EXCLUSIVE is for time windows", within)
 
     def after_match(self) -> None:
         clause = self.pattern.after_match

@@ -25,7 +25,7 @@ from typing import Any
 
 from kleene.errors import KleeneError
 from kleene.events import Event
-from kleene.matches import Match, Retraction
+from kleene.matches import Match, Retraction, Timeout
 
 __all__ = ["to_pandas"]
 
@@ -40,7 +40,9 @@ def to_pandas(found: Iterable[Match | Event], *, explode: bool = False) -> Any:
     With `explode=True`, one row an event of a match: `match` (the match's row number),
     `pattern`, `start_ts`, `end_ts`, `variable`, `position` (within the variable), `id`,
     `type`, `ts` and the event's attributes. A retraction (plan `afa`) has `retraction`
-    True. Emitted events are one row each: `type`, `ts` and their attributes."""
+    True; with timed-out partial matches among the matches (`timeouts=True`), `kind` says
+    "match" or "timeout" and `deadline` when a timeout's window closed. Emitted events are
+    one row each: `type`, `ts` and their attributes."""
     try:
         import pandas as pd
     except ImportError:  # pragma: no cover - pandas comes with kleene[spark]
@@ -50,6 +52,18 @@ def to_pandas(found: Iterable[Match | Event], *, explode: bool = False) -> Any:
         return pd.DataFrame([{"type": e.type, "ts": e.ts, **e.attrs} for e in items])  # type: ignore[union-attr]
     matches: list[Match] = items  # type: ignore[assignment]
     retractions = any(isinstance(m, Retraction) for m in matches)
+    timeouts = any(isinstance(m, Timeout) for m in matches)
+
+    def marks(m: Match) -> dict[str, Any]:
+        """A retraction's and a timeout's own columns."""
+        found: dict[str, Any] = {}
+        if retractions:
+            found["retraction"] = isinstance(m, Retraction)
+        if timeouts:
+            found["kind"] = "timeout" if isinstance(m, Timeout) else "match"
+            found["deadline"] = m.deadline if isinstance(m, Timeout) else None
+        return found
+
     if explode:
         rows = []
         for number, m in enumerate(matches):
@@ -58,9 +72,8 @@ def to_pandas(found: Iterable[Match | Event], *, explode: bool = False) -> Any:
                 "pattern": m.pattern,
                 "start_ts": m.start_ts,
                 "end_ts": m.end_ts,
+                **marks(m),
             }
-            if retractions:
-                head["retraction"] = isinstance(m, Retraction)
             for name, events in m.bindings.items():
                 for position, e in enumerate(events):
                     rows.append(
@@ -78,8 +91,7 @@ def to_pandas(found: Iterable[Match | Event], *, explode: bool = False) -> Any:
     rows = []
     for m in matches:
         row: dict[str, Any] = {"pattern": m.pattern, "start_ts": m.start_ts, "end_ts": m.end_ts}
-        if retractions:
-            row["retraction"] = isinstance(m, Retraction)
+        row.update(marks(m))
         row.update(m.values or {})
         for name, names in fields.items():
             events = m.bindings.get(name, ())

@@ -47,6 +47,7 @@ __all__ = [
     "Seq",
     "Skip",
     "Span",
+    "Strategy",
     "Unary",
     "Within",
     "children",
@@ -107,12 +108,19 @@ class Quantifier:
 class EventVar:
     """`T v`, `(T|U) v` or, with a quantifier, the Kleene variable `T+ v[]`.
 
-    `types` is None for `_ v`, a variable that takes an event of any type.
+    `types` is None for `_ v`, a variable that takes an event of any type. `optional`: the
+    variable may also bind nothing (`T? v`, `T{2,4}? v[]`: none, or two to four). A Kleene
+    variable may be `greedy` (`T+ v[] GREEDY`: its loop keeps an event the next element could
+    take too) and have an `until` condition (`T+ v[] UNTIL (v.x > 3)`: the loop stops before
+    the first event for which it holds, `v` there meaning that event).
     """
 
     types: tuple[str, ...] | None
     name: str
     quantifier: Quantifier | None = None
+    optional: bool = False
+    greedy: bool = False
+    until: Expr | None = None
     span: Span | None = _span()
 
     @property
@@ -308,11 +316,25 @@ def conjuncts(expr: Expr | None) -> tuple[Expr, ...]:
 class Within:
     """`WITHIN amount unit [EXCLUSIVE]`; unit is None for a bare number (in timestamp units).
     A match's last event is at most `amount` after its first, or less than that when
-    `exclusive` (Flink's and CORE's windows)."""
+    `exclusive` (Flink's and CORE's windows). `events` is a count window (`WITHIN 5 EVENTS`,
+    `WITHIN 10 s AND 100 EVENTS`): the match's last event is at most that many positions
+    after its first in the stream; `amount` is None when the window counts events only."""
 
-    amount: int | float
+    amount: int | float | None
     unit: str | None = None
     exclusive: bool = False
+    events: int | None = None
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Strategy:
+    """An event selection strategy clause: `skip_till_next_match` for the whole query, or
+    `strict_contiguity(a, b)` for the edges between the variables it lists and the loops of
+    the Kleene ones (per-edge strategies, `kleene.compiler.strategies`)."""
+
+    name: str
+    variables: tuple[str, ...] | None = None
     span: Span | None = _span()
 
 
@@ -337,18 +359,16 @@ class Returned:
 
 @dataclass(frozen=True, slots=True)
 class Pattern:
-    """A whole SASE+ query: PATTERN structure, WHERE predicates and strategy, WITHIN window.
+    """A whole SASE+ query: PATTERN structure, WHERE predicates and strategies, WITHIN window.
 
-    `strategy` is None when the query names none (skip_till_any_match applies);
-    `strategy_vars` keeps the variable list written after the strategy name, if any.
+    `strategies` are the strategy clauses in the order written (none: skip_till_any_match).
     `after_match` is the AFTER MATCH clause (None: every match, as NO SKIP).
     `text` is the source the parser read (None for built patterns).
     """
 
     structure: Element
     where: Expr | None = None
-    strategy: str | None = None
-    strategy_vars: tuple[str, ...] | None = None
+    strategies: tuple[Strategy, ...] = ()
     within: Within | None = None
     after_match: AfterMatch | None = field(default=None, kw_only=True)
     #: RETURN: the values each match reports, in order.

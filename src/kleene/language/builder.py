@@ -334,11 +334,25 @@ def not_(item: Operand | A.EventVar) -> Any:
 # ---- structure -------------------------------------------------------------------------
 
 
-def event(types: str | Iterable[str], name: str, quantifier: str | None = None) -> A.EventVar:
+def event(
+    types: str | Iterable[str],
+    name: str,
+    quantifier: str | None = None,
+    *,
+    optional: bool = False,
+    greedy: bool = False,
+    until: E | None = None,
+) -> A.EventVar:
     """`T v`; `types` may list alternatives; `quantifier` is "+", "*", "{n}", "{n,}", "{n,m}".
 
     A "+" or "*" at the end of a single type name works too: `event("Stock+", "a")`; the type
-    `_` takes events of any type.
+    `_` takes events of any type. `optional` is `T? v` (or `T{n,m}? v[]`); `greedy` and
+    `until` shape a Kleene variable's loop (`T+ v[] GREEDY UNTIL (v.x > 3)`).
+
+    >>> a = var("a")
+    >>> print(pattern(seq(event("C", "c"), event("A+", "a", greedy=True, until=a.x > 3),
+    ...                   event("B", "b", optional=True))))
+    PATTERN SEQ(C c, A+ a[] GREEDY UNTIL (a.x > 3), B? b)
     """
     names: tuple[str, ...] | None
     if isinstance(types, str):
@@ -347,7 +361,8 @@ def event(types: str | Iterable[str], name: str, quantifier: str | None = None) 
         names = None if types == A.ANY else (types,)
     else:
         names = tuple(types)
-    return A.EventVar(names, name, _quantifier(quantifier))
+    condition = None if until is None else until.node
+    return A.EventVar(names, name, _quantifier(quantifier), optional, greedy, condition)
 
 
 def _quantifier(text: str | None) -> A.Quantifier | None:
@@ -390,24 +405,36 @@ def prev(attr: E) -> E:
     return E(A.Attr(node.var, node.attr, A.Index("i", -1)))
 
 
+Window = int | float | tuple[int | float, str]
+
+
 def pattern(
     structure: A.Element,
     where: E | Iterable[E] | None = None,
     *,
-    strategy: str | None = None,
-    within: int | float | tuple[int | float, str] | None = None,
+    strategy: str | Iterable[str | tuple[str, ...]] | None = None,
+    within: Window | tuple[Window, Window] | None = None,
     after_match: str | tuple[str, str] | None = None,
     returns: dict[str, E] | None = None,
 ) -> A.Pattern:
-    """A whole query; `where` may be one predicate or a list of conjuncts; `after_match` is
-    one of `ast.SKIPS` ("past_last"), or ("to_first" | "to_last", variable); `returns`
-    names the values each match reports (RETURN).
+    """A whole query; `where` may be one predicate or a list of conjuncts; `strategy` is a
+    strategy's name, or a list of clauses, each a name or (name, variable, ...) for the
+    edges and loops it covers; `within` is an amount, (amount, unit), (count, "events"), or
+    a pair of a time and a count; `after_match` is one of `ast.SKIPS` ("past_last"), or
+    ("to_first" | "to_last", variable); `returns` names the values each match reports
+    (RETURN).
 
     >>> a, b = var("a"), var("b")
     >>> print(pattern(seq(event("A", "a"), event("B", "b")), within=5, after_match="to_next"))
     PATTERN SEQ(A a, B b)
     WITHIN 5
     AFTER MATCH SKIP TO NEXT
+    >>> print(pattern(seq(event("A", "a"), event("B+", "b")),
+    ...               strategy=["relaxed_contiguity", ("strict_contiguity", "b")],
+    ...               within=((10, "s"), (100, "events"))))
+    PATTERN SEQ(A a, B+ b[])
+    WHERE relaxed_contiguity strict_contiguity(b[])
+    WITHIN 10 s AND 100 EVENTS
     """
     condition: A.Expr | None
     if where is None:
@@ -416,14 +443,13 @@ def pattern(
         condition = where.node
     else:
         condition = A.conjunction(*(item.node for item in where))
-    window = None
-    if within is not None:
-        from kleene.language.to_ast import UNITS
-
-        amount, unit = within if isinstance(within, tuple) else (within, None)
-        if unit is not None and unit.lower() not in UNITS:
-            raise ValueError(f"unknown time unit {unit!r}; use one of {', '.join(UNITS)}")
-        window = A.Within(amount, UNITS[unit.lower()][0] if unit else None)
+    window = None if within is None else _within(within)
+    clauses: list[A.Strategy] = []
+    for clause in [strategy] if isinstance(strategy, str) else strategy or ():
+        if isinstance(clause, str):
+            clauses.append(A.Strategy(clause))
+        else:
+            clauses.append(A.Strategy(clause[0], tuple(clause[1:])))
     returned = tuple(A.Returned(value.node, name) for name, value in (returns or {}).items())
     skip = None
     if after_match is not None:
@@ -432,5 +458,29 @@ def pattern(
             raise ValueError(f"after_match is one of {', '.join(A.SKIPS)}, not {kind!r}")
         skip = A.AfterMatch(next(s for s in A.SKIPS if s == kind), variable)
     return quantify(
-        A.Pattern(structure, condition, strategy, None, window, after_match=skip, returns=returned)
+        A.Pattern(structure, condition, tuple(clauses), window, after_match=skip, returns=returned)
     )
+
+
+def _within(within: Window | tuple[Window, Window]) -> A.Within:
+    """The WITHIN of `pattern`'s `within`."""
+    from kleene.language.to_ast import UNITS
+
+    parts = (
+        list(within)
+        if isinstance(within, tuple) and all(isinstance(p, tuple) for p in within)
+        else [within]
+    )
+    amount: int | float | None = None
+    unit: str | None = None
+    events: int | None = None
+    for part in parts:
+        value, name = part if isinstance(part, tuple) else (part, None)
+        assert isinstance(value, int | float)
+        if isinstance(name, str) and name.lower() in ("events", "event"):
+            events = int(value)
+            continue
+        if name is not None and (not isinstance(name, str) or name.lower() not in UNITS):
+            raise ValueError(f"unknown time unit {name!r}; use one of {', '.join(UNITS)}, events")
+        amount, unit = value, UNITS[name.lower()][0] if isinstance(name, str) else None
+    return A.Within(amount, unit, events=events)

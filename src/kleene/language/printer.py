@@ -29,6 +29,8 @@ _RESERVED = {
     "true",
     "false",
     "null",
+    "greedy",
+    "until",
     *A.STRATEGIES,
 }
 
@@ -50,12 +52,9 @@ def quote_name(name: str) -> str:
 def to_text(pattern: A.Pattern) -> str:
     """The canonical text of a whole query."""
     lines = [f"PATTERN {_element(pattern.structure)}"]
-    if pattern.strategy is not None:
-        head = f"WHERE {pattern.strategy}"
-        if pattern.strategy_vars is not None:
-            kleene = _kleene_names(pattern.structure)
-            names = (f"{n}[]" if n in kleene else n for n in pattern.strategy_vars)
-            head += f"({', '.join(names)})"
+    if pattern.strategies:
+        kleene = _kleene_names(pattern.structure)
+        head = "WHERE " + " ".join(_strategy(clause, kleene) for clause in pattern.strategies)
         if pattern.where is not None:
             head += f" {{{_predicates(pattern.where, len(head) + 2)}}}"
         lines.append(head)
@@ -91,13 +90,26 @@ def _kleene_names(element: A.Element) -> set[str]:
     return set().union(*(_kleene_names(item) for item in element.items))
 
 
+def _strategy(clause: A.Strategy, kleene: set[str]) -> str:
+    if clause.variables is None:
+        return clause.name
+    names = (f"{n}[]" if n in kleene else n for n in clause.variables)
+    return f"{clause.name}({', '.join(names)})"
+
+
 def within_text(within: A.Within) -> str:
-    """`12 hours`, `500 ms`, `90`, `10 s EXCLUSIVE`: a window as WITHIN prints it."""
-    text = _number(within.amount)
-    if within.unit is not None:
-        plural = within.unit in {"hour", "day", "week"} and within.amount != 1
-        text += f" {within.unit}{'s' if plural else ''}"
-    return f"{text} EXCLUSIVE" if within.exclusive else text
+    """`12 hours`, `500 ms`, `90`, `10 s EXCLUSIVE`, `5 EVENTS`, `10 s AND 100 EVENTS`: a
+    window as WITHIN prints it."""
+    parts = []
+    if within.amount is not None:
+        text = _number(within.amount)
+        if within.unit is not None:
+            plural = within.unit in {"hour", "day", "week"} and within.amount != 1
+            text += f" {within.unit}{'s' if plural else ''}"
+        parts.append(f"{text} EXCLUSIVE" if within.exclusive else text)
+    if within.events is not None:
+        parts.append(f"{within.events} EVENTS")
+    return " AND ".join(parts)
 
 
 def after_match_text(clause: A.AfterMatch) -> str:
@@ -128,9 +140,15 @@ def _event(event: A.EventVar) -> str:
     else:
         types = "(" + "|".join(quote_name(t) for t in event.types) + ")"
     quantifier = event.quantifier
+    optional = "?" if event.optional else ""
     if quantifier is None:
-        return f"{types} {event.name}"
-    return f"{types}{_quantifier(quantifier)} {event.name}[]"
+        return f"{types}{optional} {event.name}"
+    text = f"{types}{_quantifier(quantifier)}{optional} {event.name}[]"
+    if event.greedy:
+        text += " GREEDY"
+    if event.until is not None:
+        text += f" UNTIL ({expr_text(event.until)})"
+    return text
 
 
 def _quantifier(quantifier: A.Quantifier) -> str:

@@ -57,7 +57,12 @@ def quantify(pattern: A.Pattern) -> A.Pattern:
     a condition over every combination of two that has no such form."""
     if pattern.where is None:
         return pattern
-    kleene = {v.name: v.quantifier for v in A.event_vars(pattern.structure) if v.quantifier}
+    # an optional Kleene variable (T{2,4}? v[]) may bind nothing, as T* may
+    kleene = {
+        v.name: A.Quantifier(0, v.quantifier.max) if v.optional else v.quantifier
+        for v in A.event_vars(pattern.structure)
+        if v.quantifier
+    }
 
     def fail(message: str, node: A.Expr) -> NoReturn:
         span = node.span

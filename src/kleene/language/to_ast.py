@@ -236,6 +236,26 @@ def _end_position(text: str) -> tuple[int, int]:
 
 
 @dataclass(frozen=True)
+class _LoopOption:
+    """GREEDY, or UNTIL (condition), after a Kleene variable."""
+
+    word: str
+    condition: A.Expr | None
+    span: A.Span
+
+
+@dataclass(frozen=True)
+class _WindowPart:
+    """One side of WITHIN: a time (`10 s`) or a count (`5 EVENTS`)."""
+
+    amount: int | float
+    unit: str | None
+    exclusive: bool
+    events: bool
+    span: A.Span
+
+
+@dataclass(frozen=True)
 class _Slice:
     """`b[]` or `b[..i-k]`: legal only as the argument of an aggregate."""
 
@@ -295,7 +315,8 @@ class ToAst(Transformer[Token, Any]):
 
     def start(self, children: list[Any]) -> A.Pattern:
         structure = children[0]
-        strategy = strategy_vars = where = within = after_match = None
+        where = within = after_match = None
+        strategies: tuple[A.Strategy, ...] = ()
         returns: tuple[A.Returned, ...] = ()
         for child in children[1:]:
             if isinstance(child, A.Within):
@@ -305,13 +326,12 @@ class ToAst(Transformer[Token, Any]):
             elif isinstance(child, list):
                 returns = tuple(child)
             else:
-                strategy, strategy_vars, where = child
+                strategies, where = child
         span = A.Span(0, len(self.text), 1, 1, *_end_position(self.text))
         return A.Pattern(
             structure,
             where,
-            strategy,
-            strategy_vars,
+            strategies,
             within,
             after_match=after_match,
             returns=returns,
@@ -403,17 +423,51 @@ class ToAst(Transformer[Token, Any]):
         quantifier = next((c for c in children if isinstance(c, A.Quantifier)), None)
         name = next(c for c in children if isinstance(c, Token) and c.type == "NAME")
         brackets = "[]" in children
+        optional = any(isinstance(c, Token) and c.type == "OPTIONAL" for c in children)
+        options = [c for c in children if isinstance(c, _LoopOption)]
         if brackets and quantifier is None:
             self._fail(
                 f"{name}[] marks a Kleene variable, but its type has no quantifier; "
                 f"write {types[0]}+ {name}[] (one or more) or {types[0]}* {name}[] (zero or more)",
                 meta,
             )
-        if types == (A.ANY,):
-            return A.EventVar(None, str(name), quantifier, span=_span(meta))
-        if A.ANY in types:
+        if optional and quantifier is not None and quantifier.min == 0:
+            self._fail(f"{name}[] may bind no event already; drop the ?", meta)
+        if options and quantifier is None:
+            self._fail(
+                f"{options[0].word} shapes the loop of a Kleene variable, and {name} binds one "
+                "event",
+                options[0].span,
+            )
+        greedy, until = False, None
+        for option in options:
+            if option.word == "GREEDY":
+                if greedy:
+                    self._fail("GREEDY is written twice", option.span)
+                greedy = True
+            else:
+                if until is not None:
+                    self._fail("a loop has one UNTIL condition; join them with and/or", option.span)
+                until = option.condition
+        if A.ANY in types and types != (A.ANY,):
             self._fail(f"{A.ANY} already means any type; it cannot be an alternative", meta)
-        return A.EventVar(types, str(name), quantifier, span=_span(meta))
+        return A.EventVar(
+            None if types == (A.ANY,) else types,
+            str(name),
+            quantifier,
+            optional,
+            greedy,
+            until,
+            span=_span(meta),
+        )
+
+    @v_args(meta=True)
+    def greedy(self, meta: Meta, children: list[Any]) -> _LoopOption:
+        return _LoopOption("GREEDY", None, _span(meta))
+
+    @v_args(meta=True)
+    def until(self, meta: Meta, children: list[Any]) -> _LoopOption:
+        return _LoopOption("UNTIL", self._expr(children[-1]), _span(meta))
 
     def single_type(self, children: list[Token]) -> tuple[str, ...]:
         return (_name(children[0]),)
@@ -451,21 +505,18 @@ class ToAst(Transformer[Token, Any]):
 
     # -- WHERE ---------------------------------------------------------------------------
 
-    def where_strategy(
-        self, children: list[Any]
-    ) -> tuple[str, tuple[str, ...] | None, A.Expr | None]:
-        strategy = str(children[0]).lower()
-        names: tuple[str, ...] | None = None
-        where: A.Expr | None = None
-        for child in children[1:]:
-            if isinstance(child, tuple):
-                names = child
-            else:
-                where = self._expr(child)
-        return strategy, names, where
+    def where_strategy(self, children: list[Any]) -> tuple[tuple[A.Strategy, ...], A.Expr | None]:
+        clauses = tuple(c for c in children if isinstance(c, A.Strategy))
+        rest = [c for c in children if not isinstance(c, A.Strategy)]
+        return clauses, self._expr(rest[0]) if rest else None
 
-    def where_plain(self, children: list[Any]) -> tuple[None, None, A.Expr]:
-        return None, None, self._expr(children[0])
+    @v_args(meta=True)
+    def strategy_clause(self, meta: Meta, children: list[Any]) -> A.Strategy:
+        names = children[1] if len(children) > 1 else None
+        return A.Strategy(str(children[0]).lower(), names or None, span=_span(meta))
+
+    def where_plain(self, children: list[Any]) -> tuple[tuple[A.Strategy, ...], A.Expr]:
+        return (), self._expr(children[0])
 
     def strategy_vars(self, children: list[str]) -> tuple[str, ...]:
         return tuple(children)
@@ -673,24 +724,57 @@ class ToAst(Transformer[Token, Any]):
     # -- WITHIN --------------------------------------------------------------------------
 
     @v_args(meta=True)
-    def within_clause(self, meta: Meta, children: list[Token]) -> A.Within:
-        exclusive = bool(children) and children[-1].type == "EXCLUSIVE"
+    def within_clause(self, meta: Meta, children: list[Any]) -> A.Within:
+        parts = [c for c in children if isinstance(c, _WindowPart)]
+        times = [p for p in parts if not p.events]
+        counts = [p for p in parts if p.events]
+        if len(times) > 1 or len(counts) > 1:
+            kind = "time windows" if len(times) > 1 else "count windows"
+            self._fail(f"two {kind}; a window joins one time window AND one count", meta)
+        time = times[0] if times else None
+        count = counts[0] if counts else None
+        if count is not None and count.exclusive:
+            self._fail(
+                f"EXCLUSIVE is for time windows; {int(count.amount)} EVENTS already means at most "
+                f"{int(count.amount)} positions from first to last (write one fewer)",
+                count.span,
+            )
+        return A.Within(
+            None if time is None else time.amount,
+            None if time is None else time.unit,
+            time is not None and time.exclusive,
+            None if count is None else int(count.amount),
+            span=_span(meta),
+        )
+
+    @v_args(meta=True)
+    def window_part(self, meta: Meta, children: list[Token]) -> _WindowPart:
+        exclusive = children[-1].type == "EXCLUSIVE"
         if exclusive:
             children = children[:-1]
         number = children[0]
         amount = self._number(number)
+        word = str(children[1]) if len(children) > 1 else None
+        if word is not None and word.lower() in ("events", "event"):
+            if not isinstance(amount, int) or amount < 1:
+                self._fail("a count window is a whole number of events, at least 1", number)
+            if amount > MAX_WINDOW:
+                self._fail(f"a count window of at most {MAX_WINDOW:.0e} events", number)
+            return _WindowPart(amount, None, exclusive, True, _span(meta))
         if amount <= 0:
             self._fail("a window must be longer than 0", number)
         if amount > MAX_WINDOW:
             self._fail(f"a window of at most {MAX_WINDOW:.0e} units; drop WITHIN for none", number)
         unit = None
-        if len(children) > 1:
-            word = str(children[1])
+        if word is not None:
             if word.lower() not in UNITS:
                 known = ", ".join(sorted({c for c, _ in UNITS.values()}, key=_unit_order))
-                self._fail(f"unknown time unit {word!r}; use one of {known}", children[1])
+                self._fail(
+                    f"unknown time unit {word!r}; use one of {known}, or EVENTS for a count",
+                    children[1],
+                )
             unit = UNITS[word.lower()][0]
-        return A.Within(amount, unit, exclusive, span=_span(meta))
+        return _WindowPart(amount, unit, exclusive, False, _span(meta))
 
 
 def _unit_order(unit: str) -> float:

@@ -45,7 +45,7 @@ from dataclasses import fields
 from functools import cached_property
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
-from kleene.compiler.analysis import Analysis, analyze
+from kleene.compiler.analysis import EXTENSIONS, Analysis, analyze
 from kleene.compiler.growth import tripped
 from kleene.compiler.options import Options
 from kleene.compiler.validate import parse
@@ -100,6 +100,9 @@ class Plan(ABC, Generic[S]):
     #: Must events reach `step` in timestamp order? A plan that says False (`afa`) takes
     #: them in any order, and its outputs may include `Retraction`s of earlier matches.
     ordered: ClassVar[bool] = True
+    #: What the plan runs of what kleene adds to SASE+ (`kleene.compiler.analysis.
+    #: EXTENSIONS`); it refuses a pattern using any other.
+    extensions: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, analysis: Analysis, options: Options) -> None:
         reason = self.refusal(analysis, options)
@@ -108,10 +111,15 @@ class Plan(ABC, Generic[S]):
         self.analysis = analysis
         self.options = options
         within = analysis.pattern.within
-        #: The window in timestamp units (None: no WITHIN).
+        #: The window in timestamp units (None: no WITHIN, or a count window alone).
         self.window: float | None = (
-            None if within is None else options.window_length(within.amount, within.unit)
+            None
+            if within is None or within.amount is None
+            else options.window_length(within.amount, within.unit)
         )
+        #: The count window: how many positions a match's last event may lie after its
+        #: first in the stream (None: none).
+        self.count_window: int | None = None if within is None else within.events
         #: WITHIN ... EXCLUSIVE: last - first < window (else <=).
         self.exclusive = within is not None and within.exclusive
         #: The guard on the matches one event completes (inf: none); a plan that builds
@@ -137,6 +145,11 @@ class Plan(ABC, Generic[S]):
                 "AFTER MATCH SKIP chooses among all matches; it does not combine with "
                 "output='non_overlapping' or a selection"
             )
+        wanted = analysis.extensions | ({"timeouts"} if options.timeouts else set())
+        missing = sorted(wanted - cls.extensions)
+        if missing:
+            words = ", ".join(EXTENSIONS[name] for name in missing)
+            return f"it does not run {words} (plan 'reference' does)"
         return cls.unsupported(analysis, options)
 
     @classmethod
@@ -154,10 +167,11 @@ class Plan(ABC, Generic[S]):
     def partition_key(self) -> Callable[[Event], Hashable | None] | None:
         """How the runtime may split the stream into independent partitions (None: it may not).
 
-        Strict contiguity treats the stream as one partition, so it never splits.
+        Strict contiguity treats the stream as one partition, so a query where some run
+        follows it never splits.
         """
         partition = self.analysis.partition
-        if partition is None or self.analysis.strategy == "strict_contiguity":
+        if partition is None or "strict_contiguity" in self.analysis.strategies.used:
             return None
         return partition.key
 

@@ -197,8 +197,6 @@ class MatchWindow(Plan[WindowState]):
             return reason
         if analysis.pattern.within is None:
             return "a match window needs the pattern's WITHIN"
-        if analysis.strategy == "relaxed_contiguity":
-            return "its inner plans run the SASE+ strategies, not relaxed contiguity"
         if analysis.pattern.within.exclusive:
             return "its match windows are inclusive (last - first <= W): drop EXCLUSIVE"
         if options.output != "all" or analysis.skips:

@@ -41,7 +41,7 @@ from kleene.io.readers import EventReader
 from kleene.language.ast import Pattern
 from kleene.language.lead_ast import Rule
 from kleene.language.to_ast import UNITS
-from kleene.matches import Match, Retraction, net
+from kleene.matches import Match, Retraction, Timeout, net
 from kleene.plans.afa import Afa, AfaPlan, Arc
 from kleene.plans.afa.model import Lifetime
 from kleene.plans.base import Plan
@@ -153,6 +153,8 @@ class Engine:
         self._scheduled: dict[Hashable, float] = {}
         self._tiebreak = count()
         self._arrivals = 0
+        #: The next event's position in the stream, for a count window (None: no count).
+        self._positions: int | None = 0 if getattr(self.plan, "count_window", None) else None
         #: How many punctuations until every state of an unordered plan hears one.
         self._sweep_in = 0
         self._last_t: float | None = None
@@ -162,6 +164,8 @@ class Engine:
         self._closed = False
         self._reorder = None
         self._ordered = self.plan.ordered
+        #: Does the plan report timed-out partial matches (`Timeout`s) too?
+        self._timeouts = self.plan.options.timeouts
         #: May the plan's states have deadlines (timeouts, negations waiting)?
         self._timed = self.plan.timed
         #: Does the plan count partial matches (runs)? (Else there is nothing to count.)
@@ -538,6 +542,9 @@ class Engine:
         """Feed one event, in order, to its partition's state; the matches it makes final
         (not reported yet: see `_report`)."""
         fired = self._fire(Watermark(item.t, inclusive=False)) if self._timers else None
+        if self._positions is not None:  # a count window measures positions in the stream
+            item = item.with_seq(self._positions)
+            self._positions += 1
         found = self._plan_step(item)
         if len(self._states) > self._evict_at:
             self._evict(Watermark(item.t, inclusive=False))
@@ -719,7 +726,12 @@ class Engine:
             return matches
         if len(matches) > 1:
             matches.sort(key=Match.sort_key)
-        self._metrics.matches += len(matches)
+        if self._timeouts:
+            timed_out = sum(isinstance(m, Timeout) for m in matches)
+            self._metrics.timeouts += timed_out
+            self._metrics.matches += len(matches) - timed_out
+        else:
+            self._metrics.matches += len(matches)
         return matches
 
 

@@ -15,6 +15,7 @@ class Metrics:
     - `events`: events sent;
     - `matches`: matches reported;
     - `retractions`: earlier matches withdrawn (only a speculative plan, `afa`, withdraws);
+    - `timeouts`: partial matches reported as timed out (`timeouts=True`);
     - `partitions`: partition states created (1 when the pattern has no partition key);
     - `peak_runs`: the most partial matches (runs) alive at once, over all partitions, for
       plans that keep runs;
@@ -36,6 +37,7 @@ class Metrics:
     events: int = 0
     matches: int = 0
     retractions: int = 0
+    timeouts: int = 0
     partitions: int = 0
     peak_runs: int = 0
     run_steps: int = 0

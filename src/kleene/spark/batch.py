@@ -36,7 +36,15 @@ from kleene.plans.petri import PetriPlan
 from kleene.runtime.reorder import delay_units
 from kleene.spark.pushdown import NUMERIC, EventColumns, col, prefilter
 from kleene.spark.rules import emitted_schema, rule_filter, rule_keys
-from kleene.spark.worker import GROUP, HOME, SEQ, JobSpec, PeakParam, match_batches
+from kleene.spark.worker import (
+    GROUP,
+    HOME,
+    POSITION,
+    SEQ,
+    JobSpec,
+    PeakParam,
+    match_batches,
+)
 
 __all__ = ["DetectJob", "detect", "detect_job", "match_schema"]
 
@@ -158,6 +166,7 @@ def detect_job(
     )
     bounds = None if keys is not None else _bounds(df, compiled, events, slices)
     df = df.withColumn(SEQ, F.monotonically_increasing_id() if arrival is None else col(arrival))
+    counted = not rule and compiled.count_window is not None
     if delay is not None:
         df = _with_lateness(df, events, delay)  # before any observation: it reads df twice
     read = Observation("kleene_read")
@@ -176,6 +185,8 @@ def detect_job(
         if events.type is not None:
             valid = valid & col(events.type).isNotNull()
         df = df.observe(skipped, F.sum((~valid).cast("long")).alias("skipped")).filter(valid)
+    if counted:  # a count window measures positions in the whole stream, in time order
+        df = df.withColumn(POSITION, F.row_number().over(Window.orderBy(events.ts, SEQ)) - 1)
     if isinstance(compiled, PetriPlan):
         condition = rule_filter(compiled, events)
     else:
@@ -185,25 +196,27 @@ def detect_job(
     kept = Observation("kleene_kept")
     df = df.observe(kept, F.count(F.lit(1)).alias("kept"))
 
-    event_names = [name for name in df.columns if name != SEQ]
+    event_names = [name for name in df.columns if name not in (SEQ, POSITION)]
+    helpers = [col(POSITION)] if counted else []
     key_names: tuple[str, ...] = ()
     if keys is not None:
         key_names = tuple(name for name, _ in keys)
         grouped = df.select(
             *(expr.cast("string").alias(f"{GROUP}{g}") for g, (_, expr) in enumerate(keys)),
             *(col(n) for n in event_names),
+            *helpers,
             col(SEQ),
         )
         grouped = grouped.repartition(*(col(f"{GROUP}{g}") for g in range(len(keys))))
         groups, sliced, grouping = len(keys), False, "by " + ", ".join(key_names)
     else:
-        grouped, count = _slices(df, events, event_names, compiled.window, bounds)
+        grouped, count = _slices(df, events, event_names, compiled.window, bounds, helpers)
         groups, sliced, grouping = 1, True, f"{count} time slice{'s' if count != 1 else ''}"
     order = [col(f"{GROUP}{g}") for g in range(groups)] + [col(events.ts), col(SEQ)]
     grouped = grouped.sortWithinPartitions(*order).drop(SEQ)
 
     event_fields = [df.schema[name] for name in event_names]
-    spec, schema = job_spec(compiled, events, event_fields, keys, groups, sliced)
+    spec, schema = job_spec(compiled, events, event_fields, keys, groups, sliced, counted)
     peak = df.sparkSession.sparkContext.accumulator(0, PeakParam())
     matches = grouped.mapInArrow(match_batches(spec, peak), schema)
     return DetectJob(matches, compiled, grouping, read, skipped, kept, peak, late)
@@ -216,8 +229,10 @@ def job_spec(
     keys: list[tuple[str, Column]] | None,
     groups: int,
     sliced: bool,
+    counted: bool = False,
 ) -> tuple[JobSpec, T.StructType]:
-    """What the workers need (`JobSpec`), and the matches' schema (`match_schema`)."""
+    """What the workers need (`JobSpec`), and the matches' schema (`match_schema`);
+    `counted`: the rows carry their stream positions (`POSITION`), for a count window."""
     if isinstance(plan, PetriPlan):
         schema = emitted_schema(plan, events, keys)
         query: A.Pattern | Rule = plan.rule
@@ -237,6 +252,7 @@ def job_spec(
         sliced=sliced,
         schema=to_arrow_schema(schema, timezone="UTC"),
         key_names=tuple(name for name, _ in keys or []),
+        positions=counted,
     )
     return spec, schema
 
@@ -248,6 +264,8 @@ def _shipped_options(plan: Plan[Any]) -> dict[str, Any]:
         "time_unit": options.time_unit,
         "name": options.name,
     }
+    if options.timeouts:
+        shipped["timeouts"] = True
     if options.functions:
         shipped["functions"] = dict(options.functions)
     return shipped
@@ -435,6 +453,7 @@ def _slices(
     names: list[str],
     window: float | None,
     bounds: tuple[float, float, int] | None,
+    helpers: Sequence[Column] = (),
 ) -> tuple[DataFrame, int]:
     """Events grouped by time slice: each event goes to every slice whose matches may need it
     (its own, and those within a window and a slice of it), and carries its home slice:
@@ -444,6 +463,7 @@ def _slices(
             F.lit(0).alias(f"{GROUP}0"),
             F.lit(0).alias(HOME),
             *(col(n) for n in names),
+            *helpers,
             col(SEQ),
         ).repartition(1)
         return single, 1
@@ -460,6 +480,7 @@ def _slices(
         ),
         slot(t).alias(HOME),
         *(col(n) for n in names),
+        *helpers,
         col(SEQ),
     ).filter(col(f"{GROUP}0").between(0, count - 1))
     return exploded.repartition(col(f"{GROUP}0")), count
@@ -475,7 +496,8 @@ def match_schema(
     (the timestamp column's type), `key` (a struct of the group's key values, when the
     query is partitioned), and one column a positive variable: the events it bound, an
     array of structs with the DataFrame's columns (null for a variable of an OR branch the
-    match did not take)."""
+    match did not take). With timeouts=True, a `kind` column says "match", or "timeout"
+    for a partial match whose window closed first (its events so far)."""
     ts_type = events.types[events.ts]
     fields = [
         T.StructField("match_id", T.LongType(), False),
@@ -483,6 +505,8 @@ def match_schema(
         T.StructField("start_ts", ts_type, False),
         T.StructField("end_ts", ts_type, False),
     ]
+    if plan.options.timeouts:
+        fields.append(T.StructField("kind", T.StringType(), False))
     if keys is not None:
         key_fields = [T.StructField(name, T.StringType(), True) for name, _ in keys]
         fields.append(T.StructField("key", T.StructType(key_fields), True))

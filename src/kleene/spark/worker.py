@@ -28,17 +28,19 @@ from kleene.events import Event, Watermark, owned_event
 from kleene.language.ast import Pattern
 from kleene.language.lead_ast import Rule
 from kleene.language.to_ast import UNITS
-from kleene.matches import Match, Retraction
+from kleene.matches import Match, Retraction, Timeout
 from kleene.plans.base import Plan
 from kleene.runtime.engine import fewer_collections
 
-__all__ = ["GROUP", "HOME", "SEQ", "JobSpec", "PeakParam", "match_batches"]
+__all__ = ["GROUP", "HOME", "POSITION", "SEQ", "JobSpec", "PeakParam", "match_batches"]
 
 #: Helper columns detect() adds: the group (key columns or slice), an event's home slice, and
 #: the arrival sequence.
 GROUP = "_kleene_group"
 HOME = "_kleene_home"
 SEQ = "_kleene_seq"
+#: An event's position in the whole stream (`Event.seq`), for a count window.
+POSITION = "_kleene_position"
 _END = Watermark(float("inf"))
 _OUTPUT_ROWS = 4096
 #: How many rows an unordered plan's group takes between punctuations.
@@ -61,6 +63,7 @@ class JobSpec:
     sliced: bool  # groups are time slices: keep a match only in its start event's home slice
     schema: pa.Schema = field(compare=False)  # the output batches' Arrow schema
     key_names: tuple[str, ...] = ()
+    positions: bool = False  # the rows carry their stream positions (POSITION)
 
 
 _PLANS: dict[tuple[Pattern | Rule, str, tuple[tuple[str, str], ...]], Plan[Any]] = {}
@@ -93,6 +96,8 @@ class _Output:
         self.returns = spec.pattern.returns if isinstance(spec.pattern, Pattern) else ()
         self.functions = known_functions(spec.options.get("functions"))
         self.text = {f.name for f in spec.schema if pa.types.is_string(f.type)}
+        #: Timed-out partial matches come too, each row marked by `kind`.
+        self.kinds = bool(spec.options.get("timeouts"))
 
     def extend(self, matches: list[Any], group: tuple[Any, ...]) -> None:
         for found in matches:
@@ -118,6 +123,8 @@ class _Output:
         }
         if spec.key_names:
             row["key"] = dict(zip(spec.key_names, group, strict=True))
+        if self.kinds:
+            row["kind"] = "timeout" if isinstance(found, Timeout) else "match"
         for name in self.positives:
             bound = found.bindings.get(name)
             row[name] = None if bound is None else [self.record(e) for e in bound]
@@ -249,6 +256,7 @@ def _events(spec: JobSpec, table: dict[str, list[Any]], rows: int) -> Iterator[E
     columns = [(name, table[name]) for name in attrs]
     ts_values, ids = table[spec.ts], table[spec.id]
     types = table[spec.type] if spec.type else None
+    positions = table[POSITION] if spec.positions else None
     for row in range(rows):
         ts = ts_values[row]
         if ts is None:
@@ -261,4 +269,5 @@ def _events(spec: JobSpec, table: dict[str, list[Any]], rows: int) -> Iterator[E
                 f"the event type of event {ids[row]!r} is missing", source="spark", field=spec.type
             )
         values = {name: value for name, column in columns if (value := column[row]) is not None}
-        yield owned_event(kind, ts, values, ids[row])  # a dict made for it: no copy
+        event = owned_event(kind, ts, values, ids[row])  # a dict made for it: no copy
+        yield event if positions is None else event.with_seq(positions[row])

@@ -42,7 +42,7 @@ from kleene.compiler.analysis import analyze
 from kleene.compiler.options import Options
 from kleene.events import Event, Watermark
 from kleene.language.ast import Pattern
-from kleene.matches import Match
+from kleene.matches import Match, Timeout
 from kleene.plans.base import LIMITS, Plan, plan_class
 
 __all__ = ["CHECKS", "UnsupportedError", "check", "drive"]
@@ -90,6 +90,9 @@ def drive(
         matches.extend(found)
         reports.append(sorted(_key(m) for m in found))
 
+    if getattr(plan, "count_window", None) is not None:
+        # a count window measures stream positions, which the runtime gives
+        events = [event.with_seq(index) for index, event in enumerate(events)]
     for index, event in enumerate(events):
         if index == resume_at:
             states = {k: plan.load_state(plan.dump_state(s)) for k, s in states.items()}
@@ -129,8 +132,10 @@ def _fire(plan: Plan[Any], states: dict[Hashable | None, Any], now: Watermark) -
 
 
 def _key(match: Match) -> tuple[tuple[str, tuple[Any, ...]], ...]:
-    """A match as a comparable value: its variables in their order, with event ids."""
-    return tuple((name, tuple(e.id for e in events)) for name, events in match.bindings.items())
+    """A match as a comparable value: its variables in their order, with event ids (a
+    timed-out partial match marked as one)."""
+    key = tuple((name, tuple(e.id for e in events)) for name, events in match.bindings.items())
+    return (("timeout", ()), *key) if isinstance(match, Timeout) else key
 
 
 def _flat(run: Driven) -> list[tuple[tuple[str, tuple[Any, ...]], ...]]:

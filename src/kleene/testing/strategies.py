@@ -3,12 +3,14 @@
 `asts()` draws any AST in normal form, sensible or not, for printer/parser round trips.
 `cases()` draws a valid pattern over types A, B, C with integer attributes `x` and `k`, and a
 short stream of A, B, C and D events (D matches only a variable of any type, `_ v`), for
-comparing plans. Some patterns are ORs whose branches bind the same variables in different
+comparing plans; with `extensions=True`, some use what kleene adds to SASE+ for Flink and
+CORE users. Some patterns are ORs whose branches bind the same variables in different
 orders (`OR(SEQ(A a, B b), SEQ(B b, A a))`, `OR(SEQ(A a, B b), AND(A a, B b))`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -39,7 +41,16 @@ _quantifiers = st.one_of(
 @st.composite
 def _event_var(draw: st.DrawFn) -> A.EventVar:
     types = tuple(draw(st.lists(_types, min_size=1, max_size=3, unique=True)))
-    return A.EventVar(types if draw(st.integers(0, 5)) else None, draw(_names), draw(_quantifiers))
+    name = draw(_names)
+    quantifier = draw(_quantifiers)
+    optional = (quantifier is None or quantifier.min > 0) and draw(st.integers(0, 3)) == 0
+    greedy = until = None
+    if quantifier is not None:
+        greedy = draw(st.booleans())
+        until = draw(st.one_of(st.none(), _exprs()))
+    return A.EventVar(
+        types if draw(st.integers(0, 5)) else None, name, quantifier, optional, bool(greedy), until
+    )
 
 
 def _elements() -> st.SearchStrategy[A.Element]:
@@ -102,23 +113,35 @@ def _exprs() -> st.SearchStrategy[A.Expr]:
     return st.recursive(_operands, extend, max_leaves=8)
 
 
+_clauses = st.lists(
+    st.builds(
+        A.Strategy,
+        st.sampled_from(A.STRATEGIES),
+        st.one_of(st.none(), st.lists(_names, min_size=1, max_size=3).map(tuple)),
+    ),
+    max_size=3,
+).map(tuple)
+
+
+@st.composite
+def _windows(draw: st.DrawFn) -> A.Within:
+    """A time window, a count window, or both."""
+    events = draw(st.one_of(st.none(), st.integers(1, 10**6)))
+    if events is not None and draw(st.booleans()):
+        return A.Within(None, events=events)
+    amount = draw(st.one_of(st.integers(1, 10**6), st.floats(0.001, 1e6)))
+    unit = draw(st.sampled_from([None, "ms", "s", "min", "hour", "day"]))
+    return A.Within(amount, unit, draw(st.booleans()), events)
+
+
 def asts() -> st.SearchStrategy[A.Pattern]:
     """Any pattern AST in normal form (not necessarily one that makes sense)."""
     return st.builds(
         A.Pattern,
         _elements(),
         st.one_of(st.none(), _exprs()),
-        st.one_of(st.none(), st.sampled_from(A.STRATEGIES)),
-        st.one_of(st.none(), st.lists(_names, max_size=3).map(tuple)),
-        st.one_of(
-            st.none(),
-            st.builds(
-                A.Within,
-                st.one_of(st.integers(1, 10**6), st.floats(0.001, 1e6)),
-                st.sampled_from([None, "ms", "s", "min", "hour", "day"]),
-                st.booleans(),
-            ),
-        ),
+        _clauses,
+        st.one_of(st.none(), _windows()),
         after_match=st.one_of(
             st.none(),
             st.sampled_from(A.SKIPS).flatmap(
@@ -129,7 +152,7 @@ def asts() -> st.SearchStrategy[A.Pattern]:
                 )
             ),
         ),
-    ).filter(lambda p: p.strategy is not None or p.strategy_vars is None)
+    )
 
 
 # ---- valid patterns and streams ----------------------------------------------------------
@@ -211,7 +234,7 @@ def _leaf(draw: st.DrawFn) -> A.EventVar:
 def _rename(element: A.Element, counter: list[int]) -> A.Element:
     if isinstance(element, A.EventVar):
         counter[0] += 1
-        return A.EventVar(element.types, f"v{counter[0]}", element.quantifier)
+        return replace(element, name=f"v{counter[0]}")
     if isinstance(element, A.Negation):
         counter[0] += 1
         return A.Negation(A.EventVar(element.event.types, f"n{counter[0]}"))
@@ -326,15 +349,22 @@ def cases(
     strategies: tuple[str, ...] | None = None,
     max_events: int = 7,
     flat: bool = False,
-    extensions: bool = False,
+    extensions: bool | Collection[str] = False,
 ) -> Case:
     """A valid pattern over A, B, C and a stream to run it on. With `flat`, only a flat SEQ
     or AND within a window, negations between two of a SEQ's variables (the patterns
     `window_join` runs). With `extensions`, some patterns use what kleene adds to SASE+ for
-    Flink and CORE users: an AFTER MATCH clause, WITHIN ... EXCLUSIVE. `strategies`: those
-    drawn from (SASE+'s four by default, and relaxed_contiguity with `extensions`)."""
+    Flink and CORE users: optional elements, GREEDY and UNTIL loops, an AFTER MATCH clause,
+    WITHIN ... EXCLUSIVE, count windows, per-edge strategies. `strategies`: those
+    drawn from (SASE+'s four by default, and relaxed_contiguity with `extensions`).
+    `extensions` may instead name which of `kleene.compiler.analysis.EXTENSIONS` to draw (a
+    plan's own, say): AFTER MATCH and EXCLUSIVE are drawn with any."""
+    from kleene.compiler.analysis import EXTENSIONS
+
+    wanted = frozenset(EXTENSIONS if extensions is True else extensions or ())
     if strategies is None:
-        strategies = A.STRATEGIES if extensions else A.SASE_STRATEGIES
+        relaxed = ("relaxed_contiguity",) if "relaxed_contiguity" in wanted else ()
+        strategies = A.SASE_STRATEGIES + relaxed
     twins = not flat and draw(st.integers(0, 7)) == 0
     if flat:
         structure = _rename(draw(_flat()), [0])
@@ -346,29 +376,91 @@ def cases(
         if flat
         else st.one_of(st.none(), st.integers(1, 5).map(A.Within))
     )
+    if wanted & {"optional", "greedy", "until"} and not flat and draw(st.integers(0, 2)) == 0:
+        structure = _loops(draw, structure, wanted)
     strategy = draw(st.sampled_from(strategies))
+    clauses: tuple[A.Strategy, ...] = ()
+    if strategy != "skip_till_any_match" or draw(st.booleans()):
+        clauses = (A.Strategy(strategy),)
     pattern = A.Pattern(
-        structure,
-        A.conjunction(*conditions) if conditions else None,
-        None if strategy == "skip_till_any_match" and draw(st.booleans()) else strategy,
-        None,
-        within,
+        structure, A.conjunction(*conditions) if conditions else None, clauses, within
     )
     try:
         validate(pattern)
     except PatternError:
-        pattern = A.Pattern(pattern.structure, pattern.where, pattern.strategy, None, A.Within(3))
+        pattern = replace(pattern, within=A.Within(3))
         try:
             validate(pattern)
         except PatternError:
             from hypothesis import reject
 
             reject()
-    if extensions and draw(st.booleans()):
-        pattern = replace(pattern, after_match=draw(_after_match(pattern.structure)))
-    if extensions and pattern.within is not None and draw(st.booleans()):
-        pattern = replace(pattern, within=replace(pattern.within, exclusive=True))
+    if extensions is not False:
+        pattern = _extended(draw, pattern, strategies, wanted)
     return Case(pattern, draw(streams(max_events)))
+
+
+def _loops(draw: st.DrawFn, element: A.Element, wanted: frozenset[str]) -> A.Element:
+    """`element` with some variables optional (`T? v`, `T{1,2}? v[]`) and some Kleene loops
+    GREEDY or with an UNTIL condition on the event's x (of those `wanted`)."""
+    if isinstance(element, A.Negation):
+        return element
+    if isinstance(element, A.EventVar):
+        quantifier = element.quantifier
+        if "optional" in wanted and (quantifier is None or quantifier.min > 0):
+            element = replace(element, optional=draw(st.integers(0, 4)) == 0)
+        if quantifier is not None:
+            until = A.Compare(">=", A.Attr(element.name, "x"), A.Literal(draw(st.integers(2, 3))))
+            element = replace(
+                element,
+                greedy="greedy" in wanted and draw(st.integers(0, 3)) == 0,
+                until=until if "until" in wanted and draw(st.integers(0, 3)) == 0 else None,
+            )
+        return element
+    return type(element)(tuple(_loops(draw, item, wanted) for item in element.items))
+
+
+def _extended(
+    draw: st.DrawFn, pattern: A.Pattern, strategies: tuple[str, ...], wanted: frozenset[str]
+) -> A.Pattern:
+    """What kleene adds to SASE+ for Flink and CORE users, some of it: an AFTER MATCH
+    clause, WITHIN ... EXCLUSIVE, and of those `wanted` a count window and per-edge strategy
+    clauses."""
+    if draw(st.booleans()):
+        pattern = replace(pattern, after_match=draw(_after_match(pattern.structure)))
+    within = pattern.within
+    if within is not None and draw(st.booleans()):
+        pattern = replace(pattern, within=replace(within, exclusive=True))
+    if "count_window" in wanted and draw(st.integers(0, 3)) == 0:
+        events = draw(st.integers(1, 4))
+        alone = within is None or draw(st.booleans())
+        counted = (
+            A.Within(None, events=events)
+            if alone or within is None
+            else replace(within, events=events)
+        )
+        if _valid(replace(pattern, within=counted)):
+            pattern = replace(pattern, within=counted)
+    if "per_edge" in wanted and draw(st.integers(0, 2)) == 0:
+        from kleene.compiler.strategies import edges
+
+        places = [list(edge) for edge in edges(pattern.structure)]
+        places += [[v.name] for v in A.event_vars(pattern.structure) if v.kleene]
+        listed = draw(st.lists(st.sampled_from(places), max_size=2)) if places else []
+        clauses = pattern.strategies + tuple(
+            A.Strategy(draw(st.sampled_from(strategies)), tuple(names)) for names in listed
+        )
+        if _valid(replace(pattern, strategies=clauses)):
+            pattern = replace(pattern, strategies=clauses)
+    return pattern
+
+
+def _valid(pattern: A.Pattern) -> bool:
+    try:
+        validate(pattern)
+    except PatternError:
+        return False
+    return True
 
 
 @st.composite

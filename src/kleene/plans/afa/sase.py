@@ -47,8 +47,6 @@ def unsupported(analysis: Analysis, options: Options) -> str | None:
         return "anchors=True does not go with sequence numbers (AFA+O carries no gaps to skip)"
     if options.output != "all" or options.selection != "all" or analysis.skips:
         return "it reports all matches only (output='all', selection='all', no AFTER MATCH SKIP)"
-    if analysis.strategy == "relaxed_contiguity":
-        return "its arcs have no way to leave a loop without an event (relaxed contiguity)"
     within = analysis.pattern.within
     if within is not None and within.exclusive:
         return "its windows are inclusive (last - first <= W): drop EXCLUSIVE"

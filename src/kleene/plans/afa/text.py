@@ -115,6 +115,11 @@ class _ToAfa(ToAst):
         arcs: list[tuple[Any, ...]] = []
         for part in parts:
             if isinstance(part, A.Within):
+                if part.amount is None or part.events is not None:
+                    assert part.span is not None, "the parser gives every node its place"
+                    self._fail(
+                        "an AFA's WITHIN is a time; count windows are for queries", part.span
+                    )
                 window = self.options.window_length(part.amount, part.unit)
             elif isinstance(part, tuple) and part[0] == "register":
                 fields = part[1]

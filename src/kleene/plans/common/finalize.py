@@ -126,6 +126,8 @@ class Finalizer:
         #: WITHIN ... EXCLUSIVE: a match spans less than the window, and a negation looks
         #: only at events less than a window from the match's end (back) or start (ahead).
         self.exclusive = within is not None and within.exclusive
+        #: The count window (WITHIN n EVENTS), in stream positions (None: none).
+        self.count = None if within is None else within.events
         self.non_overlapping = options.output == "non_overlapping"
         self.selection = options.selection
         clause = analysis.pattern.after_match
@@ -239,7 +241,7 @@ class Finalizer:
                 return reported
             for candidate in reported:
                 pending.groups.setdefault(candidate.first, []).append(candidate)
-            return self.selected(pending, watermark, unsettled)
+            return self.selected(pending, watermark, unsettled, stream)
         for key in list(pending.queues):
             queue = pending.queues[key]
             while queue:
@@ -261,25 +263,42 @@ class Finalizer:
         return reported
 
     def selected(
-        self, pending: Pending, watermark: Watermark, unsettled: float = math.inf
+        self,
+        pending: Pending,
+        watermark: Watermark,
+        unsettled: float = math.inf,
+        stream: Stream | None = None,
     ) -> list[Candidate]:
         """The chosen matches of every group that is complete: time has passed its first
-        event by the window (every match starting there has ended and been decided), and
-        the plan holds no match of it back (`unsettled`). Groups are taken in the order they
-        start: an AFTER MATCH SKIP rules out later ones by what it keeps of earlier ones."""
+        event by the window, or the stream by a count window (every match starting there
+        has ended and been decided), and the plan holds no match of it back (`unsettled`).
+        Groups are taken in the order they start: an AFTER MATCH SKIP rules out later ones
+        by what it keeps of earlier ones."""
         reported: list[Candidate] = []
+        latest = None if stream is None or not stream.events else stream.events[-1].seq
         for first in sorted(pending.groups):
             if first >= unsettled:
                 break
             group = pending.groups[first]
-            done = watermark.t == math.inf or (
-                self.window is not None and watermark.settles(group[0].start + self.window)
+            done = (
+                watermark.t == math.inf
+                or (self.window is not None and watermark.settles(group[0].start + self.window))
+                or self._counted_past(group[0], stream, latest)
             )
             if not done:
                 break  # starts only grow, and so does the time a group is done
             del pending.groups[first]
             reported += self.skipped(pending, group) if self.skip else select(group, self.selection)
         return reported
+
+    def _counted_past(
+        self, candidate: Candidate, stream: Stream | None, latest: int | None
+    ) -> bool:
+        """Is the stream past the candidate's first event by more than the count window?"""
+        if self.count is None or stream is None or latest is None:
+            return False
+        origin = stream[candidate.first].seq
+        return origin is not None and latest - origin > self.count
 
     def skipped(self, pending: Pending, group: list[Candidate]) -> list[Candidate]:
         """The matches of one group (all starting at one event) that the partition's floor

@@ -48,6 +48,19 @@ class Stream:
         """The last position whose timestamp is less than `t` (base - 1 if none)."""
         return self.base + bisect_left(self.times, t) - 1
 
+    def drop_to(self, position: int) -> None:
+        """Forget the events before `position`."""
+        cut = position - self.base
+        if cut > 0:
+            del self.events[:cut]
+            del self.times[:cut]
+            self.base += cut
+
+    def first_at_seq(self, seq: int) -> int:
+        """The first position whose event is at stream position (`Event.seq`) `seq` or
+        later."""
+        return self.base + bisect_left(self.events, seq, key=lambda event: event.seq or 0)
+
     def drop_before(self, t: float) -> None:
         """Forget the events older than `t`."""
         cut = bisect_left(self.times, t)

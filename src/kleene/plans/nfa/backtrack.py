@@ -145,7 +145,7 @@ class NfaBacktrack(Plan[BacktrackState]):
                 "the backtrack algorithm builds each match as it finds it "
                 "(construct=False is for the nfa plan)"
             )
-        return Nfa.unsupported(analysis, options)
+        return None
 
     def new_state(self) -> BacktrackState:
         return BacktrackState()

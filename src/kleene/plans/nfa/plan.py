@@ -203,11 +203,6 @@ class Nfa(Plan[NfaState]):
 
     @classmethod
     def unsupported(cls, analysis: Analysis, options: Options) -> str | None:
-        if analysis.strategy == "relaxed_contiguity":
-            return (
-                "its automaton has no edges for leaving a loop without an event (relaxed "
-                "contiguity); plan='reference' runs it"
-            )
         if not options.construct and options.output != "all":
             return (
                 "construct=False needs output='all' "

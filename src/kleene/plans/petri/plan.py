@@ -105,6 +105,11 @@ class PetriPlan(Plan[Marking]):
             raise PlanError(
                 f"plan 'petri' cannot run this pattern: {self.unsupported(rule, options)}"
             )
+        if options.timeouts:
+            raise PlanError(
+                "timeouts=True reports a SASE+ pattern's partial matches; a LEAD rule says "
+                "what to emit when time runs out with Wait and Within"
+            )
         check_rule(rule)
         self.rule = rule
         self.options = options

@@ -31,11 +31,16 @@ def completed_at(
     n: int,
     window: float | None,
     limit: float = math.inf,
+    count: int | None = None,
 ) -> list[Binding]:
     """The bindings whose latest event is the one at position `n` (the first `limit` + 1 of
-    them, when there are more: the guard's cue to stop)."""
+    them, when there are more: the guard's cue to stop), within the time `window` and the
+    `count` window."""
     event = stream[n]
     low = stream.base if window is None else stream.first_from(event.t - window)
+    if count is not None:
+        assert event.seq is not None, "the engine gives events their positions"
+        low = max(low, stream.first_at_seq(event.seq - count))
     candidates = {
         v.name: [p for p in range(low, n) if v.takes(stream[p].type)] for v in analysis.positive
     }
@@ -81,6 +86,8 @@ class _Search:
             elif element.name == self.designated:
                 yield {element.name: (self.n,)}, self.n
             else:
+                if variable.optional:
+                    yield {}, after  # unbound: its conditions do not apply
                 for p in self.candidates[element.name]:
                     if p > after:
                         yield {element.name: (p,)}, p
@@ -118,7 +125,8 @@ class _Search:
 
         def extend(prefix: tuple[int, ...], start: int) -> Iterator[tuple[int, ...]]:
             size = len(prefix)
-            if variable.min <= size and (not must_end or (prefix and prefix[-1] == self.n)):
+            enough = variable.min <= size or (variable.optional and not size)
+            if enough and (not must_end or (prefix and prefix[-1] == self.n)):
                 yield prefix
             if (high is not None and size >= high) or (prefix and prefix[-1] == self.n):
                 return

@@ -21,13 +21,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kleene.compiler.analysis import Analysis, positive
+from kleene.compiler.analysis import EXTENSIONS, Analysis, positive
 from kleene.compiler.options import Options
+from kleene.errors import KleeneError
 from kleene.events import Event, Watermark
-from kleene.matches import Match
+from kleene.matches import Match, Timeout
 from kleene.plans.base import Plan, register
-from kleene.plans.common.checks import Binding, Checks
+from kleene.plans.common.checks import Binding, Checks, as_events
 from kleene.plans.common.finalize import Finalizer, Partition
+from kleene.plans.common.stream import Stream
 from kleene.plans.reference.bindings import completed_at
 from kleene.plans.reference.runs import ResidualRun, Runs
 
@@ -39,6 +41,8 @@ class ReferenceState(Partition):
     """One partition's stream, undecided candidates and live runs."""
 
     runs: list[ResidualRun] = field(default_factory=list)
+    #: Partial matches whose window closed, not reported yet (with timeouts=True).
+    timeouts: list[Timeout] = field(default_factory=list)
 
 
 @register
@@ -46,6 +50,7 @@ class Reference(Plan[ReferenceState]):
     """Brute force by the definition of a match; slow, obviously right; the oracle."""
 
     name = "reference"
+    extensions = frozenset(EXTENSIONS)
 
     def __init__(
         self, analysis: Analysis, options: Options, *, any_match_by_runs: bool = False
@@ -56,16 +61,27 @@ class Reference(Plan[ReferenceState]):
         self.structure = structure
         self.checks = Checks(analysis)
         self.finalizer = Finalizer(analysis, self.checks, self.window, options)
-        #: Skip-till-any-match by definition (False) or by running NFA^b runs (True, a test aid).
-        self.declarative = analysis.strategy == "skip_till_any_match" and not any_match_by_runs
+        #: Skip-till-any-match by definition (True) or by running NFA^b runs (False: a test
+        #: aid, and the meaning of UNTIL and GREEDY loops, which runs state).
+        self.declarative = (
+            analysis.strategy == "skip_till_any_match"
+            and not analysis.extensions & {"until", "greedy"}
+            and not options.timeouts
+            and not any_match_by_runs
+        )
         #: The positive variables in pattern order (the order they are first declared in).
         self.order = tuple(v.name for v in analysis.positive)
-        self.automaton = Runs(analysis, structure, self.checks, self.window, analysis.strategy)
+        self.automaton = Runs(analysis, structure, self.checks, self.window, self.count_window)
 
     def new_state(self) -> ReferenceState:
         return ReferenceState()
 
     def step(self, state: ReferenceState, event: Event) -> list[Match]:
+        if self.count_window is not None and event.seq is None:
+            raise KleeneError(
+                "a count window (WITHIN n EVENTS) measures each event's position in the "
+                "stream, which kleene.Engine gives it (Event.with_seq); this event has none"
+            )
         stream = state.stream
         position = stream.append(event)
         if self.declarative:
@@ -77,11 +93,13 @@ class Reference(Plan[ReferenceState]):
                 position,
                 self.window,
                 self.match_cap,
+                self.count_window,
             )
             if len(bindings) > self.match_cap and self.options.on_limit != "drop":
                 raise self.too_many_matches(event)
         else:
-            state.runs, bindings = self.automaton.step(state.runs, event, position, stream)
+            state.runs, bindings, expired = self.automaton.step(state.runs, event, position, stream)
+            state.timeouts += self._timed_out(expired, stream)
         self.finalizer.add(
             state.pending,
             [
@@ -97,18 +115,69 @@ class Reference(Plan[ReferenceState]):
         return {n: binding[n] for n in self.order if n in binding}
 
     def advance(self, state: ReferenceState, watermark: Watermark) -> list[Match]:
-        if self.window is not None:
-            state.runs = [r for r in state.runs if watermark.t - r.start <= self.window]
+        window = self.window
+        if window is not None:  # a run is over once every event its window holds is in
+            expired = [r for r in state.runs if watermark.settles(r.start + window)]
+            if expired:
+                state.runs = [r for r in state.runs if not watermark.settles(r.start + window)]
+                state.timeouts += self._timed_out(expired, state.stream)
         return self._report(state, watermark)
 
+    @classmethod
+    def unsupported(cls, analysis: Analysis, options: Options) -> str | None:
+        within = analysis.pattern.within
+        if options.timeouts and (within is None or within.amount is None):
+            return (
+                "a partial match times out when its time window closes (timeouts=True), and "
+                "this query has no WITHIN time"
+            )
+        return super().unsupported(analysis, options)
+
+    def _timed_out(self, runs: list[ResidualRun], stream: Stream) -> list[Timeout]:
+        """The runs whose window closed, as timeouts: those that had not completed their
+        match (and only when timeouts are asked for)."""
+        if not self.options.timeouts or not runs:
+            return []
+        window = self.window
+        assert window is not None, "unsupported: timeouts need a time window"
+        found = []
+        for run in runs:
+            if self.automaton.complete(run, stream):
+                continue
+            bindings = as_events(self._ordered(run.bound), stream)
+            last = max(stream[ps[-1]].t for ps in run.bound.values() if ps)
+            found.append(
+                Timeout(bindings, self.pattern_name, (run.start, last), deadline=run.start + window)
+            )
+        return found
+
     def deadline(self, state: ReferenceState) -> float | None:
-        return self.finalizer.deadline(state)
+        deadline = self.finalizer.deadline(state)
+        if self.options.timeouts and state.runs:
+            assert self.window is not None, "unsupported: timeouts need a time window"
+            closes = min(run.start for run in state.runs) + self.window
+            deadline = closes if deadline is None else min(deadline, closes)
+        return deadline
 
     def idle(self, state: ReferenceState, watermark: Watermark) -> bool:
+        if self.options.timeouts and (state.runs or state.timeouts):
+            return False  # they time out at their deadline, which comes first
         return self.finalizer.idle(state, watermark)
 
     def _report(self, state: ReferenceState, watermark: Watermark) -> list[Match]:
         matches = self.finalizer.report(state, watermark)
+        if state.timeouts:
+            matches += state.timeouts
+            state.timeouts = []
+        stream = state.stream
         if self.window is not None:
-            state.stream.drop_before(watermark.t - 2 * self.window)
+            stream.drop_before(watermark.t - 2 * self.window)
+        elif self.count_window is not None and stream.events:
+            # no time window: a run or match reaches back at most the count from the latest,
+            # and a match waiting to be reported keeps its events
+            latest = stream.events[-1].seq
+            assert latest is not None, "step checks that events have positions"
+            cut = stream.first_at_seq(latest - 2 * self.count_window)
+            waiting = [c.first for c in state.pending.waiting()]
+            stream.drop_to(min([cut, *waiting]))
         return matches

@@ -1,21 +1,29 @@
-"""The NFA^b run semantics of SASE+ (section 3), one run at a time, nothing shared.
+"""The NFA^b run semantics of SASE+ (section 3), one run at a time, nothing shared; with
+what kleene adds for Flink CEP users (docs/semantics.md, section 5).
 
 A run is where an automaton instance stands (its *residual*: what is left of the pattern),
-what it has bound, which Kleene variables it has closed, its start time, partition key and
-equivalence values. On each event a run may:
+what it has bound, which Kleene variables it has closed, its start time (and stream
+position, for a count window), partition key and equivalence values. On each event a run
+may:
 
 - *take* the event into a variable it can bind next: a *direct* take binds at the state the
   run is in (a singleton's or Kleene's begin, a Kleene's take); a *proceed* take first leaves
-  Kleene variables that have enough events (closing them) and binds at a later state. A take
-  is valid when the type fits, the window holds, the partition key and equivalence values
-  match the run's, and every condition instance it makes decidable holds;
-- *ignore* the event, as the strategy allows: never (strict contiguity); when the event is
-  in another partition (partition contiguity); when no direct take is valid (skip till next
-  match, relaxed contiguity); always (skip till any match);
-- under relaxed contiguity (Flink's `followedBy` and its loops), also *leave* Kleene
-  variables that have enough events without an event (`Arithmetic.exits`): a run that took
-  an event goes on both where it stands and past every loop it may leave, so it can skip
-  the loop's remaining events.
+  Kleene variables that have enough events (and optional ones that have none), closing them,
+  and binds at a later state. A take is valid when the type fits, the windows hold, the
+  partition key and equivalence values match the run's, no UNTIL condition of the variable
+  holds for the event, proceeding leaves no GREEDY loop that could take the event, and every
+  condition instance it makes decidable holds;
+- *ignore* the event, as the strategy of the place the run waits at allows (the entry of a
+  variable it may begin, the loop of a Kleene variable it holds events of;
+  `kleene.compiler.strategies`): never (strict contiguity); when the event is in another
+  partition (partition contiguity); when no direct take of it there is valid (skip till next
+  match, relaxed contiguity); always (skip till any match). A run inside a loop never ignores
+  an event of its partition that the loop's UNTIL condition holds for: the loop stops there;
+- *leave* loops without an event (`Arithmetic.exits`), where it lands at a place that follows
+  relaxed contiguity (Flink's `followedBy`), or skip till any match past an UNTIL loop: a run
+  that took an event goes on both where it stands and past every loop it may leave, so it can
+  skip the loop's remaining events. A run that left a GREEDY loop cannot use or skip an event
+  the loop could take, until it takes one: the loop keeps it.
 
 A run whose residual can finish after a take completes a match (closing what is still open,
 whose conditions must then hold) and, if it can still take events, also goes on. Every event
@@ -25,11 +33,12 @@ events, OR commits to the branch of the first event it takes.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from kleene.compiler.analysis import Analysis
+from kleene.compiler.evaluate import Env, evaluate
 from kleene.compiler.residuals import Arithmetic, Residual, Take, residual
 from kleene.events import Event
 from kleene.language import ast as A
@@ -38,8 +47,9 @@ from kleene.plans.common.stream import Stream
 
 __all__ = ["ResidualRun", "Runs"]
 
-
-# ---- runs --------------------------------------------------------------------------------
+#: Where a run may land by leaving loops without an event: relaxed contiguity (Flink's
+#: proceed edges), and skip till any match past a loop an UNTIL may stop.
+_LANDINGS = frozenset({"relaxed_contiguity", "skip_till_any_match"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,10 +60,20 @@ class ResidualRun:
     start: float
     key: Hashable | None
     values: tuple[Hashable, ...]
+    #: The stream position (`Event.seq`) of the run's first event, for a count window.
+    origin: int | None = None
+    #: For a run that left a GREEDY loop without an event and has taken none since: the run
+    #: as it stood in the loop.
+    held: ResidualRun | None = None
+
+    @property
+    def identity(self) -> tuple[Any, ...]:
+        """What makes two runs the same run (their futures are the same)."""
+        return (self.residual, tuple(self.bound.items()), self.closed)
 
 
 class Runs:
-    """Steps runs over events under a contiguity or skip-till-next-match strategy."""
+    """Steps runs over events under the strategies of `analysis.strategies`."""
 
     def __init__(
         self,
@@ -61,81 +81,187 @@ class Runs:
         structure: A.Element,
         checks: Checks,
         window: float | None,
-        strategy: str,
+        count: int | None = None,
     ) -> None:
         self.shape = Arithmetic(analysis.variables)
         self.start = residual(structure)
         self.analysis = analysis
+        self.variables = analysis.variables
+        self.strategies = analysis.strategies
         self.checks = checks
         self.window = window
-        self.strategy = strategy
+        self.count = count
         self.partition = analysis.partition
+        self.greedy = frozenset(v.name for v in analysis.positive if v.greedy)
+        self.until = {v.name: v.until for v in analysis.positive if v.until is not None}
+        #: May a run leave loops without an event anywhere?
+        self.leaving = "relaxed_contiguity" in self.strategies.used or bool(self.until)
 
     def key(self, event: Event) -> Hashable | None:
         return None if self.partition is None else self.partition.key(event)
 
     def step(
         self, runs: list[ResidualRun], event: Event, position: int, stream: Stream
-    ) -> tuple[list[ResidualRun], list[Binding]]:
-        """Advance every run over the event and begin new ones; return runs and completions."""
+    ) -> tuple[list[ResidualRun], list[Binding], list[ResidualRun]]:
+        """Advance every run over the event and begin new ones; return the runs, the
+        completions, and the runs the event's time closed the window of."""
         survivors: dict[Any, ResidualRun] = {}
         completed: list[Binding] = []
-        relaxed = self.strategy == "relaxed_contiguity"
+        expired: list[ResidualRun] = []
         for run in runs:
-            if self.window is not None and event.t - run.start > self.window:
+            if self.expired(run, event):
+                expired.append(run)
                 continue
-            direct_taken = False
+            if run.held is not None and self.keeps(run.held, run, event, position, stream):
+                continue  # the GREEDY loop it left takes the event: this run can do nothing
+            taken: set[str] = set()
             for take in self.shape.takes(run.residual):
                 moved = self.move(run, take, event, position, stream)
                 if moved is None:
                     continue
-                direct_taken |= take[2]
+                if take[2]:
+                    taken.add(take[0])
                 self.keep(moved, survivors, completed, stream)
-            if self.ignorable(run, event, direct_taken):
-                survivors.setdefault((run.residual, tuple(run.bound.items()), run.closed), run)
+            if self.ignorable(run, event, taken):
+                self.file(run, survivors)
         values = self.checks.equivalent([event])
         if values is not None:
-            fresh = ResidualRun(self.start, {}, frozenset(), event.t, self.key(event), values)
+            fresh = ResidualRun(
+                self.start, {}, frozenset(), event.t, self.key(event), values, event.seq
+            )
             for take in self.shape.takes(self.start):
                 moved = self.move(fresh, take, event, position, stream)
                 if moved is not None:
                     self.keep(moved, survivors, completed, stream)
-        if relaxed and len(completed) > 1:
-            # a loop's proceed take and its exit's begin reach the same binding
+        if len(completed) > 1:
+            # a loop's proceed take and a left run's begin reach the same binding
             completed = list({tuple(b.items()): b for b in completed}.values())
-        return list(survivors.values()), completed
+        return list(survivors.values()), completed, expired
 
-    def ignorable(self, run: ResidualRun, event: Event, direct_taken: bool) -> bool:
-        strategy = self.strategy
-        if strategy == "skip_till_any_match":
+    def complete(self, run: ResidualRun, stream: Stream) -> bool:
+        """Has the run completed the match it stands for (it is one, as it is)?"""
+        if not self.shape.nullable(run.residual):
+            return False
+        closing = self.shape.open_vars(run.residual)
+        bound = self.closing(run.bound, closing)
+        closed = run.closed | closing
+        return self.checks.new_instances_hold((run.bound, run.closed), (bound, closed), stream)
+
+    def expired(self, run: ResidualRun, event: Event) -> bool:
+        """Has the event left the run's windows (time, or count of stream positions)?"""
+        if self.window is not None and event.t - run.start > self.window:
             return True
-        if strategy in ("skip_till_next_match", "relaxed_contiguity"):
-            return not direct_taken
-        if strategy == "partition_contiguity":
-            return self.partition is not None and self.key(event) != run.key
-        return False
+        count = self.count
+        return (
+            count is not None
+            and run.origin is not None
+            and event.seq is not None
+            and event.seq - run.origin > count
+        )
+
+    def file(self, run: ResidualRun, survivors: dict[Any, ResidualRun]) -> None:
+        """Keep a run for the next event (once: of two equal runs, one free of a GREEDY
+        loop's hold can do all the other can)."""
+        identity = run.identity
+        kept = survivors.get(identity)
+        if kept is None or (kept.held is not None and run.held is None):
+            survivors[identity] = run
+
+    # -- what a run waits for ------------------------------------------------------------
+
+    def places(self, run: ResidualRun) -> Iterable[tuple[str, bool]]:
+        """The variables the run may bind next where it stands, each with whether it is
+        inside that variable's loop: its direct takes, or (a loop that holds all it can)
+        the variables it must proceed to."""
+        takes = list(self.shape.takes(run.residual))
+        direct = [t for t in takes if t[2]] or takes
+        for name in dict.fromkeys(t[0] for t in direct):
+            yield name, bool(run.bound.get(name)) and name not in run.closed
+
+    def strategy(self, name: str, in_loop: bool) -> str:
+        return self.strategies.loop(name) if in_loop else self.strategies.entry(name)
+
+    def ignorable(self, run: ResidualRun, event: Event, taken: set[str]) -> bool:
+        """May the run skip the event, by the strategy of every place it waits at?"""
+        for name, in_loop in self.places(run):
+            if in_loop and self.stops(name, run, event):
+                return False
+            strategy = self.strategy(name, in_loop)
+            if strategy == "skip_till_any_match":
+                continue
+            if strategy in ("skip_till_next_match", "relaxed_contiguity"):
+                if name in taken:
+                    return False
+            elif strategy == "partition_contiguity":
+                if self.partition is None or self.key(event) == run.key:
+                    return False
+            else:
+                return False
+        return True
+
+    def stops(self, name: str, run: ResidualRun, event: Event) -> bool:
+        """Does `name`'s UNTIL condition hold for the event, one of the run's partition?"""
+        condition = self.until.get(name)
+        if condition is None:
+            return False
+        if self.partition is not None and self.key(event) != run.key:
+            return False
+        if self.checks.equivalences and self.checks.equivalent([event]) != run.values:
+            return False
+        env = Env({name: (event,)}, None, self.analysis.functions)
+        return evaluate(condition, env) is True
+
+    # -- taking --------------------------------------------------------------------------
 
     def move(
         self, run: ResidualRun, take: Take, event: Event, position: int, stream: Stream
     ) -> ResidualRun | None:
         """The run after taking the event as `take` says, or None if the take is not valid."""
-        name, after, _, closes = take
-        if not self.analysis.variables[name].takes(event.type):
-            return None
-        if self.window is not None and event.t - run.start > self.window:
+        name, after, direct, closes = take
+        if not self.variables[name].takes(event.type) or self.expired(run, event):
             return None
         if self.partition is not None and self.key(event) != run.key:
             return None
         if run.values != self.checks.equivalent([event]):
             return None
-        bound = dict(run.bound)
-        for closing in closes:
-            bound.setdefault(closing, ())
+        if name in self.until and self.stops(name, run, event):
+            return None
+        if not direct and self.greedy & closes:
+            for loop in self.greedy & closes - run.closed:
+                if self.could_take(run, loop, event, position, stream):
+                    return None  # the GREEDY loop keeps the event
+        bound = self.closing(run.bound, closes)
         bound[name] = (*bound.get(name, ()), position)
         closed = run.closed | closes
         if not self.checks.new_instances_hold((run.bound, run.closed), (bound, closed), stream):
             return None
-        return ResidualRun(after, bound, closed, run.start, run.key, run.values)
+        return ResidualRun(after, bound, closed, run.start, run.key, run.values, run.origin)
+
+    def closing(self, bound: Binding, names: frozenset[str]) -> dict[str, tuple[int, ...]]:
+        """`bound` with the variables `names` closed: a Kleene variable that took nothing
+        binds no events; an optional single one stays unbound (its conditions do not
+        apply, as a variable of another OR branch)."""
+        result = dict(bound)
+        for name in names:
+            if self.variables[name].kleene:
+                result.setdefault(name, ())
+        return result
+
+    def could_take(
+        self, run: ResidualRun, name: str, event: Event, position: int, stream: Stream
+    ) -> bool:
+        """Could the run take the event into `name` where it stands?"""
+        return any(
+            take[2] and take[0] == name and self.move(run, take, event, position, stream)
+            for take in self.shape.takes(run.residual)
+        )
+
+    def keeps(
+        self, held: ResidualRun, run: ResidualRun, event: Event, position: int, stream: Stream
+    ) -> bool:
+        """Would a GREEDY loop `run` left (standing as `held`) take the event?"""
+        loops = self.greedy & (run.closed - held.closed)
+        return any(self.could_take(held, name, event, position, stream) for name in loops)
 
     def keep(
         self,
@@ -146,30 +272,35 @@ class Runs:
     ) -> None:
         """File a run that just took an event: it may complete a match, and may go on."""
         shape = self.shape
-        if shape.nullable(run.residual):
-            closing = shape.open_vars(run.residual)
-            bound = dict(run.bound)
-            for name in closing:
-                bound.setdefault(name, ())
-            closed = run.closed | closing
-            if self.checks.new_instances_hold((run.bound, run.closed), (bound, closed), stream):
-                completed.append(bound)
+        if self.complete(run, stream):
+            completed.append(self.closing(run.bound, shape.open_vars(run.residual)))
         if any(True for _ in shape.takes(run.residual)):
-            survivors.setdefault((run.residual, tuple(run.bound.items()), run.closed), run)
-        if self.strategy == "relaxed_contiguity":
+            self.file(run, survivors)
+        if self.leaving:
             self.leave(run, survivors, stream)
 
     def leave(self, run: ResidualRun, survivors: dict[Any, ResidualRun], stream: Stream) -> None:
-        """File the runs `run` becomes by leaving loops without an event (relaxed
-        contiguity), those whose closing holds and that can still take an event."""
+        """File the runs `run` becomes by leaving loops without an event: those landing
+        where relaxed contiguity (or skip till any match, past an UNTIL loop) lets a run
+        wait, whose closing conditions hold and that can still take an event."""
         for after, closes in self.shape.exits(run.residual):
-            bound = dict(run.bound)
-            for closing in closes:
-                bound.setdefault(closing, ())
+            bound = self.closing(run.bound, closes)
             closed = run.closed | closes
-            if not any(True for _ in self.shape.takes(after)):
+            left = ResidualRun(after, bound, closed, run.start, run.key, run.values, run.origin)
+            places = list(self.places(left))
+            if not places:
+                continue
+            until = bool(closes & self.until.keys())
+            if not all(
+                self.strategy(name, in_loop) == "relaxed_contiguity"
+                or (until and self.strategy(name, in_loop) in _LANDINGS)
+                for name, in_loop in places
+            ):
                 continue
             if not self.checks.new_instances_hold((run.bound, run.closed), (bound, closed), stream):
                 continue
-            left = ResidualRun(after, bound, closed, run.start, run.key, run.values)
-            survivors.setdefault((after, tuple(bound.items()), closed), left)
+            if self.greedy & closes - run.closed:
+                left = ResidualRun(
+                    after, bound, closed, run.start, run.key, run.values, run.origin, run
+                )
+            self.file(left, survivors)

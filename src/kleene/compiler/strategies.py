@@ -1,0 +1,185 @@
+"""Which event selection strategy each part of a pattern follows (per-edge strategies).
+
+A query names its strategies in clauses: `WHERE skip_till_next_match { ... }` for the whole
+query, or with the variables a clause covers, `WHERE relaxed_contiguity strict_contiguity(a[])
+{ ... }`. A run follows the strategy of the place it waits at:
+
+- the *entry* of a variable w: a run waiting for w's first event follows the strategy of the
+  edge into w, from the variable just before it in its SEQ (`a` in `SEQ(A a, B b)`);
+- the *loop* of a Kleene variable w: a run that holds events of w and may take more follows
+  the strategy of w's loop.
+
+A clause without a variable list, or listing every variable (SASE+'s own form,
+`skip_till_next_match(a, b, c)`), sets the query's strategy (`skip_till_any_match` when no
+clause does). Another clause covers the edges between the variables it lists (two
+variables next to each other in a SEQ, negations between them aside) and the loops of the
+Kleene variables it lists; of the clauses covering one edge or loop, the one listing the
+fewest variables decides (a clause naming one Kleene variable alone sets its loop). Clauses
+that tie and disagree, and a clause that covers nothing, are errors. An edge from or to a
+group (`AND(...)`, `OR(...)`) follows the query's strategy.
+
+>>> from kleene import parse
+>>> table = resolve(parse('''PATTERN SEQ(C c, A+ a[], B b)
+...     WHERE relaxed_contiguity skip_till_any_match(a[])'''))
+>>> table.entry("a"), table.loop("a"), table.entry("b"), table.uniform
+('relaxed_contiguity', 'skip_till_any_match', 'relaxed_contiguity', None)
+>>> resolve(parse("PATTERN SEQ(A+ a[], B b) WHERE skip_till_next_match(a[], b)")).uniform
+'skip_till_next_match'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from itertools import pairwise
+from typing import NoReturn
+
+from kleene.errors import PatternError
+from kleene.language import ast as A
+
+__all__ = ["DEFAULT", "Strategies", "edges", "resolve"]
+
+#: The strategy of a query that names none (SASE+'s default).
+DEFAULT = "skip_till_any_match"
+
+
+@dataclass(frozen=True)
+class Strategies:
+    """The strategy of each variable's entry and each Kleene variable's loop; `default`
+    for every edge no clause covers."""
+
+    default: str
+    entries: Mapping[str, str] = field(default_factory=dict)
+    loops: Mapping[str, str] = field(default_factory=dict)
+
+    def entry(self, name: str) -> str:
+        """The strategy of a run waiting for the first event of `name`."""
+        return self.entries.get(name, self.default)
+
+    def loop(self, name: str) -> str:
+        """The strategy of a run inside the loop of the Kleene variable `name`."""
+        return self.loops.get(name, self.default)
+
+    @property
+    def used(self) -> frozenset[str]:
+        """Every strategy some run of the pattern follows (the default included: edges to
+        and from groups, and the runs every event begins, follow it)."""
+        return frozenset({self.default, *self.entries.values(), *self.loops.values()})
+
+    @property
+    def uniform(self) -> str | None:
+        """The one strategy every run follows, or None when the query mixes them."""
+        used = self.used
+        return next(iter(used)) if len(used) == 1 else None
+
+
+def edges(structure: A.Element) -> list[tuple[str, str]]:
+    """The nameable edges: (v, w) for two variables next to each other in a SEQ (nested
+    SEQs flattened, negations left out), in pattern order."""
+    from kleene.compiler.analysis import positive
+
+    found: list[tuple[str, str]] = []
+
+    def visit(element: A.Element | None) -> None:
+        if element is None or isinstance(element, A.EventVar | A.Negation):
+            return
+        items = element.items
+        if isinstance(element, A.Seq):
+            for left, right in pairwise(items):
+                if isinstance(left, A.EventVar) and isinstance(right, A.EventVar):
+                    found.append((left.name, right.name))
+        for item in items:
+            visit(item)
+
+    visit(positive(structure))
+    return found
+
+
+def resolve(pattern: A.Pattern) -> Strategies:
+    """The strategy table of a (validated) pattern; `PatternError` with a caret for clauses
+    that contradict each other or cover nothing."""
+    clauses = pattern.strategies
+    text = pattern.text or ""
+
+    def fail(message: str, clause: A.Strategy) -> NoReturn:
+        span = clause.span
+        if span is None or not text:
+            raise PatternError(message, "", 0, 0)
+        width = span.end - span.start if span.end_line == span.line else 1
+        raise PatternError(message, text, span.line, span.column, max(1, width))
+
+    positives = {v.name for v in A.event_vars(pattern.structure)} - _negated(pattern.structure)
+    default = DEFAULT
+    whole = [c for c in clauses if not c.variables or positives <= set(c.variables)]
+    for clause in whole[1:]:
+        if clause.name != whole[0].name:
+            fail(
+                f"two clauses set the whole query's strategy ({whole[0].name} and "
+                f"{clause.name}); keep one, or name the variables each covers",
+                clause,
+            )
+    if whole:
+        default = whole[0].name
+    listed = [c for c in clauses if all(c is not w for w in whole)]
+    kleene = {v.name for v in A.event_vars(pattern.structure) if v.kleene}
+    covered: dict[int, int] = {id(c): 0 for c in listed}
+
+    def decide(place: str, covering: list[A.Strategy]) -> str | None:
+        if not covering:
+            return None
+        fewest = min(len(c.variables or ()) for c in covering)
+        closest = [c for c in covering if len(c.variables or ()) == fewest]
+        for clause in closest[1:]:
+            if clause.name != closest[0].name:
+                fail(
+                    f"{place} is covered by both {_clause_text(closest[0])} and "
+                    f"{_clause_text(clause)}; say which it follows in a clause that lists "
+                    "fewer variables",
+                    clause,
+                )
+        for clause in covering:
+            covered[id(clause)] += 1
+        return closest[0].name
+
+    entries: dict[str, str] = {}
+    for left, right in edges(pattern.structure):
+        chosen = decide(
+            f"the edge from {left} to {right}",
+            [c for c in listed if left in (c.variables or ()) and right in (c.variables or ())],
+        )
+        if chosen is not None:
+            entries[right] = chosen
+    loops: dict[str, str] = {}
+    for name in sorted(kleene):
+        chosen = decide(f"the loop of {name}[]", [c for c in listed if name in (c.variables or ())])
+        if chosen is not None:
+            loops[name] = chosen
+    for clause in listed:
+        if not covered[id(clause)]:
+            names = clause.variables or ()
+            if len(names) == 1:
+                fail(
+                    f"{_clause_text(clause)} names one variable, which sets the strategy inside "
+                    f"its loop; {names[0]} binds one event, so it has no loop (list it with the "
+                    "variable before or after it to set the edge between them)",
+                    clause,
+                )
+            fail(
+                f"{_clause_text(clause)} covers no edge and no loop: list variables next to each "
+                "other in a SEQ (the edge between them) or Kleene variables (their loops)",
+                clause,
+            )
+    return Strategies(default, entries, loops)
+
+
+def _negated(element: A.Element) -> set[str]:
+    if isinstance(element, A.Negation):
+        return {element.event.name}
+    if isinstance(element, A.EventVar):
+        return set()
+    return set().union(*(_negated(item) for item in element.items))
+
+
+def _clause_text(clause: A.Strategy) -> str:
+    names = ", ".join(clause.variables or ())
+    return f"{clause.name}({names})" if clause.variables else clause.name
