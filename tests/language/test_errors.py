@@ -131,7 +131,7 @@ def test_reading_errors_point_at_the_text(text, column, message):
         (
             "PATTERN SEQ(A a, B b, C c) WHERE strict_contiguity(a, c)",
             "strict_contiguity(a, c)",
-            "covers no edge and no loop",
+            "covers no edge",
         ),
         (
             "PATTERN SEQ(A a, B b, C c) WHERE strict_contiguity(b)",
@@ -139,8 +139,13 @@ def test_reading_errors_point_at_the_text(text, column, message):
             "b binds one event, so it has no loop",
         ),
         (
-            "PATTERN SEQ(A a, B+ b[], C c) WHERE strict_contiguity(a, b) skip_till_any_match(b, c)",
-            "skip_till_any_match(b, c)",
+            "PATTERN SEQ(A a, B+ b[], C c) WHERE strict_contiguity(a, b) skip_till_any_match(b, a)",
+            "skip_till_any_match(b, a)",
+            "the edge from a to b is covered by both",
+        ),
+        (
+            "PATTERN SEQ(A a, B+ b[]) WHERE strict_contiguity(b) skip_till_any_match(b)",
+            "skip_till_any_match(b)",
             "the loop of b[] is covered by both",
         ),
         (

@@ -369,3 +369,20 @@ def test_epoch_milliseconds_under_a_window_in_minutes_are_refused(spark, tmp_pat
     )  # fmt: skip
     assert done.returncode == 1
     assert "looks like epoch milliseconds" in done.stderr.splitlines()[-1]
+
+
+def test_timed_out_partial_matches_on_a_stream(spark, tmp_path):
+    """timeouts=True on a stream: a partial match times out as the watermark passes its
+    deadline, marked by `kind`, as batch detect reports it; a count window is refused."""
+    query = "PATTERN SEQ(A a, B b) WHERE relaxed_contiguity { [k] and a.x < b.x } WITHIN 1 minute"
+    rows = _log(seed=5, count=240)
+    _write(tmp_path / "in", "part-0.csv", rows[:120])
+    _write(tmp_path / "in", "part-1.csv", rows[120:])
+    _run(spark, tmp_path, query, watermark="1 minute", timeouts=True)
+    streamed = spark.read.parquet(str(tmp_path / "out")).select("match_id", "kind").collect()
+    batch = detect(_batch(spark, tmp_path / "in"), query, id="seq", arrival="seq", timeouts=True)
+    expected = batch.select("match_id", "kind").collect()
+    assert sorted(map(tuple, streamed)) == sorted(map(tuple, expected))
+    assert {row.kind for row in expected} == {"match", "timeout"}
+    with pytest.raises(KleeneError, match="count window"):
+        detect_stream_job(_stream(spark, tmp_path / "in"), "PATTERN SEQ(A a, B b) WITHIN 3 EVENTS")

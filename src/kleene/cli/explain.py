@@ -157,7 +157,10 @@ def explain(plan: Plan[Any]) -> str:
         window = within_text(pattern.within)
         if plan.window is not None:
             window += f" ({plan.window:g} timestamp units)"
-        lines.append(f"{'window:':<16}{window}")
+        growth = unbounded(analysis)
+        lines.append(
+            f"{'window:':<16}{window}" + ("" if growth is None else f" (warning: {growth})")
+        )
         if pattern.within.unit is not None:
             unit = plan.options.time_unit
             lines.append(

@@ -41,8 +41,14 @@ def unbounded(analysis: Analysis) -> str | None:
     """Why the query's state can only grow (None: its window bounds it). Under the
     contiguity strategies a run dies at the first event it cannot take, so only the
     skipping strategies without WITHIN grow for ever."""
-    if analysis.pattern.within is None and analysis.skipping:
+    within = analysis.pattern.within
+    if within is None and analysis.skipping:
         return _NO_WITHIN
+    if within is not None and within.amount is None and analysis.partition is not None:
+        return (
+            "a count window alone: a key whose events stop keeps its partial matches until "
+            "the stream ends (add a time, say WITHIN 10 min AND 100 EVENTS)"
+        )
     return None
 
 

@@ -11,12 +11,12 @@ query, or with the variables a clause covers, `WHERE relaxed_contiguity strict_c
 
 A clause without a variable list, or listing every variable (SASE+'s own form,
 `skip_till_next_match(a, b, c)`), sets the query's strategy (`skip_till_any_match` when no
-clause does). Another clause covers the edges between the variables it lists (two
-variables next to each other in a SEQ, negations between them aside) and the loops of the
-Kleene variables it lists; of the clauses covering one edge or loop, the one listing the
-fewest variables decides (a clause naming one Kleene variable alone sets its loop). Clauses
-that tie and disagree, and a clause that covers nothing, are errors. An edge from or to a
-group (`AND(...)`, `OR(...)`) follows the query's strategy.
+clause does). A clause naming one Kleene variable alone sets the strategy inside its loop.
+Any other clause covers the edges between the variables it lists (two variables next to
+each other in a SEQ, negations between them aside); of the clauses covering one edge, the
+one listing the fewest variables decides. Clauses that tie and disagree, and a clause that
+covers nothing, are errors. Everything no clause covers, and every edge from or to a group
+(`AND(...)`, `OR(...)`), follows the query's strategy.
 
 >>> from kleene import parse
 >>> table = resolve(parse('''PATTERN SEQ(C c, A+ a[], B b)
@@ -108,7 +108,7 @@ def resolve(pattern: A.Pattern) -> Strategies:
         width = span.end - span.start if span.end_line == span.line else 1
         raise PatternError(message, text, span.line, span.column, max(1, width))
 
-    positives = {v.name for v in A.event_vars(pattern.structure)} - _negated(pattern.structure)
+    positives = set(A.positive_names(pattern.structure))
     default = DEFAULT
     whole = [c for c in clauses if not c.variables or positives <= set(c.variables)]
     for clause in whole[1:]:
@@ -121,8 +121,10 @@ def resolve(pattern: A.Pattern) -> Strategies:
     if whole:
         default = whole[0].name
     listed = [c for c in clauses if all(c is not w for w in whole)]
+    single = [c for c in listed if len(c.variables or ()) == 1]
+    listed = [c for c in listed if len(c.variables or ()) > 1]
     kleene = {v.name for v in A.event_vars(pattern.structure) if v.kleene}
-    covered: dict[int, int] = {id(c): 0 for c in listed}
+    covered: dict[int, int] = {id(c): 0 for c in listed + single}
 
     def decide(place: str, covering: list[A.Strategy]) -> str | None:
         if not covering:
@@ -151,33 +153,26 @@ def resolve(pattern: A.Pattern) -> Strategies:
             entries[right] = chosen
     loops: dict[str, str] = {}
     for name in sorted(kleene):
-        chosen = decide(f"the loop of {name}[]", [c for c in listed if name in (c.variables or ())])
+        chosen = decide(f"the loop of {name}[]", [c for c in single if c.variables == (name,)])
         if chosen is not None:
             loops[name] = chosen
+    for clause in single:
+        if not covered[id(clause)]:
+            (name,) = clause.variables or ("",)
+            fail(
+                f"{_clause_text(clause)} names one variable, which sets the strategy inside "
+                f"its loop; {name} binds one event, so it has no loop (list it with the "
+                "variable before or after it to set the edge between them)",
+                clause,
+            )
     for clause in listed:
         if not covered[id(clause)]:
-            names = clause.variables or ()
-            if len(names) == 1:
-                fail(
-                    f"{_clause_text(clause)} names one variable, which sets the strategy inside "
-                    f"its loop; {names[0]} binds one event, so it has no loop (list it with the "
-                    "variable before or after it to set the edge between them)",
-                    clause,
-                )
             fail(
-                f"{_clause_text(clause)} covers no edge and no loop: list variables next to each "
-                "other in a SEQ (the edge between them) or Kleene variables (their loops)",
+                f"{_clause_text(clause)} covers no edge: list variables next to each other "
+                "in a SEQ (the edge between them), or one Kleene variable alone (its loop)",
                 clause,
             )
     return Strategies(default, entries, loops)
-
-
-def _negated(element: A.Element) -> set[str]:
-    if isinstance(element, A.Negation):
-        return {element.event.name}
-    if isinstance(element, A.EventVar):
-        return set()
-    return set().union(*(_negated(item) for item in element.items))
 
 
 def _clause_text(clause: A.Strategy) -> str:

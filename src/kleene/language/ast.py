@@ -56,6 +56,7 @@ __all__ = [
     "disjunction",
     "event_vars",
     "negative",
+    "positive_names",
     "walk",
 ]
 
@@ -413,6 +414,22 @@ def contains_or(element: Element) -> bool:
     if isinstance(element, EventVar | Negation):
         return False
     return any(contains_or(item) for item in element.items)
+
+
+def positive_names(element: Element) -> list[str]:
+    """The names of the positive (not negated) variables of a structure, in pattern order,
+    each once."""
+    names: dict[str, None] = {}
+
+    def visit(node: Element) -> None:
+        if isinstance(node, EventVar):
+            names.setdefault(node.name)
+        elif not isinstance(node, Negation):
+            for item in node.items:
+                visit(item)
+
+    visit(element)
+    return list(names)
 
 
 def event_vars(element: Element) -> Iterator[EventVar]:

@@ -432,9 +432,10 @@ def _bounds(
     depend on earlier matches, or a single instant)."""
     if slices is not None and slices < 1:
         raise KleeneError(f"slices must be at least 1, not {slices}")
-    window = plan.window
-    choosing = plan.options.output == "non_overlapping" or plan.analysis.skips
-    if window is None or choosing or slices == 1:
+    window = plan.window  # None for a LEAD rule, which has no analysis to ask either
+    if window is None or slices == 1:
+        return None
+    if plan.options.output == "non_overlapping" or plan.analysis.skips:
         return None
     t = _seconds(events)
     row = df.agg(F.min(t), F.max(t)).first()

@@ -243,6 +243,12 @@ def detect_stream_job(
             "detect_stream runs SASE+ queries; a LEAD rule runs on a batch DataFrame with "
             "detect(), or in-process with kleene.Engine"
         )
+    if compiled.count_window is not None:
+        raise KleeneError(
+            "a count window (WITHIN n EVENTS) counts positions in the whole stream, which a "
+            "stream read in micro-batches and split by key does not number; use a time "
+            "window here, or detect() on a batch DataFrame"
+        )
     if on_error not in ("raise", "skip"):
         raise KleeneError(f"on_error is 'raise' or 'skip', not {on_error!r}")
     if on_late not in ("count", "collect"):

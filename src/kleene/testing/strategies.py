@@ -469,13 +469,5 @@ def _after_match(draw: st.DrawFn, structure: A.Element) -> A.AfterMatch:
     skip = draw(st.sampled_from(A.SKIPS))
     if skip not in ("to_first", "to_last"):
         return A.AfterMatch(skip)
-    names = sorted({v.name for v in A.event_vars(structure)} - _negated(structure))
+    names = sorted(A.positive_names(structure))
     return A.AfterMatch(skip, draw(st.sampled_from(names)))
-
-
-def _negated(element: A.Element) -> set[str]:
-    if isinstance(element, A.Negation):
-        return {element.event.name}
-    if isinstance(element, A.EventVar):
-        return set()
-    return set().union(*(_negated(item) for item in element.items))
