@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import re
 import shutil
+import signal
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -143,10 +145,10 @@ def _run(args: argparse.Namespace) -> int:
         f"{job.grouping}; Spark ready in {time.perf_counter() - started:.1f} s); Ctrl-C stops"
     )
     try:
-        _follow(query, args.duration)
+        interrupted = _follow(query, args.duration)
     except KeyboardInterrupt:
         query.stop()
-        log.info("stopped; run the same command to go on from the checkpoint")
+        interrupted = True
     except StreamingQueryException as error:
         if args.verbose:
             raise
@@ -154,6 +156,8 @@ def _run(args: argparse.Namespace) -> int:
         if found is not None and " is missing" in str(found):  # a stream's input grows
             found = locate_failure(found, args.input, args, None)
         raise found or _failure(error) from None
+    if interrupted:
+        log.info("stopped; run the same command to go on from the checkpoint")
     return 0
 
 
@@ -185,25 +189,35 @@ def _source(spark: Any, args: argparse.Namespace) -> Any:
     return reader.parquet(args.input)
 
 
-def _follow(query: Any, duration: float | None) -> None:
-    """Print a line for each micro-batch until the query ends (or `duration` seconds pass:
-    then stop it)."""
+def _follow(query: Any, duration: float | None) -> bool:
+    """Print a line for each micro-batch until the query ends (or `duration` seconds pass,
+    or Ctrl-C: then stop it); whether Ctrl-C stopped it.
+
+    Ctrl-C only raises a flag here, which the loop reads between polls: PySpark's own
+    handler cancels the jobs through the JVM connection the main thread may be using at
+    that moment, and the two calls then read each other's answers."""
     from kleene.spark.stream import progress
 
+    interrupted = threading.Event()
+    previous = signal.signal(signal.SIGINT, lambda number, frame: interrupted.set())
     shown = -1
     until = None if duration is None else time.monotonic() + duration
-    while True:
-        ended = query.awaitTermination(_POLL)
-        if not ended and until is not None and time.monotonic() >= until:
-            query.stop()
-            ended = True
-        for batch in progress(query):
-            if batch["batch"] <= shown:
-                continue
-            shown = batch["batch"]
-            log.info(_line(batch))
-        if ended:
-            return
+    try:
+        while True:
+            ended = query.awaitTermination(_POLL)
+            late = until is not None and time.monotonic() >= until
+            if not ended and (late or interrupted.is_set()):
+                query.stop()
+                ended = True
+            for batch in progress(query):
+                if batch["batch"] <= shown:
+                    continue
+                shown = batch["batch"]
+                log.info(_line(batch))
+            if ended:
+                return interrupted.is_set()
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _line(batch: dict[str, Any]) -> str:
