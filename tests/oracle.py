@@ -118,7 +118,9 @@ def _spots(element: A.Element, assignment: Assignment) -> list[int]:
 
 def _fits(element: A.Element, assignment: Assignment) -> bool:
     if isinstance(element, A.EventVar):
-        return element.optional or assignment[element.name] is not None
+        # an optional Kleene variable that took nothing is bound to no events, not unbound
+        unbound_ok = element.optional and element.quantifier is None
+        return unbound_ok or assignment[element.name] is not None
     if isinstance(element, A.Negation):
         return True
     items = [item for item in element.items if not isinstance(item, A.Negation)]

@@ -18,7 +18,8 @@ may:
   `kleene.compiler.strategies`): never (strict contiguity); when the event is in another
   partition (partition contiguity); when no direct take of it there is valid (skip till next
   match, relaxed contiguity); always (skip till any match). A run inside a loop never ignores
-  an event of its partition that the loop's UNTIL condition holds for: the loop stops there;
+  an event of its partition that the loop's UNTIL condition holds for: the loop stops there
+  (and is closed when another AND part takes the event);
 - *leave* loops without an event (`Arithmetic.exits`), where it lands at a place that follows
   relaxed contiguity (Flink's `followedBy`), or skip till any match past an UNTIL loop: a run
   that took an event goes on both where it stands and past every loop it may leave, so it can
@@ -69,7 +70,7 @@ class ResidualRun:
     @property
     def identity(self) -> tuple[Any, ...]:
         """What makes two runs the same run (their futures are the same)."""
-        return (self.residual, tuple(self.bound.items()), self.closed)
+        return (self.residual, tuple(sorted(self.bound.items())), self.closed)
 
 
 class Runs:
@@ -134,8 +135,9 @@ class Runs:
                 if moved is not None:
                     self.keep(moved, survivors, completed, stream)
         if len(completed) > 1:
-            # a loop's proceed take and a left run's begin reach the same binding
-            completed = list({tuple(b.items()): b for b in completed}.values())
+            # a loop's proceed take and a left run's begin reach the same binding, as do an
+            # AND's parts closed in another order
+            completed = list({tuple(sorted(b.items())): b for b in completed}.values())
         return list(survivors.values()), completed, expired
 
     def complete(self, run: ResidualRun, stream: Stream) -> bool:
@@ -173,7 +175,7 @@ class Runs:
         """The variables the run may bind next where it stands, each with whether it is
         inside that variable's loop: its direct takes, or (a loop that holds all it can)
         the variables it must proceed to."""
-        takes = list(self.shape.takes(run.residual))
+        takes = [t for t in self.shape.takes(run.residual) if not (t[2] and t[0] in run.closed)]
         direct = [t for t in takes if t[2]] or takes
         for name in dict.fromkeys(t[0] for t in direct):
             yield name, bool(run.bound.get(name)) and name not in run.closed
@@ -218,6 +220,8 @@ class Runs:
     ) -> ResidualRun | None:
         """The run after taking the event as `take` says, or None if the take is not valid."""
         name, after, direct, closes = take
+        if direct and name in run.closed:
+            return None  # an UNTIL stopped the loop (at an event another AND part took)
         if not self.variables[name].takes(event.type) or self.expired(run, event):
             return None
         if self.partition is not None and self.key(event) != run.key:
@@ -232,10 +236,24 @@ class Runs:
                     return None  # the GREEDY loop keeps the event
         bound = self.closing(run.bound, closes)
         bound[name] = (*bound.get(name, ()), position)
-        closed = run.closed | closes
+        closed = run.closed | closes | self.stopped(run, name, event)
         if not self.checks.new_instances_hold((run.bound, run.closed), (bound, closed), stream):
             return None
         return ResidualRun(after, bound, closed, run.start, run.key, run.values, run.origin)
+
+    def stopped(self, run: ResidualRun, name: str, event: Event) -> frozenset[str]:
+        """The loops (of other AND parts) the run is inside that the event, taken into
+        `name`, stops by their UNTIL condition: closed, they take no more."""
+        if not self.until:
+            return frozenset()
+        return frozenset(
+            loop
+            for loop in self.until
+            if loop != name
+            and run.bound.get(loop)
+            and loop not in run.closed
+            and self.stops(loop, run, event)
+        )
 
     def closing(self, bound: Binding, names: frozenset[str]) -> dict[str, tuple[int, ...]]:
         """`bound` with the variables `names` closed: a Kleene variable that took nothing
