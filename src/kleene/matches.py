@@ -11,7 +11,6 @@ Match(a=[0], b=[1, 3])
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping
-from functools import total_ordering
 from itertools import chain
 from operator import attrgetter
 from typing import Any
@@ -19,9 +18,11 @@ from typing import Any
 from kleene.errors import KleeneError
 from kleene.events import Event, Timestamp
 
-__all__ = ["Match", "Retraction", "Timeout", "net"]
+__all__ = ["Match", "Retraction", "SortKey", "Timeout", "net"]
 
 _id = attrgetter("id")
+#: End time, start time, event ids, then pattern and (variable, number of events) pairs.
+SortKey = tuple[float, float, tuple[Any, ...], tuple[str, tuple[tuple[str, int], ...]]]
 _t = attrgetter("t")
 
 
@@ -49,7 +50,7 @@ class Match:
     values: Mapping[str, Any] | None
     _times: tuple[float, float] | None
     _key: tuple[Any, ...] | None
-    _order: tuple[float, float, tuple[Any, ...], _Ties] | None
+    _order: SortKey | None
 
     def __init__(
         self,
@@ -69,21 +70,28 @@ class Match:
 
     @classmethod
     def made(
-        cls, bindings: dict[str, tuple[Event, ...]], pattern: str, times: tuple[float, float]
+        cls,
+        bindings: dict[str, tuple[Event, ...]],
+        pattern: str,
+        times: tuple[float, float],
+        order: SortKey | None = None,
     ) -> Match:
-        """A match from a plan that hands over a fresh dict of bindings (kept, not copied)
-        and the times: what `Match(...)` makes, at half the cost, for plans that make many.
+        """A match from a plan that hands over a fresh dict of bindings (kept, not copied),
+        the times and, if it has it, the sort key: what `Match(...)` makes, at a fraction of
+        the cost, for plans that make many. (A plan's generated code writes the same lines
+        inline: `_Building` is the class whose attributes can be set, fast.)
 
         >>> Match.made({"a": (Event("A", 1, id=0),)}, "p", (1, 1)) == Match(
         ...     {"a": (Event("A", 1, id=0),)}, "p")
         True
         """
-        match = _new(cls)
-        _set_bindings(match, bindings)
-        _set_pattern(match, pattern)
-        _set_times(match, times)
-        for clear in _CLEARED:
-            clear(match, None)
+        match = _new(_Building)
+        match.bindings = bindings
+        match.pattern = pattern
+        match._times = times
+        match._order = order
+        match.register = match._key = match.values = None
+        match.__class__ = cls  # type: ignore[assignment]
         return match
 
     def returning(self, values: Mapping[str, Any]) -> Match:
@@ -132,10 +140,16 @@ class Match:
         """Each variable's event ids."""
         return {name: tuple(map(_id, events)) for name, events in self.bindings.items()}
 
-    def sort_key(self) -> tuple[float, float, tuple[Any, ...], _Ties]:
-        """End time, start time, event ids, then (read only when those tie: the same events
-        bound another way) the match's key. Made once: a match is sorted as the engine
-        reports it and again by `kleene.match`."""
+    def sort_key(self) -> SortKey:
+        """End time, start time, event ids, then (compared only when those tie: the same
+        events bound another way) the pattern and each variable's name and number of
+        events. Made once: a match is sorted as the engine reports it and again by
+        `kleene.match`.
+
+        >>> a, b = Event("A", 1, id=0), Event("A", 2, id=1)
+        >>> Match({"x": (a,), "y": (b,)}).sort_key()
+        (2, 1, (0, 1), ('pattern', (('x', 1), ('y', 1))))
+        """
         key = self._order
         if key is None:
             times = self._times
@@ -143,8 +157,10 @@ class Match:
                 events = self.events
                 times = (min(map(_t, events)), max(map(_t, events)))
                 object.__setattr__(self, "_times", times)
-            ids = tuple([e.id for es in self.bindings.values() for e in es])
-            key = (times[1], times[0], ids, _Ties(self))
+            bindings = self.bindings
+            ids = tuple([e.id for es in bindings.values() for e in es])
+            shape = tuple([(name, len(es)) for name, es in bindings.items()])
+            key = (times[1], times[0], ids, (self.pattern, shape))
             object.__setattr__(self, "_order", key)
         return key
 
@@ -326,28 +342,11 @@ def net(outputs: Iterable[Match]) -> list[Match]:
 
 
 _new = object.__new__
-_set_bindings, _set_pattern, _set_times = (
-    getattr(Match, name).__set__ for name in ("bindings", "pattern", "_times")
-)
-_CLEARED = tuple(getattr(Match, name).__set__ for name in ("register", "_key", "_order", "values"))
 
 
-@total_ordering
-class _Ties:
-    """The last of a match's sort key: its key, compared only when two matches bind the
-    same events at the same times (the same events bound another way)."""
+class _Building(Match):
+    """A match while a plan fills it in: the same layout as `Match`, whose attributes can
+    be set (at the speed of a plain slot) until its class is set to `Match`."""
 
-    __slots__ = ("match",)
-
-    def __init__(self, match: Match) -> None:
-        self.match = match
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, _Ties):
-            return NotImplemented
-        return self.match.key == other.match.key
-
-    def __lt__(self, other: _Ties) -> bool:
-        return self.match.key < other.match.key
-
-    __hash__ = None  # type: ignore[assignment]
+    __slots__ = ()
+    __setattr__ = object.__setattr__  # type: ignore[assignment]

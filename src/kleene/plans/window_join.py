@@ -33,6 +33,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from itertools import combinations
+from operator import attrgetter
 from typing import Any
 
 from kleene.compiler.analysis import Analysis, Condition, Variable
@@ -59,9 +60,10 @@ class JoinState:
     buckets: dict[Hashable, list[Buffer]] = field(default_factory=dict)
     #: Sweep every key's buffers when the position reaches this (stale keys go).
     sweep_at: int = 1024
-    counters: dict[str, int] = field(
-        default_factory=lambda: {"completions": 0, "buffered": 0, "joined": 0}
-    )
+    #: Matches made, events buffered, events whose matches `max_matches_per_event` cut.
+    completions: int = 0
+    buffered: int = 0
+    cut_events: int = 0
 
 
 class _Full(Exception):  # noqa: N818 - a signal, not an error: stop the loops
@@ -126,53 +128,64 @@ class WindowJoinPlan(Plan[JoinState]):
         return JoinState()
 
     def _route(self, event_type: str) -> _Route:
-        """What an event of this type may be: the end of a match (the completers), a
-        buffered variable's event, a negated variable's."""
+        """What an event of this type may be: the end of a match (each completer, with the
+        variable's own test, None when it has none), a buffered variable's event or a
+        negated variable's (each slot, with its test)."""
+        properties = self.properties
         slots = [i for i, v in enumerate(self.positive) if v.takes(event_type)]
-        ends = tuple(k for k in self.completers if k in slots)
-        kept = tuple(s for s in slots if not self.in_sequence or s != len(self.positive) - 1)
-        negated = tuple(
+        ends = tuple(
+            (_tested(properties[k]), self.completers[k]) for k in self.completers if k in slots
+        )
+        kept = [s for s in slots if not self.in_sequence or s != len(self.positive) - 1]
+        kept += [
             len(self.positive) + j
             for j, (n, _, _) in enumerate(self.negations)
             if n.takes(event_type)
-        )
-        route = self._routes[event_type] = (ends, kept + negated)
+        ]
+        route = self._routes[event_type] = (ends, tuple((s, _tested(properties[s])) for s in kept))
         return route
 
     def step(self, state: JoinState, event: Event) -> list[Match]:
         position = state.position
         state.position = position + 1
-        ends, kept = self._routes.get(event.type) or self._route(event.type)
+        route = self._routes.get(event.type)
+        ends, kept = route if route is not None else self._route(event.type)
         if not ends and not kept:
             return []
-        key = self._key(event)
-        if key is None:  # it lacks an equivalence attribute: no match holds it
-            return []
         buckets = state.buckets
+        if self.equivalences:
+            key = self._key(event)
+            if key is None:  # it lacks an equivalence attribute: no match holds it
+                return []
+        else:
+            key = ()
         bucket = buckets.get(key)
         if bucket is None:
             bucket = buckets[key] = [[] for _ in self.properties]
-        low = event.t - self.window  # type: ignore[operator]
-        strict = self.exclusive
-        for buffer in bucket:
-            if buffer and (buffer[0][1].t <= low if strict else buffer[0][1].t < low):
-                _expire(buffer, low, strict)
         found: list[Match] = []
-        properties = self.properties
-        if ends:
+        if ends:  # the loops read the window: its buffers drop what left it first
+            low = event.t - self.window  # type: ignore[operator]
+            if self.exclusive:
+                for buffer in bucket:
+                    if buffer and buffer[0][1].t <= low:
+                        _expire(buffer, low, True)
+            else:
+                for buffer in bucket:
+                    if buffer and buffer[0][1].t < low:
+                        _expire(buffer, low)
             try:
-                for k in ends:
-                    if properties[k](event):
-                        self.completers[k](bucket, event, position, found)
+                for holds, complete in ends:
+                    if holds is None or holds(event):
+                        complete(bucket, event, position, found)
             except _Full:
-                state.counters["cut_events"] = state.counters.get("cut_events", 0) + 1
-            state.counters["completions"] += len(found)
-        for slot in kept:
-            if properties[slot](event):
+                state.cut_events += 1
+            state.completions += len(found)
+        for slot, holds in kept:
+            if holds is None or holds(event):
                 bucket[slot].append((position, event))
-                state.counters["buffered"] += 1
+                state.buffered += 1
         if position >= state.sweep_at:
-            self._sweep(state, low)
+            self._sweep(state, event.t - self.window)  # type: ignore[operator]
         return found
 
     def _key(self, event: Event) -> Hashable | None:
@@ -209,10 +222,18 @@ class WindowJoinPlan(Plan[JoinState]):
         )
 
     def counters(self, state: JoinState) -> dict[str, int]:
-        return dict(state.counters)
+        counters = {"completions": state.completions, "buffered": state.buffered}
+        return counters | ({"cut_events": state.cut_events} if state.cut_events else {})
 
 
-_Route = tuple[tuple[int, ...], tuple[int, ...]]
+#: An event type's route: the completers it may end a match in, the buffers it may join.
+_Test = Callable[[Event], bool] | None
+_Route = tuple[tuple[tuple[_Test, Callable[..., None]], ...], tuple[tuple[int, _Test], ...]]
+
+
+def _tested(holds: Callable[[Event], bool]) -> _Test:
+    """A variable's test on its own, None when it has none (nothing to call)."""
+    return None if holds is _always else holds
 
 
 def _expire(buffer: Buffer, low: float, strict: bool = False) -> None:
@@ -412,8 +433,17 @@ class _Code(Writer):
             first = "run0[0].t" if positive[0].kleene else "e0.t"
         else:
             first = times[0] if len(times) == 1 else f"min({', '.join(times)})"
+        ids = ", ".join(
+            f"*map(_id, run{s})" if v.kleene else f"e{s}.id" for s, v in enumerate(positive)
+        )
+        shape = ", ".join(
+            f"({v.name!r}, len(run{s}))" if v.kleene else f"({v.name!r}, 1)"
+            for s, v in enumerate(positive)
+        )
         lines.append(
-            f"{indent}found.append(_Match({{{bindings}}}, NAME, ({first}, e{last}.t)))\n"
+            f"{indent}t = {first}\n"
+            f"{indent}found.append(_Match({{{bindings}}}, NAME, (t, e{last}.t), "
+            f"(e{last}.t, t, ({ids},), (NAME, ({shape},)))))\n"
             f"{indent}if len(found) > CAP: FULL(e{last}, found)\n"
         )
         self.plans.append(" ".join(described))
@@ -423,6 +453,7 @@ class _Code(Writer):
             "_bisect_left": bisect_left,
             "_combinations": combinations,
             "_position": _position,
+            "_id": attrgetter("id"),
             "NAME": plan.pattern_name,
             "CAP": plan.match_cap,
             "FULL": plan.full,
