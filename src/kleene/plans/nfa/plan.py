@@ -297,7 +297,13 @@ class Nfa(Plan[NfaState]):
 
     def idle(self, state: NfaState, watermark: Watermark) -> bool:
         starts = [run.start for run in state.runs]
-        return self._expired(starts, watermark) and self.finalizer.quiet(state, watermark)
+        if not self._expired(starts, watermark) or not self.finalizer.quiet(state, watermark):
+            return False
+        # a key seen within the window is kept: its next event would make the state anew
+        # (on the keyed rally query, one new state per event went to eviction and back)
+        times = state.stream.times
+        window = self.window
+        return window is None or not times or watermark.settles(times[-1] + window)
 
     def _expired(self, starts: list[float], watermark: Watermark) -> bool:
         """Has the window passed the start of every run? (A run is otherwise only dropped
