@@ -5,10 +5,14 @@ import random
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from hypothesis import HealthCheck, given, reject, settings
+from hypothesis import strategies as st
 
 import kleene
 from kleene.errors import KleeneError
+from kleene.plans import PLANS
 from kleene.testing import events, match_lines
+from kleene.testing.strategies import cases
 
 
 def test_ids_default_to_arrival_positions():
@@ -260,3 +264,49 @@ def test_send_takes_the_timestamps_the_readers_take(tmp_path):
     ]
     with pytest.raises(kleene.EventError, match="'soon' is neither a number nor an ISO 8601"):
         kleene.Engine(query).send({"type": "A", "ts": "soon"})
+
+
+SASE_PLANS = sorted(n for n, cls in PLANS.items() if not cls.emits_events)
+
+
+@pytest.mark.parametrize("plan", SASE_PLANS)
+@settings(suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+@given(case=cases(max_events=8), data=st.data())
+def test_send_many_reports_what_sending_one_by_one_does(plan, case, data):
+    """`send_many`'s loop (the plain case hoisted: `Engine._send_plain`) reports the same
+    matches in the same order as `send`, event by event, and counts the same events; a
+    batch cut anywhere gives the same too."""
+    try:
+        one = kleene.Engine(case.pattern, plan)
+    except kleene.PlanError:
+        reject()
+    expected = [m for e in case.events for m in one.send(e)] + one.close()
+    cut = data.draw(st.integers(0, len(case.events)), label="cut")
+    many = kleene.Engine(case.pattern, plan)
+    found = many.send_many(case.events[:cut]) + many.send_many(case.events[cut:])
+    found += many.close()
+    assert [m.key for m in found] == [m.key for m in expected]
+    assert many.metrics.events == one.metrics.events == len(case.events)
+    assert many.metrics.matches == one.metrics.matches
+
+
+@pytest.mark.parametrize("plan", ["nfa", "window_join", "reference"])
+def test_send_many_names_the_row_send_names(plan):
+    """An error in a batch names the row (arrival) of the event, as `send` does, after the
+    matches the events before it made were reported to the engine's counters."""
+    query = "PATTERN SEQ(A a, B b) WITHIN 10"
+    stream = [{"type": "A", "ts": 1}, {"type": "B", "ts": 2}, {"type": "B", "ts": 1}]
+    one = kleene.Engine(query, plan)
+    one.send(stream[0])
+    one.send(stream[1])
+    with pytest.raises(kleene.EventError) as by_one:
+        one.send(stream[2])
+    many = kleene.Engine(query, plan)
+    with pytest.raises(kleene.EventError) as by_many:
+        many.send_many(stream)
+    assert (by_many.value.row, by_many.value.field) == (by_one.value.row, "ts") == (3, "ts")
+    assert by_many.value.event.id == by_one.value.event.id == 2
+    assert many.metrics.matches == one.metrics.matches == 1
+    with pytest.raises(kleene.EventError, match="mapping has no 'ts'") as missing:
+        kleene.Engine(query, plan).send_many([stream[0], {"type": "B"}])
+    assert missing.value.event is None

@@ -191,6 +191,10 @@ class Negated:
         return all(any(name in bound for name in branch) for branch in self.branches)
 
 
+#: Values hashable as they are: a key of one needs no test.
+_ATOMS = frozenset({str, int, float, bool})
+
+
 @dataclass(frozen=True)
 class Partition:
     """The partition key: one attribute per equality class that covers every variable.
@@ -214,6 +218,8 @@ class Partition:
             value = attrs.get(names[0])
             if value is None:
                 return None
+            if type(value) in _ATOMS:
+                return (value,)
             values: tuple[Any, ...] = (value,)
         else:
             values = tuple([attrs.get(name) for name in names])

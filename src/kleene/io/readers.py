@@ -42,7 +42,7 @@ from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
 from kleene.errors import EventError
-from kleene.events import EPOCH_UNITS, Event, to_timestamp
+from kleene.events import EPOCH_UNITS, Event, owned_event, to_timestamp
 
 log = logging.getLogger("kleene")
 
@@ -301,7 +301,7 @@ class _Rows:
             return None
         reader.mark(where, number)
         reader.rows += 1
-        return Event(kind, ts, attrs, event_id)
+        return owned_event(kind, ts, attrs, event_id)  # a dict made for it: no copy
 
 
 class _BadCellError(Exception):

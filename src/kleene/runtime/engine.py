@@ -276,15 +276,21 @@ class Engine:
         return found
 
     def _count_live(self, key: Hashable | None, state: Any) -> None:
+        """Count the partition's runs, and check the guards when the count changed (the
+        same counts passed them before)."""
         live = self.plan.live_runs(state)
-        if live or self._live:
-            metrics = self._metrics
-            self._total_live += live - self._live.get(key, 0)
-            self._live[key] = live
+        counted = self._live
+        before = counted.get(key, 0)
+        if live != before:
+            self._total_live += live - before
+            if live:
+                counted[key] = live
+            else:
+                del counted[key]
             if live > self._cap_key or self._total_live > self._cap_total:
                 self._over(key, state, live)
-            metrics.peak_runs = max(metrics.peak_runs, self._total_live)
-            metrics.run_steps += self._total_live
+            self._metrics.peak_runs = max(self._metrics.peak_runs, self._total_live)
+        self._metrics.run_steps += self._total_live
 
     def _over(self, key: Hashable | None, state: Any, live: int) -> None:
         """A guard on partial matches tripped: raise, or drop the partition's oldest."""

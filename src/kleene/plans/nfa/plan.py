@@ -134,7 +134,7 @@ class NfaState(Partition):
     runs: list[Run] = field(default_factory=list)
     buffer: Buffer = field(default_factory=Buffer)
     versions: int = 0
-    kept: int = 64
+    kept: int = 16
     begin: bool = True  # may an event begin a run (`matches_from`: only the first)
     counters: dict[str, int] = field(
         default_factory=lambda: dict.fromkeys(
@@ -325,7 +325,7 @@ class Nfa(Plan[NfaState]):
     def step(self, state: NfaState, event: Event) -> list[Match]:
         stream = state.stream
         values = self.values(event)
-        if not state.runs and not state.pending:
+        if not state.runs and (self.immediate or not state.pending):
             # idle, the common case of selective queries: unless the event begins a run,
             # it only needs a position
             begins = (
@@ -627,6 +627,11 @@ class Nfa(Plan[NfaState]):
             state.runs = [r for r in state.runs if watermark.t - r.start <= self.window]
         return self._settle(state, watermark)
 
+    @property
+    def timed(self) -> bool:
+        """Only candidates waiting for time (`immediate` is False) have deadlines."""
+        return not self.immediate
+
     def deadline(self, state: NfaState) -> float | None:
         return self.finalizer.deadline(state)
 
@@ -663,7 +668,7 @@ class Nfa(Plan[NfaState]):
         if self.negated and self.window is not None:
             cut = min(cut, watermark.t - 2 * self.window)  # a negation looks back a window
         stream.drop_before(cut)
-        state.kept = 2 * len(stream.events) + 64  # forget again when the stream has doubled
+        state.kept = 2 * len(stream.events) + 16  # forget again when the stream has doubled
 
 
 def _run_start(run: Run) -> tuple[float, int]:
