@@ -152,3 +152,12 @@ def test_long_histories_pickle(name):
     found = plan.step(state, kleene.Event("C", 3000, {}, 3000))
     found += plan.advance(state, kleene.Watermark(float("inf")))
     assert [m.ids()["b"] for m in found] == [tuple(range(1, 3000))]
+
+
+def test_window_join_two_kleene_variables():
+    """Each Kleene variable's loop keeps its own names: the inner one's events once replaced
+    the outer's, and a match went missing (found by the thorough profile)."""
+    events = [kleene.Event("A", 0, {"k": 0}, id=i) for i in range(5)]
+    query = "PATTERN SEQ(_+ v1[], _ v2, _+ v3[], _ v4) WITHIN 1"
+    conformance.check("window_join", query, events, checks=("same_matches",))
+    assert len(kleene.match(query, events, plan="window_join")) == 7

@@ -32,7 +32,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from itertools import combinations
+from itertools import combinations, islice
 from operator import attrgetter
 from typing import Any
 
@@ -350,6 +350,14 @@ class _Code(Writer):
         holds: Callable[[Event], bool] = self.load(source)["holds"]
         return holds
 
+    def shape(self, count: str | None) -> str:
+        """The match's (variable, number of events) pairs as source: a Kleene variable's
+        number is `count` (None: its run's length)."""
+        return ", ".join(
+            f"({v.name!r}, {count or f'len(run{s})'})" if v.kleene else f"({v.name!r}, 1)"
+            for s, v in enumerate(self.plan.positive)
+        )
+
     def completer(self, last: int) -> Callable[..., None]:
         """The loops completing matches whose latest event binds variable `last`."""
         plan = self.plan
@@ -370,14 +378,36 @@ class _Code(Writer):
         ]
         lines += [self.test(c, "    ").replace("continue", "return") for c in constant_tests]
         decided |= {id(c) for c in constant_tests}
+        # what each loop level binds is made once there, not once per match: its event as
+        # a binding (b<slot>) and, in an AND, the earliest time so far (m<slot>)
+        lines.append(f"    b{last} = (e{last},)\n    m{last} = e{last}.t\n")
+        earliest = f"m{last}"
         described = [f"on {'|'.join(sorted(positive[last].types or ['_']))} as "]
         described[0] += f"{positive[last].name} (last):"
         indent = "    "
         for depth, slot in enumerate(others):
             names = {positive[s].name for s in bound | {slot}}
+            # a negation between this variable and a later one, bound already: the loop
+            # starts at the last negated event before the later one (none may sit between)
+            starts = []
+            for j, (_, before, after) in enumerate(plan.negations):
+                if before == slot and after in bound:
+                    lines.append(
+                        f"{indent}n = bucket[{len(positive) + j}]\n"
+                        f"{indent}k = _bisect_left(n, p{after}, key=_position)\n"
+                        f"{indent}s{j} = _bisect_left(bucket[{slot}], n[k - 1][0], "
+                        "key=_position) if k else 0\n"
+                    )
+                    starts.append(f"s{j}")
+            if starts:
+                start = starts[0] if len(starts) == 1 else f"max({', '.join(starts)})"
+                lines.append(
+                    f"{indent}for p{slot}, e{slot} in _islice(bucket[{slot}], {start}, None):\n"
+                )
             if plan.in_sequence:
                 successor = others[depth - 1] if depth else last
-                lines.append(f"{indent}for p{slot}, e{slot} in bucket[{slot}]:\n")
+                if not starts:
+                    lines.append(f"{indent}for p{slot}, e{slot} in bucket[{slot}]:\n")
                 if depth:
                     lines.append(f"{indent}    if p{slot} >= p{successor}: break\n")
                 relation = f"before {positive[successor].name}"
@@ -395,6 +425,8 @@ class _Code(Writer):
                         f"no {variable.name} between {positive[before].name} and "
                         f"{positive[after].name}"
                     )
+                    if before == slot and after in bound:
+                        continue  # the loop's start tested it
                     negated = len(positive) + j
                     lines.append(
                         f"{indent}n = bucket[{negated}]\n"
@@ -406,6 +438,12 @@ class _Code(Writer):
             ]
             decided |= {id(c) for c in tests}
             lines += [self.test(c, indent) for c in tests]
+            lines.append(f"{indent}b{slot} = (e{slot},)\n")
+            if not plan.in_sequence:
+                lines.append(
+                    f"{indent}m{slot} = e{slot}.t if e{slot}.t < {earliest} else {earliest}\n"
+                )
+                earliest = f"m{slot}"
             bound.add(slot)
             shown = " and ".join([*unless, *(c.text for c in tests)])
             described.append(
@@ -413,37 +451,36 @@ class _Code(Writer):
             )
         for slot in kleene:  # each between its two neighbours, bound by now: any subset
             variable = positive[slot]
-            low = f"_bisect(c, p{slot - 1}, key=_position)" if slot else "0"
-            most = "len(es)" if variable.max is None else f"min({variable.max}, len(es))"
+            # each Kleene variable's own names: an inner one's must not replace them
+            c, es, r = f"c{slot}", f"es{slot}", f"r{slot}"
+            low = f"_bisect({c}, p{slot - 1}, key=_position)" if slot else "0"
+            most = f"len({es})" if variable.max is None else f"min({variable.max}, len({es}))"
             lines.append(
-                f"{indent}c = bucket[{slot}]\n"
-                f"{indent}es = [e for _, e in c[{low} : _bisect_left(c, p{slot + 1}, "
+                f"{indent}{c} = bucket[{slot}]\n"
+                f"{indent}{es} = [e for _, e in {c}[{low} : _bisect_left({c}, p{slot + 1}, "
                 "key=_position)]]\n"
-                f"{indent}for r in range({variable.min}, {most} + 1):\n"
-                f"{indent}    for run{slot} in _combinations(es, r):\n"
+                f"{indent}for {r} in range({variable.min}, {most} + 1):\n"
             )
+            if len(kleene) == 1:  # the shape of the match depends on its length alone
+                lines.append(f"{indent}    sh = (NAME, ({self.shape(r)},))\n")
+            lines.append(f"{indent}    for run{slot} in _combinations({es}, {r}):\n")
             indent += "        "
             neighbours = " and ".join(positive[s].name for s in (slot - 1, slot + 1) if s >= 0)
             described.append(f"for {variable.name}[] (any subset between {neighbours})")
         bindings = ", ".join(
-            f"{v.name!r}: {f'run{s}' if v.kleene else f'(e{s},)'}" for s, v in enumerate(positive)
+            f"{v.name!r}: {f'run{s}' if v.kleene else f'b{s}'}" for s, v in enumerate(positive)
         )
-        times = [f"e{s}.t" for s in sorted(bound)]
+        first = earliest  # an AND's earliest time; a SEQ's first event's
         if plan.in_sequence:
             first = "run0[0].t" if positive[0].kleene else "e0.t"
-        else:
-            first = times[0] if len(times) == 1 else f"min({', '.join(times)})"
         ids = ", ".join(
             f"*map(_id, run{s})" if v.kleene else f"e{s}.id" for s, v in enumerate(positive)
         )
-        shape = ", ".join(
-            f"({v.name!r}, len(run{s}))" if v.kleene else f"({v.name!r}, 1)"
-            for s, v in enumerate(positive)
-        )
+        shape = {0: "SHAPE", 1: "sh"}.get(len(kleene), f"(NAME, ({self.shape(None)},))")
         lines.append(
             f"{indent}t = {first}\n"
-            f"{indent}found.append(_Match({{{bindings}}}, NAME, (t, e{last}.t), "
-            f"(e{last}.t, t, ({ids},), (NAME, ({shape},)))))\n"
+            f"{indent}found.append(_Match({{{bindings}}}, NAME, (t, m{last}), "
+            f"(m{last}, t, ({ids},), {shape})))\n"
             f"{indent}if len(found) > CAP: FULL(e{last}, found)\n"
         )
         self.plans.append(" ".join(described))
@@ -452,9 +489,11 @@ class _Code(Writer):
             "_bisect": bisect_right,
             "_bisect_left": bisect_left,
             "_combinations": combinations,
+            "_islice": islice,
             "_position": _position,
             "_id": attrgetter("id"),
             "NAME": plan.pattern_name,
+            "SHAPE": (plan.pattern_name, tuple((v.name, 1) for v in positive)),
             "CAP": plan.match_cap,
             "FULL": plan.full,
         }
