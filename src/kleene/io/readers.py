@@ -36,13 +36,14 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
+from itertools import repeat
 from operator import itemgetter
 from pathlib import Path
 from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
 from kleene.errors import EventError
-from kleene.events import EPOCH_UNITS, Event, owned_event, to_timestamp
+from kleene.events import EPOCH_UNITS, Event, Timestamp, owned_event, to_timestamp
 
 log = logging.getLogger("kleene")
 
@@ -270,38 +271,84 @@ class _Rows:
     def event(self, row: dict[str, Any], where: str, number: int) -> Event | None:
         columns, reader = self.columns, self.reader
         try:
-            if columns.event_type is not None:
-                kind = columns.event_type
-            else:
-                raw = row.get(columns.type)
-                if raw is None or raw == "":
-                    raise _BadCellError(columns.type, "the event type is missing")
-                if not isinstance(raw, str):  # never retyped: 5 and "5" are not one type
-                    raise _BadCellError(
-                        columns.type,
-                        f"the event type must be text, not {type(raw).__name__} {raw!r} "
-                        "(patterns name types as text)",
-                    )
-                kind = raw
+            kind = columns.event_type or self.kind(row.get(columns.type))
             if columns.ts not in row:
                 raise _BadCellError(columns.ts, "the timestamp column is missing")
-            try:
-                ts = to_timestamp(row[columns.ts], self.zone, columns.ts_unit)
-            except ValueError as error:
-                raise _BadCellError(columns.ts, str(error)) from None
-            if columns.id is not None:
-                event_id = row.get(columns.id)
-                if event_id is None:
-                    raise _BadCellError(columns.id, "the id is missing")
-            else:
-                event_id = reader.rows
+            ts = self.stamp(row[columns.ts])
+            event_id = reader.rows if columns.id is None else self.ident(row.get(columns.id))
             attrs = {k: v for k, v in row.items() if v is not None and k not in self.special}
         except _BadCellError as bad:
             reader.fail(EventError(bad.message, source=where, row=number, field=bad.field))
             return None
         reader.mark(where, number)
         reader.rows += 1
-        return owned_event(kind, ts, attrs, event_id)  # a dict made for it: no copy
+        return owned_event(kind, ts, attrs, event_id)
+
+    def kind(self, raw: Any) -> str:
+        """The event type of a type cell."""
+        if raw is None or raw == "":
+            raise _BadCellError(self.columns.type, "the event type is missing")
+        if not isinstance(raw, str):  # never retyped: 5 and "5" are not one type
+            raise _BadCellError(
+                self.columns.type,
+                f"the event type must be text, not {type(raw).__name__} {raw!r} "
+                "(patterns name types as text)",
+            )
+        return raw
+
+    def stamp(self, raw: Any) -> Timestamp:
+        """The timestamp of a ts cell."""
+        try:
+            return to_timestamp(raw, self.zone, self.columns.ts_unit)
+        except ValueError as error:
+            raise _BadCellError(self.columns.ts, str(error)) from None
+
+    def ident(self, raw: Any) -> Any:
+        """The id of an id cell."""
+        if raw is None:
+            raise _BadCellError(self.columns.id or "id", "the id is missing")
+        return raw
+
+    def batch(
+        self,
+        names: list[str],
+        columns: list[list[Any]],
+        numbers: Sequence[int],
+        where: str,
+        good: list[bool] | None,
+    ) -> Iterator[Event]:
+        """The events of a batch of rows given as columns, holding every column the reader
+        needs once: what `event` makes of each row, with the columns' roles found once per
+        batch, not once per row."""
+        spec, reader = self.columns, self.reader
+        at = {name: i for i, name in enumerate(names)}
+        kinds = None if spec.event_type is not None else columns[at[spec.type]]
+        stamps = columns[at[spec.ts]]
+        ids = None if spec.id is None else columns[at[spec.id]]
+        attributes = [name for name in names if name not in self.special]
+        marked = False  # rows that follow one another need one mark (`EventReader.mark`)
+        cells = [columns[at[n]] for n in attributes]
+        # each row's attribute values (none, when the rows hold only type and time)
+        rows = zip(*cells, strict=True) if cells else repeat((), len(stamps))
+        for offset, values in enumerate(rows):
+            if good is not None and not good[offset]:
+                marked = False
+                continue
+            try:
+                kind = spec.event_type if kinds is None else self.kind(kinds[offset])
+                ts = self.stamp(stamps[offset])
+                event_id = reader.rows if ids is None else self.ident(ids[offset])
+            except _BadCellError as bad:
+                error = EventError(bad.message, source=where, row=numbers[offset], field=bad.field)
+                reader.fail(error)
+                marked = False
+                continue
+            if not marked:
+                reader.mark(where, numbers[offset])
+                marked = True
+            reader.rows += 1
+            attrs = {n: v for n, v in zip(attributes, values, strict=True) if v is not None}
+            yield owned_event(kind, ts, attrs, event_id)  # type: ignore[arg-type]
 
 
 class _BadCellError(Exception):
@@ -520,6 +567,11 @@ def _row_events(
     good: list[bool] | None = None,
 ) -> Iterator[Event]:
     """The events of one batch of rows (`good`, when given, marks rows already rejected)."""
+    spec = rows.columns
+    needed = [spec.ts, *([] if spec.event_type else [spec.type]), *([spec.id] if spec.id else [])]
+    if len(set(names)) == len(names) and all(name in names for name in needed) and columns:
+        yield from rows.batch(names, columns, numbers, where, good)
+        return
     for offset, values in enumerate(zip(*columns, strict=True)):
         if good is not None and not good[offset]:
             continue
