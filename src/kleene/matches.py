@@ -73,13 +73,13 @@ class Match:
         cls,
         bindings: dict[str, tuple[Event, ...]],
         pattern: str,
-        times: tuple[float, float],
+        times: tuple[float, float] | None,
         order: SortKey | None = None,
     ) -> Match:
         """A match from a plan that hands over a fresh dict of bindings (kept, not copied),
-        the times and, if it has it, the sort key: what `Match(...)` makes, at a fraction of
-        the cost, for plans that make many. (A plan's generated code writes the same lines
-        inline: `_Building` is the class whose attributes can be set, fast.)
+        the earliest and latest times (None: found from the events when asked) and, if it
+        has it, the sort key: what `Match(...)` makes, at a fraction of the cost, for plans
+        that make many. (`_Building` is the class whose attributes can be set, fast.)
 
         >>> Match.made({"a": (Event("A", 1, id=0),)}, "p", (1, 1)) == Match(
         ...     {"a": (Event("A", 1, id=0),)}, "p")

@@ -33,7 +33,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from itertools import combinations, islice
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from kleene.compiler.analysis import Analysis, Condition, Variable
@@ -250,8 +250,8 @@ def _expire(buffer: Buffer, low: float, strict: bool = False) -> None:
     del buffer[:cut]
 
 
-def _position(entry: tuple[int, Event]) -> int:
-    return entry[0]
+#: A buffer entry's position (the key the loops bisect buffers by, read in C).
+_position: Callable[[tuple[int, Event]], int] = itemgetter(0)
 
 
 def _shape(analysis: Analysis) -> str | None:
@@ -479,7 +479,7 @@ class _Code(Writer):
         shape = {0: "SHAPE", 1: "sh"}.get(len(kleene), f"(NAME, ({self.shape(None)},))")
         lines.append(
             f"{indent}t = {first}\n"
-            f"{indent}found.append(_Match({{{bindings}}}, NAME, (t, m{last}), "
+            f"{indent}found.append(_Match({{{bindings}}}, NAME, None, "
             f"(m{last}, t, ({ids},), {shape})))\n"
             f"{indent}if len(found) > CAP: FULL(e{last}, found)\n"
         )
