@@ -3,7 +3,7 @@
 import dataclasses
 import itertools
 
-from hypothesis import assume, given
+from hypothesis import assume, given, reject
 from hypothesis import strategies as st
 
 import kleene
@@ -141,7 +141,10 @@ def test_relaxing_one_clause_finds_a_superset(case, data):
     relaxed = (*clauses[:index], dataclasses.replace(clauses[index], name=looser))
     relaxed += clauses[index + 1 :]
     before = keys(kleene.match(dataclasses.replace(pattern, strategies=clauses), case.events))
-    after = keys(kleene.match(dataclasses.replace(pattern, strategies=relaxed), case.events))
+    try:
+        after = keys(kleene.match(dataclasses.replace(pattern, strategies=relaxed), case.events))
+    except kleene.PatternError:
+        reject()  # two clauses over the whole query, one relaxed: they disagree now
     assert before <= after
 
 
