@@ -271,7 +271,9 @@ class _Rows:
     def event(self, row: dict[str, Any], where: str, number: int) -> Event | None:
         columns, reader = self.columns, self.reader
         try:
-            kind = columns.event_type or self.kind(row.get(columns.type))
+            kind = columns.event_type
+            if kind is None:
+                kind = self.kind(row.get(columns.type))
             if columns.ts not in row:
                 raise _BadCellError(columns.ts, "the timestamp column is missing")
             ts = self.stamp(row[columns.ts])
@@ -568,7 +570,8 @@ def _row_events(
 ) -> Iterator[Event]:
     """The events of one batch of rows (`good`, when given, marks rows already rejected)."""
     spec = rows.columns
-    needed = [spec.ts, *([] if spec.event_type else [spec.type]), *([spec.id] if spec.id else [])]
+    needed = [spec.ts, *([spec.type] if spec.event_type is None else [])]
+    needed += [] if spec.id is None else [spec.id]
     if len(set(names)) == len(names) and all(name in names for name in needed) and columns:
         yield from rows.batch(names, columns, numbers, where, good)
         return

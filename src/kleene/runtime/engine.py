@@ -621,11 +621,11 @@ class Engine:
                     self._check_time(item)
                     ts_type = self._ts_type
                 last = t
+                fired = self._fire(Watermark(t, inclusive=False)) if timers else None
                 key = None if key_of is None else key_of(item)
                 state = states.get(key)
                 if state is None:
                     state = self._state(key)
-                fired = self._fire(Watermark(t, inclusive=False)) if timers else None
                 found = step(state, item)
                 if len(found) > cap:
                     found = self._cut(found, item)

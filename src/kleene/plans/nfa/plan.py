@@ -127,6 +127,11 @@ class Run:
         self.memo = memo
 
 
+#: The events a state keeps at least before it forgets the ones nothing needs (a state
+#: without runs keeps about this many: every key seen within the window has one).
+KEPT = 16
+
+
 @dataclass
 class NfaState(Partition):
     """One partition's needed events, undecided candidates, runs and buffer."""
@@ -134,7 +139,7 @@ class NfaState(Partition):
     runs: list[Run] = field(default_factory=list)
     buffer: Buffer = field(default_factory=Buffer)
     versions: int = 0
-    kept: int = 16
+    kept: int = KEPT
     begin: bool = True  # may an event begin a run (`matches_from`: only the first)
     counters: dict[str, int] = field(
         default_factory=lambda: dict.fromkeys(
@@ -668,7 +673,7 @@ class Nfa(Plan[NfaState]):
         if self.negated and self.window is not None:
             cut = min(cut, watermark.t - 2 * self.window)  # a negation looks back a window
         stream.drop_before(cut)
-        state.kept = 2 * len(stream.events) + 16  # forget again when the stream has doubled
+        state.kept = 2 * len(stream.events) + KEPT  # forget again when it has doubled
 
 
 def _run_start(run: Run) -> tuple[float, int]:
