@@ -40,7 +40,7 @@ import json
 import math
 import pickle
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import fields
 from functools import cached_property
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
@@ -182,6 +182,46 @@ class Plan(ABC, Generic[S]):
     @abstractmethod
     def step(self, state: S, event: Event) -> list[Match]:
         """Feed one event; return the matches it makes final."""
+
+    def step_lazily(self, state: S, event: Event) -> Iterable[Match]:
+        """`step`, with the matches made as they are read: what `step` returns, in the
+        order the plan makes them (not sorted). Read it to its end, or close it, before the
+        state is used again; the state has then moved on as `step` moves it. A plan whose
+        one event may complete very many matches (any subset of a Kleene variable's events)
+        makes them one at a time here, so they are never all held at once, and stops at
+        `match_cap` as `step` does (see `capped`). By default: `step`'s list."""
+        return self.step(state, event)
+
+    def capped(
+        self, made: Iterable[Match], event: Event, counted: Callable[[int, bool], None]
+    ) -> Iterator[Match]:
+        """The matches `made` for `event`, at most `match_cap`: one more is a `LimitError`,
+        or under on_limit="drop" the rest are not made. `counted(number, cut)` hears how
+        many came out and whether the guard cut them, once the matches are read or closed.
+
+        >>> import kleene
+        >>> plan = kleene.compile("PATTERN SEQ(A a, B b) WITHIN 9", max_matches_per_event=2,
+        ...                       on_limit="drop")
+        >>> event = kleene.Event("B", 1, {}, 0)
+        >>> heard = []
+        >>> len(list(plan.capped(iter(range(5)), event, lambda *told: heard.append(told))))
+        2
+        >>> heard
+        [(2, True)]
+        """
+        number, cut = 0, False
+        cap, drop = self.match_cap, self.options.on_limit == "drop"
+        try:
+            for found in made:
+                if number >= cap:
+                    if not drop:
+                        raise self.too_many_matches(event)
+                    cut = True
+                    break
+                number += 1
+                yield found
+        finally:
+            counted(number, cut)
 
     @abstractmethod
     def advance(self, state: S, watermark: Watermark) -> list[Match]:

@@ -30,9 +30,9 @@ on B as b (last): for a (before b): a.x < b.x
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
-from itertools import combinations, islice
+from itertools import chain, combinations, islice
 from operator import attrgetter, itemgetter
 from typing import Any
 
@@ -110,9 +110,13 @@ class WindowJoinPlan(Plan[JoinState]):
         self._code = _Code(self)
         #: Per variable that can end a match: the loops that complete it.
         count = len(self.positive)
-        self.completers: dict[int, Callable[..., None]] = {
-            k: self._code.completer(k) for k in ([count - 1] if self.in_sequence else range(count))
+        both = {
+            k: self._code.completer(k)
+            for k in ([count - 1] if self.in_sequence else [*range(count)])
         }
+        self.completers: dict[int, Callable[..., None]] = {k: c for k, (c, _) in both.items()}
+        #: Each completer's generator twin (`step_lazily`).
+        self.lazy: dict[Callable[..., None], Callable[..., Iterator[Match]]] = dict(both.values())
         self.properties = [self._code.property(v.name) for v in self.positive] + [
             self._code.property(n.name) for n, _, _ in self.negations
         ]
@@ -145,7 +149,11 @@ class WindowJoinPlan(Plan[JoinState]):
         route = self._routes[event_type] = (ends, tuple((s, _tested(properties[s])) for s in kept))
         return route
 
-    def step(self, state: JoinState, event: Event) -> list[Match]:
+    def step(
+        self, state: JoinState, event: Event, made: list[Iterator[Match]] | None = None
+    ) -> list[Match]:
+        """`Plan.step`; given `made` (see `step_lazily`), the loops that complete matches
+        are not run but added there as generators."""
         position = state.position
         state.position = position + 1
         route = self._routes.get(event.type)
@@ -173,13 +181,21 @@ class WindowJoinPlan(Plan[JoinState]):
                 for buffer in bucket:
                     if buffer and buffer[0][1].t < low:
                         _expire(buffer, low)
-            try:
-                for holds, complete in ends:
-                    if holds is None or holds(event):
-                        complete(bucket, event, position, found)
-            except _Full:
-                state.cut_events += 1
-            state.completions += len(found)
+            if made is not None:
+                lazy = self.lazy
+                made += [
+                    lazy[complete](bucket, event, position)
+                    for holds, complete in ends
+                    if holds is None or holds(event)
+                ]
+            else:
+                try:
+                    for holds, complete in ends:
+                        if holds is None or holds(event):
+                            complete(bucket, event, position, found)
+                except _Full:
+                    state.cut_events += 1
+                state.completions += len(found)
         for slot, holds in kept:
             if holds is None or holds(event):
                 bucket[slot].append((position, event))
@@ -187,6 +203,21 @@ class WindowJoinPlan(Plan[JoinState]):
         if position >= state.sweep_at:
             self._sweep(state, event.t - self.window)  # type: ignore[operator]
         return found
+
+    def step_lazily(self, state: JoinState, event: Event) -> Iterable[Match]:
+        """`Plan.step_lazily`: the event is buffered now, and the loops run as the matches
+        are asked for (each stops at the event's own position, so they read the window as
+        it was before it)."""
+        made: list[Iterator[Match]] = []
+        self.step(state, event, made)
+        if not made:
+            return []
+
+        def counted(number: int, cut: bool) -> None:
+            state.completions += number
+            state.cut_events += cut
+
+        return self.capped(chain.from_iterable(made), event, counted)
 
     def _key(self, event: Event) -> Hashable | None:
         """The event's equivalence values (None when it lacks one)."""
@@ -249,6 +280,9 @@ def _expire(buffer: Buffer, low: float, strict: bool = False) -> None:
             cut += 1
     del buffer[:cut]
 
+
+#: Marks a line of the loops that only their generator form has (`_Code.completer`).
+_LAZY = "\0"
 
 #: A buffer entry's position (the key the loops bisect buffers by, read in C).
 _position: Callable[[tuple[int, Event]], int] = itemgetter(0)
@@ -358,8 +392,12 @@ class _Code(Writer):
             for s, v in enumerate(self.plan.positive)
         )
 
-    def completer(self, last: int) -> Callable[..., None]:
-        """The loops completing matches whose latest event binds variable `last`."""
+    def completer(self, last: int) -> tuple[Callable[..., None], Callable[..., Iterator[Match]]]:
+        """The loops completing matches whose latest event binds variable `last`: as a
+        function appending them to a list (`complete(bucket, e, p, found)`, which calls
+        `FULL` past `CAP`), and as a generator making them one at a time (`made(bucket, e,
+        p)`, see `WindowJoinPlan.step_lazily`). The generator is read once the event is
+        buffered too, so each of its loops also stops at the event's own position."""
         plan = self.plan
         positive = plan.positive
         kleene = [s for s, v in enumerate(positive) if v.kleene]
@@ -410,9 +448,12 @@ class _Code(Writer):
                     lines.append(f"{indent}for p{slot}, e{slot} in bucket[{slot}]:\n")
                 if depth:
                     lines.append(f"{indent}    if p{slot} >= p{successor}: break\n")
+                else:
+                    lines.append(f"{_LAZY}{indent}    if p{slot} >= p{last}: break\n")
                 relation = f"before {positive[successor].name}"
             else:
                 lines.append(f"{indent}for p{slot}, e{slot} in bucket[{slot}]:\n")
+                lines.append(f"{_LAZY}{indent}    if p{slot} >= p{last}: break\n")
                 relation = "any order"
             indent += "    "
             for other in () if plan.in_sequence else bound:  # SEQ: the positions differ
@@ -477,12 +518,8 @@ class _Code(Writer):
             f"*map(_id, run{s})" if v.kleene else f"e{s}.id" for s, v in enumerate(positive)
         )
         shape = {0: "SHAPE", 1: "sh"}.get(len(kleene), f"(NAME, ({self.shape(None)},))")
-        lines.append(
-            f"{indent}t = {first}\n"
-            f"{indent}found.append(_Match({{{bindings}}}, NAME, None, "
-            f"(m{last}, t, ({ids},), {shape})))\n"
-            f"{indent}if len(found) > CAP: FULL(e{last}, found)\n"
-        )
+        made = f"_Match({{{bindings}}}, NAME, None, (m{last}, t, ({ids},), {shape}))"
+        lines.append(f"{indent}t = {first}\n")
         self.plans.append(" ".join(described))
         helpers = {
             "_Match": Match.made,
@@ -497,8 +534,16 @@ class _Code(Writer):
             "CAP": plan.match_cap,
             "FULL": plan.full,
         }
-        complete: Callable[..., None] = self.load("".join(lines), helpers)["complete"]
-        return complete
+        eager = [line for line in lines if not line.startswith(_LAZY)]
+        eager.append(
+            f"{indent}found.append({made})\n{indent}if len(found) > CAP: FULL(e{last}, found)\n"
+        )
+        lazy = [line.removeprefix(_LAZY) for line in lines[1:]]
+        lazy.insert(0, f"def made(bucket, e{last}, p{last}):\n")
+        lazy.append(f"{indent}yield {made}\n")
+        complete: Callable[..., None] = self.load("".join(eager), helpers)["complete"]
+        generator: Callable[..., Iterator[Match]] = self.load("".join(lazy), helpers)["made"]
+        return complete, generator
 
 
 def _always(event: Event) -> bool:

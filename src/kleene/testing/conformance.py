@@ -12,7 +12,10 @@ not declare it skips (`Plan.limits`); each raises AssertionError saying what bro
   after any event gives the matches of an uninterrupted run;
 - `idle_eviction`: dropping the states `plan.idle` calls idle, after every event, changes
   nothing (a key that comes back starts a fresh state);
-- `deadlines`: advancing a state to its deadline moves the deadline on (or clears it).
+- `deadlines`: advancing a state to its deadline moves the deadline on (or clears it);
+- `lazily`: `step_lazily`, read to its end, gives each event the matches `step` gives it;
+  read only in part and closed at one event, it leaves the state as `step` would (every
+  later event reports the same).
 
 A pattern the plan cannot run (`PlanError` from its `unsupported`) is `UnsupportedError`.
 
@@ -33,8 +36,10 @@ kleene.testing.conformance.UnsupportedError: plan 'lazy_chain' cannot run this p
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 from kleene import plans
@@ -74,12 +79,15 @@ def drive(
     partition: bool = True,
     resume_at: int | None = None,
     evict: bool = False,
+    lazily: bool = False,
+    close_at: int | None = None,
 ) -> Driven:
     """Run `plan` over `events` the way the runtime does (one state per partition key,
     deadlines fired before the event that passes them, everything advanced to the end),
     checking that every advance at a deadline moves it on. With `resume_at`, every state is
     saved and loaded again after that many events; with `evict`, idle states are dropped
-    after every event."""
+    after every event; with `lazily`, events go to `step_lazily`, whose matches are read
+    to the end, except at event `close_at`: there only the first is read."""
     key_of: Callable[[Event], Hashable | None] | None = plan.partition_key if partition else None
     states: dict[Hashable | None, Any] = {}
     reports: Reports = []
@@ -102,7 +110,14 @@ def drive(
         state = states.get(key)
         if state is None:
             state = states[key] = plan.new_state()
-        found += plan.step(state, event)
+        if not lazily:
+            found += plan.step(state, event)
+        else:
+            made = iter(plan.step_lazily(state, event))
+            found += islice(made, 1) if index == close_at else made
+            close = getattr(made, "close", None)
+            if close is not None:
+                close()
         if evict:
             for k, s in list(states.items()):
                 deadline = plan.deadline(s)
@@ -179,12 +194,30 @@ def deadlines(plan: Plan[Any], reference: Plan[Any], events: Sequence[Event]) ->
     drive(plan, events)  # drive asserts at every deadline
 
 
+def lazily(plan: Plan[Any], reference: Plan[Any], events: Sequence[Event]) -> None:
+    eager = drive(plan, events)
+    assert drive(plan, events, lazily=True).reports == eager.reports, (
+        "step_lazily reports otherwise than step"
+    )
+    many = [i for i, found in enumerate(eager.reports[: len(events)]) if len(found) > 1]
+    for at in dict.fromkeys(many[:1] + many[-1:]):  # the first and last with several
+        cut = drive(plan, events, lazily=True, close_at=at)
+        assert not Counter(cut.reports[at]) - Counter(eager.reports[at]), (
+            f"at event {at} step_lazily, read in part, reports what step does not"
+        )
+        others = cut.reports[:at] + cut.reports[at + 1 :]
+        assert others == eager.reports[:at] + eager.reports[at + 1 :], (
+            f"closing step_lazily's matches after one at event {at} changes the state"
+        )
+
+
 CHECKS: dict[str, Callable[[Plan[Any], Plan[Any], Sequence[Event]], None]] = {
     "same_matches": same_matches,
     "partitioning": partitioning,
     "pickling": pickling,
     "idle_eviction": idle_eviction,
     "deadlines": deadlines,
+    "lazily": lazily,
 }
 
 

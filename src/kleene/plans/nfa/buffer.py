@@ -39,8 +39,8 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from collections.abc import Callable, Iterable
-from itertools import groupby
+from collections.abc import Callable, Iterable, Iterator
+from itertools import groupby, islice
 from operator import attrgetter
 from typing import Any
 
@@ -177,12 +177,24 @@ class Buffer:
         memo: Memo | None = None,
         limit: float = math.inf,
     ) -> list[History]:
-        """Every match history reachable from `entry` for the run of `version`, using what
-        `memo` remembers. With `since`, merged histories that all started before it are
-        skipped, and dropped from their join for good (time only moves on). The traversal
-        stops once it holds more than `limit` histories (a guard: they may be
+        """Every match history reachable from `entry` for the run of `version` (see
+        `each_history`), read until there are more than `limit` (a guard: they may be
         exponentially many)."""
-        found: list[History] = []
+        walk = self.each_history(entry, version, since, memo)
+        return list(walk if limit == math.inf else islice(walk, int(limit) + 1))
+
+    def each_history(
+        self,
+        entry: Entry | None,
+        version: Version,
+        since: float | None = None,
+        memo: Memo | None = None,
+    ) -> Iterator[History]:
+        """Every match history reachable from `entry` for the run of `version`, one at a
+        time, using what `memo` remembers. With `since`, merged histories that all started
+        before it are skipped, and dropped from their join for good (time only moves on).
+        Entries only ever point back, so a walk begun after later events were added reads
+        what it would have read before them."""
         todo: list[tuple[Entry | None, Version, Memo | None, list[Entry]]] = [
             (entry, version, memo, [])
         ]
@@ -195,9 +207,8 @@ class Buffer:
                     and version[: len(memo.version)] == memo.version
                 ):
                     groups = _grouped(segment, self.positions)
-                    found.extend(h.extended(groups) for h in memo.histories)
-                    if len(found) > limit:
-                        return found
+                    for history in memo.histories:
+                        yield history.extended(groups)
                     break
                 joined = current.variable is None
                 if not joined:
@@ -221,10 +232,7 @@ class Buffer:
                     break  # no history of this version passes here
                 current, version, memo = follow
             else:
-                found.append(_EMPTY.extended(_grouped(segment, self.positions)))
-                if len(found) > limit:
-                    return found
-        return found
+                yield _EMPTY.extended(_grouped(segment, self.positions))
 
     def first_histories(
         self, entry: Entry | None, version: Version, admit: Callable[[Entry], bool]

@@ -25,7 +25,7 @@ the output format decide, with `reference`'s finalizer.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -126,6 +126,11 @@ class Run:
         self.last = last
         self.memo = memo
 
+
+#: Where a completion's histories are read from when they are read lazily (`step_lazily`):
+#: the run's last entry and version, the window's start (None: no WITHIN), its memo, and
+#: the edge that completed it.
+_Walk = tuple[Entry | None, Version, float | None, Memo | None, Edge]
 
 #: The events a state keeps at least before it forgets the ones nothing needs (a state
 #: without runs keeps about this many: every key seen within the window has one).
@@ -327,7 +332,9 @@ class Nfa(Plan[NfaState]):
 
     # -- one event ----------------------------------------------------------------------
 
-    def step(self, state: NfaState, event: Event) -> list[Match]:
+    def step(self, state: NfaState, event: Event, walks: list[_Walk] | None = None) -> list[Match]:
+        """`Plan.step`; given `walks` (see `step_lazily`), a completion is not read from the
+        buffer but noted there, as where to read its histories from."""
         stream = state.stream
         values = self.values(event)
         if not state.runs and (self.immediate or not state.pending):
@@ -392,7 +399,7 @@ class Nfa(Plan[NfaState]):
                     if completes and (final is None or final(event, vector)):
                         finals += 1
                         if construct and self._complete(
-                            run, edge, position, event, completed, state
+                            run, edge, position, event, completed, state, walks
                         ):
                             cut = True
                     if target is not None:
@@ -444,7 +451,7 @@ class Nfa(Plan[NfaState]):
                     finals += 1
                     if construct:
                         fresh = Run(0, initial, key, values, t, position, position, (), None)
-                        if self._complete(fresh, edge, position, event, completed, state):
+                        if self._complete(fresh, edge, position, event, completed, state, walks):
                             cut = True
                 if target is not None:
                     state.versions += 1
@@ -526,11 +533,16 @@ class Nfa(Plan[NfaState]):
         event: Event,
         completed: list[tuple[History, Edge]],
         state: NfaState,
+        walks: list[_Walk] | None = None,
     ) -> bool:
-        """Read the matches a run completes on this take from the buffer; True when the
-        guard `max_matches_per_event` cut them (on_limit="drop")."""
+        """Read the matches a run completes on this take from the buffer (or, given
+        `walks`, note where to read them); True when the guard `max_matches_per_event` cut
+        them (on_limit="drop")."""
         window = self.window
         since = None if window is None else event.t - window
+        if walks is not None:
+            walks.append((run.last, run.version, since, run.memo, edge))
+            return False
         buffer = state.buffer
         t = event.t
         if self.first_only:
@@ -561,6 +573,41 @@ class Nfa(Plan[NfaState]):
             run.memo = Memo(run.last, run.version, histories)
         completed.extend((history, edge) for history in self._inside(histories, t))
         return False
+
+    def step_lazily(self, state: NfaState, event: Event) -> Iterable[Match]:
+        """`Plan.step_lazily`: with every match reported at once (`immediate`, no OR that
+        may complete one twice), the state moves on now and the matches are read from the
+        buffer as they are asked for; else `step`'s list."""
+        if not self.immediate or self.twins:
+            return self.step(state, event)
+        walks: list[_Walk] = []
+        self.step(state, event, walks)
+        if not walks:
+            return []
+        counters = state.counters
+
+        def counted(number: int, cut: bool) -> None:
+            counters["completions"] += number
+            if cut:
+                counters["cut_events"] = counters.get("cut_events", 0) + 1
+
+        return self.capped(self._walked(state, walks, event), event, counted)
+
+    def _walked(self, state: NfaState, walks: list[_Walk], event: Event) -> Iterator[Match]:
+        """The matches of the completions `step` noted, one at a time (what `_complete` and
+        `_inside` read, without a memo of them: a memo would hold them all)."""
+        window = self.window
+        t = event.t
+        exclusive = self.exclusive
+        each_history = state.buffer.each_history
+        for last, version, since, memo, edge in walks:
+            for history in each_history(last, version, since, memo):
+                first = history.first
+                if first is not None and since is not None:
+                    begun = first.t
+                    if begun < since or (exclusive and t - begun >= window):
+                        continue
+                yield self._match(history, edge, event)
 
     def _inside(self, histories: list[History], t: float) -> list[History]:
         """The histories a match completed at `t` may have: all of them (the buffer reads
