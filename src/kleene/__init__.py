@@ -31,7 +31,7 @@ from kleene.plans import compile, parse
 from kleene.plans.afa import Afa, read_afa
 from kleene.plans.afa import Builder as AfaBuilder
 from kleene.plans.base import Plan
-from kleene.runtime.engine import Engine, match
+from kleene.runtime.engine import Engine, match, match_iter
 
 __version__ = "0.1.0"
 
@@ -60,6 +60,7 @@ __all__ = [
     "from_pandas",
     "lead",
     "match",
+    "match_iter",
     "parse",
     "read_afa",
     "read_events",

@@ -2,6 +2,8 @@
 
 import pickle
 import random
+import tracemalloc
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -288,6 +290,95 @@ def test_send_many_reports_what_sending_one_by_one_does(plan, case, data):
     assert [m.key for m in found] == [m.key for m in expected]
     assert many.metrics.events == one.metrics.events == len(case.events)
     assert many.metrics.matches == one.metrics.matches
+
+
+@pytest.mark.parametrize("plan", SASE_PLANS)
+@settings(suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+@given(case=cases(max_events=8), data=st.data())
+def test_send_iter_reports_what_send_does(plan, case, data):
+    """`send_iter` hands out each event's matches (in the order made, so compared as a set
+    per event), counts them, and, closed after any number of matches, leaves the engine
+    where `send` leaves it: the events after give the same."""
+    try:
+        one = kleene.Engine(case.pattern, plan)
+    except kleene.PlanError:
+        reject()
+    expected = [sorted(m.key for m in one.send(e)) for e in case.events]
+    lazily = kleene.Engine(case.pattern, plan)
+    got = [sorted(m.key for m in lazily.send_iter([e])) for e in case.events]
+    assert got == expected
+    assert lazily.metrics.matches == one.metrics.matches
+    assert sorted(m.key for m in lazily.close()) == sorted(m.key for m in one.close())
+    at = data.draw(st.integers(0, len(case.events)), label="closed at event")
+    read = data.draw(st.integers(0, 3), label="after reading")
+    cut = kleene.Engine(case.pattern, plan)
+    for e in case.events[:at]:
+        list(cut.send_iter([e]))
+    sent: list[kleene.Event] = []
+
+    def feed() -> Iterator[kleene.Event]:
+        for e in case.events[at:]:
+            sent.append(e)
+            yield e
+
+    iterator = cut.send_iter(feed())
+    for _ in zip(range(read), iterator, strict=False):
+        pass
+    iterator.close()  # the event being sent is sent; its matches not read are not made
+    after = at + len(sent)
+    rest = [sorted(m.key for m in cut.send_iter([e])) for e in case.events[after:]]
+    assert rest == expected[after:]
+
+
+@pytest.mark.parametrize("plan", ["nfa", "window_join"])
+def test_send_iter_never_holds_all_of_one_events_matches(plan):
+    """An event completing 2**12 - 1 matches at once: `send_iter` makes them one at a time
+    (a tenth of the memory `send` needs, at most), and the guard still stops them at
+    `max_matches_per_event`, or cuts them there under on_limit="drop"."""
+    query = "PATTERN SEQ(A a, B+ b[], C c) WITHIN 100"
+    stream = [{"type": "A", "ts": 0}, *({"type": "B", "ts": t} for t in range(1, 13))]
+    stream.append({"type": "C", "ts": 13})
+
+    def peak(send: Callable[[kleene.Engine], int]) -> int:
+        engine = kleene.Engine(query, plan, max_matches_per_event=None)
+        tracemalloc.start()
+        try:
+            assert send(engine) == 2**12 - 1
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    whole = peak(lambda engine: len(engine.send_many(stream)))
+    lazily = peak(lambda engine: sum(1 for _ in engine.send_iter(stream)))
+    assert lazily * 10 < whole
+    capped = kleene.Engine(query, plan, max_matches_per_event=100)
+    made = capped.send_iter(stream)
+    with pytest.raises(kleene.LimitError, match="max_matches_per_event"):
+        for _ in made:
+            pass
+    assert capped.metrics.matches == 100  # handed out before the guard tripped
+    dropped = kleene.Engine(query, plan, max_matches_per_event=100, on_limit="drop")
+    assert sum(1 for _ in dropped.send_iter(stream)) == 100
+    assert dropped.metrics.plan["cut_events"] == 1  # as when `send` cuts them
+
+
+def test_send_iter_refuses_other_calls_until_it_ends():
+    """While `send_iter`'s matches are being read, the engine takes no other call (the
+    events it is sending would interleave); once read or closed, it goes on."""
+    engine = kleene.Engine("PATTERN SEQ(A a, B b) WITHIN 10")
+    made = engine.send_iter([{"type": "A", "ts": 1}, {"type": "B", "ts": 2}])
+    assert next(made).ids() == {"a": (0,), "b": (1,)}
+    for call in (
+        lambda: engine.send({"type": "B", "ts": 3}),
+        lambda: engine.send_many([]),
+        lambda: list(engine.send_iter([])),
+        lambda: engine.advance_to(5),
+        engine.close,
+    ):
+        with pytest.raises(KleeneError, match="read its matches to the end, or close"):
+            call()
+    made.close()
+    assert [m.ids() for m in engine.send({"type": "B", "ts": 3})] == [{"a": (0,), "b": (2,)}]
 
 
 @pytest.mark.parametrize("plan", ["nfa", "window_join", "reference"])

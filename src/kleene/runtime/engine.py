@@ -48,7 +48,7 @@ from kleene.plans.base import Plan
 from kleene.runtime.metrics import Metrics
 from kleene.runtime.reorder import OnLate, Reorder, delay_units
 
-__all__ = ["Engine", "check_input", "fewer_collections", "match"]
+__all__ = ["Engine", "check_input", "fewer_collections", "match", "match_iter"]
 
 EventLike = Event | Mapping[str, Any]
 #: How arcs added while the stream runs get their lifetimes: after the latest event
@@ -162,6 +162,8 @@ class Engine:
         self._ts_type: type = type(None)
         self._watermark: Watermark | None = None
         self._closed = False
+        #: Is a `send_iter` under way (its matches not all read)? Then nothing else may run.
+        self._busy = False
         self._reorder = None
         self._ordered = self.plan.ordered
         #: Does the plan report timed-out partial matches (`Timeout`s) too?
@@ -186,10 +188,22 @@ class Engine:
             sigma = 0 if self._ordered else math.inf if speculation is None else speculation
             self._reorder = Reorder(delay_units(max_delay, self.plan.options), on_late, sigma)
 
-    def send(self, event: EventLike) -> list[Match]:
-        """Feed one event (an `Event` or a mapping with type, ts, attributes)."""
+    def _ready(self) -> None:
+        """Refuse a call to a closed engine, or one whose `send_iter` is under way."""
         if self._closed:
             raise KleeneError("the engine is closed; make a new one for a new stream")
+        if self._busy:
+            raise KleeneError(
+                "the engine is still sending events for send_iter: read its matches to the "
+                "end, or close() the iterator, first"
+            )
+
+    def send(self, event: EventLike) -> list[Match]:
+        """Feed one event (an `Event` or a mapping with type, ts, attributes)."""
+        self._ready()
+        return self._send_one(event)
+
+    def _send_one(self, event: EventLike) -> list[Match]:
         item = as_event(event, default_id=self._arrivals)
         self._arrivals += 1
         self._metrics.events += 1
@@ -388,8 +402,7 @@ class Engine:
         punctuation (`advance_to`, or the watermark of `max_delay`), is an `EventError`."""
         if self._ordered:
             raise KleeneError(f"plan {self.plan.name!r} takes no retractions; plan='afa' does")
-        if self._closed:
-            raise KleeneError("the engine is closed; make a new one for a new stream")
+        self._ready()
         item = as_event(event)
         if item.id is None:
             raise EventError(
@@ -488,8 +501,7 @@ class Engine:
         return self._report(self._punctuate(self._watermark))
 
     def _afa_plan(self) -> AfaPlan:
-        if self._closed:
-            raise KleeneError("the engine is closed; make a new one for a new stream")
+        self._ready()
         if not isinstance(self.plan, AfaPlan):
             raise KleeneError(
                 f"arcs change while the stream runs on plan 'afa', not {self.plan.name!r}"
@@ -562,14 +574,42 @@ class Engine:
     def send_many(self, events: Iterable[EventLike]) -> list[Match]:
         """Feed events in order; the matches they make final, in the order reported (with
         fewer garbage collections meanwhile: see `fewer_collections`)."""
+        self._ready()
         reported: list[Match] = []
         with fewer_collections(), _located(events):
             if self._plain():
-                self._send_plain(events, reported)
+                reported.extend(self._send_plain(events))
             else:
                 for event in events:
-                    reported.extend(self.send(event))
+                    reported.extend(self._send_one(event))
         return reported
+
+    def send_iter(self, events: Iterable[EventLike]) -> Iterator[Match]:
+        """Feed events in order, and hand out the matches as they are made: each event's
+        in the order its plan makes them (`Plan.step_lazily`, not sorted as `send` sorts
+        them), so that an event completing very many (say every subset of a long Kleene
+        run, up to `max_matches_per_event`) never has them all in memory at once. Until the
+        iteration ends, or the iterator is closed, the engine takes no other call.
+
+        >>> import kleene
+        >>> engine = kleene.Engine("PATTERN SEQ(A a, B+ b[], C c) WITHIN 100",
+        ...                        max_matches_per_event=None)
+        >>> events = [{"type": "A", "ts": 0}, *({"type": "B", "ts": t} for t in range(1, 21)),
+        ...           {"type": "C", "ts": 21}]
+        >>> sum(1 for _ in engine.send_iter(events))  # 2**20 - 1, one at a time
+        1048575
+        """
+        self._ready()
+        self._busy = True
+        try:
+            with _located(events):
+                if self._plain():
+                    yield from self._send_plain(events, lazily=True)
+                else:
+                    for event in events:
+                        yield from self._send_one(event)
+        finally:
+            self._busy = False
 
     def _plain(self) -> bool:
         """Is `send` here the plain case `_send_plain` runs: an ordered plan, without
@@ -582,12 +622,13 @@ class Engine:
             and not self.plan.emits_events
         )
 
-    def _send_plain(self, events: Iterable[EventLike], reported: list[Match]) -> None:
+    def _send_plain(self, events: Iterable[EventLike], lazily: bool = False) -> Iterator[Match]:
         """`send` of each event in the plain case (`_plain`), with what `send`, `_step`
         and `_plan_step` do per event hoisted out of the loop: what the same events sent
         one by one report, in the same order, with the same errors. (Issue 19: the engine's
-        layers were a third of the time on the peers' P0.)"""
-        step = self.plan.step
+        layers were a third of the time on the peers' P0.) With `lazily`, the plan's
+        `step_lazily` makes each event's matches as they are read (`send_iter`)."""
+        step = self.plan.step_lazily if lazily else self.plan.step
         key_of = self._key
         states = self._states
         ts_type = self._ts_type
@@ -626,9 +667,20 @@ class Engine:
                 state = states.get(key)
                 if state is None:
                     state = self._state(key)
-                found = step(state, item)
-                if len(found) > cap:
-                    found = self._cut(found, item)
+                made = step(state, item)
+                if type(made) is list:
+                    found = made if len(made) <= cap else self._cut(made, item)
+                else:  # step_lazily's matches, made as they are read
+                    if fired:
+                        yield from self._report(fired)
+                        fired = None
+                    try:
+                        yield from self._each(made)
+                    finally:
+                        close = getattr(made, "close", None)
+                        if close is not None:
+                            close()
+                    found = []
                 if runs:
                     self._count_live(key, state)
                 if timed:
@@ -639,7 +691,7 @@ class Engine:
                     fired.extend(found)
                     found = fired
                 if found:
-                    reported.extend(self._report(found))
+                    yield from self._report(found)
         except EventError as error:
             if error.event is None:
                 error.event = item
@@ -654,8 +706,7 @@ class Engine:
         """Declare that every event with a timestamp up to and including `ts` has been sent.
         A time before an earlier `advance_to` (or the watermark of `max_delay`, for a plan
         taking events in any order) is an error: a punctuation does not go back."""
-        if self._closed:
-            raise KleeneError("the engine is closed")
+        self._ready()
         t = numeric_time(ts)
         reported: list[Match] = []
         if self._watermark is not None and t < self._watermark.t:
@@ -681,6 +732,7 @@ class Engine:
         """End the stream: report every match still waiting for time to pass."""
         if self._closed:
             return []
+        self._ready()
         end = Watermark(math.inf)
         reported: list[Match] = []
         if self._reorder is not None:
@@ -794,6 +846,19 @@ class Engine:
             reported.extend(self._advanced(state, watermark))
             self._schedule(key, state)
         return reported
+
+    def _each(self, made: Iterable[Match]) -> Iterator[Match]:
+        """`_report` for the matches of one event made as they are read: each gets the
+        query's RETURN values and is counted, in the order made."""
+        returns, functions, metrics = self._returns, self._functions, self._metrics
+        for found in made:
+            if returns:
+                found.returning(returned_values(returns, found.bindings, functions))
+            if isinstance(found, Timeout):
+                metrics.timeouts += 1
+            else:
+                metrics.matches += 1
+            yield found
 
     def _report(self, matches: list[Match]) -> list[Match]:
         """Sort the matches of an ordered plan; an unordered plan's outputs keep their order
@@ -929,3 +994,29 @@ def match(
         return net(found)
     found.sort(key=Match.sort_key)
     return found
+
+
+def match_iter(
+    pattern: Pattern | str | Afa,
+    events: Iterable[EventLike],
+    plan: str = "auto",
+    **options: Any,
+) -> Iterator[Match]:
+    """The matches of `pattern` in `events` as they are made (`Engine.send_iter`), then
+    those the end of the stream makes final: in the order reported, not sorted as `match`
+    sorts them, and none held longer than it takes to hand it out. A plan that takes events
+    in any order (`afa`) gives its `Retraction`s too, as they come.
+
+    >>> import kleene
+    >>> events = [{"type": t, "ts": i} for i, t in enumerate("AABBC")]
+    >>> for m in kleene.match_iter("PATTERN SEQ(A a, B b, C c) WITHIN 1 hour", events):
+    ...     print(m.ids())
+    {'a': (0,), 'b': (2,), 'c': (4,)}
+    {'a': (1,), 'b': (2,), 'c': (4,)}
+    {'a': (0,), 'b': (3,), 'c': (4,)}
+    {'a': (1,), 'b': (3,), 'c': (4,)}
+    """
+    engine = Engine(pattern, plan, **options)
+    with _located(events):
+        yield from engine.send_iter(check_input(engine.plan, events))
+        yield from engine.close()
