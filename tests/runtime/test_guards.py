@@ -160,6 +160,33 @@ def test_a_guard_trips_through_the_cli_as_one_line_and_option(tmp_path, capsys):
     assert "cut_events" in capsys.readouterr().err
 
 
+def test_the_cli_writes_one_events_matches_as_they_are_made(tmp_path, capsys):
+    """`kleene match` reads an event's matches as they are made (`Engine.send_iter`): with
+    --limit 5 it stops after the fifth of the C's 1,048,575 (building them first tripped
+    the default guard), and with the guard lifted it writes them all out as they come."""
+    path = tmp_path / "events.csv"
+    path.write_text("type,ts\n" + "".join(f"{e['type']},{e['ts']}\n" for e in runaway(20)))
+    out = tmp_path / "first.jsonl"
+    assert main(["match", RUNAWAY, "-i", str(path), "-o", str(out), "--limit", "5"]) == 0
+    assert len(out.read_text().splitlines()) == 5
+    path.write_text("type,ts\n" + "".join(f"{e['type']},{e['ts']}\n" for e in runaway(13)))
+    out = tmp_path / "all.jsonl"
+    lifted = ["--option", "max_matches_per_event=none"]
+    assert main(["match", RUNAWAY, "-i", str(path), "-o", str(out), *lifted]) == 0
+    assert len(out.read_text().splitlines()) == 2**13 - 1
+    assert "15 events, 8,191 matches" in capsys.readouterr().err
+
+
+def test_match_iter_hands_out_what_match_finds():
+    """`kleene.match_iter` gives `kleene.match`'s matches, in the order made."""
+    events = runaway(8) + [{"type": "A", "ts": 10}, {"type": "B", "ts": 11}]
+    events += [{"type": "C", "ts": 12}]
+    for plan in ("nfa", "window_join", "reference"):
+        lazily = [m.key for m in kleene.match_iter(RUNAWAY, events, plan)]
+        assert sorted(lazily) == sorted(m.key for m in kleene.match(RUNAWAY, events, plan))
+        assert len(lazily) == 2**8 - 1 + 2**9 - 1 + 1  # the second C: the first A's too
+
+
 def test_non_overlapping_output_never_builds_the_matches_it_drops():
     """Of the 1,048,575 matches the C completes, non-overlapping output reports one: nfa
     reads only that one from its buffer (Flink's SKIP_PAST_LAST_EVENT prunes so)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -130,19 +130,15 @@ def _match(args: argparse.Namespace) -> int:
         progress(shows, rows) as tick,
         fewer_collections(),
     ):
-        for batch in _chunks(check_input(engine.plan, reader), tick):
-            found = _sent(engine, batch, reader)
-            found, late = _split(found)
+        made = _made(engine, _chunks(check_input(engine.plan, reader), tick), reader)
+        for batch in made:
+            found, late = _split(batch)
             timed_out += write_timeouts(late) if late else 0
             shown.extend(found[: args.show - len(shown)])
             written += _emit(found, write, args.limit, written)
             if args.limit is not None and written >= args.limit:
+                made.close()
                 break
-        else:
-            found, late = _split(_closed(engine, reader))
-            timed_out += write_timeouts(late) if late else 0
-            shown.extend(found[: args.show - len(shown)])
-            written += _emit(found, write, args.limit, written)
     display = sys.stdout if args.output not in (None, "-") else sys.stderr
     fields = list(dict.fromkeys(read.attr for read in attributes_read(engine.plan)))
     for number, each in enumerate(shown, 1):
@@ -247,22 +243,33 @@ def _closed(engine: kleene.Engine, reader: EventReader) -> list[Any]:
         raise reader.locate(error) from None
 
 
-def _sent(
-    engine: kleene.Engine,
-    events: list[Event],
-    reader: EventReader,
-) -> list[Any]:
-    """What the events make the engine report. An error the engine finds in an event (a
-    time going back, values clashing in a condition) names the event's file and row; with
-    --on-error skip the event is skipped and counted (the partial matches it was extending
-    go on without it)."""
-    found: list[Any] = []
-    for event in events:
-        try:
-            found += engine.send(event)
-        except EventError as error:
-            reader.fail(reader.locate(error))
-    return found
+def _made(
+    engine: kleene.Engine, chunks: Iterator[list[Event]], reader: EventReader, size: int = 4096
+) -> Generator[list[Any], None, None]:
+    """What the events make the engine report, in lists of up to `size` handed on as they
+    fill (`Engine.send_iter`: an event completing very many matches is written out as they
+    come) and at the end of each chunk of events, then what closing it reports. An error
+    the engine finds in an event (a time going back, values clashing in a condition) names
+    the event's file and row; with --on-error skip the event is skipped and counted (the
+    partial matches it was extending go on without it), and the events after it are sent."""
+    for chunk in chunks:
+        batch: list[Any] = []
+        events = iter(chunk)
+        while True:
+            try:
+                for found in engine.send_iter(events):
+                    batch.append(found)
+                    if len(batch) >= size:
+                        yield batch
+                        batch = []
+                break
+            except EventError as error:
+                reader.fail(reader.locate(error))
+        if batch:
+            yield batch
+    closed = _closed(engine, reader)
+    if closed:
+        yield closed
 
 
 def _emit(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import resource
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -99,12 +99,20 @@ class _Output:
         #: Timed-out partial matches come too, each row marked by `kind`.
         self.kinds = bool(spec.options.get("timeouts"))
 
-    def extend(self, matches: list[Any], group: tuple[Any, ...]) -> None:
+    def extend(self, matches: Iterable[Any], group: tuple[Any, ...]) -> Iterator[pa.RecordBatch]:
+        """Rows for the matches (or a LEAD rule's emitted events); each time the rows
+        reach a batch, the batch."""
         for found in matches:
-            if isinstance(found, Event):
-                self.add_emitted(found, group)
-            else:
-                self.add(found, group)
+            self.put(found, group)
+            if self.full():
+                yield self.batch()
+
+    def put(self, found: Match | Event, group: tuple[Any, ...]) -> None:
+        """A row for a match, or for an event a LEAD rule emitted."""
+        if isinstance(found, Event):
+            self.add_emitted(found, group)
+        else:
+            self.add(found, group)
 
     def add_emitted(self, event: Event, group: tuple[Any, ...]) -> None:
         """A row for an event a LEAD rule emitted."""
@@ -166,27 +174,30 @@ class _Group:
         #: rows come sorted, so every so many the time reached is one.
         self.punctuate_in = None if plan.ordered else _PUNCTUATE_EVERY
 
-    def step(self, event: Event) -> list[Match]:
+    def step(self, event: Event) -> Iterable[Match]:
+        """The event's matches, made as they are read (`Plan.step_lazily`: one event's
+        many matches go out in batches, never all held at once)."""
+        if self.punctuate_in is None:
+            return self.keep(self.plan.step_lazily(self.state, event))
         found = self.plan.step(self.state, event)
-        if self.punctuate_in is not None:
-            self.punctuate_in -= 1
-            if not self.punctuate_in:
-                self.punctuate_in = _PUNCTUATE_EVERY
-                found += self.plan.advance(self.state, Watermark(event.t, inclusive=False))
-            if any(isinstance(m, Retraction) for m in found):
-                raise KleeneError(
-                    f"plan {self.plan.name!r} withdrew a match on rows in timestamp order; "
-                    "that is a bug, please report it with the query"
-                )
+        self.punctuate_in -= 1
+        if not self.punctuate_in:
+            self.punctuate_in = _PUNCTUATE_EVERY
+            found += self.plan.advance(self.state, Watermark(event.t, inclusive=False))
+        if any(isinstance(m, Retraction) for m in found):
+            raise KleeneError(
+                f"plan {self.plan.name!r} withdrew a match on rows in timestamp order; "
+                "that is a bug, please report it with the query"
+            )
         return self.keep(found)
 
-    def finish(self) -> list[Match]:
+    def finish(self) -> Iterable[Match]:
         return self.keep(self.plan.advance(self.state, _END))
 
-    def keep(self, matches: list[Match]) -> list[Match]:
+    def keep(self, matches: Iterable[Match]) -> Iterable[Match]:
         if self.slice is None:
             return matches
-        return [m for m in matches if m.start.attrs[HOME] == self.slice]
+        return (m for m in matches if m.start.attrs[HOME] == self.slice)
 
 
 class PeakParam(AccumulatorParam[int]):
@@ -225,13 +236,14 @@ def match_batches(
                     key = tuple(column[row] for column in keys)
                     if group is None or key != group.key:
                         if group is not None:
-                            output.extend(group.finish(), group.key)
+                            yield from output.extend(group.finish(), group.key)
                         group = _Group(plan, spec, key)
-                    output.extend(group.step(event), key)
-                    if output.full():
-                        yield output.batch()
+                    for found in group.step(event):  # most events: none
+                        output.put(found, key)
+                        if output.full():
+                            yield output.batch()
         if group is not None:
-            output.extend(group.finish(), group.key)
+            yield from output.extend(group.finish(), group.key)
         if output.rows:
             yield output.batch()
         if peak is not None:
