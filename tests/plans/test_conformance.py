@@ -161,3 +161,15 @@ def test_window_join_two_kleene_variables():
     query = "PATTERN SEQ(_+ v1[], _ v2, _+ v3[], _ v4) WITHIN 1"
     conformance.check("window_join", query, events, checks=("same_matches",))
     assert len(kleene.match(query, events, plan="window_join")) == 7
+
+
+def test_window_join_bindings_keep_their_names_from_the_conditions():
+    """The loops' binding of an event (once `b<slot>`) shared a name with a comparison's
+    temporary (`b<n>`): `v1.x <= v2.x` overwrote v4's binding with v2's x, and matches came
+    out with an int for v4 (found by the thorough profile)."""
+    events = [kleene.Event("A", 0, {"k": 0, "x": 0}, id=0), kleene.Event("A", 0, {"x": 0}, id=1)]
+    events += [kleene.Event("A", 0, {"k": 0}, id=i) for i in (2, 3)]
+    query = "PATTERN SEQ(_ v1, _ v2, _ v3, _ v4) WHERE v1.x <= v2.x WITHIN 1"
+    conformance.check("window_join", query, events, checks=("same_matches", "lazily"))
+    (found,) = kleene.match(query, events, plan="window_join")
+    assert found.ids() == {"v1": (0,), "v2": (1,), "v3": (2,), "v4": (3,)}

@@ -417,8 +417,9 @@ class _Code(Writer):
         lines += [self.test(c, "    ").replace("continue", "return") for c in constant_tests]
         decided |= {id(c) for c in constant_tests}
         # what each loop level binds is made once there, not once per match: its event as
-        # a binding (b<slot>) and, in an AND, the earliest time so far (m<slot>)
-        lines.append(f"    b{last} = (e{last},)\n    m{last} = e{last}.t\n")
+        # a binding (one<slot>: not b<n>, which the condition writer takes for its own
+        # locals) and, in an AND, the earliest time so far (m<slot>)
+        lines.append(f"    one{last} = (e{last},)\n    m{last} = e{last}.t\n")
         earliest = f"m{last}"
         described = [f"on {'|'.join(sorted(positive[last].types or ['_']))} as "]
         described[0] += f"{positive[last].name} (last):"
@@ -479,7 +480,7 @@ class _Code(Writer):
             ]
             decided |= {id(c) for c in tests}
             lines += [self.test(c, indent) for c in tests]
-            lines.append(f"{indent}b{slot} = (e{slot},)\n")
+            lines.append(f"{indent}one{slot} = (e{slot},)\n")
             if not plan.in_sequence:
                 lines.append(
                     f"{indent}m{slot} = e{slot}.t if e{slot}.t < {earliest} else {earliest}\n"
@@ -509,7 +510,7 @@ class _Code(Writer):
             neighbours = " and ".join(positive[s].name for s in (slot - 1, slot + 1) if s >= 0)
             described.append(f"for {variable.name}[] (any subset between {neighbours})")
         bindings = ", ".join(
-            f"{v.name!r}: {f'run{s}' if v.kleene else f'b{s}'}" for s, v in enumerate(positive)
+            f"{v.name!r}: {f'run{s}' if v.kleene else f'one{s}'}" for s, v in enumerate(positive)
         )
         first = earliest  # an AND's earliest time; a SEQ's first event's
         if plan.in_sequence:
