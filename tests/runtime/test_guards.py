@@ -179,7 +179,7 @@ def test_the_cli_writes_one_events_matches_as_they_are_made(tmp_path, capsys):
 
 def test_match_iter_hands_out_what_match_finds():
     """`kleene.match_iter` gives `kleene.match`'s matches, in the order made."""
-    events = runaway(8) + [{"type": "A", "ts": 10}, {"type": "B", "ts": 11}]
+    events = [*runaway(8), {"type": "A", "ts": 10}, {"type": "B", "ts": 11}]
     events += [{"type": "C", "ts": 12}]
     for plan in ("nfa", "window_join", "reference"):
         lazily = [m.key for m in kleene.match_iter(RUNAWAY, events, plan)]
