@@ -574,11 +574,16 @@ class Engine:
     def send_many(self, events: Iterable[EventLike]) -> list[Match]:
         """Feed events in order; the matches they make final, in the order reported (with
         fewer garbage collections meanwhile: see `fewer_collections`)."""
+        return self._send_many(events)
+
+    def _send_many(self, events: Iterable[EventLike], sort: bool = True) -> list[Match]:
+        """`send_many`; with `sort=False`, the plain case leaves each event's matches in
+        the order the plan made them, for a caller that sorts them all (`match`)."""
         self._ready()
         reported: list[Match] = []
         with fewer_collections(), _located(events):
             if self._plain():
-                for found in self._send_plain(events):
+                for found in self._send_plain(events, sort=sort):
                     reported += found
             else:
                 for event in events:
@@ -629,7 +634,7 @@ class Engine:
         )
 
     def _send_plain(
-        self, events: Iterable[EventLike], lazily: bool = False
+        self, events: Iterable[EventLike], lazily: bool = False, sort: bool = True
     ) -> Generator[Iterable[Match], None, None]:
         """`send` of each event in the plain case (`_plain`), with what `send`, `_step`
         and `_plan_step` do per event hoisted out of the loop: what the same events sent
@@ -692,9 +697,9 @@ class Engine:
                     yield self._each(found)
                 elif fired:
                     fired.extend(found)
-                    yield self._report(fired)
+                    yield self._report(fired, sort)
                 elif found:
-                    yield self._report(found)  # type: ignore[arg-type]
+                    yield self._report(found, sort)  # type: ignore[arg-type]
         except EventError as error:
             if error.event is None:
                 error.event = item
@@ -868,10 +873,11 @@ class Engine:
             if close is not None:
                 close()
 
-    def _report(self, matches: list[Match]) -> list[Match]:
-        """Sort the matches of an ordered plan; an unordered plan's outputs keep their order
-        (a retraction and a match equal to it must be applied as they come). Each match
-        gets the query's RETURN values."""
+    def _report(self, matches: list[Match], sort: bool = True) -> list[Match]:
+        """Sort the matches of an ordered plan (unless `sort` is False: the caller sorts
+        them all later); an unordered plan's outputs keep their order (a retraction and a
+        match equal to it must be applied as they come). Each match gets the query's
+        RETURN values."""
         if self._returns:
             for found in matches:
                 found.returning(returned_values(self._returns, found.bindings, self._functions))
@@ -885,7 +891,7 @@ class Engine:
             self._metrics.retractions += withdrawn
             self._metrics.matches += len(matches) - withdrawn
             return matches
-        if len(matches) > 1:
+        if sort and len(matches) > 1:
             matches.sort(key=Match.sort_key)
         if self._timeouts:
             timed_out = sum(isinstance(m, Timeout) for m in matches)
@@ -946,15 +952,18 @@ def _limit(value: int | None) -> float:
     return math.inf if value is None else value
 
 
-def check_input(plan: Plan[Any], events: Iterable[Any]) -> Iterator[Any]:
+def check_input(plan: Plan[Any], events: Iterable[Any]) -> Iterable[Any]:
     """The events, unchanged; when they come from a reader with a schema (CSV, Parquet,
     Arrow, pandas), the query's attributes are first checked against its columns
     (`check_columns`: an `EventError` for an attribute no column holds, before any event is
-    matched)."""
-    iterator = iter(events)
+    matched). Other events are handed back as they are (no layer per event)."""
     if not isinstance(events, EventReader):
-        yield from iterator
-        return
+        return events
+    return _checked(plan, events)
+
+
+def _checked(plan: Plan[Any], events: EventReader) -> Iterator[Any]:
+    iterator = iter(events)
     first = next(iterator, None)  # opens the input: its columns are known now
     if events.names is not None:
         check_columns(plan, events.names, events.where or events.source, events.roles())
@@ -994,7 +1003,8 @@ def match(
     """
     engine = Engine(pattern, plan, **options)
     with fewer_collections(), _located(events):
-        found = engine.send_many(check_input(engine.plan, events))
+        # each event's matches are left unsorted: they are all sorted once, below
+        found = engine._send_many(check_input(engine.plan, events), sort=False)
         found.extend(engine.close())
     if engine.plan.emits_events:  # a LEAD rule: its events, in emission order
         return found
