@@ -99,9 +99,14 @@ class _Output:
         #: Timed-out partial matches come too, each row marked by `kind`.
         self.kinds = bool(spec.options.get("timeouts"))
 
-    def extend(self, matches: Iterable[Any], group: tuple[Any, ...]) -> Iterator[pa.RecordBatch]:
-        """Rows for the matches (or a LEAD rule's emitted events); each time the rows
-        reach a batch, the batch."""
+    def extend(self, matches: Iterable[Any], group: tuple[Any, ...]) -> None:
+        """Rows for the matches (or a LEAD rule's emitted events)."""
+        for found in matches:
+            self.put(found, group)
+
+    def filled(self, matches: Iterable[Any], group: tuple[Any, ...]) -> Iterator[pa.RecordBatch]:
+        """Rows for the matches, as they are made; each time the rows fill a batch, the
+        batch."""
         for found in matches:
             self.put(found, group)
             if self.full():
@@ -236,14 +241,13 @@ def match_batches(
                     key = tuple(column[row] for column in keys)
                     if group is None or key != group.key:
                         if group is not None:
-                            yield from output.extend(group.finish(), group.key)
+                            yield from output.filled(group.finish(), group.key)
                         group = _Group(plan, spec, key)
-                    for found in group.step(event):  # most events: none
-                        output.put(found, key)
-                        if output.full():
-                            yield output.batch()
+                    made = group.step(event)
+                    if made:  # most events make none (an empty list)
+                        yield from output.filled(made, key)
         if group is not None:
-            yield from output.extend(group.finish(), group.key)
+            yield from output.filled(group.finish(), group.key)
         if output.rows:
             yield output.batch()
         if peak is not None:
