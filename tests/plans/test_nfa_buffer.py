@@ -3,6 +3,7 @@
 import pytest
 
 import kleene
+from kleene.events import Event
 from kleene.plans.nfa.buffer import Buffer
 
 
@@ -48,10 +49,10 @@ def test_the_erroneous_mix_of_figure_4_does_not_appear():
 
 def test_a_join_reads_one_match_per_merged_run():
     buffer = Buffer()
-    x = buffer.add("a[1]", "a", 1, "x", (1,), None)
-    y = buffer.add("a[1]", "a", 2, "y", (2,), None)
+    x = buffer.add("a[1]", "a", 1, Event("A", 1.0), (1,), None)
+    y = buffer.add("a[1]", "a", 2, Event("A", 2.0), (2,), None)
     join = buffer.join((3,), [(x, (1,), 1.0, None), (y, (2,), 2.0, None)])
-    z = buffer.add("a[i]", "a", 3, "z", (3,), join)
+    z = buffer.add("a[i]", "a", 3, Event("A", 3.0), (3,), join)
     assert matches(buffer, z, (3,)) == [[1, 3], [2, 3]]
     assert [h.positions for h in buffer.histories(z, (3,), since=1.5)] == [{"a": (2, 3)}]
     assert len(join.pointers) == 1, "the expired history is gone for good"

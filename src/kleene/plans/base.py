@@ -187,10 +187,10 @@ class Plan(ABC, Generic[S]):
         """`step`, with the matches made as they are read: the state moves on now, as
         `step` moves it, and the iterable makes what `step` returns, in the order the plan
         makes them (not sorted), from what the state held. Read it to its end, or close
-        it, before the state is used again. A plan whose
-        one event may complete very many matches (any subset of a Kleene variable's events)
-        makes them one at a time here, so they are never all held at once, and stops at
-        `match_cap` as `step` does (see `capped`). By default: `step`'s list."""
+        it, before the state is used again. A plan whose one event may complete very many
+        matches (any subset of a Kleene variable's events) makes them one at a time here,
+        so they are never all held at once, and stops at `match_cap` as `step` does (see
+        `capped`). By default: `step`'s list."""
         return self.step(state, event)
 
     def capped(

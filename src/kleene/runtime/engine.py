@@ -681,25 +681,25 @@ class Engine:
                 state = states.get(key)
                 if state is None:
                     state = self._state(key)
-                found = step(state, item)
-                listed = type(found) is list
-                if listed and len(found) > cap:  # type: ignore[arg-type]
-                    found = self._cut(found, item)  # type: ignore[arg-type]
+                made = step(state, item)
+                found = made if type(made) is list else None  # None: step_lazily's iterable
+                if found is not None and len(found) > cap:
+                    found = self._cut(found, item)
                 if runs:
                     self._count_live(key, state)
                 if timed:
                     self._schedule(key, state)
                 if len(states) > self._evict_at:
                     self._evict(Watermark(t, inclusive=False))
-                if not listed:  # step_lazily's matches, made as they are read
+                if found is None:  # the matches are made as they are read
                     if fired:
                         yield self._report(fired)
-                    yield self._each(found)
+                    yield self._each(made)
                 elif fired:
                     fired.extend(found)
                     yield self._report(fired, sort)
                 elif found:
-                    yield self._report(found, sort)  # type: ignore[arg-type]
+                    yield self._report(found, sort)
         except EventError as error:
             if error.event is None:
                 error.event = item

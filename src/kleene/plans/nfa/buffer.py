@@ -191,10 +191,11 @@ class Buffer:
         memo: Memo | None = None,
     ) -> Iterator[History]:
         """Every match history reachable from `entry` for the run of `version`, one at a
-        time, using what `memo` remembers. With `since`, merged histories that all started
-        before it are skipped, and dropped from their join for good (time only moves on).
-        Entries only ever point back, so a walk begun after later events were added reads
-        what it would have read before them."""
+        time, using what `memo` remembers. With `since`, only histories that started at it
+        or later: merged histories that all started before it are skipped, and dropped
+        from their join for good (time only moves on). Entries only ever point back, so a
+        walk begun after later events were added reads what it would have read before
+        them."""
         todo: list[tuple[Entry | None, Version, Memo | None, list[Entry]]] = [
             (entry, version, memo, [])
         ]
@@ -207,8 +208,10 @@ class Buffer:
                     and version[: len(memo.version)] == memo.version
                 ):
                     groups = _grouped(segment, self.positions)
-                    for history in memo.histories:
-                        yield history.extended(groups)
+                    for remembered in memo.histories:
+                        history = remembered.extended(groups)
+                        if since is None or history.first is None or history.first.t >= since:
+                            yield history
                     break
                 joined = current.variable is None
                 if not joined:
@@ -232,7 +235,9 @@ class Buffer:
                     break  # no history of this version passes here
                 current, version, memo = follow
             else:
-                yield _EMPTY.extended(_grouped(segment, self.positions))
+                history = _EMPTY.extended(_grouped(segment, self.positions))
+                if since is None or history.first is None or history.first.t >= since:
+                    yield history
 
     def first_histories(
         self, entry: Entry | None, version: Version, admit: Callable[[Entry], bool]

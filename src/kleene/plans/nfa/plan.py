@@ -561,8 +561,6 @@ class Nfa(Plan[NfaState]):
             return False
         room = self.match_cap - len(completed)
         histories = buffer.histories(run.last, run.version, since, run.memo, room)
-        if since is not None:  # drop the merged runs that have expired
-            histories = [h for h in histories if h.first is None or h.first.t >= since]
         if len(histories) > room:
             if self.options.on_limit != "drop":
                 raise self.too_many_matches(event)
@@ -596,17 +594,12 @@ class Nfa(Plan[NfaState]):
     def _walked(self, state: NfaState, walks: list[_Walk], event: Event) -> Iterator[Match]:
         """The matches of the completions `step` noted, one at a time (what `_complete` and
         `_inside` read, without a memo of them: a memo would hold them all)."""
-        window = self.window
-        t = event.t
-        exclusive = self.exclusive
         each_history = state.buffer.each_history
+        exclusive = self.exclusive and self.window is not None
         for last, version, since, memo, edge in walks:
             for history in each_history(last, version, since, memo):
-                first = history.first
-                if first is not None and since is not None:
-                    begun = first.t
-                    if begun < since or (exclusive and t - begun >= window):
-                        continue
+                if exclusive and not self._inside([history], event.t):
+                    continue
                 yield self._match(history, edge, event)
 
     def _inside(self, histories: list[History], t: float) -> list[History]:
