@@ -17,9 +17,10 @@ count windows (`WITHIN 5 EVENTS`) measure; the engine sets it for them (`with_se
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, tzinfo
+from itertools import repeat
 from types import MappingProxyType
 from typing import Any
 
@@ -31,7 +32,10 @@ __all__ = [
     "Timestamp",
     "Watermark",
     "as_event",
+    "checked_events",
+    "event_types",
     "numeric_time",
+    "numeric_times",
     "owned_event",
     "to_timestamp",
 ]
@@ -196,6 +200,81 @@ def owned_event(kind: str, ts: Timestamp, attrs: Mapping[str, Any], id: Hashable
     return event
 
 
+def numeric_times(stamps: Sequence[object]) -> list[int | float] | None:
+    """`numeric_time` of each timestamp of a column, checked a column at a time; None when
+    any one would raise (ask each one then, for its reason).
+
+    >>> numeric_times([3, 1.5]), numeric_times([3, float("nan")]), numeric_times([True])
+    ([3, 1.5], None, None)
+    """
+    kinds = set(map(type, stamps))
+    if kinds <= {int, float}:
+        numbers: Sequence[int | float] = stamps  # type: ignore[assignment]
+        if numbers and (min(numbers) < -_LARGEST or max(numbers) > _LARGEST):
+            return None
+        finite = float not in kinds or all(map(math.isfinite, numbers))
+        return list(numbers) if finite else None
+    if kinds == {datetime}:
+        times = []
+        for stamp in stamps:
+            if stamp.utcoffset() is None:  # type: ignore[attr-defined]
+                return None
+            times.append(stamp.timestamp())  # type: ignore[attr-defined]
+        return times
+    return None
+
+
+_new_event = Event.__new__
+_SETTERS = tuple(Event.__dict__[name].__set__ for name in ("type", "ts", "t", "attrs", "id", "seq"))
+
+
+def event_types(cells: Sequence[object]) -> bool:
+    """Is every cell of a type column an event type (a non-empty string)?
+
+    >>> event_types(["A", "B", "A"]), event_types(["A", ""]), event_types([["A"]])
+    (True, False, False)
+    """
+    try:
+        return all(isinstance(kind, str) and kind for kind in set(cells))
+    except TypeError:  # an unhashable cell: no type either
+        return False
+
+
+def checked_events(
+    kinds: Iterable[str],
+    stamps: Iterable[Timestamp],
+    times: Iterable[int | float],
+    ids: Iterable[Hashable | None],
+    names: Sequence[str],
+    cells: Sequence[Sequence[Any]],
+) -> Iterator[Event]:
+    """Events from columns a reader has checked a column at a time: each kind an event
+    type (`event_types`), each time the `numeric_time` of its stamp (`numeric_times`), and
+    the attributes `names` from the columns `cells` (a null cell is no attribute), each
+    event over a dict made for it: no checks, no copy.
+
+    >>> list(checked_events(["A"], [5], [5], [0], ["x", "y"], [[1], [None]]))
+    [Event('A', 5, {'x': 1}, id=0)]
+    """
+    rows = zip(*cells, strict=False) if cells else repeat(())
+    sparse = any(None in column for column in cells)
+    new, mapping = _new_event, MappingProxyType
+    set_type, set_ts, set_t, set_attrs, set_id, set_seq = _SETTERS
+    for kind, ts, t, ident, values in zip(kinds, stamps, times, ids, rows, strict=False):
+        if sparse:
+            attrs = {n: v for n, v in zip(names, values, strict=True) if v is not None}
+        else:
+            attrs = dict(zip(names, values, strict=True))
+        event = new(Event)
+        set_type(event, kind)
+        set_ts(event, ts)
+        set_t(event, t)
+        set_attrs(event, mapping(attrs))
+        set_id(event, ident)
+        set_seq(event, None)
+        yield event
+
+
 _EVENT_FIELDS = ("type", "ts", "id")
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -220,9 +299,15 @@ def to_timestamp(value: Any, zone: tzinfo, unit: str | None = None) -> int | flo
             raise ValueError(f"{value!r} is not a time")
         if unit is None:
             return value
-        if unit == "ns" and isinstance(value, int):
-            return _EPOCH + timedelta(microseconds=value // 1000)
-        return _EPOCH + timedelta(microseconds=value * EPOCH_UNITS[unit])
+        try:
+            if unit == "ns" and isinstance(value, int):
+                return _EPOCH + timedelta(microseconds=value // 1000)
+            return _EPOCH + timedelta(microseconds=value * EPOCH_UNITS[unit])
+        except OverflowError:
+            raise ValueError(
+                f"{value!r} {unit} since 1970 is outside the years 1 to 9999 that Python's "
+                "datetime holds"
+            ) from None
     if isinstance(value, datetime):
         return value if value.tzinfo is not None else value.replace(tzinfo=zone)
     if isinstance(value, date):

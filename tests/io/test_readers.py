@@ -10,6 +10,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import kleene
 from kleene.io import readers, write_columns
@@ -367,3 +369,90 @@ def test_kleene_match_over_a_reader_names_the_file_row_of_an_engine_error(tmp_pa
     engine = kleene.Engine("PATTERN SEQ(A a, B b) WITHIN 10")
     with pytest.raises(kleene.EventError, match=r"back.jsonl, row 2, field 'ts'"):
         engine.send_many(kleene.read_events(path))
+
+
+_GOOD_CELLS = {
+    "type": st.sampled_from(["A", "B"]),
+    "ts": st.one_of(
+        st.integers(-(2**40), 2**40),
+        st.floats(-1e9, 1e9),
+        st.datetimes(timezones=st.sampled_from([UTC, None])),
+    ),
+    "id": st.integers(0, 3),
+    "x": st.one_of(st.none(), st.integers(-5, 5), st.text(max_size=2)),
+}
+_BAD_CELLS = {
+    "type": st.sampled_from(["", None, 5, ["A"]]),
+    "ts": st.one_of(
+        st.sampled_from([None, True, 2**64, -(2**70), " 12 ", "2026-01-02T03:04:05", "x"]),
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.dates(),
+    ),
+    "id": st.none(),
+    "x": st.just(None),
+}
+
+
+@st.composite
+def _batch(draw):
+    """A batch of rows, some with bad cells, under one choice of column roles."""
+    columns = readers.Columns(
+        id=draw(st.sampled_from([None, "id"])),
+        event_type=draw(st.sampled_from([None, "C"])),
+        ts_unit=draw(st.sampled_from([None, None, "s", "ns"])),
+    )
+    size = draw(st.integers(0, 8))
+    rows = []
+    for _ in range(size):
+        bad = (
+            draw(st.sets(st.sampled_from(sorted(_GOOD_CELLS)), max_size=2))
+            if draw(st.booleans())
+            else set()
+        )
+        rows.append({n: draw((_BAD_CELLS if n in bad else _GOOD_CELLS)[n]) for n in _GOOD_CELLS})
+    return columns, rows
+
+
+def _read(columns, rows, by_row):
+    names = list(_GOOD_CELLS)
+
+    def batches(reader):
+        made = readers._Rows(reader)
+        if by_row:
+            yield (e for i, row in enumerate(rows, 1) if (e := made.event(row, "t", i)))
+        else:
+            cells = [[row[n] for row in rows] for n in names]
+            yield made.batch(names, cells, range(1, len(rows) + 1), "t", None)
+
+    reader = readers.EventReader("t", batches, columns, on_error="skip")
+    events = list(reader)
+    places = [reader.place(i) for i in range(len(events) + 1)]
+    return events, [e.id for e in events], reader.skipped, list(map(str, reader.errors)), places
+
+
+@given(_batch())
+def test_a_batch_reads_as_its_rows_read_one_at_a_time(batch):
+    """A batch checked a column at a time (every row well formed) gives what the rows give
+    one at a time: the same events, ids, skipped rows, errors and places."""
+    columns, rows = batch
+    assert _read(columns, rows, by_row=False) == _read(columns, rows, by_row=True)
+
+
+@pytest.mark.parametrize(
+    ("ts", "unit", "message"),
+    [
+        (2**64, None, "is out of range"),
+        (10**12, "s", "outside the years 1 to 9999"),
+    ],
+)
+def test_a_time_out_of_range_is_named_or_skipped(tmp_path, ts, unit, message):
+    """A timestamp the engine cannot take is the row's error (it used to escape the reader
+    unnamed, or as a bare OverflowError with `ts_unit`), and skipping skips only that row."""
+    path = tmp_path / "e.jsonl"
+    path.write_text("".join(json.dumps({"type": "A", "ts": t}) + "\n" for t in (1, ts, 2)))
+    with pytest.raises(kleene.EventError, match=message) as raised:
+        list(kleene.read_events(path, ts_unit=unit))
+    assert (raised.value.source, raised.value.row, raised.value.field) == (str(path), 2, "ts")
+    reader = kleene.read_events(path, ts_unit=unit, on_error="skip")
+    assert [event.id for event in reader] == [0, 1]
+    assert reader.skipped == 1

@@ -36,14 +36,24 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
-from itertools import repeat
+from itertools import count, repeat
 from operator import itemgetter
 from pathlib import Path
 from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
 from kleene.errors import EventError
-from kleene.events import EPOCH_UNITS, Event, Timestamp, owned_event, to_timestamp
+from kleene.events import (
+    EPOCH_UNITS,
+    Event,
+    Timestamp,
+    checked_events,
+    event_types,
+    numeric_time,
+    numeric_times,
+    owned_event,
+    to_timestamp,
+)
 
 log = logging.getLogger("kleene")
 
@@ -299,11 +309,15 @@ class _Rows:
         return raw
 
     def stamp(self, raw: Any) -> Timestamp:
-        """The timestamp of a ts cell."""
+        """The timestamp of a ts cell (one the engine takes: see `numeric_time`)."""
         try:
-            return to_timestamp(raw, self.zone, self.columns.ts_unit)
+            ts = to_timestamp(raw, self.zone, self.columns.ts_unit)
+            numeric_time(ts)
         except ValueError as error:
             raise _BadCellError(self.columns.ts, str(error)) from None
+        except EventError as error:
+            raise _BadCellError(self.columns.ts, error.message) from None
+        return ts
 
     def ident(self, raw: Any) -> Any:
         """The id of an id cell."""
@@ -328,8 +342,13 @@ class _Rows:
         stamps = columns[at[spec.ts]]
         ids = None if spec.id is None else columns[at[spec.id]]
         attributes = [name for name in names if name not in self.special]
-        marked = False  # rows that follow one another need one mark (`EventReader.mark`)
         cells = [columns[at[n]] for n in attributes]
+        if good is None or False not in good:
+            made = self._checked(kinds, stamps, ids, attributes, cells)
+            if made is not None:
+                yield from self._made(made, attributes, cells, where, numbers)
+                return
+        marked = False  # rows that follow one another need one mark (`EventReader.mark`)
         # each row's attribute values (none, when the rows hold only type and time)
         rows = zip(*cells, strict=True) if cells else repeat((), len(stamps))
         for offset, values in enumerate(rows):
@@ -351,6 +370,50 @@ class _Rows:
             reader.rows += 1
             attrs = {n: v for n, v in zip(attributes, values, strict=True) if v is not None}
             yield owned_event(kind, ts, attrs, event_id)  # type: ignore[arg-type]
+
+    def _checked(
+        self,
+        kinds: list[Any] | None,
+        stamps: list[Any],
+        ids: list[Any] | None,
+        attributes: list[str],
+        cells: list[list[Any]],
+    ) -> tuple[Iterable[str], list[Timestamp], list[int | float], Iterable[Any]] | None:
+        """Each row's type, timestamp, time and id, when a check a column at a time finds
+        every row well formed; None when some row is not (the row-at-a-time loop then names
+        it)."""
+        spec = self.columns
+        size = len(stamps)
+        if kinds is not None and not event_types(kinds):
+            return None
+        types = repeat(spec.event_type or "", size) if kinds is None else kinds
+        stamped: list[Timestamp] = stamps
+        if spec.ts_unit is not None or not set(map(type, stamps)) <= {int, float}:
+            try:
+                stamped = [to_timestamp(raw, self.zone, spec.ts_unit) for raw in stamps]
+            except ValueError:
+                return None
+        times = numeric_times(stamped)
+        if times is None or (ids is not None and None in ids):
+            return None
+        return types, stamped, times, count(self.reader.rows) if ids is None else ids
+
+    def _made(
+        self,
+        checked: tuple[Iterable[str], list[Timestamp], list[int | float], Iterable[Any]],
+        attributes: list[str],
+        cells: list[list[Any]],
+        where: str,
+        numbers: Sequence[int],
+    ) -> Iterator[Event]:
+        """The events of a batch whose rows `_checked` found well formed."""
+        reader = self.reader
+        if not numbers:
+            return
+        reader.mark(where, numbers[0])
+        for done, event in enumerate(checked_events(*checked, attributes, cells), reader.rows + 1):
+            reader.rows = done
+            yield event
 
 
 class _BadCellError(Exception):

@@ -651,6 +651,7 @@ class Engine:
         arrivals = first = self._arrivals
         cap = self._cap_matches
         runs = self._runs
+        live_runs, live, metrics = self.plan.live_runs, self._live, self._metrics
         timed = self._timed
         timers = self._timers
         item: Event | None = None
@@ -686,7 +687,10 @@ class Engine:
                 if found is not None and len(found) > cap:
                     found = self._cut(found, item)
                 if runs:
-                    self._count_live(key, state)
+                    if live_runs(state) != live.get(key, 0):
+                        self._count_live(key, state)
+                    else:  # what _count_live does when the count stays
+                        metrics.run_steps += self._total_live
                 if timed:
                     self._schedule(key, state)
                 if len(states) > self._evict_at:

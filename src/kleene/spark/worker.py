@@ -14,6 +14,7 @@ import resource
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from itertools import repeat
 from typing import Any
 
 import pyarrow as pa
@@ -24,7 +25,14 @@ from kleene.compiler.evaluate import returned_values
 from kleene.compiler.functions import known_functions
 from kleene.compiler.schema import check_time_scale, counts_real_time
 from kleene.errors import EventError, KleeneError
-from kleene.events import Event, Watermark, owned_event
+from kleene.events import (
+    Event,
+    Watermark,
+    checked_events,
+    event_types,
+    numeric_times,
+    owned_event,
+)
 from kleene.language.ast import Pattern
 from kleene.language.lead_ast import Rule
 from kleene.language.to_ast import UNITS
@@ -264,6 +272,11 @@ def _values(batch: pa.RecordBatch, name: str) -> list[Any]:
     return list(column.to_pylist())
 
 
+def _zoned(ts: Any) -> Any:
+    """A naive datetime from Spark is UTC (the session's time zone)."""
+    return ts.replace(tzinfo=UTC) if isinstance(ts, datetime) and ts.tzinfo is None else ts
+
+
 def _events(spec: JobSpec, table: dict[str, list[Any]], rows: int) -> Iterator[Event]:
     helper = {spec.ts, spec.id, *([spec.type] if spec.type else [])}
     attrs = [name for name in spec.columns if name not in helper]
@@ -273,12 +286,21 @@ def _events(spec: JobSpec, table: dict[str, list[Any]], rows: int) -> Iterator[E
     ts_values, ids = table[spec.ts], table[spec.id]
     types = table[spec.type] if spec.type else None
     positions = table[POSITION] if spec.positions else None
+    if positions is None and (types is None or event_types(types)):
+        stamps = ts_values
+        if datetime in set(map(type, stamps)):
+            stamps = [_zoned(ts) for ts in stamps]
+        times = numeric_times(stamps)
+        if times is not None:  # every row well formed: checked a column at a time
+            kinds = repeat(spec.event_type or "", rows) if types is None else types
+            names = [name for name, _ in columns]
+            yield from checked_events(kinds, stamps, times, ids, names, [c for _, c in columns])
+            return
     for row in range(rows):
         ts = ts_values[row]
         if ts is None:
             raise EventError("the timestamp is missing", source="spark", row=None, field=spec.ts)
-        if isinstance(ts, datetime) and ts.tzinfo is None:
-            ts = ts.replace(tzinfo=UTC)
+        ts = _zoned(ts)
         kind = spec.event_type if spec.event_type is not None else types[row]  # type: ignore[index]
         if kind is None:
             raise EventError(

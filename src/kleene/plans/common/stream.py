@@ -25,9 +25,11 @@ class Stream:
         return self.base + len(self.events)
 
     def append(self, event: Event) -> int:
-        self.events.append(event)
+        """Keep the event; its position."""
+        events = self.events
+        events.append(event)
         self.times.append(event.t)
-        return self.end - 1
+        return self.base + len(events) - 1
 
     def __getitem__(self, position: int) -> Event:
         return self.events[position - self.base]

@@ -169,7 +169,7 @@ class NfaBacktrack(Plan[BacktrackState]):
         position = state.stream.append(event)
         values = self.nfa.values(event)
         if values is not None and state.begin:
-            key = None if self.nfa.partition is None else self.nfa.event_key(event)
+            key = None if self.nfa.partition is None else self.nfa.partition.key(event)
             begun = Walk(
                 0,
                 self.nfa.code.initial,
@@ -251,7 +251,7 @@ class NfaBacktrack(Plan[BacktrackState]):
                 return None
             branches: list[Walk] = []
             taken = False
-            key = None if self.nfa.partition is None else self.nfa.event_key(event)
+            key = None if self.nfa.partition is None else self.nfa.partition.key(event)
             if run.key == key and run.values == self.nfa.values(event):
                 node = self.nfa.nodes[run.node]
                 counters["edge_evaluations"] += len(node.by_type.get(event.type, node.other))

@@ -206,9 +206,6 @@ class Nfa(Plan[NfaState]):
         self.twins = A.contains_or(analysis.structure)
         self.nodes = self._nodes()
         self.start_node = self.nodes[0]
-        #: A pure memo: the last event asked about and its key (the runtime and `step` ask
-        #: for the same event in turn). It holds nothing a state needs.
-        self._last: tuple[Event | None, Hashable | None] = (None, None)
         self.values = equivalence_values(self.equivalences)
 
     @classmethod
@@ -254,22 +251,6 @@ class Nfa(Plan[NfaState]):
             nodes[state.id].by_type = {t: tuple(moves) for t, moves in by_type.items()}
             nodes[state.id].other = tuple(other)
         return nodes
-
-    @property
-    def partition_key(self) -> Callable[[Event], Hashable | None] | None:
-        """The base plan's key, remembering the last event's: `step` needs it too."""
-        if super().partition_key is None:
-            return None
-        return self.event_key
-
-    def event_key(self, event: Event) -> Hashable | None:
-        last = self._last
-        if last[0] is event:
-            return last[1]
-        assert self.partition is not None
-        key = self.partition.key(event)
-        self._last = (event, key)
-        return key
 
     def describe(self) -> str:
         """The automaton, then the columns of V and the ones each state's merging compares."""
@@ -336,24 +317,36 @@ class Nfa(Plan[NfaState]):
         """`Plan.step`; given `walks` (see `step_lazily`), a completion is not read from the
         buffer but noted there, as where to read its histories from."""
         stream = state.stream
-        values = self.values(event)
+        start = self.start_node
+        begun = None  # the takes that begin a run, when found before
         if not state.runs and (self.immediate or not state.pending):
             # idle, the common case of selective queries: unless the event begins a run,
-            # it only needs a position
-            begins = (
-                None if values is None or not state.begin else _moves(self.start_node, event.type)
-            )
-            if begins is None or not moves(self.start_node, self.code.initial, event):
-                position = stream.append(event)
-                if begins is not None:
-                    state.counters["edge_evaluations"] += len(begins)
-                if len(stream.events) > state.kept:
+            # it only needs a position (each take's own test, `local`, says no to most)
+            opening = start.by_type.get(event.type, start.other) if state.begin else ()
+            for take in opening:
+                if take[1] is None or take[1](event):
+                    values = self.values(event)
+                    if values is not None:
+                        begun = moves(start, self.code.initial, event)
+                    break
+            if not begun:
+                kept = stream.events
+                kept.append(event)
+                stream.times.append(event.t)
+                position = stream.base + len(kept) - 1
+                if opening:
+                    state.counters["edge_evaluations"] += len(opening)
+                if len(kept) > state.kept:
                     self._forget(state, Watermark(event.t, inclusive=False))
-                state.buffer.prune(position + 1)
+                buffer = state.buffer
+                if position >= buffer.first:
+                    buffer.prune(position + 1)
                 return []
+        else:
+            values = self.values(event)
         position = stream.append(event)
         t = event.t
-        key = None if self.partition is None else self.event_key(event)
+        key = None if self.partition is None else self.partition.key(event)
         window = self.window
         buffer = state.buffer
         event_type = event.type
@@ -442,11 +435,12 @@ class Nfa(Plan[NfaState]):
             if ignored:
                 run.version = (*base, run.children)
                 run.children = 0
-        start = self.start_node
         if values is not None and state.begin and (begins := _moves(start, event_type)) is not None:
             evaluations += len(begins)
             initial = self.code.initial
-            for edge, vector, target, completes in moves(start, initial, event):
+            if begun is None:
+                begun = moves(start, initial, event)
+            for edge, vector, target, completes in begun:
                 if completes:
                     finals += 1
                     if construct:
