@@ -124,15 +124,11 @@ class Event:
 
     def with_id(self, id: Hashable) -> Event:  # noqa: A002
         """The same event with another id."""
-        event = owned_event(self.type, self.ts, self.attrs, id)
-        object.__setattr__(event, "seq", self.seq)
-        return event
+        return _sealed(self.type, self.ts, self.t, self.attrs, id, self.seq)
 
     def with_seq(self, seq: int) -> Event:
         """The same event at position `seq` of the stream."""
-        event = owned_event(self.type, self.ts, self.attrs, self.id)
-        object.__setattr__(event, "seq", seq)
-        return event
+        return _sealed(self.type, self.ts, self.t, self.attrs, self.id, seq)
 
     def to_dict(self) -> dict[str, Any]:
         """A plain dict: id, type, ts (datetimes as ISO 8601 text), then the attributes."""
@@ -180,10 +176,8 @@ def _fill(
     attrs: Mapping[str, Any],
     id: Hashable | None,  # noqa: A002
 ) -> None:
-    if not isinstance(kind, str) or not kind:
-        raise EventError(f"an event type must be a non-empty string, not {kind!r}", field="type")
     setter = object.__setattr__
-    setter(event, "type", kind)
+    setter(event, "type", _event_type(kind))
     setter(event, "ts", ts)
     setter(event, "t", numeric_time(ts))
     setter(event, "attrs", attrs)
@@ -191,13 +185,17 @@ def _fill(
     setter(event, "seq", None)
 
 
+def _event_type(kind: object) -> str:
+    if not isinstance(kind, str) or not kind:
+        raise EventError(f"an event type must be a non-empty string, not {kind!r}", field="type")
+    return kind
+
+
 def owned_event(kind: str, ts: Timestamp, attrs: Mapping[str, Any], id: Hashable | None) -> Event:  # noqa: A002
     """An event over attributes nobody else holds (a dict made for it, or another event's
     read-only mapping): no copy."""
-    event = Event.__new__(Event)
     proxy = attrs if isinstance(attrs, MappingProxyType) else MappingProxyType(attrs)
-    _fill(event, kind, ts, proxy, id)
-    return event
+    return _sealed(_event_type(kind), ts, numeric_time(ts), proxy, id, None)
 
 
 def numeric_times(stamps: Sequence[object]) -> list[int | float] | None:
@@ -224,8 +222,19 @@ def numeric_times(stamps: Sequence[object]) -> list[int | float] | None:
     return None
 
 
-_new_event = Event.__new__
-_SETTERS = tuple(Event.__dict__[name].__set__ for name in ("type", "ts", "t", "attrs", "id", "seq"))
+class _Unsealed:
+    """An event being made: `Event`'s slots without its guard on setting them. Readers set
+    the slots of one with plain stores, then make it an `Event` (`__class__`; Python checks
+    that the two lay out their slots alike), at half the cost of `object.__setattr__`."""
+
+    __slots__ = Event.__slots__
+
+    type: str
+    ts: Timestamp
+    attrs: Mapping[str, Any]
+    id: Hashable | None
+    t: int | float
+    seq: int | None
 
 
 def event_types(cells: Sequence[object]) -> bool:
@@ -258,21 +267,36 @@ def checked_events(
     """
     rows = zip(*cells, strict=False) if cells else repeat(())
     sparse = any(None in column for column in cells)
-    new, mapping = _new_event, MappingProxyType
-    set_type, set_ts, set_t, set_attrs, set_id, set_seq = _SETTERS
+    sealed, mapping = _sealed, MappingProxyType
     for kind, ts, t, ident, values in zip(kinds, stamps, times, ids, rows, strict=False):
         if sparse:
             attrs = {n: v for n, v in zip(names, values, strict=True) if v is not None}
         else:
             attrs = dict(zip(names, values, strict=True))
-        event = new(Event)
-        set_type(event, kind)
-        set_ts(event, ts)
-        set_t(event, t)
-        set_attrs(event, mapping(attrs))
-        set_id(event, ident)
-        set_seq(event, None)
-        yield event
+        yield sealed(kind, ts, t, mapping(attrs), ident, None)
+
+
+_new = object.__new__
+
+
+def _sealed(
+    kind: str,
+    ts: Timestamp,
+    t: int | float,
+    attrs: Mapping[str, Any],
+    id: Hashable | None,  # noqa: A002
+    seq: int | None,
+) -> Event:
+    """An event of checked fields over `attrs`, held as they are (see `_Unsealed`)."""
+    event = _new(_Unsealed)
+    event.type = kind
+    event.ts = ts
+    event.t = t
+    event.attrs = attrs
+    event.id = id
+    event.seq = seq
+    event.__class__ = Event  # type: ignore[assignment]
+    return event  # type: ignore[return-value]
 
 
 _EVENT_FIELDS = ("type", "ts", "id")

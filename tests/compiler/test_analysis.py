@@ -90,6 +90,18 @@ def test_partition_key_of_an_event():
     assert uniform.key(kleene.Event("Other", 1, {"k": 1})) == (1,)
 
 
+@pytest.mark.parametrize(
+    "query",
+    ["PATTERN SEQ(A a, B b) WHERE [k]", "PATTERN SEQ(A a, B b) WHERE a.x = b.y"],
+)
+@pytest.mark.parametrize("value", [None, 3, "s", 2.5, True, [1, 2], (1,), {"a": 1}])
+@pytest.mark.parametrize("kind", ["A", "B", "Other"])
+def test_the_quick_keyer_keys_as_key_does(query, value, kind):
+    partition = info(query).partition
+    event = kleene.Event(kind, 1, {"k": value, "x": value, "y": value})
+    assert partition.keyer(event) == partition.key(event)
+
+
 def test_order_and_negation_neighbours():
     result = info("PATTERN SEQ(A a, AND(SEQ(NOT(B n), C c), D d), E e, NOT(F f)) WITHIN 5")
     assert result.before["c"] == {"a", "n"}

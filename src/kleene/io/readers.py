@@ -336,7 +336,7 @@ class _Rows:
         """The events of a batch of rows given as columns, holding every column the reader
         needs once: what `event` makes of each row, with the columns' roles found once per
         batch, not once per row."""
-        spec, reader = self.columns, self.reader
+        spec = self.columns
         at = {name: i for i, name in enumerate(names)}
         kinds = None if spec.event_type is not None else columns[at[spec.type]]
         stamps = columns[at[spec.ts]]
@@ -346,8 +346,22 @@ class _Rows:
         if good is None or False not in good:
             made = self._checked(kinds, stamps, ids, attributes, cells)
             if made is not None:
-                yield from self._made(made, attributes, cells, where, numbers)
-                return
+                return self._made(made, attributes, cells, where, numbers)
+        return self._each_row(kinds, stamps, ids, attributes, cells, numbers, where, good)
+
+    def _each_row(
+        self,
+        kinds: list[Any] | None,
+        stamps: list[Any],
+        ids: list[Any] | None,
+        attributes: list[str],
+        cells: list[list[Any]],
+        numbers: Sequence[int],
+        where: str,
+        good: list[bool] | None,
+    ) -> Iterator[Event]:
+        """`batch` a row at a time, each malformed row named (or skipped)."""
+        spec, reader = self.columns, self.reader
         marked = False  # rows that follow one another need one mark (`EventReader.mark`)
         # each row's attribute values (none, when the rows hold only type and time)
         rows = zip(*cells, strict=True) if cells else repeat((), len(stamps))
@@ -636,8 +650,20 @@ def _row_events(
     needed = [spec.ts, *([spec.type] if spec.event_type is None else [])]
     needed += [] if spec.id is None else [spec.id]
     if len(set(names)) == len(names) and all(name in names for name in needed) and columns:
-        yield from rows.batch(names, columns, numbers, where, good)
-        return
+        return rows.batch(names, columns, numbers, where, good)
+    return _each_row(rows, names, columns, numbers, where, good)
+
+
+def _each_row(
+    rows: _Rows,
+    names: list[str],
+    columns: list[list[Any]],
+    numbers: Sequence[int],
+    where: str,
+    good: list[bool] | None,
+) -> Iterator[Event]:
+    """`_row_events` a row at a time, for rows `_Rows.batch` cannot take as columns (a
+    repeated or missing column name, or no columns)."""
     for offset, values in enumerate(zip(*columns, strict=True)):
         if good is not None and not good[offset]:
             continue

@@ -173,7 +173,7 @@ class Plan(ABC, Generic[S]):
         partition = self.analysis.partition
         if partition is None or "strict_contiguity" in self.analysis.strategies.used:
             return None
-        return partition.key
+        return partition.keyer
 
     @abstractmethod
     def new_state(self) -> S:

@@ -196,6 +196,7 @@ class Nfa(Plan[NfaState]):
         self.first_only = options.output == "non_overlapping" and not analysis.negations
         strategy = analysis.strategy
         self.partition = analysis.partition
+        self.keyer = None if self.partition is None else self.partition.keyer
         self.ignore_always = strategy == "skip_till_any_match"
         self.ignore_unless_taken = strategy == "skip_till_next_match"
         self.ignore_other_keys = strategy == "partition_contiguity" and self.partition is not None
@@ -346,7 +347,7 @@ class Nfa(Plan[NfaState]):
             values = self.values(event)
         position = stream.append(event)
         t = event.t
-        key = None if self.partition is None else self.partition.key(event)
+        key = None if self.keyer is None else self.keyer(event)
         window = self.window
         buffer = state.buffer
         event_type = event.type
