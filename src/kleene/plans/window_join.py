@@ -33,7 +33,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import chain, combinations, islice
-from operator import attrgetter, itemgetter
+from operator import itemgetter
 from typing import Any
 
 from kleene.compiler.analysis import Analysis, Condition, Variable
@@ -491,36 +491,42 @@ class _Code(Writer):
             described.append(
                 f"for {positive[slot].name} ({relation}){': ' + shown if shown else ''}"
             )
+        first = earliest  # an AND's earliest time; a SEQ's first event's
+        if plan.in_sequence:
+            first = "run0[0].t" if positive[0].kleene else "e0.t"
+        if kleene and not (plan.in_sequence and positive[0].kleene):
+            lines.append(f"{indent}t = {first}\n")  # the same for every subset below
         for slot in kleene:  # each between its two neighbours, bound by now: any subset
             variable = positive[slot]
             # each Kleene variable's own names: an inner one's must not replace them
             c, es, r = f"c{slot}", f"es{slot}", f"r{slot}"
             low = f"_bisect({c}, p{slot - 1}, key=_position)" if slot else "0"
             most = f"len({es})" if variable.max is None else f"min({variable.max}, len({es}))"
+            # the subsets of the events and, alongside, of their ids
             lines.append(
                 f"{indent}{c} = bucket[{slot}]\n"
                 f"{indent}{es} = [e for _, e in {c}[{low} : _bisect_left({c}, p{slot + 1}, "
                 "key=_position)]]\n"
+                f"{indent}is{slot} = [e.id for e in {es}]\n"
                 f"{indent}for {r} in range({variable.min}, {most} + 1):\n"
             )
             if len(kleene) == 1:  # the shape of the match depends on its length alone
                 lines.append(f"{indent}    sh = (NAME, ({self.shape(r)},))\n")
-            lines.append(f"{indent}    for run{slot} in _combinations({es}, {r}):\n")
+            lines.append(
+                f"{indent}    for run{slot}, ids{slot} in zip(_combinations({es}, {r}), "
+                f"_combinations(is{slot}, {r})):\n"
+            )
             indent += "        "
             neighbours = " and ".join(positive[s].name for s in (slot - 1, slot + 1) if s >= 0)
             described.append(f"for {variable.name}[] (any subset between {neighbours})")
         bindings = ", ".join(
             f"{v.name!r}: {f'run{s}' if v.kleene else f'one{s}'}" for s, v in enumerate(positive)
         )
-        first = earliest  # an AND's earliest time; a SEQ's first event's
-        if plan.in_sequence:
-            first = "run0[0].t" if positive[0].kleene else "e0.t"
-        ids = ", ".join(
-            f"*map(_id, run{s})" if v.kleene else f"e{s}.id" for s, v in enumerate(positive)
-        )
+        ids = ", ".join(f"*ids{s}" if v.kleene else f"e{s}.id" for s, v in enumerate(positive))
         shape = {0: "SHAPE", 1: "sh"}.get(len(kleene), f"(NAME, ({self.shape(None)},))")
         made = f"_Match({{{bindings}}}, NAME, None, (m{last}, t, ({ids},), {shape}))"
-        lines.append(f"{indent}t = {first}\n")
+        if not kleene or (plan.in_sequence and positive[0].kleene):
+            lines.append(f"{indent}t = {first}\n")
         self.plans.append(" ".join(described))
         helpers = {
             "_Match": Match.made,
@@ -529,7 +535,6 @@ class _Code(Writer):
             "_combinations": combinations,
             "_islice": islice,
             "_position": _position,
-            "_id": attrgetter("id"),
             "NAME": plan.pattern_name,
             "SHAPE": (plan.pattern_name, tuple((v.name, 1) for v in positive)),
             "CAP": plan.match_cap,

@@ -208,7 +208,7 @@ class _Group:
         return self.keep(self.plan.advance(self.state, _END))
 
     def keep(self, matches: Iterable[Match]) -> Iterable[Match]:
-        if self.slice is None:
+        if self.slice is None or matches == []:  # most events make none
             return matches
         return (m for m in matches if m.start.attrs[HOME] == self.slice)
 
@@ -239,14 +239,14 @@ def match_batches(
         with fewer_collections():  # a worker process runs one job: its threshold only
             for batch in batches:
                 table = {name: _values(batch, name) for name in batch.schema.names}
-                keys = [table[f"{GROUP}{g}"] for g in range(spec.groups)]
-                for row, event in enumerate(_events(spec, table, batch.num_rows)):
+                columns = [table[f"{GROUP}{g}"] for g in range(spec.groups)]
+                keys = zip(*columns, strict=True) if columns else repeat(())
+                for event, key in zip(_events(spec, table, batch.num_rows), keys, strict=False):
                     if scale:
                         scale = False
                         if isinstance(event.ts, int | float):
                             unit = plan.options.time_unit
                             check_time_scale(event.t, unit, UNITS[unit][1])
-                    key = tuple(column[row] for column in keys)
                     if group is None or key != group.key:
                         if group is not None:
                             yield from output.filled(group.finish(), group.key)
