@@ -480,13 +480,14 @@ class Nfa(Plan[NfaState]):
                     state.pending,
                     [self._candidate(state, h, edge, position, event) for h, edge in completed],
                 )
-        if state.pending:
+        if not self.immediate and state.pending:  # (immediate: nothing is ever pending)
             matches = self._settle(state, Watermark(t, inclusive=False))
         else:
             matches = found
             if len(stream.events) > state.kept:
                 self._forget(state, Watermark(t, inclusive=False))
-        buffer.prune(horizon)
+        if horizon > buffer.first:
+            buffer.prune(horizon)
         if window is not None and len(buffer.joins) > buffer.kept:
             buffer.expire(t - window)
         return matches
