@@ -344,7 +344,7 @@ class _Rows:
         attributes = [name for name in names if name not in self.special]
         cells = [columns[at[n]] for n in attributes]
         if good is None or False not in good:
-            made = self._checked(kinds, stamps, ids, attributes, cells)
+            made = self._checked(kinds, stamps, ids)
             if made is not None:
                 return self._made(made, attributes, cells, where, numbers)
         return self._each_row(kinds, stamps, ids, attributes, cells, numbers, where, good)
@@ -386,12 +386,7 @@ class _Rows:
             yield owned_event(kind, ts, attrs, event_id)  # type: ignore[arg-type]
 
     def _checked(
-        self,
-        kinds: list[Any] | None,
-        stamps: list[Any],
-        ids: list[Any] | None,
-        attributes: list[str],
-        cells: list[list[Any]],
+        self, kinds: list[Any] | None, stamps: list[Any], ids: list[Any] | None
     ) -> tuple[Iterable[str], list[Timestamp], list[int | float], Iterable[Any]] | None:
         """Each row's type, timestamp, time and id, when a check a column at a time finds
         every row well formed; None when some row is not (the row-at-a-time loop then names
