@@ -24,6 +24,7 @@ the output format decide, with `reference`'s finalizer.
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -139,16 +140,23 @@ KEPT = 16
 
 @dataclass
 class NfaState(Partition):
-    """One partition's needed events, undecided candidates, runs and buffer."""
+    """One partition's needed events, undecided candidates, runs and buffer. An immediate
+    plan reads no event back from the stream (a match's events are in the buffer), so its
+    stream keeps none and only counts positions (`base`). (Issue 19: keeping them was a
+    sixth of the keyed rally query's time.)"""
 
     runs: list[Run] = field(default_factory=list)
+    #: The time of the latest event (a key seen within the window is not idle).
+    latest: float = -math.inf
+    #: The `edge_evaluations` counter, kept apart: a plain field costs less per event.
+    evaluations: int = 0
     buffer: Buffer = field(default_factory=Buffer)
     versions: int = 0
     kept: int = KEPT
     begin: bool = True  # may an event begin a run (`matches_from`: only the first)
     counters: dict[str, int] = field(
         default_factory=lambda: dict.fromkeys(
-            ("runs_created", "runs_merged", "edge_evaluations", "final_takes", "completions"), 0
+            ("runs_created", "runs_merged", "final_takes", "completions"), 0
         )
     )
 
@@ -293,9 +301,8 @@ class Nfa(Plan[NfaState]):
             return False
         # a key seen within the window is kept: its next event would make the state anew
         # (on the keyed rally query, one new state per event went to eviction and back)
-        times = state.stream.times
         window = self.window
-        return window is None or not times or watermark.settles(times[-1] + window)
+        return window is None or watermark.settles(state.latest + window)
 
     def _expired(self, starts: list[float], watermark: Watermark) -> bool:
         """Has the window passed the start of every run? (A run is otherwise only dropped
@@ -306,7 +313,11 @@ class Nfa(Plan[NfaState]):
         return all(watermark.t - start > window for start in starts)
 
     def counters(self, state: NfaState) -> dict[str, int]:
-        return {**state.counters, "buffer_writes": state.buffer.writes}
+        return {
+            **state.counters,
+            "edge_evaluations": state.evaluations,
+            "buffer_writes": state.buffer.writes,
+        }
 
     def matches_from(self, events: Sequence[Event]) -> list[Match]:
         """Only the first event begins a run: every match found starts there."""
@@ -331,22 +342,31 @@ class Nfa(Plan[NfaState]):
                         begun = moves(start, self.code.initial, event)
                     break
             if not begun:
-                kept = stream.events
-                kept.append(event)
-                stream.times.append(event.t)
-                position = stream.base + len(kept) - 1
+                state.latest = event.t
+                if self.immediate:  # its stream only counts positions (`NfaState`)
+                    position = stream.base
+                    stream.base = position + 1
+                else:
+                    kept = stream.events
+                    kept.append(event)
+                    stream.times.append(event.t)
+                    position = stream.base + len(kept) - 1
+                    if len(kept) > state.kept:
+                        self._forget(state, Watermark(event.t, inclusive=False))
                 if opening:
-                    state.counters["edge_evaluations"] += len(opening)
-                if len(kept) > state.kept:
-                    self._forget(state, Watermark(event.t, inclusive=False))
+                    state.evaluations += len(opening)
                 buffer = state.buffer
                 if position >= buffer.first:
                     buffer.prune(position + 1)
                 return []
         else:
             values = self.values(event)
-        position = stream.append(event)
-        t = event.t
+        t = state.latest = event.t
+        if self.immediate:
+            position = stream.base
+            stream.base = position + 1
+        else:
+            position = stream.append(event)
         key = None if self.keyer is None else self.keyer(event)
         window = self.window
         buffer = state.buffer
@@ -458,7 +478,7 @@ class Nfa(Plan[NfaState]):
                     created += 1
                     horizon = min(horizon, position)
         counters = state.counters
-        counters["edge_evaluations"] += evaluations
+        state.evaluations += evaluations
         if created:
             counters["runs_created"] += created
         if finals:
@@ -699,6 +719,8 @@ class Nfa(Plan[NfaState]):
     def _forget(self, state: NfaState, watermark: Watermark) -> None:
         """Drop the events no run, undecided candidate or negation can still need."""
         stream = state.stream
+        if self.immediate:  # its stream keeps no event (`NfaState`)
+            return
         needed = min((run.horizon for run in state.runs), default=stream.end)
         for candidate in state.pending.waiting():
             needed = min(needed, candidate.first)
