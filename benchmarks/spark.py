@@ -3,7 +3,9 @@
 For each setting it generates a stock stream (Parquet, kept under the work folder), runs a
 query in-process (read + engine, one core) and on Spark (`local[n]` for each core count, a
 fresh session in a fresh Python process each time), and reports events per second after
-start-up, the start-up time, and the largest resident memory of a Python worker.
+start-up, the start-up time, the largest resident memory of a Python worker, the wall time
+per event and, for Spark, its overhead per event: the time per event beyond the in-process
+run's.
 """
 
 from __future__ import annotations
@@ -134,9 +136,24 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--work", type=Path, default=Path("build/bench"), help="generated data")
 
 
+def per_event(result: Result, _: Result | None) -> float:
+    """Wall µs per event (after start-up: in-process has none)."""
+    return 1e6 * result.seconds / result.events
+
+
+def overhead(result: Result, in_process: Result | None) -> float | None:
+    """What the Spark path costs per event beyond the in-process run of the same setting
+    (read + match), in wall µs on all its cores: negative when Spark is faster."""
+    if in_process is None or result is in_process:
+        return None
+    return per_event(result, None) - per_event(in_process, None)
+
+
 COLUMNS = [
     Column("start-up s", count("startup_s"), ".1f"),
     Column("worker peak MiB", count("worker_peak_mib")),
+    Column("µs/event", per_event, ".2f"),
+    Column("overhead µs/event", overhead, "+.2f"),
 ]
 
 
