@@ -158,3 +158,19 @@ def test_long_histories_pickle_without_deep_recursion():
     state = kleene_plus.load_state(kleene_plus.dump_state(state))
     (found,) = kleene_plus.step(state, kleene.Event("C", 3000, {}, 3000))
     assert found.ids()["b"] == tuple(range(1, 3000))
+
+
+def test_a_state_saved_with_its_evaluations_in_the_counters_dict_resumes_them():
+    """Before `edge_evaluations` was a field of the state, it was an entry of `counters`:
+    such a saved state resumes with its count (and no entry twice)."""
+    plan = kleene.compile("PATTERN SEQ(A a, B b) WITHIN 10", "nfa")
+    state = plan.new_state()
+    for n, kind in enumerate("AAB"):
+        plan.step(state, kleene.Event(kind, n, {}, n))
+    counted = plan.counters(state)["edge_evaluations"]
+    assert counted > 0
+    del state.__dict__["evaluations"]  # the old layout
+    state.counters["edge_evaluations"] = counted
+    resumed = plan.load_state(plan.dump_state(state))
+    assert plan.counters(resumed)["edge_evaluations"] == counted
+    assert "edge_evaluations" not in resumed.counters

@@ -646,10 +646,10 @@ def _row_events(
     needed += [] if spec.id is None else [spec.id]
     if len(set(names)) == len(names) and all(name in names for name in needed) and columns:
         return rows.batch(names, columns, numbers, where, good)
-    return _each_row(rows, names, columns, numbers, where, good)
+    return _rows_one_by_one(rows, names, columns, numbers, where, good)
 
 
-def _each_row(
+def _rows_one_by_one(
     rows: _Rows,
     names: list[str],
     columns: list[list[Any]],

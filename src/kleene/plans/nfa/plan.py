@@ -174,6 +174,10 @@ class NfaState(Partition):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         state.pop("_entries", None)
+        # a state saved before `evaluations` was a field counted them in `counters`
+        state["evaluations"] = state.get("evaluations", 0) + state.get("counters", {}).pop(
+            "edge_evaluations", 0
+        )
         self.__dict__.update(state)
 
 
