@@ -31,3 +31,17 @@ def test_the_spark_extra_takes_a_range_of_pyspark():
     spark = project["project"]["optional-dependencies"]["spark"]
     assert "pyspark[sql]>=4.0,<5" in spark
     assert "pandas>=2.2,<3" in spark and not any("==" in line for line in spark)
+
+
+def test_a_worker_imports_neither_the_drivers_modules_nor_pandas():
+    """A Python worker unpickles `kleene.spark.worker`'s function: importing it must not
+    import the driver's modules and pandas through the package (a second per worker)."""
+    done = python(
+        "import sys, kleene.spark.worker; "
+        "print(sorted(m for m in ('pandas', 'kleene.spark.batch', 'kleene.spark.stream', "
+        "'kleene.spark.session') if m in sys.modules))"
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+    done = python("from kleene.spark import detect, progress, nothing")
+    assert "cannot import name 'nothing' from 'kleene.spark'" in done.stderr

@@ -17,9 +17,28 @@ except ImportError as error:  # pragma: no cover - depends on the installation
         "kleene.spark needs pyspark: pip install 'kleene[spark]' (and Java 17 to run it)"
     ) from error
 
-from kleene.spark.batch import DetectJob, detect, detect_job, match_schema
-from kleene.spark.session import spark_session
-from kleene.spark.stream import StreamJob, detect_stream, detect_stream_job, progress
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kleene.spark.batch import DetectJob, detect, detect_job, match_schema
+    from kleene.spark.session import spark_session
+    from kleene.spark.stream import StreamJob, detect_stream, detect_stream_job, progress
+
+#: Each name's module, imported when the name is first read: a Python worker unpickling
+#: `kleene.spark.worker`'s function imports this package, and needs neither the driver's
+#: modules nor pandas (a second of each worker's start; issue 19).
+_MODULES = {
+    "DetectJob": "batch",
+    "detect": "batch",
+    "detect_job": "batch",
+    "match_schema": "batch",
+    "spark_session": "session",
+    "StreamJob": "stream",
+    "detect_stream": "stream",
+    "detect_stream_job": "stream",
+    "progress": "stream",
+}
 
 __all__ = [
     "DetectJob",
@@ -32,3 +51,16 @@ __all__ = [
     "progress",
     "spark_session",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kleene.spark' has no attribute {name!r}")
+    value = getattr(import_module(f"kleene.spark.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
