@@ -6,8 +6,8 @@ fresh session in a fresh Python process each time), and reports events per secon
 start-up, the start-up time, the largest resident memory of a Python worker, the wall time
 per event and, for Spark, its overhead per event: the time per event beyond the in-process
 run's. The first Spark job of a session also compiles the JVM's code and starts the Python
-workers (about 3 s at 1M events on 2 cores); the same job run again in the session is
-reported beside it as warm.
+workers (9–10 s of the keyed query's 18 s at 1M events on 2 cores); the same job run again
+in the session is reported beside it as warm.
 """
 
 from __future__ import annotations
