@@ -35,7 +35,7 @@ def test_the_spark_extra_takes_a_range_of_pyspark():
 
 def test_a_worker_imports_neither_the_drivers_modules_nor_pandas():
     """A Python worker unpickles `kleene.spark.worker`'s function: importing it must not
-    import the driver's modules and pandas through the package (a second per worker)."""
+    import the driver's modules and pandas through the package (0.65 s per worker)."""
     done = python(
         "import sys, kleene.spark.worker; "
         "print(sorted(m for m in ('pandas', 'kleene.spark.batch', 'kleene.spark.stream', "

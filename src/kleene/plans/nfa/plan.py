@@ -142,8 +142,9 @@ KEPT = 16
 class NfaState(Partition):
     """One partition's needed events, undecided candidates, runs and buffer. An immediate
     plan reads no event back from the stream (a match's events are in the buffer), so its
-    stream keeps none and only counts positions (`base`). (Issue 19: keeping them was a
-    sixth of the keyed rally query's time.)"""
+    stream keeps none and only counts positions (`base`). (Issue 19: on the keyed rally
+    query, keeping them cost an event that meets a partition without runs about 1 µs of
+    2.6; docs/benchmarks.md.)"""
 
     runs: list[Run] = field(default_factory=list)
     #: The time of the latest event (a key seen within the window is not idle).
