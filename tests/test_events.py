@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 import kleene
-from kleene import Event, Match
+from kleene import Event, Match, Retraction
 from kleene.events import as_event
 
 
@@ -93,3 +93,24 @@ def test_match_value():
     assert found.to_dict()["bindings"]["b"][1] == {"id": 2, "type": "B", "ts": 9}
     later = Match({"a": (a,), "b": (b2,)}, "p")
     assert sorted([later, found], key=Match.sort_key)[0].ids() == {"a": (0,), "b": (1, 2)}
+
+
+def test_a_match_laid_out_is_the_match_its_bindings_make():
+    a, b1, b2 = Event("A", 1, id=0), Event("B", 4, id=1), Event("B", 9, id=2)
+    star = Event("S", 5, id=3)
+    bound = Match({"a": (a,), "s": (), "b": (b1, b2)}, "p")
+    laid = Match.laid_out((a, b1, b2), bound.sort_key())
+    assert laid.sort_key() is bound.sort_key()
+    assert laid.bindings == {"a": (a,), "s": (), "b": (b1, b2)}
+    assert list(laid.bindings) == ["a", "s", "b"]  # in pattern order, an empty star too
+    assert laid == bound
+    assert hash(laid) == hash(bound)
+    assert laid.events == (a, b1, b2)
+    assert (laid.start_ts, laid.end_ts) == (1, 9)
+    assert laid.to_row() == bound.to_row()
+    assert repr(laid) == "Match(a=[0], s=[], b=[1, 2])"
+    assert pickle.loads(pickle.dumps(laid)) == bound
+    assert Retraction.of(laid) == Retraction.of(bound)
+    other = Match.laid_out((a, star, b2), Match({"a": (a,), "s": (star,), "b": (b2,)}).sort_key())
+    assert other != laid
+    assert other.ids() == {"a": (0,), "s": (3,), "b": (2,)}

@@ -416,10 +416,10 @@ class _Code(Writer):
         ]
         lines += [self.test(c, "    ").replace("continue", "return") for c in constant_tests]
         decided |= {id(c) for c in constant_tests}
-        # what each loop level binds is made once there, not once per match: its event as
-        # a binding (one<slot>: not b<n>, which the condition writer takes for its own
-        # locals) and, in an AND, the earliest time so far (m<slot>)
-        lines.append(f"    one{last} = (e{last},)\n    m{last} = e{last}.t\n")
+        # what each loop level finds is found once there, not once per match: in an AND,
+        # the earliest time so far (m<slot>; not b<n>, which the condition writer takes for
+        # its own locals)
+        lines.append(f"    m{last} = e{last}.t\n")
         earliest = f"m{last}"
         described = [f"on {'|'.join(sorted(positive[last].types or ['_']))} as "]
         described[0] += f"{positive[last].name} (last):"
@@ -480,7 +480,6 @@ class _Code(Writer):
             ]
             decided |= {id(c) for c in tests}
             lines += [self.test(c, indent) for c in tests]
-            lines.append(f"{indent}one{slot} = (e{slot},)\n")
             if not plan.in_sequence:
                 lines.append(
                     f"{indent}m{slot} = e{slot}.t if e{slot}.t < {earliest} else {earliest}\n"
@@ -519,17 +518,15 @@ class _Code(Writer):
             indent += "        "
             neighbours = " and ".join(positive[s].name for s in (slot - 1, slot + 1) if s >= 0)
             described.append(f"for {variable.name}[] (any subset between {neighbours})")
-        bindings = ", ".join(
-            f"{v.name!r}: {f'run{s}' if v.kleene else f'one{s}'}" for s, v in enumerate(positive)
-        )
+        flat = ", ".join(f"*run{s}" if v.kleene else f"e{s}" for s, v in enumerate(positive))
         ids = ", ".join(f"*ids{s}" if v.kleene else f"e{s}.id" for s, v in enumerate(positive))
         shape = {0: "SHAPE", 1: "sh"}.get(len(kleene), f"(NAME, ({self.shape(None)},))")
-        made = f"_Match({{{bindings}}}, NAME, None, (m{last}, t, ({ids},), {shape}))"
+        made = f"_Match(({flat},), (m{last}, t, ({ids},), {shape}))"
         if not kleene or (plan.in_sequence and positive[0].kleene):
             lines.append(f"{indent}t = {first}\n")
         self.plans.append(" ".join(described))
         helpers = {
-            "_Match": Match.made,
+            "_Match": Match.laid_out,
             "_bisect": bisect_right,
             "_bisect_left": bisect_left,
             "_combinations": combinations,
