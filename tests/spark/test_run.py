@@ -331,3 +331,39 @@ def test_kleene_run_reads_csv_as_strictly_as_kleene_match(spark, tmp_path, capsy
     args = ["run", query, "-i", str(source), "-o", str(out), "--on-error", "skip", "--overwrite"]
     assert main(args) == 0
     assert f"{len(local)} matches" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        # one bad value makes Spark read the column of numbers as text
+        ("type,ts,x\nA,1,1\nB,zz,2\nB,3,3\n", "row 2, field 'ts': 'zz' is neither a number"),
+        (
+            "type,ts,x\nA,2024-01-01T00:00:01,1\nB,2024-01-01T00:00:02,2\nB,nope,3\n",
+            "row 3, field 'ts': 'nope' is neither a number",
+        ),
+        ("type,ts,x\nA,1,1\nB,2024-01-01T00:00:02,2\n", "field 'ts': timestamps mix numbers"),
+    ],
+)
+def test_kleene_run_names_a_timestamp_that_is_not_one(spark, tmp_path, capsys, text, said):
+    """A `ts` value that is neither a number nor an ISO 8601 time failed the job with
+    Spark's cast error and trace, naming a good value; now kleene names the file, field and
+    value (and the row, found in-process), or skips and counts the row as kleene match
+    does, with the same matches."""
+    source = tmp_path / "times.csv"
+    source.write_text(text)
+    query = "PATTERN SEQ(A a, B b) WITHIN 10"
+    out = tmp_path / "out.jsonl"
+    assert main(["run", query, "-i", str(source), "-o", str(out), "--master", "local[2]"]) == 1
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1].startswith(f"kleene: {source}, {said}")
+    assert "Traceback" not in err
+    assert "CAST_INVALID_INPUT" not in err
+    if "mix" in said:
+        return
+    local = kleene.match(query, kleene.read_events(source, on_error="skip"))
+    args = ["run", query, "-i", str(source), "-o", str(out), "--on-error", "skip"]
+    assert main([*args, "--master", "local[2]", "--overwrite"]) == 0
+    err = capsys.readouterr().err
+    assert f"{len(local)} matches" in err
+    assert "skipped 1 row without timestamp or type, or with a timestamp that is not one" in err

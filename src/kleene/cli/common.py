@@ -188,15 +188,16 @@ def locate_failure(
     found: KleeneError, source: str, args: argparse.Namespace, plan: Any
 ) -> KleeneError:
     """A Spark worker failed on a row, and knows neither its file nor its row: find them
-    in-process, on this error path only. A row without timestamp or type is found by
-    reading the input again; an event whose values clash in a condition by running the
+    in-process, on this error path only. A row without timestamp or type, or with a
+    timestamp that is not one, is found by reading the input again; an event whose values
+    clash in a condition by running the
     plan over it in-process (within `LOCATE_SECONDS`; rows out of time order, which Spark
     sorts, are passed over). When nothing is found, the worker's own line stands."""
     try:
         reader = skipping_reader(source, args)
     except KleeneError:
         return found
-    if " is missing" in str(found):
+    if " is missing" in str(found) or f"field {args.ts_column!r}: " in str(found):
         return _missing(found, reader, args)
     engine = Engine(plan)
     deadline = time.monotonic() + LOCATE_SECONDS
@@ -220,12 +221,13 @@ LOCATE_SECONDS = 120
 
 
 def _missing(found: KleeneError, reader: EventReader, args: argparse.Namespace) -> KleeneError:
-    """The first row without timestamp or type, as a `kleene:` line."""
+    """The first row without timestamp or type, or with a timestamp that is not one, as a
+    `kleene:` line."""
     wanted = (args.ts_column, args.type_column)
     checked = 0
     for _ in chain(reader, [None]):  # one more look after the last row
         for error in reader.errors[checked:]:
-            if error.field in wanted and "missing" in error.message:
+            if error.field in wanted and ("missing" in error.message or error.field == wanted[0]):
                 return KleeneError(f"{error} (--on-error skip drops such rows)")
         checked = len(reader.errors)
     return found

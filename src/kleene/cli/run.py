@@ -108,22 +108,22 @@ def _job(args: argparse.Namespace, source: str) -> int:
     if not args.verbose:  # kleene says what failed, in one line; Spark's traces are noise
         spark.sparkContext.setLogLevel("OFF")
     ready = time.perf_counter()
-    frame = read_events_frame(
-        spark, source, args.format, ts=args.ts_column, tz=args.tz, on_error=args.on_error
-    )
-    job = detect_job(
-        frame,
-        text,
-        **spark_arguments(args),
-        slices=args.slices,
-        max_delay=args.max_delay,
-        output="non_overlapping" if args.non_overlapping else "all",
-        time_unit=args.time_unit,
-        name=name,
-        **options,
-    )
-    matches = job.matches.persist() if args.show else job.matches
-    try:
+    try:  # reading the frame and preparing the job run Spark jobs of their own
+        frame = read_events_frame(
+            spark, source, args.format, ts=args.ts_column, tz=args.tz, on_error=args.on_error
+        )
+        job = detect_job(
+            frame,
+            text,
+            **spark_arguments(args),
+            slices=args.slices,
+            max_delay=args.max_delay,
+            output="non_overlapping" if args.non_overlapping else "all",
+            time_unit=args.time_unit,
+            name=name,
+            **options,
+        )
+        matches = job.matches.persist() if args.show else job.matches
         written = write_matches_frame(matches, args.output, overwrite=args.overwrite)
     except (CapturedException, Py4JJavaError) as error:  # a worker or a reader failed
         if args.verbose:
@@ -141,7 +141,10 @@ def _job(args: argparse.Namespace, source: str) -> int:
         f"plan {job.plan.name}, grouped {job.grouping})"
     )
     if counts["skipped"]:
-        log.warning(f"skipped {counts['skipped']:,} rows without timestamp or type")
+        rows = f"{counts['skipped']:,} row{'s' if counts['skipped'] != 1 else ''}"
+        log.warning(
+            f"skipped {rows} without timestamp or type, or with a timestamp that is not one"
+        )
     if counts["late"]:
         log.warning(
             f"dropped {counts['late']:,} late rows (more than --max-delay behind the "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -35,19 +35,42 @@ def read_events_frame(
     on_error: str = "raise",
 ) -> DataFrame:
     """A CSV (with a header; types inferred), JSON lines or Parquet file or folder as a
-    DataFrame. A `ts` column of text (ISO 8601, as JSON lines hold timestamps) becomes
-    timestamps, as kleene match reads it: naive text in `tz`. A CSV row with more or fewer
-    fields than the header fails the job (`on_error="raise"`) or is dropped ("skip"), as
-    kleene match treats it, instead of Spark's default of keeping it (extra fields cut,
-    missing ones null)."""
+    DataFrame. A `ts` column of text is read as kleene match reads it (`_times`). A CSV row
+    with more or fewer fields than the header fails the job (`on_error="raise"`) or is
+    dropped ("skip"), as kleene match treats it, instead of Spark's default of keeping it
+    (extra fields cut, missing ones null)."""
     frame = _read_frame(spark, path, format, on_error)
-    text = ts is not None and ts in frame.columns
-    if text and isinstance(frame.schema[ts].dataType, T.StringType):  # type: ignore[index]
-        parsed = F.to_timestamp(F.col(f"`{ts}`"))
-        if tz != "UTC":
-            parsed = F.to_utc_timestamp(parsed, tz)
-        frame = frame.withColumn(ts, parsed)  # type: ignore[arg-type]
+    if ts in frame.columns and isinstance(frame.schema[ts].dataType, T.StringType):
+        frame = frame.withColumn(ts, _times(frame, path, ts, tz, on_error))
     return frame
+
+
+def _times(frame: DataFrame, path: str, ts: str, tz: str, on_error: str) -> Column:
+    """A `ts` column of text as timestamps: ISO 8601 times (as JSON lines hold them; naive
+    ones in `tz`), or numbers when the first value that is either is a number (a CSV column
+    of numbers is text when one of its values is not a number). A value that is neither,
+    or of the other kind, fails the job with an error naming the file, the field and the
+    value (`on_error="raise"`), or becomes null ("skip"), which `detect_job` drops and
+    counts as it does a row without a timestamp. Spark's own cast would fail on the first
+    row with a value Spark cannot cast, even a good number, and name neither file nor
+    field."""
+    text = F.col(f"`{ts}`")
+    number = text.try_cast("double")
+    time = F.try_to_timestamp(text)
+    if tz != "UTC":
+        time = F.to_utc_timestamp(time, tz)
+    first = frame.where(number.isNotNull() | time.isNotNull()).select(number).first()
+    numbers = first is not None and first[0] is not None
+    parsed, other = (number, time) if numbers else (time, number)
+    if on_error == "skip":
+        return parsed
+    where = F.lit(f"{path}, field {ts!r}: ")
+    quoted = F.concat(F.lit("'"), text, F.lit("'"))
+    wrong = F.when(
+        other.isNotNull(),
+        F.concat(where, F.lit("timestamps mix numbers and datetimes ("), quoted, F.lit(")")),
+    ).otherwise(F.concat(where, quoted, F.lit(" is neither a number nor an ISO 8601 time")))
+    return F.when(text.isNotNull() & parsed.isNull(), F.raise_error(wrong)).otherwise(parsed)
 
 
 def _read_frame(

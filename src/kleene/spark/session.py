@@ -62,16 +62,23 @@ def spark_session(
     return session
 
 
-_KLEENE_ERROR = re.compile(r"kleene\.errors\.(\w+): (.*)")
+_KLEENE_ERROR = re.compile(r"kleene\.errors\.\w+: (.*)")
+#: What Spark says when a column's `raise_error` fires (kleene's columns raise so).
+_RAISED = re.compile(r"\[USER_RAISED_EXCEPTION\] (.*?)(?: SQLSTATE: \w+)?$", re.MULTILINE)
 
 
 def worker_error(error: BaseException) -> KleeneError | None:
-    """The kleene error a Spark job failed with in a Python worker (wrapped in Java and
-    Python traces), as one error again; None when it failed with something else.
+    """The kleene error a Spark job failed with, in a Python worker or in a column kleene
+    built to fail on a bad value (`raise_error`), wrapped in Java and Python traces: as one
+    error again; None when it failed with something else.
 
     >>> worker_error(Exception("...Traceback...\\nkleene.errors.EventError: the timestamp "
     ...                        "is missing (field ts)\\n\\tat org.apache.spark...")).args
     ('the timestamp is missing (field ts)',)
+    >>> worker_error(Exception("[USER_RAISED_EXCEPTION] a.csv, field 'ts': 'x' is neither "
+    ...                        "a number nor an ISO 8601 time SQLSTATE: P0001")).args
+    ("a.csv, field 'ts': 'x' is neither a number nor an ISO 8601 time",)
     """
-    found = _KLEENE_ERROR.findall(str(error))
-    return KleeneError(found[-1][1]) if found else None
+    text = str(error)
+    found = _KLEENE_ERROR.findall(text) or _RAISED.findall(text)
+    return KleeneError(found[-1]) if found else None
