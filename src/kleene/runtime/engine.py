@@ -583,7 +583,8 @@ class Engine:
         reported: list[Match] = []
         with fewer_collections(), _located(events):
             if self._plain():
-                for found in self._send_plain(events, sort=sort):
+                send = self._send_unkeyed if self._unkeyed() else self._send_plain
+                for found in send(events, sort=sort):
                     reported += found
             else:
                 for event in events:
@@ -703,6 +704,65 @@ class Engine:
                     fired.extend(found)
                     yield self._report(fired, sort)
                 elif found:
+                    yield self._report(found, sort)
+        except EventError as error:
+            if error.event is None:
+                error.event = item
+            raise
+        finally:
+            self._metrics.events += arrivals - first
+            self._arrivals = arrivals
+            if last != -math.inf:
+                self._last_t = last
+
+    def _unkeyed(self) -> bool:
+        """Is `send_many` here the case `_send_unkeyed` runs: the plain case (`_plain`) of
+        one state (no partition key), without timers, deadlines, run counts or watermark?"""
+        return (
+            self._key is None
+            and not (self._timed or self._runs or self._timers)
+            and self._watermark is None
+        )
+
+    def _send_unkeyed(
+        self, events: Iterable[EventLike], sort: bool = True
+    ) -> Generator[list[Match], None, None]:
+        """`_send_plain` without what does not apply in the case `_unkeyed` names: no key
+        to find a state by, no timers to fire, deadlines to set, runs to count or states to
+        evict. What the same events sent one by one report, in the same order, with the
+        same errors. (Issue 19: 1.2x on the peers' P0, where the loop around the plan's
+        step cost a quarter of the time.)"""
+        step = self.plan.step
+        state = self._states.get(None)
+        ts_type = self._ts_type
+        last = -math.inf if self._last_t is None else self._last_t
+        arrivals = first = self._arrivals
+        cap = self._cap_matches
+        watch = self._watch
+        item: Event | None = None
+        try:
+            for event in events:
+                item = event if type(event) is Event and event.id is not None else None
+                if item is None:
+                    item = as_event(event, default_id=arrivals)
+                arrivals += 1
+                if watch is not None:
+                    watch.see(item)
+                    if watch.done:
+                        watch = self._watch = None
+                t = item.t
+                if t < last or type(item.ts) is not ts_type:
+                    self._arrivals = arrivals  # the row an error names
+                    self._last_t = None if last == -math.inf else last
+                    self._check_time(item)
+                    ts_type = self._ts_type
+                last = t
+                if state is None:
+                    state = self._state(None)
+                found = step(state, item)
+                if found:
+                    if len(found) > cap:
+                        found = self._cut(found, item)
                     yield self._report(found, sort)
         except EventError as error:
             if error.event is None:
