@@ -190,14 +190,17 @@ def locate_failure(
     """A Spark worker failed on a row, and knows neither its file nor its row: find them
     in-process, on this error path only. A row without timestamp or type, or with a
     timestamp that is not one, is found by reading the input again; an event whose values
-    clash in a condition by running the
-    plan over it in-process (within `LOCATE_SECONDS`; rows out of time order, which Spark
-    sorts, are passed over). When nothing is found, the worker's own line stands."""
+    clash in a condition, or whose timestamp is of another kind than those before it, by
+    running the plan over it in-process (within `LOCATE_SECONDS`; rows out of time order,
+    which Spark sorts, are passed over). When nothing is found, the worker's own line
+    stands."""
     try:
         reader = skipping_reader(source, args)
     except KleeneError:
         return found
-    if " is missing" in str(found) or f"field {args.ts_column!r}: " in str(found):
+    text = str(found)
+    mixed = "timestamps mix" in text
+    if not mixed and (" is missing" in text or f"field {args.ts_column!r}: " in text):
         return _missing(found, reader, args)
     engine = Engine(plan)
     deadline = time.monotonic() + LOCATE_SECONDS
@@ -206,8 +209,8 @@ def locate_failure(
             try:
                 engine.send(event)
             except EventError as error:
-                if error.field == "ts":  # out of order here; Spark sorts the rows first
-                    continue
+                if error.field == "ts" and "timestamps mix" not in str(error):
+                    continue  # out of order here; Spark sorts the rows first
                 return KleeneError(str(reader.locate(error)))
             if time.monotonic() > deadline:
                 break
