@@ -4,6 +4,7 @@ events are counted and collected; bad input is refused by name."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
@@ -386,3 +387,41 @@ def test_timed_out_partial_matches_on_a_stream(spark, tmp_path):
     assert {row.kind for row in expected} == {"match", "timeout"}
     with pytest.raises(KleeneError, match="count window"):
         detect_stream_job(_stream(spark, tmp_path / "in"), "PATTERN SEQ(A a, B b) WITHIN 3 EVENTS")
+
+
+def test_iso_text_timestamps_in_json_lines_are_read_as_times(spark, tmp_path):
+    """JSON lines hold times as ISO 8601 text, which Spark infers as strings: kleene stream
+    refused them ("holds string"), where kleene match and kleene run read them. Now it
+    reads them as kleene run does (the same matches as kleene match), and names a value
+    that is no time."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    rows = [json.dumps({"ts": ts.isoformat(), "type": kind, "k": key, "x": x, "seq": seq})
+            for ts, kind, key, x, seq in _log(seed=3, count=150)]  # fmt: skip
+    (folder / "part-0.jsonl").write_text("\n".join(rows) + "\n")
+    query = "PATTERN SEQ(A a, B b) WHERE [k] AND a.x < b.x WITHIN 2 minutes"
+    expected = kleene.match(query, kleene.read_events(folder / "part-0.jsonl", id_column="seq"))
+    assert expected
+    done = _kleene(
+        "stream", query, "-i", str(folder), "--checkpoint", str(tmp_path / "ck"),
+        "-o", str(tmp_path / "out"), "--available-now", "--id-column", "seq",
+        "--watermark", "1 minute", "--master", "local[1]",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    found = spark.read.parquet(str(tmp_path / "out")).collect()
+    pairs = sorted((row.a[0]["seq"], row.b[0]["seq"]) for row in found)
+    assert pairs == sorted((m.bindings["a"][0].id, m.bindings["b"][0].id) for m in expected)
+
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "part-0.jsonl").write_text(
+        "\n".join([*rows[:5], rows[5].replace('"ts": "', '"ts": "x')])
+    )
+    done = _kleene(
+        "stream", query, "-i", str(bad), "--checkpoint", str(tmp_path / "ck2"),
+        "-o", str(tmp_path / "out2"), "--available-now", "--master", "local[1]",
+    )  # fmt: skip
+    assert done.returncode == 1
+    last = done.stderr.splitlines()[-1]
+    assert "field 'ts': 'x2024-03-01" in last and "is neither a number nor an ISO 8601" in last
+    assert "Traceback" not in done.stderr

@@ -153,7 +153,8 @@ def _run(args: argparse.Namespace) -> int:
         if args.verbose:
             raise
         found = worker_error(error)
-        if found is not None and " is missing" in str(found):  # a stream's input grows
+        located = (" is missing", "is neither a number")  # a stream's input grows
+        if found is not None and any(part in str(found) for part in located):
             found = locate_failure(found, args.input, args, None)
         raise found or _failure(error) from None
     if interrupted:
@@ -163,30 +164,40 @@ def _run(args: argparse.Namespace) -> int:
 
 def _source(spark: Any, args: argparse.Namespace) -> Any:
     """The input folder as a streaming DataFrame; malformed rows fail the query (FAILFAST)
-    rather than becoming nulls."""
+    rather than becoming nulls, and a `ts` column of text is read as `kleene run` reads it
+    (`text_times`, deciding between numbers and times on the files there so far)."""
     folder = Path(args.input)
     present = folder.is_dir() and any(not p.name.startswith(".") for p in folder.iterdir())
     if args.format is None and not present:
         raise KleeneError(f"{args.input} holds no files yet to tell the format by; give --format")
     kind = args.format or format_of(folder)
-    schema = args.schema
+    from pyspark.sql.types import StringType
+
+    from kleene.spark.files import read_events_frame, text_times
+
+    schema, sample = args.schema, None
     if schema is None:
         if not present:
             raise KleeneError(
                 f"{args.input} holds no files yet to learn the columns from; give --schema "
                 "('ts timestamp, type string, ...')"
             )
-        from kleene.spark.files import read_events_frame
-
-        schema = read_events_frame(spark, args.input, kind).schema
+        sample = read_events_frame(spark, args.input, kind)
+        schema = sample.schema
     reader = spark.readStream.schema(schema)
     if args.max_files:
         reader = reader.option("maxFilesPerTrigger", args.max_files)
     if kind == "csv":
-        return reader.option("header", True).option("mode", "FAILFAST").csv(args.input)
-    if kind == "jsonl":
-        return reader.option("mode", "FAILFAST").json(args.input)
-    return reader.parquet(args.input)
+        frame = reader.option("header", True).option("mode", "FAILFAST").csv(args.input)
+    elif kind == "jsonl":
+        frame = reader.option("mode", "FAILFAST").json(args.input)
+    else:
+        frame = reader.parquet(args.input)
+    ts = args.ts_column
+    if ts in frame.columns and isinstance(frame.schema[ts].dataType, StringType):
+        # ISO 8601 text (JSON lines hold times so): read as kleene match reads it
+        frame = frame.withColumn(ts, text_times(sample, args.input, ts, args.tz, args.on_error))
+    return frame
 
 
 def _follow(query: Any, duration: float | None) -> bool:

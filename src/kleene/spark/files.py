@@ -12,7 +12,7 @@ from kleene.errors import EventError, KleeneError
 from kleene.io.readers import GZIP_MAGIC, format_of
 from kleene.io.writers import output_format
 
-__all__ = ["check_output", "read_events_frame", "write_matches_frame"]
+__all__ = ["check_output", "read_events_frame", "text_times", "write_matches_frame"]
 
 
 def check_output(path: str, *, overwrite: bool = False) -> str:
@@ -35,20 +35,21 @@ def read_events_frame(
     on_error: str = "raise",
 ) -> DataFrame:
     """A CSV (with a header; types inferred), JSON lines or Parquet file or folder as a
-    DataFrame. A `ts` column of text is read as kleene match reads it (`_times`). A CSV row
+    DataFrame. A `ts` column of text is read as kleene match reads it (`text_times`). A CSV row
     with more or fewer fields than the header fails the job (`on_error="raise"`) or is
     dropped ("skip"), as kleene match treats it, instead of Spark's default of keeping it
     (extra fields cut, missing ones null)."""
     frame = _read_frame(spark, path, format, on_error)
     if ts in frame.columns and isinstance(frame.schema[ts].dataType, T.StringType):
-        frame = frame.withColumn(ts, _times(frame, path, ts, tz, on_error))
+        frame = frame.withColumn(ts, text_times(frame, path, ts, tz, on_error))
     return frame
 
 
-def _times(frame: DataFrame, path: str, ts: str, tz: str, on_error: str) -> Column:
+def text_times(sample: DataFrame | None, path: str, ts: str, tz: str, on_error: str) -> Column:
     """A `ts` column of text as timestamps: ISO 8601 times (as JSON lines hold them; naive
-    ones in `tz`), or numbers when the first value that is either is a number (a CSV column
-    of numbers is text when one of its values is not a number). A value that is neither,
+    ones in `tz`), or numbers when the first value in `sample` (the events, or for a stream
+    the files there so far; None: times) that is either is a number (a CSV column of
+    numbers is text when one of its values is not a number). A value that is neither,
     or of the other kind, fails the job with an error naming the file, the field and the
     value (`on_error="raise"`), or becomes null ("skip"), which `detect_job` drops and
     counts as it does a row without a timestamp. Spark's own cast would fail on the first
@@ -59,7 +60,9 @@ def _times(frame: DataFrame, path: str, ts: str, tz: str, on_error: str) -> Colu
     time = F.try_to_timestamp(text)
     if tz != "UTC":
         time = F.to_utc_timestamp(time, tz)
-    first = frame.where(number.isNotNull() | time.isNotNull()).select(number).first()
+    first = None
+    if sample is not None:
+        first = sample.where(number.isNotNull() | time.isNotNull()).select(number).first()
     numbers = first is not None and first[0] is not None
     parsed, other = (number, time) if numbers else (time, number)
     if on_error == "skip":
