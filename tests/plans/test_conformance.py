@@ -163,6 +163,21 @@ def test_window_join_two_kleene_variables():
     assert len(kleene.match(query, events, plan="window_join")) == 7
 
 
+def test_window_join_writes_one_step_per_route_not_per_type():
+    """`window_join` writes a step per route an event type takes (`_Code.step`); types
+    that share a route share one, so a stream of many types a wildcard takes compiles a
+    few steps, not one per type, and each gives what `reference` gives."""
+    events = [kleene.Event(f"T{i}" if i % 3 else "A", i, {}, id=i) for i in range(300)]
+    query = "PATTERN SEQ(A a, _ b) WITHIN 2"
+    conformance.check("window_join", query, events, checks=("same_matches", "lazily"))
+    plan = kleene.compile(query, "window_join")
+    state = plan.new_state()
+    for event in events:
+        plan.step(state, event)
+    assert len(plan._steps) == 201  # A and the 200 other types
+    assert len(plan._written) == 2  # A (a or b) and any other (b)
+
+
 def test_window_join_bindings_keep_their_names_from_the_conditions():
     """The loops' binding of an event (once `b<slot>`) shared a name with a comparison's
     temporary (`b<n>`): `v1.x <= v2.x` overwrote v4's binding with v2's x, and matches came

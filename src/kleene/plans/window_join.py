@@ -106,10 +106,12 @@ class WindowJoinPlan(Plan[JoinState]):
                 after = next(index[i.name] for i in items[at + 1 :] if isinstance(i, A.EventVar))
                 self.negations.append((analysis.variables[item.event.name], before, after))
         self.equivalences = analysis.equivalences
-        #: Per event type, the step written for its events (`_Code.step`), eager and lazy,
-        #: made when the type first comes.
+        #: Per event type, the step for its events, eager and lazy, found when the type
+        #: first comes: the one written for its route (`_written`: types that share a
+        #: route, say every type a wildcard takes, share a step).
         self._steps: dict[str, Callable[[JoinState, Event], list[Match]]] = {}
         self._lazy_steps: dict[str, Callable[[JoinState, Event, list[Any]], list[Match]]] = {}
+        self._written: dict[tuple[tuple[int, ...], tuple[int, ...], bool], Callable[..., Any]] = {}
         self._code = _Code(self)
         #: Per variable that can end a match: the loops that complete it.
         count = len(self.positive)
@@ -134,6 +136,16 @@ class WindowJoinPlan(Plan[JoinState]):
     def new_state(self) -> JoinState:
         return JoinState()
 
+    def _step_for(self, event_type: str, lazily: bool) -> Callable[..., Any]:
+        """The step for events of this type: written for its route (`_Code.step`) when no
+        type before had the same route."""
+        ends, kept = self._route(event_type)
+        route = (tuple(ends), tuple(kept), lazily)
+        step = self._written.get(route)
+        if step is None:
+            step = self._written[route] = self._code.step(ends, kept, lazily)
+        return step
+
     def _route(self, event_type: str) -> tuple[list[int], list[int]]:
         """What an event of this type may be: the end of a match (the slots of the
         completers it may end), a buffered variable's event or a negated variable's (the
@@ -153,7 +165,7 @@ class WindowJoinPlan(Plan[JoinState]):
         on the plan's step for the peers' P0 against one step for every type)."""
         step = self._steps.get(event.type)
         if step is None:
-            step = self._steps[event.type] = self._code.step(*self._route(event.type))
+            step = self._steps[event.type] = self._step_for(event.type, lazily=False)
         return step(state, event)
 
     def step_lazily(self, state: JoinState, event: Event) -> Iterable[Match]:
@@ -163,8 +175,7 @@ class WindowJoinPlan(Plan[JoinState]):
         made: list[Iterator[Match]] = []
         step = self._lazy_steps.get(event.type)
         if step is None:
-            ends, kept = self._route(event.type)
-            step = self._lazy_steps[event.type] = self._code.step(ends, kept, lazily=True)
+            step = self._lazy_steps[event.type] = self._step_for(event.type, lazily=True)
         step(state, event, made)
         if not made:
             return []
