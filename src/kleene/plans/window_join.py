@@ -161,8 +161,9 @@ class WindowJoinPlan(Plan[JoinState]):
         return ends, kept
 
     def step(self, state: JoinState, event: Event) -> list[Match]:
-        """`Plan.step`: the step written for the event's type (`_Code.step`: issue 19, 1.25x
-        on the plan's step for the peers' P0 against one step for every type)."""
+        """`Plan.step`: the step written for the event's type (`_Code.step`; issue 19: a
+        loop over the peers' P0 calling the step ran 1.16x the one interpreted step for
+        every type)."""
         step = self._steps.get(event.type)
         if step is None:
             step = self._steps[event.type] = self._step_for(event.type, lazily=False)
