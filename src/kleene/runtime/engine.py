@@ -710,10 +710,15 @@ class Engine:
                 error.event = item
             raise
         finally:
-            self._metrics.events += arrivals - first
-            self._arrivals = arrivals
-            if last != -math.inf:
-                self._last_t = last
+            self._stopped(arrivals - first, arrivals, last)
+
+    def _stopped(self, sent: int, arrivals: int, last: float) -> None:
+        """Note where a loop of `send_many` stopped (at the end, or at an error): how many
+        events it sent, the arrivals so far and the latest time (-inf: none yet)."""
+        self._metrics.events += sent
+        self._arrivals = arrivals
+        if last != -math.inf:
+            self._last_t = last
 
     def _unkeyed(self) -> bool:
         """Is `send_many` here the case `_send_unkeyed` runs: the plain case (`_plain`) of
@@ -769,10 +774,7 @@ class Engine:
                 error.event = item
             raise
         finally:
-            self._metrics.events += arrivals - first
-            self._arrivals = arrivals
-            if last != -math.inf:
-                self._last_t = last
+            self._stopped(arrivals - first, arrivals, last)
 
     def advance_to(self, ts: float | Any) -> list[Match]:
         """Declare that every event with a timestamp up to and including `ts` has been sent.
