@@ -101,7 +101,9 @@ class EventError(KleeneError):
     """An event, or a row meant to become one, is malformed.
 
     `source` names the file (or the input), `row` counts data rows from 1, `field` names the
-    column or attribute at fault; any of them may be None when unknown.
+    column or attribute at fault; any of them may be None when unknown. `late` marks an
+    event that is well formed but came after the time it belongs to: out of timestamp order,
+    or behind a punctuation (sorting the input, or `max_delay`, cures it).
     """
 
     def __init__(
@@ -111,11 +113,13 @@ class EventError(KleeneError):
         source: str | None = None,
         row: int | None = None,
         field: str | None = None,
+        late: bool = False,
     ) -> None:
         self.message = message
         self.source = source
         self.row = row
         self.field = field
+        self.late = late
         #: The event at fault, when the engine found the error in one it was given (a
         #: reader's `locate` turns it into the event's file and row).
         self.event: Any = None

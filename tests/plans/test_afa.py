@@ -124,15 +124,18 @@ def test_an_out_of_order_event_retracts_the_matches_it_breaks():
 def test_retracting_an_unknown_or_punctuated_event_is_an_error():
     engine = kleene.Engine("PATTERN SEQ(A a, B b) WITHIN 10", "afa")
     engine.send_many(STREAM)
-    with pytest.raises(EventError, match="no such event was sent"):
+    with pytest.raises(EventError, match="no such event was sent") as unknown:
         engine.retract({"type": "A", "ts": 2, "id": "zz"})
+    assert not unknown.value.late
     with pytest.raises(EventError, match="by its id"):
         engine.retract(kleene.Event("A", 1))
     engine.advance_to(3)
-    with pytest.raises(EventError, match="already punctuated"):
+    with pytest.raises(EventError, match="already punctuated") as punctuated:
         engine.retract(STREAM[0])
-    with pytest.raises(EventError, match="advance_to"):
+    assert punctuated.value.late
+    with pytest.raises(EventError, match="advance_to") as behind:
         engine.send({"type": "A", "ts": 2})
+    assert behind.value.late
 
 
 def test_punctuations_do_not_go_back_and_clean_up_state():

@@ -34,7 +34,7 @@ def test_timestamps_must_not_go_back():
     engine.send({"type": "A", "ts": 5})
     with pytest.raises(kleene.EventError, match="earlier than an event before it") as info:
         engine.send({"type": "B", "ts": 4})
-    assert (info.value.row, info.value.field) == (2, "ts")
+    assert (info.value.row, info.value.field, info.value.late) == (2, "ts", True)
 
 
 def test_events_after_a_watermark_are_late():
@@ -43,15 +43,17 @@ def test_events_after_a_watermark_are_late():
     engine.send({"type": "A", "ts": 11})
     late = kleene.Engine("PATTERN SEQ(A a)")
     late.advance_to(3)
-    with pytest.raises(kleene.EventError, match="already declared"):
+    with pytest.raises(kleene.EventError, match="already declared") as info:
         late.send({"type": "A", "ts": 3})
+    assert info.value.late
 
 
 def test_timestamps_do_not_mix_kinds():
     engine = kleene.Engine("PATTERN SEQ(A a, B b)")
     engine.send({"type": "A", "ts": datetime(2024, 1, 1, tzinfo=UTC)})
-    with pytest.raises(kleene.EventError, match="mix numbers and datetimes"):
+    with pytest.raises(kleene.EventError, match="mix numbers and datetimes") as info:
         engine.send({"type": "B", "ts": 5})
+    assert not info.value.late  # a kind of its own, not out of order: sorting does not cure it
     with pytest.raises(kleene.EventError, match="measured in seconds"):
         kleene.Engine("PATTERN SEQ(A a)", time_unit="ms").send(
             {"type": "A", "ts": datetime(2024, 1, 1, tzinfo=UTC)}

@@ -71,8 +71,10 @@ def test_late_events_can_be_collected_or_raised():
     engine.send_many(events(STREAM))
     assert [e.id for e in engine.late] == ["a3"]
     engine = kleene.Engine("PATTERN SEQ(A a, B b)", max_delay=3, on_late="raise")
-    with pytest.raises(EventError, match=r"event 'a3' has ts 3, more than max_delay=3 behind"):
+    behind = r"event 'a3' has ts 3, more than max_delay=3 behind"
+    with pytest.raises(EventError, match=behind) as raised:
         engine.send_many(events(STREAM))
+    assert raised.value.late
     with pytest.raises(EventError, match="on_late is one of count, raise, collect"):
         kleene.Engine("PATTERN SEQ(A a, B b)", max_delay=3, on_late="drop")
 

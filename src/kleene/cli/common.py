@@ -209,7 +209,7 @@ def locate_failure(
             try:
                 engine.send(event)
             except EventError as error:
-                if error.field == "ts" and "timestamps mix" not in str(error):
+                if error.late:
                     continue  # out of order here; Spark sorts the rows first
                 return KleeneError(str(reader.locate(error)))
             if time.monotonic() > deadline:
@@ -226,11 +226,11 @@ LOCATE_SECONDS = 120
 def _missing(found: KleeneError, reader: EventReader, args: argparse.Namespace) -> KleeneError:
     """The first row without timestamp or type, or with a timestamp that is not one, as a
     `kleene:` line."""
-    wanted = (args.ts_column, args.type_column)
+    ts, kind = args.ts_column, args.type_column
     checked = 0
     for _ in chain(reader, [None]):  # one more look after the last row
         for error in reader.errors[checked:]:
-            if error.field in wanted and ("missing" in error.message or error.field == wanted[0]):
+            if error.field == ts or (error.field == kind and "missing" in error.message):
                 return KleeneError(f"{error} (--on-error skip drops such rows)")
         checked = len(reader.errors)
     return found

@@ -230,7 +230,9 @@ class EventReader:
         place = self.place(event.id) if isinstance(event.id, int) else None
         if place is None:
             return error
-        return EventError(error.message, source=place[0], row=place[1], field=error.field)
+        return EventError(
+            error.message, source=place[0], row=place[1], field=error.field, late=error.late
+        )
 
     def roles(self) -> dict[str, str]:
         """The columns that are no attribute, by their role (ts, type, id)."""

@@ -249,6 +249,7 @@ class Engine:
                     "every event up to that time sent",
                     row=self._arrivals,
                     field="ts",
+                    late=True,
                 )
             found = self._insert(item)
             return self._report(found) if found else found
@@ -417,6 +418,7 @@ class Engine:
                 f"cannot retract {where}: its time is already punctuated (advance_to or the "
                 "max_delay watermark), so its matches are final",
                 field="ts",
+                late=True,
             )
         if self._reorder is not None and self._reorder.remove(item):
             return []
@@ -876,6 +878,7 @@ class Engine:
                 "max_delay (--max-delay), the most an event may lag behind the latest timestamp",
                 row=self._arrivals,
                 field="ts",
+                late=True,
             )
         if self._watermark is not None and self._watermark.settles(event.t):
             raise EventError(
@@ -883,6 +886,7 @@ class Engine:
                 "every event up to that time sent",
                 row=self._arrivals,
                 field="ts",
+                late=True,
             )
         self._last_t = event.t
 

@@ -143,6 +143,7 @@ class Reorder:
                 "(on_late='count')",
                 row=row,
                 field="ts",
+                late=True,
             )
         self.dropped += 1
         if self.on_late == "collect":
