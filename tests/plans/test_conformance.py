@@ -7,6 +7,7 @@ run is rejected (a plan says so by its `unsupported`); a check a plan declares i
 `limits` is skipped, and nothing else."""
 
 import functools
+import random
 
 import pytest
 from hypothesis import HealthCheck, given, reject, settings
@@ -161,6 +162,27 @@ def test_window_join_two_kleene_variables():
     query = "PATTERN SEQ(_+ v1[], _ v2, _+ v3[], _ v4) WITHIN 1"
     conformance.check("window_join", query, events, checks=("same_matches",))
     assert len(kleene.match(query, events, plan="window_join")) == 7
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "PATTERN SEQ(A+ x[], B a, C b, D+ d[], E e) WHERE a.v < e.v WITHIN 9",
+        "PATTERN SEQ(A a, B+ b[], C c, D d) WHERE c.v > a.v WITHIN 8",
+        "PATTERN SEQ(A a, B+ b[], C c, NOT(D d), E e) WITHIN 8",
+        "PATTERN SEQ(A+ a[], B b) WHERE a[i].v > 2 WITHIN 5",
+    ],
+)
+def test_window_join_takes_a_kleene_variables_events_between_its_neighbours(query):
+    """A Kleene variable's events before its later neighbour are listed once that one is
+    bound, and cut after its earlier neighbour once that one is (`_Code._window_of`): with
+    loops in between, first in the SEQ, or with none of its events in reach."""
+    rnd = random.Random(query)
+    events = [
+        kleene.Event(rnd.choice("ABCDE"), n // 2, {"v": rnd.randint(0, 5)}, id=n) for n in range(60)
+    ]
+    conformance.check("window_join", query, events, checks=("same_matches", "lazily"))
+    assert kleene.match(query, events, plan="window_join")
 
 
 def test_window_join_writes_one_step_per_route_not_per_type():
