@@ -18,6 +18,7 @@ from kleene.compiler.analysis import analyze
 from kleene.compiler.options import Options
 from kleene.language import ast as A
 from kleene.plans import PLANS
+from kleene.plans.window_join import _Choices
 from kleene.testing import conformance
 from kleene.testing.strategies import cases
 
@@ -183,6 +184,26 @@ def test_window_join_takes_a_kleene_variables_events_between_its_neighbours(quer
     ]
     conformance.check("window_join", query, events, checks=("same_matches", "lazily"))
     assert kleene.match(query, events, plan="window_join")
+
+
+@pytest.mark.parametrize("count", [10, 11])
+def test_window_join_picks_a_kleene_variables_events_kept_or_as_read(count):
+    """The ways to take a Kleene variable's events (`_Choices`) are kept up to a number and
+    made as they are read beyond it; both give what `reference` gives. Kept, one binding's
+    matches come out in the order they sort in (which makes `kleene.match`'s sort cheap)."""
+    events = [kleene.Event("A", 0, {}, id=0)]
+    events += [kleene.Event("B", n, {}, id=n) for n in range(1, count + 1)]
+    events.append(kleene.Event("C", count + 1, {}, id=count + 1))
+    query = "PATTERN SEQ(A a, B+ b[], C c) WITHIN 100"
+    conformance.check("window_join", query, events, checks=("same_matches", "lazily"))
+    plan = kleene.compile(query, "window_join")
+    state = plan.new_state()
+    found = [m for event in events for m in plan.step(state, event)]
+    assert len(found) == 2**count - 1
+    if len(found) <= _Choices.KEPT:
+        assert found == sorted(found, key=kleene.Match.sort_key)
+    else:
+        assert count == 11
 
 
 def test_window_join_writes_one_step_per_route_not_per_type():

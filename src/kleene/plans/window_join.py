@@ -33,6 +33,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import chain, combinations, islice
+from math import comb
 from operator import itemgetter
 from typing import Any
 
@@ -310,6 +311,7 @@ class _Code(Writer):
             {n.name: len(plan.positive) + j for j, (n, _, _) in enumerate(plan.negations)}
         )
         self.plans: list[str] = []
+        self.choices = _Choices(plan.positive, plan.pattern_name)
 
     def term(self, node: A.Attr | A.Len | A.Aggregate, ctx: Any) -> str:
         assert isinstance(node, A.Attr)  # one event: no b.len, no aggregates
@@ -419,14 +421,6 @@ class _Code(Writer):
         source += "    return False\n"
         holds: Callable[[Event], bool] = self.load(source)["holds"]
         return holds
-
-    def shape(self, count: str | None) -> str:
-        """The match's (variable, number of events) pairs as source: a Kleene variable's
-        number is `count` (None: its run's length)."""
-        return ", ".join(
-            f"({v.name!r}, {count or f'len(run{s})'})" if v.kleene else f"({v.name!r}, 1)"
-            for s, v in enumerate(self.plan.positive)
-        )
 
     def _window_of(self, kleene: list[int], bound: int, last: int, indent: str) -> list[str]:
         """Once `bound` is bound, what a Kleene variable next to it can be: for one just
@@ -559,43 +553,41 @@ class _Code(Writer):
             )
         first = earliest  # an AND's earliest time; a SEQ's first event's
         if plan.in_sequence:
-            first = "run0[0].t" if positive[0].kleene else "e0.t"
-        if kleene and not (plan.in_sequence and positive[0].kleene):
-            lines.append(f"{indent}t = {first}\n")  # the same for every subset below
-        for slot in kleene:  # each between its two neighbours, bound by now: any subset
-            variable = positive[slot]
-            # each Kleene variable's own names: an inner one's must not replace them
-            es, r = f"es{slot}", f"r{slot}"  # its events between its neighbours, by now
-            most = f"len({es})" if variable.max is None else f"min({variable.max}, len({es}))"
-            # the subsets of the events and, alongside, of their ids
-            lines.append(f"{indent}for {r} in range({variable.min}, {most} + 1):\n")
-            if len(kleene) == 1:  # the shape of the match depends on its length alone
-                lines.append(f"{indent}    sh = (NAME, ({self.shape(r)},))\n")
+            first = "f[0].t" if positive[0].kleene else "e0.t"
+        if kleene:  # each between its two neighbours, bound by now: any subset of each
+            for slot in kleene:
+                neighbours = " and ".join(positive[s].name for s in (slot - 1, slot + 1) if s >= 0)
+                described.append(f"for {positive[slot].name}[] (any subset between {neighbours})")
+            if first != "f[0].t":
+                lines.append(f"{indent}t = {first}\n")  # the same for every subset below
+            row = ", ".join(f"*es{s}" if v.kleene else f"e{s}" for s, v in enumerate(positive))
+            ids = ", ".join(f"*is{s}" if v.kleene else f"e{s}.id" for s, v in enumerate(positive))
             lines.append(
-                f"{indent}    for run{slot}, ids{slot} in zip(_combinations({es}, {r}), "
-                f"_combinations(is{slot}, {r})):\n"
+                f"{indent}row = [{row}]\n{indent}rid = [{ids}]\n"
+                f"{indent}for g, sh in CHOICES({', '.join(f'len(es{s})' for s in kleene)}):\n"
+                f"{indent}    f = g(row)\n"
             )
-            indent += "        "
-            neighbours = " and ".join(positive[s].name for s in (slot - 1, slot + 1) if s >= 0)
-            described.append(f"for {variable.name}[] (any subset between {neighbours})")
-        flat = ", ".join(f"*run{s}" if v.kleene else f"e{s}" for s, v in enumerate(positive))
-        ids = ", ".join(f"*ids{s}" if v.kleene else f"e{s}.id" for s, v in enumerate(positive))
-        shape = {0: "SHAPE", 1: "sh"}.get(len(kleene), f"(NAME, ({self.shape(None)},))")
-        made = f"_Match(({flat},), (m{last}, t, ({ids},), {shape}))"
-        if not kleene or (plan.in_sequence and positive[0].kleene):
+            indent += "    "
+            if first == "f[0].t":
+                lines.append(f"{indent}t = {first}\n")
+            made = f"_Match(f, (m{last}, t, g(rid), sh))"
+        else:
             lines.append(f"{indent}t = {first}\n")
+            flat = ", ".join(f"e{s}" for s in range(len(positive)))
+            ids = ", ".join(f"e{s}.id" for s in range(len(positive)))
+            made = f"_Match(({flat},), (m{last}, t, ({ids},), SHAPE))"
         self.plans.append(" ".join(described))
         helpers = {
             "_Match": Match.laid_out,
             "_bisect": bisect_right,
             "_bisect_left": bisect_left,
-            "_combinations": combinations,
             "_islice": islice,
             "_position": _position,
             "NAME": plan.pattern_name,
             "SHAPE": (plan.pattern_name, tuple((v.name, 1) for v in positive)),
             "CAP": plan.match_cap,
             "FULL": plan.full,
+            "CHOICES": self.choices,
         }
         eager = [line for line in lines if not line.startswith(_LAZY)]
         eager.append(
@@ -607,6 +599,88 @@ class _Code(Writer):
         complete: Callable[..., None] = self.load("".join(eager), helpers)["complete"]
         generator: Callable[..., Iterator[Match]] = self.load("".join(lazy), helpers)["made"]
         return complete, generator
+
+
+#: A match's shape: the pattern's name, and each variable's name and number of events (the
+#: last part of its sort key).
+Shape = tuple[str, tuple[tuple[str, int], ...]]
+
+
+class _Choices:
+    """The ways a match can take its Kleene variables' events, once its other variables are
+    bound and each Kleene variable's events between its neighbours are known:
+    `choices(k1, k2, ...)`, for the numbers of those events, gives (getter, shape) pairs.
+    The getter picks the match's events from a row of the bound events and the Kleene
+    variables' events in pattern order, and their ids from a row of ids laid out alike,
+    each in one C call; the shape is the sort key's last part.
+
+    They are made once per numbers, in the order of the events they pick (so one binding's
+    matches come out as they sort, when the ids follow the stream), and kept while there
+    are at most `KEPT`; beyond, made as they are read, so that an explosion stops at the
+    match guard before it is built. (Issue 19: a loop over each variable's `combinations`,
+    unpacking each into a new tuple of events and one of ids, made the peers' P2 1.3x
+    slower, and its sort 2x.)
+
+    >>> from kleene.compiler.analysis import analyze
+    >>> import kleene
+    >>> a, b, c = analyze(kleene.parse("PATTERN SEQ(A a, B+ b[], C c)")).positive
+    >>> for get, shape in _Choices([a, b, c], "p")(2):  # a, two b to choose from, c
+    ...     print(get("ABCD"), get([0, 1, 2, 3]), shape)
+    ('A', 'B', 'C', 'D') (0, 1, 2, 3) ('p', (('a', 1), ('b', 2), ('c', 1)))
+    ('A', 'B', 'D') (0, 1, 3) ('p', (('a', 1), ('b', 1), ('c', 1)))
+    ('A', 'C', 'D') (0, 2, 3) ('p', (('a', 1), ('b', 1), ('c', 1)))
+    """
+
+    KEPT = 1024
+
+    def __init__(self, positive: list[Variable], name: str) -> None:
+        self.positive = positive
+        self.name = name
+        self.kept: dict[tuple[int, ...], list[tuple[Callable[[Any], Any], Shape]]] = {}
+
+    def __call__(self, *counts: int) -> Iterable[tuple[Callable[[Any], Any], Shape]]:
+        found = self.kept.get(counts)
+        if found is not None:
+            return found
+        ways = self._ways(counts, 0, 0, (), ())
+        if self._number(counts) > self.KEPT:
+            return ((itemgetter(*picked), shape) for picked, shape in ways)
+        found = self.kept[counts] = [(itemgetter(*picked), shape) for picked, shape in sorted(ways)]
+        return found
+
+    def _number(self, counts: tuple[int, ...]) -> int:
+        """How many ways there are."""
+        number = 1
+        kleene = (v for v in self.positive if v.kleene)
+        for variable, count in zip(kleene, counts, strict=True):
+            most = count if variable.max is None else min(variable.max, count)
+            number *= sum(comb(count, r) for r in range(variable.min, most + 1))
+        return number
+
+    def _ways(
+        self,
+        counts: tuple[int, ...],
+        at: int,
+        offset: int,
+        picked: tuple[int, ...],
+        shape: tuple[tuple[str, int], ...],
+    ) -> Iterator[tuple[tuple[int, ...], Shape]]:
+        """The positions each way picks in the row, and its shape, from variable `at` (at
+        `offset` in the row) on, after `picked` and `shape` for the variables before it."""
+        if at == len(self.positive):
+            yield picked, (self.name, shape)
+            return
+        variable = self.positive[at]
+        if not variable.kleene:
+            named = (*shape, (variable.name, 1))
+            yield from self._ways(counts, at + 1, offset + 1, (*picked, offset), named)
+            return
+        count, rest = counts[0], counts[1:]
+        most = count if variable.max is None else min(variable.max, count)
+        for r in range(variable.min, most + 1):
+            named = (*shape, (variable.name, r))
+            for some in combinations(range(offset, offset + count), r):
+                yield from self._ways(rest, at + 1, offset + count, (*picked, *some), named)
 
 
 def _always(event: Event) -> bool:
