@@ -393,7 +393,8 @@ def test_iso_text_timestamps_in_json_lines_are_read_as_times(spark, tmp_path):
     """JSON lines hold times as ISO 8601 text, which Spark infers as strings: kleene stream
     refused them ("holds string"), where kleene match and kleene run read them. Now it
     reads them as kleene run does (the same matches as kleene match), and names a value
-    that is no time."""
+    that is no time; under --on-error skip, drops and counts its row, as kleene match
+    does."""
     folder = tmp_path / "in"
     folder.mkdir()
     rows = [json.dumps({"ts": ts.isoformat(), "type": kind, "k": key, "x": x, "seq": seq})
@@ -425,3 +426,23 @@ def test_iso_text_timestamps_in_json_lines_are_read_as_times(spark, tmp_path):
     last = done.stderr.splitlines()[-1]
     assert "field 'ts': 'x2024-03-01" in last and "is neither a number nor an ISO 8601" in last
     assert "Traceback" not in done.stderr
+
+    skipping = tmp_path / "skipping"  # every row; one of a match's is bad
+    skipping.mkdir()
+    at = expected[0].bindings["a"][0].id  # its seq: its row
+    rows[at] = rows[at].replace('"ts": "', '"ts": "x')
+    (skipping / "part-0.jsonl").write_text("\n".join(rows) + "\n")
+    done = _kleene(
+        "stream", query, "-i", str(skipping), "--checkpoint", str(tmp_path / "ck3"),
+        "-o", str(tmp_path / "out3"), "--available-now", "--id-column", "seq",
+        "--watermark", "1 minute", "--master", "local[1]", "--on-error", "skip",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "1 skipped" in done.stderr  # dropped and counted, as a row without a timestamp
+    kept = kleene.match(
+        query, kleene.read_events(skipping / "part-0.jsonl", id_column="seq", on_error="skip")
+    )
+    assert kept and kept != expected
+    found = spark.read.parquet(str(tmp_path / "out3")).collect()
+    pairs = sorted((row.a[0]["seq"], row.b[0]["seq"]) for row in found)
+    assert pairs == sorted((m.bindings["a"][0].id, m.bindings["b"][0].id) for m in kept)
