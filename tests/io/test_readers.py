@@ -291,6 +291,24 @@ def test_text_that_is_not_utf8_is_a_named_error(tmp_path):
         list(kleene.read_events(tmp_path / "h.csv"))
 
 
+@pytest.mark.parametrize("on_error", ["raise", "skip"])
+def test_a_csv_row_of_too_many_fields_that_is_not_utf8_is_named(tmp_path, monkeypatch, on_error):
+    """pyarrow hands such a row to no handler (it fails to decode it first), so it cannot be
+    skipped: the error names the row and says why, and pyarrow's failure is not printed as
+    "Exception ignored"."""
+    table = tmp_path / "e.csv"
+    table.write_bytes(b"ts,type,x\n1,A,1\n2,B\x80,2,9\n3,C,3\n")
+    unraisable: list[object] = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    with pytest.raises(kleene.EventError, match=r"e.csv, row 2: cannot read the CSV") as info:
+        list(kleene.read_events(table, on_error=on_error))
+    assert "not UTF-8 text either, which even --on-error skip cannot pass over" in str(info.value)
+    assert unraisable == []
+    table.write_bytes(b"ts,type,x\n1,A,1\n2,B,2,9\n3,C,3\n")  # UTF-8: skipped and counted
+    reader = kleene.read_events(table, on_error="skip")
+    assert [e.type for e in reader] == ["A", "C"] and reader.skipped == 1
+
+
 def test_a_csv_field_longer_than_a_block_is_read(tmp_path, monkeypatch):
     monkeypatch.setattr(readers, "_CSV_BLOCK", 1 << 10)  # 1 KiB blocks, as 4 MiB ones
     long = "y" * 5000  # ... meet a field of 20 MiB

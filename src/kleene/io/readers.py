@@ -816,24 +816,26 @@ def _csv_stream(
 
     if not raw.peek(1):  # type: ignore[attr-defined]
         return  # a header and no rows
+    undecodable: list[UnicodeDecodeError] = []
     try:
-        stream = pacsv.open_csv(
-            raw,  # after the header: the data rows, numbered from 1
-            read_options=pacsv.ReadOptions(
-                use_threads=False,
-                block_size=block,
-                column_names=header,
-                skip_rows_after_names=read.rows,
-            ),
-            parse_options=pacsv.ParseOptions(invalid_row_handler=invalid),
-            convert_options=pacsv.ConvertOptions(
-                column_types={name: pa.binary() for name in header},  # UTF-8: `_text`
-                strings_can_be_null=True,
-                null_values=[""],  # "NA" and the like are null only in number columns (_cast)
-            ),
-        )
+        with _quiet_undecodable(undecodable):
+            stream = pacsv.open_csv(
+                raw,  # after the header: the data rows, numbered from 1
+                read_options=pacsv.ReadOptions(
+                    use_threads=False,
+                    block_size=block,
+                    column_names=header,
+                    skip_rows_after_names=read.rows,
+                ),
+                parse_options=pacsv.ParseOptions(invalid_row_handler=invalid),
+                convert_options=pacsv.ConvertOptions(
+                    column_types={name: pa.binary() for name in header},  # UTF-8: `_text`
+                    strings_can_be_null=True,
+                    null_values=[""],  # "NA" and the like are null only in number columns (_cast)
+                ),
+            )
     except pa.ArrowInvalid as error:
-        raise _unreadable(error, where) from None
+        raise _unreadable(error, where, undecodable) from None
     textual = {reader.columns.ts} | (
         set() if reader.columns.event_type is not None else {reader.columns.type}
     )
@@ -876,13 +878,15 @@ def _batches(stream: Any, where: str) -> Iterator[Any]:
     """pyarrow's CSV batches, its errors named as the file's."""
     import pyarrow as pa
 
+    undecodable: list[UnicodeDecodeError] = []
     while True:
         try:
-            batch = stream.read_next_batch()
+            with _quiet_undecodable(undecodable):
+                batch = stream.read_next_batch()
         except StopIteration:
             return
         except pa.ArrowInvalid as error:
-            raise _unreadable(error, where) from None
+            raise _unreadable(error, where, undecodable) from None
         yield batch
 
 
@@ -910,11 +914,40 @@ def _text(
     return pa.array(cells, pa.string())
 
 
-def _unreadable(error: Exception, where: str) -> EventError:
-    """pyarrow's word on a CSV it cannot read (it does not say the row)."""
+@contextmanager
+def _quiet_undecodable(found: list[UnicodeDecodeError]) -> Iterator[None]:
+    """pyarrow hands a row with too many or too few fields to `invalid` (which skips and
+    counts it) as text; a row that is not UTF-8 fails before it gets there, the read stops
+    on the row, and Python prints the failure as "Exception ignored". Keep it off the
+    terminal, in `found`: the error names the row and says why (`_unreadable`)."""
+    hook = sys.unraisablehook
+
+    def undecodable(unraisable: Any) -> None:
+        if isinstance(unraisable.exc_value, UnicodeDecodeError):
+            found.append(unraisable.exc_value)
+        else:
+            hook(unraisable)
+
+    sys.unraisablehook = undecodable
+    try:
+        yield
+    finally:
+        sys.unraisablehook = hook
+
+
+def _unreadable(
+    error: Exception, where: str, undecodable: Sequence[UnicodeDecodeError] = ()
+) -> EventError:
+    """pyarrow's word on a CSV it cannot read (it does not say the row), and whether a
+    malformed row it stopped on was not UTF-8 text either (`_quiet_undecodable`)."""
     if "straddl" in str(error):
         raise _StraddlingError from None
     hint = " (a CSV file must be UTF-8 text)" if "UTF8" in str(error) else ""
+    if undecodable:  # a malformed row `invalid` never saw
+        hint = (
+            " (the row is not UTF-8 text either, which even --on-error skip cannot pass over: "
+            "a CSV file must be UTF-8 text)"
+        )
     row = re.search(r"Row #(\d+)", str(error))  # a malformed row pyarrow could not hand over
     number = None if row is None else int(row.group(1))
     return EventError(f"cannot read the CSV: {error}{hint}", source=where, row=number)
