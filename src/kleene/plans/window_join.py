@@ -552,13 +552,14 @@ class _Code(Writer):
                 f"for {positive[slot].name} ({relation}){': ' + shown if shown else ''}"
             )
         first = earliest  # an AND's earliest time; a SEQ's first event's
+        kleene_first = plan.in_sequence and positive[0].kleene  # then each way's own
         if plan.in_sequence:
-            first = "f[0].t" if positive[0].kleene else "e0.t"
+            first = "f[0].t" if kleene_first else "e0.t"
         if kleene:  # each between its two neighbours, bound by now: any subset of each
             for slot in kleene:
                 neighbours = " and ".join(positive[s].name for s in (slot - 1, slot + 1) if s >= 0)
                 described.append(f"for {positive[slot].name}[] (any subset between {neighbours})")
-            if first != "f[0].t":
+            if not kleene_first:
                 lines.append(f"{indent}t = {first}\n")  # the same for every subset below
             row = ", ".join(f"*es{s}" if v.kleene else f"e{s}" for s, v in enumerate(positive))
             ids = ", ".join(f"*is{s}" if v.kleene else f"e{s}.id" for s, v in enumerate(positive))
@@ -568,7 +569,7 @@ class _Code(Writer):
                 f"{indent}    f = g(row)\n"
             )
             indent += "    "
-            if first == "f[0].t":
+            if kleene_first:
                 lines.append(f"{indent}t = {first}\n")
             made = f"_Match(f, (m{last}, t, g(rid), sh))"
         else:
