@@ -229,6 +229,32 @@ def test_on_error_skip_also_skips_rows_that_go_back_in_time(tmp_path, capsys):
     assert "back.csv, row 3, field 'ts': event 2 has ts 2, earlier than" in captured.err
 
 
+def test_engine_errors_name_the_file_and_row_with_an_id_column(tmp_path, capsys):
+    """With an id column, an event's id says nothing of where it was read, so a time going
+    back or of another kind named the arrival number ("row 4") and no file: in a folder,
+    not the row of any file. Now the arrival number finds the file and row."""
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    (folder / "part-0.csv").write_text("seq,type,ts\n10,A,1\n11,B,5\n")
+    (folder / "part-1.csv").write_text("seq,type,ts\n12,A,2\n13,B,9\n")
+    query = "PATTERN SEQ(A a, B b) WITHIN 10"
+    arguments = ["match", query, "-i", str(folder), "--id-column", "seq"]
+    assert main(arguments) == 1
+    said = "part-1.csv, row 1, field 'ts': event 12 has ts 2, earlier than"
+    assert said in capsys.readouterr().err.splitlines()[-1]
+    assert main([*arguments, "--on-error", "skip"]) == 0
+    captured = capsys.readouterr()
+    assert [json.loads(line)["bindings"]["b"][0]["id"] for line in captured.out.splitlines()] == [
+        11,
+        13,
+    ]
+    assert said in captured.err
+    (folder / "part-1.csv").write_text("seq,type,ts\n12,A,6\n13,B,1970-01-01T00:00:09\n")
+    assert main(arguments) == 1
+    said = "part-1.csv, row 2, field 'ts': timestamps mix numbers and datetimes"
+    assert said in capsys.readouterr().err.splitlines()[-1]
+
+
 def test_engine_errors_name_the_file_and_row_and_skip_covers_them(tmp_path, capsys):
     """A row whose values clash in a condition names its file and row, even after skipped
     rows (the arrival count drifts from the file's row), and --on-error skip skips it."""

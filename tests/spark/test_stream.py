@@ -213,6 +213,27 @@ def test_a_row_without_timestamp_follows_on_error(spark, tmp_path):
     assert "Traceback" not in done.stderr
 
 
+def test_a_timestamp_of_the_other_kind_is_named_with_its_row(tmp_path):
+    """A number among ISO times in the `ts` column failed the stream with the folder, the
+    field and the value, but no row, as `kleene run` names it: the stream did not look for
+    it in-process. Now it does."""
+    rows = [(ts.strftime("%Y-%m-%d %H:%M:%S"), *rest) for ts, *rest in _log(seed=7, count=80)]
+    rows[50] = ("1700000000", *rows[50][1:])
+    folder = tmp_path / "in"
+    folder.mkdir()
+    lines = ["ts,type,k,x,seq", *(",".join(map(str, row)) for row in rows)]
+    (folder / "part-0.csv").write_text("\n".join(lines) + "\n")
+    done = _kleene(
+        "stream", KEYED, "-i", str(folder), "--checkpoint", str(tmp_path / "ck"),
+        "-o", str(tmp_path / "out"), "--available-now", "--id-column", "seq",
+        "--master", "local[1]",
+    )  # fmt: skip
+    assert done.returncode == 1
+    last = done.stderr.splitlines()[-1]
+    assert "part-0.csv, row 51, field 'ts'" in last and "timestamps mix" in last, last
+    assert "Traceback" not in done.stderr
+
+
 def test_a_checkpoint_of_another_query_is_refused(spark, tmp_path):
     _write(tmp_path / "in", "part-0.csv", _log(seed=3, count=50))
     _run(spark, tmp_path, KEYED)

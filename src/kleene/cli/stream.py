@@ -110,7 +110,8 @@ def _run(args: argparse.Namespace) -> int:
     options = plan_options(args.option)
     output = "non_overlapping" if args.non_overlapping else "all"
     settings = {"output": output, "time_unit": args.time_unit, "name": name, **options}
-    warn_growth(kleene.compile(text, args.plan, **settings))  # errors before Spark starts
+    plan = kleene.compile(text, args.plan, **settings)  # errors before Spark starts
+    warn_growth(plan)
     if args.column_type:
         raise KleeneError("--column-type applies to kleene match; give --schema instead")
     started = time.perf_counter()
@@ -153,9 +154,8 @@ def _run(args: argparse.Namespace) -> int:
         if args.verbose:
             raise
         found = worker_error(error)
-        located = (" is missing", "is neither a number")  # a stream's input grows
-        if found is not None and any(part in str(found) for part in located):
-            found = locate_failure(found, args.input, args, None)
+        if found is not None:
+            found = locate_failure(found, args.input, args, plan)
         raise found or _failure(error) from None
     if interrupted:
         log.info("stopped; run the same command to go on from the checkpoint")

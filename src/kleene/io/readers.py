@@ -222,12 +222,19 @@ class EventReader:
 
     def locate(self, error: EventError) -> EventError:
         """`error`, which the engine found in an event this reader made, naming the event's
-        file and row instead of its arrival number (when the events' ids are their reading
-        positions, as without an id column)."""
+        file and row instead of its arrival number. The event is found by its id when ids
+        are reading positions (no id column); else by the arrival number the engine gave
+        the error (a time going back, or of another kind), which is the event's reading
+        position plus one for an engine fed this reader's events from the first, as
+        `kleene.match` and the CLI feed it."""
         event = error.event
-        if event is None or error.source is not None or self.columns.id is not None:
+        if event is None or error.source is not None:
             return error
-        place = self.place(event.id) if isinstance(event.id, int) else None
+        if self.columns.id is None:
+            index = event.id if isinstance(event.id, int) else None
+        else:
+            index = None if error.row is None else error.row - 1
+        place = None if index is None else self.place(index)
         if place is None:
             return error
         return EventError(
