@@ -64,7 +64,7 @@ def spark_session(
 
 _KLEENE_ERROR = re.compile(r"kleene\.errors\.\w+: (.*)")
 #: What Spark says when a column's `raise_error` fires (kleene's columns raise so).
-_RAISED = re.compile(r"\[USER_RAISED_EXCEPTION\] (.*?)(?: SQLSTATE: \w+)?$", re.MULTILINE)
+_RAISED = re.compile(r"\[USER_RAISED_EXCEPTION\] (.*?)(?: SQLSTATE: \w+)*$", re.MULTILINE)
 
 
 def worker_error(error: BaseException) -> KleeneError | None:
@@ -78,6 +78,13 @@ def worker_error(error: BaseException) -> KleeneError | None:
     >>> worker_error(Exception("[USER_RAISED_EXCEPTION] a.csv, field 'ts': 'x' is neither "
     ...                        "a number nor an ISO 8601 time SQLSTATE: P0001")).args
     ("a.csv, field 'ts': 'x' is neither a number nor an ISO 8601 time",)
+
+    A streaming query's failure adds its own state:
+
+    >>> worker_error(Exception("[STREAM_FAILED] ... [USER_RAISED_EXCEPTION] in, field 'ts': "
+    ...     "timestamps mix numbers and datetimes ('1') SQLSTATE: P0001 SQLSTATE: XXKST\\n=== "
+    ...     "Streaming Query ===")).args
+    ("in, field 'ts': timestamps mix numbers and datetimes ('1')",)
     """
     text = str(error)
     found = _KLEENE_ERROR.findall(text) or _RAISED.findall(text)
