@@ -4,10 +4,12 @@ import pickle
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import kleene
 from kleene import Event, Match, Retraction
-from kleene.events import as_event
+from kleene.events import as_event, checked_events
 
 
 def test_event_fields_and_numeric_time():
@@ -114,3 +116,27 @@ def test_a_match_laid_out_is_the_match_its_bindings_make():
     other = Match.laid_out((a, star, b2), Match({"a": (a,), "s": (star,), "b": (b2,)}).sort_key())
     assert other != laid
     assert other.ids() == {"a": (0,), "s": (3,), "b": (2,)}
+
+
+@given(
+    names=st.lists(st.text(max_size=3), max_size=5, unique=True),
+    rows=st.integers(0, 6),
+    data=st.data(),
+)
+def test_events_made_from_columns_are_the_events_made_one_by_one(names, rows, data):
+    """`checked_events` writes its loop for the columns' names and nulls (`_loop_for`): the
+    events are those `Event` makes from each row, a null cell no attribute, in column
+    order; whatever the names are (quotes, `v0`, empty)."""
+    cells = [
+        data.draw(st.lists(st.one_of(st.none(), st.integers()), min_size=rows, max_size=rows))
+        for _ in names
+    ]
+    kinds = [f"T{i % 2}" for i in range(rows)]
+    made = list(checked_events(kinds, range(rows), range(rows), range(rows), names, cells))
+    row_values = [[column[i] for column in cells] for i in range(rows)]
+    expected = [
+        Event(kind, i, {n: v for n, v in zip(names, values, strict=True) if v is not None}, id=i)
+        for i, (kind, values) in enumerate(zip(kinds, row_values, strict=True))
+    ]
+    assert made == expected
+    assert [list(e.attrs.items()) for e in made] == [list(e.attrs.items()) for e in expected]

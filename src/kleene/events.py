@@ -17,10 +17,10 @@ count windows (`WITHIN 5 EVENTS`) measure; the engine sets it for them (`with_se
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, tzinfo
-from itertools import repeat
+from functools import lru_cache
 from types import MappingProxyType
 from typing import Any
 
@@ -265,15 +265,45 @@ def checked_events(
     >>> list(checked_events(["A"], [5], [5], [0], ["x", "y"], [[1], [None]]))
     [Event('A', 5, {'x': 1}, id=0)]
     """
-    rows = zip(*cells, strict=False) if cells else repeat(())
-    sparse = any(None in column for column in cells)
-    sealed, mapping = _sealed, MappingProxyType
-    for kind, ts, t, ident, values in zip(kinds, stamps, times, ids, rows, strict=False):
-        if sparse:
-            attrs = {n: v for n, v in zip(names, values, strict=True) if v is not None}
-        else:
-            attrs = dict(zip(names, values, strict=True))
-        yield sealed(kind, ts, t, mapping(attrs), ident, None)
+    sparse = tuple(None in column for column in cells)
+    return _loop_for(tuple(names), sparse)(kinds, stamps, times, ids, *cells)
+
+
+@lru_cache(maxsize=64)
+def _loop_for(names: tuple[str, ...], sparse: tuple[bool, ...]) -> Callable[..., Iterator[Event]]:
+    """`checked_events`' loop written for these attribute names, a column that holds nulls
+    (`sparse`) adding its attribute only where it has a value: each event's attributes are
+    one dict display, not `dict(zip(names, row))` over a tuple made per row (issue 19:
+    0.83 against 1.62 µs per event of three attributes).
+
+    >>> print(_loop_for(("x", "y"), (False, True)).source)  # doctest: +NORMALIZE_WHITESPACE
+    def made(kinds, stamps, times, ids, c0, c1):
+        for kind, ts, t, ident, v0, v1 in zip(kinds, stamps, times, ids, c0, c1):
+            attrs = {'x': v0}
+            if v1 is not None: attrs['y'] = v1
+            yield sealed(kind, ts, t, mapping(attrs), ident, None)
+    """
+    values = [f"v{i}" for i in range(len(names))]
+    dense = sparse.index(True) if True in sparse else len(sparse)  # the names shown at once
+    pairs = zip(names[:dense], values[:dense], strict=True)
+    shown = ", ".join(f"{name!r}: {value}" for name, value in pairs)
+    lines = [f"        attrs = {{{shown}}}\n"]
+    for name, value, nulls in zip(names[dense:], values[dense:], sparse[dense:], strict=True):
+        put = f"attrs[{name!r}] = {value}"
+        lines.append(f"        if {value} is not None: {put}\n" if nulls else f"        {put}\n")
+    columns = "".join(f", c{i}" for i in range(len(names)))
+    source = (
+        f"def made(kinds, stamps, times, ids{columns}):\n"
+        f"    for kind, ts, t, ident{''.join(f', {v}' for v in values)} in "
+        f"zip(kinds, stamps, times, ids{columns}):\n"
+        + "".join(lines)
+        + "        yield sealed(kind, ts, t, mapping(attrs), ident, None)\n"
+    )
+    namespace: dict[str, Any] = {"sealed": _sealed, "mapping": MappingProxyType}
+    exec(compile(source, "<kleene>", "exec"), namespace)
+    made = namespace["made"]
+    made.source = source
+    return made  # type: ignore[no-any-return]
 
 
 _new = object.__new__
