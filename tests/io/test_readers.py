@@ -3,6 +3,7 @@
 import gzip
 import io
 import json
+import subprocess
 import sys
 from datetime import UTC, date, datetime
 
@@ -236,6 +237,56 @@ def test_stray_text_in_a_number_column_is_named_not_turned_into_text(tmp_path):
     reader = kleene.read_events(path, on_error="skip")
     assert [e["price"] for e in reader][-1] == 44
     assert len(reader.errors) == 1
+
+
+@pytest.mark.parametrize(
+    ("texts", "kind"), [(0, "int"), (1, "int"), (2, "int"), (3, "str"), (20, "str"), (38, "str")]
+)
+def test_a_column_is_numbers_when_all_but_one_cell_in_20_are(tmp_path, caplog, texts, kind):
+    """The 95 % rule at its edge (38 numbers and 2 words of 40 cells: numbers, the words
+    named; 37 and 3: text), and the warning about text that is half numbers or more (20 of
+    40 warns, 2 of 40 does not): a text column stops reading its cells as numbers once the
+    answer cannot change, which these edges check."""
+    cells = [str(n) for n in range(40 - texts)] + ["word"] * texts
+    path = tmp_path / "edge.csv"
+    path.write_text("type,ts,v\n" + "".join(f"A,{n},{c}\n" for n, c in enumerate(cells)))
+    reader = kleene.read_events(path, on_error="skip")
+    with caplog.at_level("WARNING", logger="kleene"):
+        values = [e.get("v") for e in reader]
+    if kind == "int":
+        assert values[: 40 - texts] == list(range(40 - texts)) and len(values) == 40 - texts
+        assert [error.row for error in reader.errors] == list(range(41 - texts, 41))
+    else:
+        assert values == cells and not reader.errors
+    assert ("is read as text" in caplog.text) == (kind == "str" and texts <= 20)
+
+
+@pytest.mark.parametrize("suffix", ["csv", "jsonl", "parquet"])
+def test_reading_a_file_does_not_import_pandas(tmp_path, suffix):
+    """pyarrow imports pandas the first time it makes an array from Python values: 0.4 s
+    and 40 MB of a small `kleene match`. Reading a file (for CSV: null tokens in a number
+    column, text columns) makes none."""
+    path = tmp_path / f"small.{suffix}"
+    rows = [("A", 1, 10, "IBM"), ("B", 2, None, "SUN"), ("B", 3, 12, "IBM")]
+    if suffix == "csv":
+        path.write_text("type,ts,price,sym,note\nA,1,10,IBM,x\nB,2,NA,SUN,\nB,3,12,IBM,y\n")
+    elif suffix == "jsonl":
+        keys = ("type", "ts", "price", "sym")
+        path.write_text("".join(json.dumps(dict(zip(keys, r, strict=True))) + "\n" for r in rows))
+    else:
+        columns = {"type": ["A", "B", "B"], "ts": [1, 2, 3], "price": [10, None, 12]}
+        pq.write_table(pa.table({**columns, "sym": ["IBM", "SUN", "IBM"]}), path)
+    script = (
+        "import sys, kleene\n"
+        f"events = list(kleene.read_events({str(path)!r}))\n"
+        "assert [e.get('price') for e in events] == [10, None, 12], events\n"
+        "print('pandas' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], check=False, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
 
 
 def test_duplicate_csv_columns_are_an_error(tmp_path):
