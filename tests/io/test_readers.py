@@ -403,6 +403,18 @@ def test_a_file_that_is_not_parquet_is_named(tmp_path):
         list(kleene.read_events(path))
 
 
+@pytest.mark.parametrize("on_error", ["raise", "skip"])
+def test_a_parquet_file_whose_column_name_is_not_utf8_is_named(tmp_path, on_error):
+    """pyarrow raised UnicodeDecodeError out of the reader, naming no file (found by
+    test_fuzz's thorough profile)."""
+    path = tmp_path / "names.parquet"
+    pq.write_table(pa.table({"type": ["A", "B"], "ts": [1, 2], "price": [1.0, 2.0]}), path)
+    path.write_bytes(path.read_bytes().replace(b"price", b"\x80rice"))
+    said = r"names.parquet: the Parquet file is damaged: a column name is not UTF-8 text"
+    with pytest.raises(kleene.EventError, match=said):
+        list(kleene.read_events(path, on_error=on_error))
+
+
 def test_an_event_type_that_is_not_text_is_an_error(tmp_path):
     """A JSON number as the type was silently made text: 5 and "5" became one type."""
     path = tmp_path / "types.jsonl"

@@ -691,6 +691,11 @@ def _parquet_batches(
             file = pq.ParquetFile(source)
         except (pa.ArrowInvalid, OSError) as error:
             raise EventError(f"not a Parquet file: {error}", source=where) from None
+        except UnicodeDecodeError as error:  # pyarrow decodes the column names it read
+            raise EventError(
+                f"the Parquet file is damaged: a column name is not UTF-8 text ({error})",
+                source=where,
+            ) from None
         with file:
             reader.names, reader.where = tuple(file.schema_arrow.names), where
             yield from _arrow_batches(reader, _parquet_read(file, where), where)
