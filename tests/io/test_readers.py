@@ -403,6 +403,20 @@ def test_a_file_that_is_not_parquet_is_named(tmp_path):
         list(kleene.read_events(path))
 
 
+def test_a_parquet_file_whose_arrow_schema_pyarrow_cannot_take_is_named(tmp_path):
+    """One byte of the Arrow schema a Parquet footer keeps, changed (test_fuzz's thorough
+    profile found it): `ts` becomes an integer of fewer than 8 bits, and pyarrow raised
+    ArrowNotImplementedError out of the reader."""
+    path = tmp_path / "odd.parquet"
+    pq.write_table(pa.table({"type": ["A"], "ts": [1], "price": [1.0]}), path)
+    data = path.read_bytes()
+    assert data.count(b"dHMAAAgAD") == 1  # "ts" and its type, in base64
+    path.write_bytes(data.replace(b"dHMAAAgAD", b"dHMAAAAAD"))
+    said = r"odd.parquet: the Parquet file is damaged: Integers with less than 8 bits"
+    with pytest.raises(kleene.EventError, match=said):
+        list(kleene.read_events(path))
+
+
 @pytest.mark.parametrize("on_error", ["raise", "skip"])
 def test_a_parquet_file_whose_column_name_is_not_utf8_is_named(tmp_path, on_error):
     """pyarrow raised UnicodeDecodeError out of the reader, naming no file (found by

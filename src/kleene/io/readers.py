@@ -691,6 +691,8 @@ def _parquet_batches(
             file = pq.ParquetFile(source)
         except (pa.ArrowInvalid, OSError) as error:
             raise EventError(f"not a Parquet file: {error}", source=where) from None
+        except pa.ArrowException as error:  # a footer pyarrow reads but cannot take
+            raise EventError(f"the Parquet file is damaged: {error}", source=where) from None
         except UnicodeDecodeError as error:  # pyarrow decodes the column names it read
             raise EventError(
                 f"the Parquet file is damaged: a column name is not UTF-8 text ({error})",
