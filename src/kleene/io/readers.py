@@ -979,7 +979,7 @@ def _infer(column: Any) -> str:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    present = pc.filter(column, pc.and_kleene(pc.is_valid(column), pc.invert(_tokens(column))))
+    present = _present(column)
     if not len(present):
         return "string"
     for kind, arrow in (("int", pa.int64()), ("float", pa.float64()), ("bool", pa.bool_())):
@@ -995,14 +995,24 @@ def _infer(column: Any) -> str:
     return "string"
 
 
+#: `NULL_TOKENS` as one regular expression, for Arrow to match (`_tokens`).
+_TOKEN_PATTERN = "^(?:" + "|".join(map(re.escape, sorted(NULL_TOKENS))) + ")$"
+
+
 def _tokens(column: Any) -> Any:
     """Which cells of a text column are null tokens (`NULL_TOKENS`), found by a regular
     expression in Arrow: a value set would be an array made from Python strings, and the
     first such array makes pyarrow import pandas (0.4 s of a small `kleene match`)."""
     import pyarrow.compute as pc
 
-    pattern = "^(?:" + "|".join(map(re.escape, sorted(NULL_TOKENS))) + ")$"
-    return pc.match_substring_regex(column, pattern)
+    return pc.match_substring_regex(column, _TOKEN_PATTERN)
+
+
+def _present(column: Any) -> Any:
+    """A text column's cells that hold a value: neither null nor a null token."""
+    import pyarrow.compute as pc
+
+    return pc.filter(column, pc.and_kleene(pc.is_valid(column), pc.invert(_tokens(column))))
 
 
 def _numbers(cells: list[str], most_failures: int) -> list[str] | None:
@@ -1031,7 +1041,7 @@ def _shown(text: str, width: int = 40) -> str:
 def _warn_numeric_text(column: Any, name: str, where: str) -> None:
     """Say so when a column read as text is half numbers or more: comparisons on it compare
     text ("10" < "9"), which is rarely what numbers meant."""
-    cells = [c for c in column.to_pylist() if c is not None and c not in NULL_TOKENS]
+    cells = _present(column).to_pylist()
     numbers = _numbers(cells, len(cells) // 2)  # more fail: fewer than half are numbers
     if numbers is None or len(numbers) < 2 or 2 * len(numbers) < len(cells):
         return
