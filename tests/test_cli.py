@@ -505,3 +505,37 @@ def test_match_writes_timed_out_partial_matches_to_their_own_file(tmp_path, caps
     assert "late.txt" in capsys.readouterr().err
     assert main([*args[:-2], "--timeouts", str(late), "--plan", "nfa"]) == 1
     assert "does not run relaxed contiguity, timed-out partial" in capsys.readouterr().err
+
+
+def test_match_leaves_out_rows_no_variable_takes_and_says_how_many(tmp_path, capsys):
+    """A Parquet folder read with an id column: rows no variable can take are left out as
+    they are read (the same matches as from JSON lines, which is read whole), the report
+    says how many, and a time going back after them still names its file and row."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    rows = [{"seq": 100 + i, "type": "AB"[i % 2], "ts": i, "x": i % 10} for i in range(400)]
+    for part in range(2):
+        pq.write_table(
+            pa.Table.from_pylist(rows[part * 200 : part * 200 + 200]),
+            folder / f"part-{part}.parquet",
+        )
+    (tmp_path / "all.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    query = "PATTERN SEQ(A a, B b) WHERE a.x > 5 AND b.x < 2 WITHIN 3"
+    found = {}
+    for source in (folder, tmp_path / "all.jsonl"):
+        assert main(["match", query, "-i", str(source), "--id-column", "seq"]) == 0
+        out, err = capsys.readouterr()
+        found[source] = [json.loads(line)["bindings"] for line in out.splitlines()]
+    assert found[folder] == found[tmp_path / "all.jsonl"] and found[folder]
+    assert "400 events," in err  # JSON lines: read whole
+    assert main(["match", query, "-i", str(folder), "--id-column", "seq"]) == 0
+    # 80 A rows and 40 B rows are kept, and each file's last row (its latest time)
+    assert "400 events (278 no variable can take, left out)" in capsys.readouterr().err
+    rows[250]["ts"] = 7  # in the second file, after rows left out
+    pq.write_table(pa.Table.from_pylist(rows[200:]), folder / "part-1.parquet")
+    assert main(["match", query, "-i", str(folder), "--id-column", "seq"]) == 1
+    said = "part-1.parquet, row 51, field 'ts': event 350 has ts 7, earlier than"
+    assert said in capsys.readouterr().err.splitlines()[-1]

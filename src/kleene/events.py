@@ -45,7 +45,7 @@ Timestamp = int | float | datetime
 
 #: The largest timestamp magnitude kleene takes: windows and watermarks are floats, and
 #: beyond this an integer timestamp loses its meaning.
-_LARGEST = 2**63
+LARGEST_TIME = 2**63
 
 
 def numeric_time(ts: object) -> float | int:
@@ -58,7 +58,7 @@ def numeric_time(ts: object) -> float | int:
     if isinstance(ts, bool):
         raise EventError(f"a timestamp must be a number or a datetime, not {ts!r}", field="ts")
     if isinstance(ts, int):
-        if not -_LARGEST <= ts <= _LARGEST:
+        if not -LARGEST_TIME <= ts <= LARGEST_TIME:
             shown = str(ts) if ts.bit_length() < 128 else f"of {ts.bit_length()} bits"
             raise EventError(f"timestamp {shown} is out of range (at most 2**63)", field="ts")
         return ts
@@ -208,7 +208,7 @@ def numeric_times(stamps: Sequence[object]) -> list[int | float] | None:
     kinds = set(map(type, stamps))
     if kinds <= {int, float}:
         numbers: Sequence[int | float] = stamps  # type: ignore[assignment]
-        if numbers and (min(numbers) < -_LARGEST or max(numbers) > _LARGEST):
+        if numbers and (min(numbers) < -LARGEST_TIME or max(numbers) > LARGEST_TIME):
             return None
         finite = float not in kinds or all(map(math.isfinite, numbers))
         return list(numbers) if finite else None

@@ -130,7 +130,8 @@ def _match(args: argparse.Namespace) -> int:
         progress(shows, rows) as tick,
         fewer_collections(),
     ):
-        made = _made(engine, _chunks(check_input(engine.plan, reader), tick), reader)
+        events = check_input(engine.plan, reader)
+        made = _made(engine, _chunks(events, tick, lambda: reader.rows), reader)
         for batch in made:
             found, late = _split(batch)
             timed_out += write_timeouts(late) if late else 0
@@ -154,7 +155,10 @@ def _match(args: argparse.Namespace) -> int:
         )
     if args.timeouts:
         outcome += f", {timed_out:,} timed-out partial matches ({args.timeouts})"
-    log.info(f"{metrics.events:,} events, {outcome}, {seconds:.2f} s (plan {engine.plan.name})")
+    events = f"{metrics.events:,} events"
+    if reader.left_out:  # rows no variable can take, left out as they were read
+        events = f"{reader.rows:,} events ({reader.left_out:,} no variable can take, left out)"
+    log.info(f"{events}, {outcome}, {seconds:.2f} s (plan {engine.plan.name})")
     if reader.report():
         log.warning(reader.report())
     if metrics.late:
@@ -222,17 +226,23 @@ def _split(found: list[Any]) -> tuple[list[Any], list[Any]]:
     return [m for m in found if not isinstance(m, Timeout)], late
 
 
-def _chunks(events: Any, tick: Any, size: int = 4096) -> Iterator[list[Event]]:
+def _chunks(
+    events: Any, tick: Any, read: Callable[[], int], size: int = 4096
+) -> Iterator[list[Event]]:
+    """The events in lists of `size`; after each, the progress bar moves on by the rows
+    `read` since (more than the events, where rows no variable can take are left out)."""
     chunk: list[Event] = []
+    done = 0
     for event in events:
         chunk.append(event)
         if len(chunk) >= size:
             yield chunk
-            tick(len(chunk))
+            tick(read() - done)
+            done = read()
             chunk = []
     if chunk:
         yield chunk
-        tick(len(chunk))
+    tick(read() - done)
 
 
 def _closed(engine: kleene.Engine, reader: EventReader) -> list[Any]:

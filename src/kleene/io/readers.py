@@ -35,7 +35,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, tzinfo
+from datetime import UTC, datetime, tzinfo
 from itertools import count, repeat
 from operator import itemgetter
 from pathlib import Path
@@ -45,6 +45,7 @@ from zoneinfo import ZoneInfo
 from kleene.errors import EventError
 from kleene.events import (
     EPOCH_UNITS,
+    LARGEST_TIME,
     Event,
     Timestamp,
     checked_events,
@@ -202,15 +203,28 @@ class EventReader:
     #: Where the events read came from, as marks (first event index, file, row) wherever
     #: the rows stop following one another (a skipped row, the next file): `place` reads them.
     marks: list[tuple[int, str, int]] = field(default_factory=list)
+    #: Does it read Arrow batches (Parquet, Arrow, pandas), which `keep` can thin?
+    arrow: bool = False
+    #: The rows of an Arrow batch a query can take (`kleene.io.prefilter`; `kleene.match`
+    #: and `kleene match` set it); None reads every row.
+    keep: Callable[[Any], Any] | None = None
+    #: Rows read but left out by `keep`: no variable of the query can take them.
+    left_out: int = 0
+    #: After each batch `keep` thinned: (events made so far, rows left out so far).
+    _thinned: list[tuple[int, int]] = field(default_factory=list, repr=False)
+    #: The latest time of the rows read so far, for `keep` (see `_Thinning`).
+    _latest: Any = field(default=None, repr=False)
 
-    def mark(self, where: str, number: int) -> None:
-        """The next event (index `rows`) comes from row `number` of `where`."""
+    def mark(self, where: str, number: int, index: int | None = None) -> None:
+        """The event of reading position `index` (default: the next, `rows`) comes from row
+        `number` of `where`."""
+        index = self.rows if index is None else index
         marks = self.marks
         if marks:
             first, file, row = marks[-1]
-            if file == where and row + self.rows - first == number:
+            if file == where and row + index - first == number:
                 return
-        marks.append((self.rows, where, number))
+        marks.append((index, where, number))
 
     def place(self, index: int) -> tuple[str, int] | None:
         """The file and row the event of this index (from 0, in reading order) came from."""
@@ -233,13 +247,19 @@ class EventReader:
         if self.columns.id is None:
             index = event.id if isinstance(event.id, int) else None
         else:
-            index = None if error.row is None else error.row - 1
+            index = None if error.row is None else self.position(error.row - 1)
         place = None if index is None else self.place(index)
         if place is None:
             return error
         return EventError(
             error.message, source=place[0], row=place[1], field=error.field, late=error.late
         )
+
+    def position(self, made: int) -> int:
+        """The reading position of the event made `made`-th (from 0): the same unless
+        `keep` left rows out before it."""
+        at = bisect_right(self._thinned, made, key=itemgetter(0)) - 1
+        return made if at < 0 else made + self._thinned[at][1]
 
     def roles(self) -> dict[str, str]:
         """The columns that are no attribute, by their role (ts, type, id)."""
@@ -341,10 +361,12 @@ class _Rows:
         numbers: Sequence[int],
         where: str,
         good: list[bool] | None,
+        positions: Sequence[int] | None = None,
     ) -> Iterator[Event]:
         """The events of a batch of rows given as columns, holding every column the reader
         needs once: what `event` makes of each row, with the columns' roles found once per
-        batch, not once per row."""
+        batch, not once per row. `positions` are the rows' reading positions when they do
+        not follow on from `rows` (rows a query's filter left out between them)."""
         spec = self.columns
         at = {name: i for i, name in enumerate(names)}
         kinds = None if spec.event_type is not None else columns[at[spec.type]]
@@ -353,10 +375,12 @@ class _Rows:
         attributes = [name for name in names if name not in self.special]
         cells = [columns[at[n]] for n in attributes]
         if good is None or False not in good:
-            made = self._checked(kinds, stamps, ids)
+            made = self._checked(kinds, stamps, ids, positions)
             if made is not None:
-                return self._made(made, attributes, cells, where, numbers)
-        return self._each_row(kinds, stamps, ids, attributes, cells, numbers, where, good)
+                return self._made(made, attributes, cells, where, numbers, positions)
+        return self._each_row(
+            kinds, stamps, ids, attributes, cells, numbers, where, good, positions
+        )
 
     def _each_row(
         self,
@@ -368,6 +392,7 @@ class _Rows:
         numbers: Sequence[int],
         where: str,
         good: list[bool] | None,
+        positions: Sequence[int] | None = None,
     ) -> Iterator[Event]:
         """`batch` a row at a time, each malformed row named (or skipped)."""
         spec, reader = self.columns, self.reader
@@ -378,24 +403,29 @@ class _Rows:
             if good is not None and not good[offset]:
                 marked = False
                 continue
+            at = reader.rows if positions is None else positions[offset]
             try:
                 kind = spec.event_type if kinds is None else self.kind(kinds[offset])
                 ts = self.stamp(stamps[offset])
-                event_id = reader.rows if ids is None else self.ident(ids[offset])
+                event_id = at if ids is None else self.ident(ids[offset])
             except _BadCellError as bad:
                 error = EventError(bad.message, source=where, row=numbers[offset], field=bad.field)
                 reader.fail(error)
                 marked = False
                 continue
             if not marked:
-                reader.mark(where, numbers[offset])
-                marked = True
-            reader.rows += 1
+                reader.mark(where, numbers[offset], at)
+                marked = positions is None
+            reader.rows = at + 1
             attrs = {n: v for n, v in zip(attributes, values, strict=True) if v is not None}
             yield owned_event(kind, ts, attrs, event_id)  # type: ignore[arg-type]
 
     def _checked(
-        self, kinds: list[Any] | None, stamps: list[Any], ids: list[Any] | None
+        self,
+        kinds: list[Any] | None,
+        stamps: list[Any],
+        ids: list[Any] | None,
+        positions: Sequence[int] | None = None,
     ) -> tuple[Iterable[str], list[Timestamp], list[int | float], Iterable[Any]] | None:
         """Each row's type, timestamp, time and id, when a check a column at a time finds
         every row well formed; None when some row is not (the row-at-a-time loop then names
@@ -414,7 +444,9 @@ class _Rows:
         times = numeric_times(stamped)
         if times is None or (ids is not None and None in ids):
             return None
-        return types, stamped, times, count(self.reader.rows) if ids is None else ids
+        if ids is None:
+            ids = count(self.reader.rows) if positions is None else positions  # type: ignore[assignment]
+        return types, stamped, times, ids  # type: ignore[return-value]
 
     def _made(
         self,
@@ -423,13 +455,21 @@ class _Rows:
         cells: list[list[Any]],
         where: str,
         numbers: Sequence[int],
+        positions: Sequence[int] | None = None,
     ) -> Iterator[Event]:
         """The events of a batch whose rows `_checked` found well formed."""
         reader = self.reader
         if not numbers:
             return
+        made = checked_events(*checked, attributes, cells)
+        if positions is not None:  # rows left out between them: one mark covers the batch
+            reader.mark(where, numbers[0], positions[0])
+            for at, event in zip(positions, made, strict=True):
+                reader.rows = at + 1
+                yield event
+            return
         reader.mark(where, numbers[0])
-        for done, event in enumerate(checked_events(*checked, attributes, cells), reader.rows + 1):
+        for done, event in enumerate(made, reader.rows + 1):
             reader.rows = done
             yield event
 
@@ -523,7 +563,7 @@ def read_events(
             yield from read(reader, file, column_types or {})
 
     columns = _columns(type_column, ts_column, id_column, event_type, tz, ts_unit)
-    return EventReader(_where(path), batches, columns, on_error)
+    return EventReader(_where(path), batches, columns, on_error, arrow=kind == "parquet")
 
 
 def _columns(
@@ -561,7 +601,7 @@ def from_arrow(
     def batches(reader: EventReader) -> Iterator[Iterator[Event]]:
         yield from _arrow_batches(reader, _record_batches(data), name)
 
-    return EventReader(name, batches, columns, on_error)
+    return EventReader(name, batches, columns, on_error, arrow=True)
 
 
 def from_pandas(frame: Any, **options: Any) -> EventReader:
@@ -598,6 +638,11 @@ def _arrow_batches(
         reader.names, reader.where = tuple(names), where
         numbers = range(number + 1, number + 1 + batch.num_rows)
         number += batch.num_rows
+        if reader.keep is not None:
+            thinned = _thinned(rows, batch, numbers, where)
+            if thinned is not None:
+                yield thinned
+                continue
         good = [True] * batch.num_rows
         columns = []
         for name, given in zip(names, batch.columns, strict=True):
@@ -610,6 +655,133 @@ def _arrow_batches(
             except (OverflowError, ValueError):  # a time Python's datetime cannot hold
                 columns.append(_times(column, name, reader, where, numbers, good))
         yield _row_events(rows, names, columns, numbers, where, good)
+
+
+def _thinned(rows: _Rows, batch: Any, numbers: range, where: str) -> Iterator[Event] | None:
+    """The events of the rows of an Arrow batch that the reader's `keep` keeps, or None
+    when the batch must be read whole. Rows are left out only where leaving them out
+    changes nothing the engine reports or finds wrong: every row of the batch is well
+    formed (type, timestamp, id, and values Python can hold), and its times go forward
+    from the latest time read before (a time going back is the engine's error to name). The
+    batch's last row is always kept, so the engine's latest time is the batch's."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    reader, spec = rows.reader, rows.columns
+    latest, reader._latest = reader._latest, _UNKNOWN
+    names = batch.schema.names
+    if latest is _UNKNOWN or len(set(names)) != len(names):
+        return None
+    span = _time_span(batch, spec)
+    if span is None:
+        return None
+    first, last = span
+    if latest is not None and isinstance(first, datetime) != isinstance(latest, datetime):
+        return None  # numbers after datetimes: the engine names the row
+    reader._latest = last if latest is None else max(latest, last)
+    if latest is not None and first < latest:
+        return None
+    if spec.event_type is None:
+        kinds = batch.column(spec.type) if spec.type in names else None
+        if kinds is None or not pa.types.is_string(kinds.type) or kinds.null_count:
+            return None
+        if pc.min(pc.utf8_length(kinds)).as_py() == 0:  # an empty type: the reader names it
+            return None
+    if spec.id is not None and (spec.id not in names or batch.column(spec.id).null_count):
+        return None
+    if not all(_held(column) for column in batch.columns):
+        return None
+    try:
+        mask = reader.keep(batch)  # type: ignore[misc]
+    except pa.ArrowException:  # an overflow in the query's arithmetic: read every row
+        return None
+    if mask is None:
+        return None
+    offsets = pc.indices_nonzero(mask).to_pylist()
+    parts = [batch.filter(mask)]
+    if not offsets or offsets[-1] != batch.num_rows - 1:
+        offsets.append(batch.num_rows - 1)
+        parts.append(batch.slice(batch.num_rows - 1))
+    if len(offsets) == batch.num_rows:
+        return None
+    kept = pa.Table.from_batches(parts)
+    columns = [_microseconds(column).to_pylist() for column in kept.columns]
+    start = reader.rows
+    reader.left_out += batch.num_rows - len(offsets)
+    reader._thinned.append((start + batch.num_rows - reader.left_out, reader.left_out))
+    positions = [start + offset for offset in offsets]
+    return rows.batch(names, columns, [numbers[o] for o in offsets], where, None, positions)
+
+
+#: `EventReader._latest` once a batch's times could not be read in Arrow: no row is left
+#: out after it.
+_UNKNOWN = object()
+
+
+def _time_span(batch: Any, spec: Columns) -> tuple[Any, Any] | None:
+    """The first and the latest time of a batch whose timestamp column Arrow can read
+    exactly as the reader does (numbers, or datetimes with a zone, or naive ones in UTC;
+    no nulls, none out of range) and whose times never go back; else None."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if spec.ts not in batch.schema.names or spec.ts_unit is not None:
+        return None
+    column = batch.column(spec.ts)
+    kind = column.type
+    if column.null_count:
+        return None
+    if pa.types.is_timestamp(kind):
+        if kind.tz is None and spec.tz.upper() != "UTC":
+            return None  # naive times in a zone: a clock set back goes back in time
+        if not _held(column):
+            return None
+    elif pa.types.is_integer(kind) or pa.types.is_floating(kind):
+        if pa.types.is_floating(kind) and not pc.all(pc.is_finite(column)).as_py():
+            return None
+        low, high = pc.min_max(column).values()
+        if low.as_py() < -LARGEST_TIME or high.as_py() > LARGEST_TIME:
+            return None
+    else:
+        return None
+    if len(column) > 1 and not pc.all(pc.greater_equal(column[1:], column[:-1])).as_py():
+        return None
+    first, last = (
+        _microseconds(column[:1]).to_pylist()[0],
+        _microseconds(column[-1:]).to_pylist()[0],
+    )
+    if isinstance(first, datetime) and first.tzinfo is None:
+        first, last = first.replace(tzinfo=UTC), last.replace(tzinfo=UTC)
+    return first, last
+
+
+def _held(column: Any) -> bool:
+    """Can every value of a column become a Python value (checked for times and dates by
+    their least and greatest; nested columns are not looked into)?"""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    kind = column.type
+    if pa.types.is_temporal(kind):
+        try:
+            low, high = pc.min_max(_microseconds(column)).values()
+            low.as_py(), high.as_py()
+        except (OverflowError, ValueError, pa.ArrowException):
+            return False
+        return True
+    return not pa.types.is_nested(kind)
+
+
+def _microseconds(column: Any) -> Any:
+    """A timestamp column in nanoseconds as microseconds (Python's datetime holds no
+    finer), as the reader reads it."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    kind = column.type
+    if pa.types.is_timestamp(kind) and kind.unit == "ns":
+        return pc.cast(column, pa.timestamp("us", kind.tz), safe=False)
+    return column
 
 
 def _times(

@@ -1026,9 +1026,16 @@ def check_input(plan: Plan[Any], events: Iterable[Any]) -> Iterable[Any]:
     """The events, unchanged; when they come from a reader with a schema (CSV, Parquet,
     Arrow, pandas), the query's attributes are first checked against its columns
     (`check_columns`: an `EventError` for an attribute no column holds, before any event is
-    matched). Other events are handed back as they are (no layer per event)."""
+    matched), and a reader of Arrow batches (Parquet, Arrow, pandas) makes events only of
+    the rows some variable can take (`kleene.io.prefilter`), when leaving the others out
+    changes no match. Other events are handed back as they are (no layer per event)."""
     if not isinstance(events, EventReader):
         return events
+    analysis = getattr(plan, "analysis", None)
+    if events.arrow and events.keep is None and isinstance(analysis, Analysis):
+        from kleene.io.prefilter import row_filter
+
+        events.keep = None if plan.emits_events else row_filter(analysis, events.columns)
     return _checked(plan, events)
 
 
