@@ -95,6 +95,20 @@ def test_clashing_types_are_an_event_error():
         value("a.flag and a.x = 1", a={"flag": 3, "x": 1})
 
 
+@pytest.mark.parametrize("plan", ["auto", "reference", "nfa", "lazy_chain", "petri"])
+def test_text_times_a_number_is_a_clash_not_a_repetition(plan):
+    """Python repeats a string n times: `a.s * 2 = 'aa'` held in the compiled conditions'
+    fast form, and a large n exhausted memory. Multiplying takes numbers, everywhere."""
+    events = [{"type": "A", "ts": 1, "s": "a", "x": 3}, {"type": "B", "ts": 2}]
+    query = "PATTERN SEQ(A a, B b) WHERE {} WITHIN 5"
+    if plan == "petri":  # the same condition in a LEAD rule
+        query = "FROM A AS a, B AS b MATCH all(a.filter({}) Followed By b) EMIT Event M(a.x AS x)"
+    for condition in ("a.s * 2 = 'aa'", "a.s * 9007199254740993 = 1", "2 * a.s = 'aa'"):
+        with pytest.raises(kleene.EventError, match="cannot compute"):
+            kleene.match(query.format(condition), events, plan)
+    assert len(kleene.match(query.format("a.x * 2 = 6"), events, plan)) == 1
+
+
 def test_registered_and_passed_functions():
     kleene.register_function("double", lambda v: 2 * v)
     try:

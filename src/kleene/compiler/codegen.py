@@ -32,6 +32,7 @@ from kleene.compiler.evaluate import (
     attribute,
     call,
     evaluate,
+    multiply,
     shared_values,
     truth,
 )
@@ -74,6 +75,7 @@ HELPERS: dict[str, Any] = {
     "_attr": attribute,
     "_compare": _compare,
     "_arithmetic": _arithmetic,
+    "_multiply": multiply,
     "_negate": _negate,
     "_not": _not,
     "_truth": truth,
@@ -192,7 +194,10 @@ class Writer(ABC):
                 and node.right.value != 0
             )
         ):
-            return f"({self.fast(node.left, ctx)} {node.op} {self.fast(node.right, ctx)})"
+            lhs, rhs = self.fast(node.left, ctx), self.fast(node.right, ctx)
+            if node.op == "*":  # text times a number is a clash, not Python's repetition
+                return f"_multiply({lhs}, {rhs})"
+            return f"({lhs} {node.op} {rhs})"
         return self.expr(node, ctx)
 
     @staticmethod

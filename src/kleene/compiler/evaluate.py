@@ -38,15 +38,31 @@ __all__ = [
     "call",
     "evaluate",
     "holds",
+    "multiply",
     "returned_values",
     "shared_values",
     "truth",
 ]
 
+
+def multiply(a: Any, b: Any) -> Any:
+    """`a * b` of numbers. Text or a list times a number is a type clash, not Python's
+    repetition, which a large number makes explode (`a.name * 9007199254740993`).
+
+    >>> multiply(2, 1.5), multiply("ab", 2)
+    Traceback (most recent call last):
+    TypeError: * takes numbers, not str
+    """
+    for value in (a, b):
+        if isinstance(value, str | bytes | list | tuple):
+            raise TypeError(f"* takes numbers, not {type(value).__name__}")
+    return a * b
+
+
 ARITHMETIC: dict[str, Callable[[Any, Any], Any]] = {
     "+": operator.add,
     "-": operator.sub,
-    "*": operator.mul,
+    "*": multiply,
     "/": operator.truediv,
     "%": operator.mod,
 }
