@@ -270,3 +270,19 @@ def test_a_value_python_cannot_hold_is_named_though_no_variable_takes_its_row() 
     table = pa.table(data).append_column("when", when.cast(pa.timestamp("us")))
     with pytest.raises(kleene.EventError, match=r"row 151, field 'when'.*outside the years"):
         kleene.match(_QUERY, from_arrow(table.to_batches(100)))
+
+
+@pytest.mark.parametrize("id_column", [None, "id"])
+def test_an_error_in_a_condition_names_its_row_inside_a_thinned_batch(
+    id_column: str | None,
+) -> None:
+    """The event at fault is the 47th kept in its batch: its row is found from its reading
+    position, with the file's ids too (the engine's arrival number, mapped back)."""
+    data = _stream(300)
+    data["id"] = [f"e{i}" for i in range(300)]
+    table = pa.table(data).append_column("y", pa.array([None] * 257 + ["x"] + [None] * 42))
+    query = "PATTERN SEQ(A a, B b) WHERE a.x > 5 AND b.x < 1 AND a.y + 1 > 0 WITHIN 100"
+    reader = from_arrow(table.to_batches(100), id_column=id_column, name="s")
+    with pytest.raises(kleene.EventError, match=r"^s, row 258: cannot compute a.y \+ 1"):
+        kleene.match(query, reader)
+    assert reader.left_out > 0

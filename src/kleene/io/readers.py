@@ -212,6 +212,9 @@ class EventReader:
     left_out: int = 0
     #: After each batch `keep` thinned: (events made so far, rows left out so far).
     _thinned: list[tuple[int, int]] = field(default_factory=list, repr=False)
+    #: The batch being thinned: the number of events made before it, and the reading
+    #: position of each event it makes.
+    _thinning: tuple[int, Sequence[int]] = field(default=(0, ()), repr=False)
     #: The latest time of the rows read so far, for `keep` (see `_Thinning`).
     _latest: Any = field(default=None, repr=False)
 
@@ -258,6 +261,9 @@ class EventReader:
     def position(self, made: int) -> int:
         """The reading position of the event made `made`-th (from 0): the same unless
         `keep` left rows out before it."""
+        first, positions = self._thinning
+        if first <= made < first + len(positions):
+            return positions[made - first]
         at = bisect_right(self._thinned, made, key=itemgetter(0)) - 1
         return made if at < 0 else made + self._thinned[at][1]
 
@@ -707,9 +713,10 @@ def _thinned(rows: _Rows, batch: Any, numbers: range, where: str) -> Iterator[Ev
     kept = pa.Table.from_batches(parts)
     columns = [_microseconds(column).to_pylist() for column in kept.columns]
     start = reader.rows
+    positions = [start + offset for offset in offsets]
+    reader._thinning = (start - reader.left_out, positions)
     reader.left_out += batch.num_rows - len(offsets)
     reader._thinned.append((start + batch.num_rows - reader.left_out, reader.left_out))
-    positions = [start + offset for offset in offsets]
     return rows.batch(names, columns, [numbers[o] for o in offsets], where, None, positions)
 
 

@@ -210,8 +210,7 @@ class Engine:
         try:
             return self._send(item)
         except EventError as error:
-            if error.event is None:
-                error.event = item  # where, for a reader to name the file and row
+            _at_fault(error, item, self._arrivals)
             raise
 
     def _send(self, item: Event) -> list[Match]:
@@ -701,15 +700,14 @@ class Engine:
                 if found is None:  # the matches are made as they are read
                     if fired:
                         yield self._report(fired)
-                    yield self._each(made)
+                    yield self._each(made, item, arrivals)
                 elif fired:
                     fired.extend(found)
                     yield self._report(fired, sort)
                 elif found:
                     yield self._report(found, sort)
         except EventError as error:
-            if error.event is None:
-                error.event = item
+            _at_fault(error, item, arrivals)
             raise
         finally:
             self._stopped(arrivals - first, arrivals, last)
@@ -772,8 +770,7 @@ class Engine:
                         found = self._cut(found, item)
                     yield self._report(found, sort)
         except EventError as error:
-            if error.event is None:
-                error.event = item
+            _at_fault(error, item, arrivals)
             raise
         finally:
             self._stopped(arrivals - first, arrivals, last)
@@ -925,9 +922,10 @@ class Engine:
             self._schedule(key, state)
         return reported
 
-    def _each(self, made: Iterable[Match]) -> Iterator[Match]:
-        """`_report` for the matches of one event made as they are read: each gets the
-        query's RETURN values and is counted, in the order made."""
+    def _each(self, made: Iterable[Match], item: Event, arrival: int) -> Iterator[Match]:
+        """`_report` for the matches of one event (`item`, the `arrival`-th sent) made as
+        they are read: each gets the query's RETURN values and is counted, in the order
+        made; an error met making them is the event's (`_at_fault`)."""
         returns, functions, metrics = self._returns, self._functions, self._metrics
         try:
             for found in made:
@@ -938,6 +936,9 @@ class Engine:
                 else:
                     metrics.matches += 1
                 yield found
+        except EventError as error:
+            _at_fault(error, item, arrival)
+            raise
         finally:
             close = getattr(made, "close", None)
             if close is not None:
@@ -1002,6 +1003,17 @@ def fewer_collections() -> Iterator[None]:
         yield
     finally:
         gc.set_threshold(first, *rest)
+
+
+def _at_fault(error: EventError, item: Event | None, arrival: int) -> None:
+    """An error met while sending `item`: without an event, it is `item`'s (where, for a
+    reader to name the file and row); when the event at fault is `item`, the error names
+    its arrival number as its row (a reader finds the file and row by it when ids are the
+    file's own: `EventReader.locate`)."""
+    if error.event is None:
+        error.event = item
+    if item is not None and error.event is item and error.row is None and error.source is None:
+        error.row = arrival
 
 
 @contextmanager
