@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -286,3 +288,48 @@ def test_an_error_in_a_condition_names_its_row_inside_a_thinned_batch(
     with pytest.raises(kleene.EventError, match=r"^s, row 258: cannot compute a.y \+ 1"):
         kleene.match(query, reader)
     assert reader.left_out > 0
+
+
+@given(
+    case=cases(max_events=9, strategies=_SKIPPING),
+    halves=st.booleans(),
+    plan=st.sampled_from(_PLANS),
+)
+def test_a_thinned_csv_read_finds_what_a_whole_read_finds(
+    case: Any, halves: bool, plan: str
+) -> None:
+    """CSV timestamps are text to the reader; the kept rows' are read as every row's are
+    (`1` an int, `1.5` a float), so the matches and their values are the same."""
+    lines = ["type,ts,k,x"]
+    for event in case.events:
+        ts = event.ts / 2 if halves else event.ts
+        lines.append(f"{event.type},{ts:g},{event.attrs['k']},{event.attrs.get('x', '')}")
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "e.csv"
+        path.write_text("\n".join(lines) + "\n")
+        found = []
+        for thin in (True, False):
+            reader = kleene.read_events(path)
+            reader.arrow = thin
+            try:
+                matches = kleene.match(case.pattern, reader, plan)
+                found.append([(m.ids(), [e.ts for e in m.events]) for m in matches])
+            except KleeneError as error:
+                found.append(str(error))
+    assert found[0] == found[1]
+
+
+def test_a_csv_file_is_thinned_and_its_bad_rows_named(tmp_path: Any) -> None:
+    rows = [f"{'AB'[i % 2]},{i},{i % 10}" for i in range(300)]
+    path = tmp_path / "e.csv"
+    path.write_text("type,ts,x\n" + "\n".join(rows) + "\n")
+    query = "PATTERN SEQ(A a, B b) WHERE a.x > 5 AND b.x < 2 WITHIN 100"
+    reader = kleene.read_events(path)
+    whole = kleene.read_events(path)
+    whole.arrow = False
+    assert kleene.match(query, reader) == kleene.match(query, whole) != []
+    assert reader.left_out == 209  # 60 A rows and 30 B rows kept, and the last row
+    rows[151] = "B,151,ten"  # a row the filter would leave out
+    path.write_text("type,ts,x\n" + "\n".join(rows) + "\n")
+    with pytest.raises(kleene.EventError, match=r"row 152, field 'x'"):
+        kleene.match(query, kleene.read_events(path, column_types={"x": "int"}))

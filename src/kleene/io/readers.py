@@ -203,7 +203,7 @@ class EventReader:
     #: Where the events read came from, as marks (first event index, file, row) wherever
     #: the rows stop following one another (a skipped row, the next file): `place` reads them.
     marks: list[tuple[int, str, int]] = field(default_factory=list)
-    #: Does it read Arrow batches (Parquet, Arrow, pandas), which `keep` can thin?
+    #: Does it read Arrow batches (Parquet, CSV, Arrow, pandas), which `keep` can thin?
     arrow: bool = False
     #: The rows of an Arrow batch a query can take (`kleene.io.prefilter`; `kleene.match`
     #: and `kleene match` set it); None reads every row.
@@ -569,7 +569,8 @@ def read_events(
             yield from read(reader, file, column_types or {})
 
     columns = _columns(type_column, ts_column, id_column, event_type, tz, ts_unit)
-    return EventReader(_where(path), batches, columns, on_error, arrow=kind == "parquet")
+    arrow = kind in ("parquet", "csv")  # read in Arrow batches, which `keep` can thin
+    return EventReader(_where(path), batches, columns, on_error, arrow=arrow)
 
 
 def _columns(
@@ -663,22 +664,25 @@ def _arrow_batches(
         yield _row_events(rows, names, columns, numbers, where, good)
 
 
-def _thinned(rows: _Rows, batch: Any, numbers: range, where: str) -> Iterator[Event] | None:
+def _thinned(
+    rows: _Rows, batch: Any, numbers: Sequence[int], where: str, times: Any = None
+) -> Iterator[Event] | None:
     """The events of the rows of an Arrow batch that the reader's `keep` keeps, or None
     when the batch must be read whole. Rows are left out only where leaving them out
     changes nothing the engine reports or finds wrong: every row of the batch is well
     formed (type, timestamp, id, and values Python can hold), and its times go forward
     from the latest time read before (a time going back is the engine's error to name). The
-    batch's last row is always kept, so the engine's latest time is the batch's."""
+    batch's last row is always kept, so the engine's latest time is the batch's. `times`:
+    the timestamps as numbers, where the batch holds them as text."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     reader, spec = rows.reader, rows.columns
     latest, reader._latest = reader._latest, _UNKNOWN
     names = batch.schema.names
-    if latest is _UNKNOWN or len(set(names)) != len(names):
+    if latest is _UNKNOWN or len(set(names)) != len(names) or spec.ts not in names:
         return None
-    span = _time_span(batch, spec)
+    span = _time_span(batch.column(spec.ts) if times is None else times, spec)
     if span is None:
         return None
     first, last = span
@@ -687,6 +691,8 @@ def _thinned(rows: _Rows, batch: Any, numbers: range, where: str) -> Iterator[Ev
     reader._latest = last if latest is None else max(latest, last)
     if latest is not None and first < latest:
         return None
+    if numbers[-1] - numbers[0] != len(numbers) - 1:
+        return None  # rows dropped between them (CSV rows of the wrong width): read whole
     if spec.event_type is None:
         kinds = batch.column(spec.type) if spec.type in names else None
         if kinds is None or not pa.types.is_string(kinds.type) or kinds.null_count:
@@ -725,16 +731,15 @@ def _thinned(rows: _Rows, batch: Any, numbers: range, where: str) -> Iterator[Ev
 _UNKNOWN = object()
 
 
-def _time_span(batch: Any, spec: Columns) -> tuple[Any, Any] | None:
+def _time_span(column: Any, spec: Columns) -> tuple[Any, Any] | None:
     """The first and the latest time of a batch whose timestamp column Arrow can read
     exactly as the reader does (numbers, or datetimes with a zone, or naive ones in UTC;
     no nulls, none out of range) and whose times never go back; else None."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if spec.ts not in batch.schema.names or spec.ts_unit is not None:
+    if spec.ts_unit is not None:
         return None
-    column = batch.column(spec.ts)
     kind = column.type
     if column.null_count:
         return None
@@ -1049,12 +1054,12 @@ def _csv_stream(
                 row += 1
             numbers.append(row)
         read.rows = row
-        table: dict[str, list[Any]] = {}
+        table: dict[str, Any] = {}  # each column in Arrow, or as values where read cell by cell
         good = [True] * batch.num_rows
         for name, binary in zip(batch.schema.names, batch.columns, strict=True):
             column = _text(binary, name, reader, where, numbers, good)
             if name in textual:
-                table[name] = column.to_pylist()
+                table[name] = column
                 continue
             if name not in kinds:
                 kinds[name] = _infer(column)
@@ -1062,9 +1067,42 @@ def _csv_stream(
                     _warn_numeric_text(column, name, where)
             table[name] = _cast(column, name, kinds, reader, where, numbers, good)
         names = list(table)
-        yield _row_events(rows, names, [table[n] for n in names], numbers, where, good)
+        if reader.keep is not None:
+            thinned = _csv_thinned(rows, table, numbers, where, good)
+            if thinned is not None:
+                yield thinned
+                continue
+        columns = [c if isinstance(c, list) else c.to_pylist() for c in table.values()]
+        yield _row_events(rows, names, columns, numbers, where, good)
     for number, message in bad_lines:
         reader.fail(EventError(message, source=where, row=number))
+
+
+def _csv_thinned(
+    rows: _Rows, table: dict[str, Any], numbers: list[int], where: str, good: list[bool]
+) -> Iterator[Event] | None:
+    """`_thinned` for a CSV batch whose cells all read as their columns' types in Arrow,
+    its timestamps being numbers (text to the reader, which reads each kept one as it reads
+    any); None when the batch must be read whole."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    reader, spec = rows.reader, rows.columns
+    stamps = table.get(spec.ts)
+    times = None
+    read_whole = stamps is None or any(isinstance(c, list) for c in table.values())
+    if False not in good and not read_whole:
+        for kind in (pa.int64(), pa.float64()):  # what `to_timestamp` reads as these, alike
+            try:
+                times = pc.cast(stamps, kind)
+                break
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                continue
+    if times is None:
+        reader._latest = _UNKNOWN
+        return None
+    batch = pa.RecordBatch.from_arrays(list(table.values()), names=list(table))
+    return _thinned(rows, batch, numbers, where, times)
 
 
 def _batches(stream: Any, where: str) -> Iterator[Any]:
@@ -1249,30 +1287,32 @@ def _cast(
     where: str,
     numbers: list[int],
     good: list[bool],
-) -> list[Any]:
+) -> Any:
+    """A text column as its kind's values: an Arrow array where every cell casts, else
+    the values read cell by cell (each cell that does not fit named, or its row skipped)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     arrow = {"int": pa.int64(), "float": pa.float64(), "bool": pa.bool_()}
     kind = kinds[name]
     if kind == "string":
-        return list(column.to_pylist())
+        return column
     if kind != "bool":
         tokens = _tokens(column)
         if pc.any(tokens).as_py():
             column = pc.if_else(tokens, pa.nulls(len(column), pa.string()), column)
     try:
-        return list(pc.cast(column, arrow[kind]).to_pylist())
+        return pc.cast(column, arrow[kind])
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         pass
     if kind == "int":
         try:
-            values = pc.cast(column, pa.float64()).to_pylist()
+            values = pc.cast(column, pa.float64())
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             pass
         else:
             kinds[name] = "float"
-            return list(values)
+            return values
     values = []
     converters: dict[str, Callable[[str], Any]] = {"int": _number, "float": float, "bool": _boolean}
     convert = converters[kind]
