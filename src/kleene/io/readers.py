@@ -192,7 +192,10 @@ class EventReader:
     batches: Callable[[EventReader], Iterator[Iterator[Event]]]
     columns: Columns = field(default_factory=Columns)
     on_error: OnError = "raise"
+    #: Malformed rows skipped (`on_error="skip"`), and the first few errors.
     skipped: int = 0
+    #: Rows read so far into events, or left out by `keep`: the next event's reading
+    #: position, which is its id when there is no id column.
     rows: int = 0
     errors: list[EventError] = field(default_factory=list)
     #: The input's column names, once it is open, when it has a schema (CSV, Parquet, Arrow;
