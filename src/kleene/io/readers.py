@@ -218,7 +218,7 @@ class EventReader:
     #: The batch being thinned: the number of events made before it, and the reading
     #: position of each event it makes.
     _thinning: tuple[int, Sequence[int]] = field(default=(0, ()), repr=False)
-    #: The latest time of the rows read so far, for `keep` (see `_Thinning`).
+    #: The latest time of the rows read so far, for `keep` (see `_thinned`).
     _latest: Any = field(default=None, repr=False)
 
     def mark(self, where: str, number: int, index: int | None = None) -> None:
@@ -453,9 +453,8 @@ class _Rows:
         times = numeric_times(stamped)
         if times is None or (ids is not None and None in ids):
             return None
-        if ids is None:
-            ids = count(self.reader.rows) if positions is None else positions  # type: ignore[assignment]
-        return types, stamped, times, ids  # type: ignore[return-value]
+        numbered: Iterable[Any] = count(self.reader.rows) if positions is None else positions
+        return types, stamped, times, numbered if ids is None else ids
 
     def _made(
         self,
