@@ -333,3 +333,32 @@ def test_a_csv_file_is_thinned_and_its_bad_rows_named(tmp_path: Any) -> None:
     path.write_text("type,ts,x\n" + "\n".join(rows) + "\n")
     with pytest.raises(kleene.EventError, match=r"row 152, field 'x'"):
         kleene.match(query, kleene.read_events(path, column_types={"x": "int"}))
+
+
+def _not_utf8(cells: list[bytes]) -> pa.Array:
+    """A string array holding the bytes as they are (a damaged file's text)."""
+    ends = [0]
+    for cell in cells:
+        ends.append(ends[-1] + len(cell))
+    offsets = pa.py_buffer(b"".join(end.to_bytes(4, "little") for end in ends))
+    return pa.Array.from_buffers(
+        pa.string(), len(cells), [None, offsets, pa.py_buffer(b"".join(cells))]
+    )
+
+
+@pytest.mark.parametrize("thin", [True, False])
+def test_text_that_is_not_utf8_is_named_though_no_variable_takes_its_row(thin: bool) -> None:
+    """It came out of pyarrow as a UnicodeDecodeError, then as an ArrowInvalid naming no row
+    (test_fuzz found it); a thinned batch would have dropped the row silently."""
+    data = _stream(300)
+    names = [b"ok"] * 300
+    names[151] = b"\x80"  # a B row the filter would leave out
+    table = pa.table(data).append_column("name", _not_utf8(names))
+    reader = from_arrow(table.to_batches(100), name="s")
+    reader.arrow = thin
+    with pytest.raises(kleene.EventError, match=r"^s, row 152, field 'name': not UTF-8"):
+        kleene.match(_QUERY, reader)
+    skipping = from_arrow(table.to_batches(100), name="s", on_error="skip")
+    skipping.arrow = thin
+    kleene.match(_QUERY, skipping)
+    assert skipping.skipped == 1

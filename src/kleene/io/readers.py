@@ -661,6 +661,8 @@ def _arrow_batches(
                 column = pc.cast(given, pa.timestamp("us", kind.tz), safe=False)
             try:
                 columns.append(column.to_pylist())
+            except UnicodeDecodeError:  # a damaged file's text
+                columns.append(_undecodable(column, name, reader, where, numbers, good))
             except (OverflowError, ValueError):  # a time Python's datetime cannot hold
                 columns.append(_times(column, name, reader, where, numbers, good))
         yield _row_events(rows, names, columns, numbers, where, good)
@@ -771,7 +773,7 @@ def _time_span(column: Any, spec: Columns) -> tuple[Any, Any] | None:
 
 def _held(column: Any) -> bool:
     """Can every value of a column become a Python value (checked for times and dates by
-    their least and greatest; nested columns are not looked into)?"""
+    their least and greatest, text for UTF-8; nested columns are not looked into)?"""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -783,7 +785,13 @@ def _held(column: Any) -> bool:
         except (OverflowError, ValueError, pa.ArrowException):
             return False
         return True
-    return not pa.types.is_nested(kind)
+    if pa.types.is_nested(kind):
+        return False
+    try:
+        column.validate(full=True)  # text that is UTF-8, among others
+    except pa.ArrowInvalid:
+        return False
+    return True
 
 
 def _microseconds(column: Any) -> Any:
@@ -796,6 +804,28 @@ def _microseconds(column: Any) -> Any:
     if pa.types.is_timestamp(kind) and kind.unit == "ns":
         return pc.cast(column, pa.timestamp("us", kind.tz), safe=False)
     return column
+
+
+def _undecodable(
+    column: Any,
+    name: str,
+    reader: EventReader,
+    where: str,
+    numbers: Sequence[int],
+    good: list[bool],
+) -> list[Any]:
+    """A text column with cells that are not UTF-8 (a damaged file): each such cell an
+    error naming its row (its row skipped, when skipping); text inside other columns, an
+    error naming the file and column."""
+    import pyarrow as pa
+
+    kind = column.type
+    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+        raise EventError(
+            f"the file is damaged: column {name!r} holds text that is not UTF-8", source=where
+        )
+    raw = column.cast(pa.large_binary() if pa.types.is_large_string(kind) else pa.binary())
+    return list(_text(raw, name, reader, where, list(numbers), good).to_pylist())
 
 
 def _times(
