@@ -253,6 +253,13 @@ def test_engine_errors_name_the_file_and_row_with_an_id_column(tmp_path, capsys)
     assert main(arguments) == 1
     said = "part-1.csv, row 2, field 'ts': timestamps mix numbers and datetimes"
     assert said in capsys.readouterr().err.splitlines()[-1]
+    # an error in a condition: the engine names the event just sent by its arrival number
+    (folder / "part-0.csv").write_text("seq,type,ts,x\n10,A,1,1\n11,B,5,2\n")
+    (folder / "part-1.csv").write_text("seq,type,ts,x\n12,A,6,3\n13,B,9,nine\n")
+    condition = "PATTERN SEQ(A a, B b) WHERE b.x + 1 > a.x WITHIN 10"
+    assert main(["match", condition, *arguments[2:]]) == 1  # part-1's x is text
+    said = "part-1.csv, row 2: cannot compute b.x + 1 with 'nine' (str), 1 (int)"
+    assert said in capsys.readouterr().err.splitlines()[-1]
 
 
 def test_engine_errors_name_the_file_and_row_and_skip_covers_them(tmp_path, capsys):
@@ -538,19 +545,4 @@ def test_match_leaves_out_rows_no_variable_takes_and_says_how_many(tmp_path, cap
     pq.write_table(pa.Table.from_pylist(rows[200:]), folder / "part-1.parquet")
     assert main(["match", query, "-i", str(folder), "--id-column", "seq"]) == 1
     said = "part-1.parquet, row 51, field 'ts': event 350 has ts 7, earlier than"
-    assert said in capsys.readouterr().err.splitlines()[-1]
-
-
-def test_a_condition_error_names_the_file_and_row_with_an_id_column(tmp_path, capsys):
-    """An error in a condition (values that cannot be computed with) in a folder read with
-    an id column named no row: the engine gave it no arrival number. It does now, for the
-    event just sent, and the reader finds the file and row by it."""
-    folder = tmp_path / "logs"
-    folder.mkdir()
-    (folder / "part-0.csv").write_text("seq,type,ts,x\n10,A,1,1\n11,B,5,2\n")
-    (folder / "part-1.csv").write_text("seq,type,ts,x\n12,A,6,3\n13,B,9,nine\n")
-    query = "PATTERN SEQ(A a, B b) WHERE b.x + 1 > a.x WITHIN 10"
-    arguments = ["match", query, "-i", str(folder), "--id-column", "seq"]
-    assert main(arguments) == 1  # part-1's x is text: one cell of two is a number
-    said = "part-1.csv, row 2: cannot compute b.x + 1 with 'nine' (str), 1 (int)"
     assert said in capsys.readouterr().err.splitlines()[-1]

@@ -637,8 +637,6 @@ def _record_batches(data: Any) -> Iterable[Any]:
 def _arrow_batches(
     reader: EventReader, batches: Iterable[Any], where: str
 ) -> Iterator[Iterator[Event]]:
-    import pyarrow as pa
-    import pyarrow.compute as pc
 
     rows = _Rows(reader)
     number = 0
@@ -655,10 +653,7 @@ def _arrow_batches(
         good = [True] * batch.num_rows
         columns = []
         for name, given in zip(names, batch.columns, strict=True):
-            kind = given.type
-            column = given
-            if pa.types.is_timestamp(kind) and kind.unit == "ns":
-                column = pc.cast(given, pa.timestamp("us", kind.tz), safe=False)
+            column = _microseconds(given)
             try:
                 columns.append(column.to_pylist())
             except UnicodeDecodeError:  # a damaged file's text
