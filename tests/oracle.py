@@ -19,7 +19,8 @@ from typing import Any
 from kleene.compiler.evaluate import Env, attribute, evaluate
 from kleene.compiler.functions import known_functions
 from kleene.events import Event
-from kleene.language import ast as A
+from kleene.language import expr as E
+from kleene.language.sase import ast as A
 
 UNBOUND = None
 Assignment = dict[str, tuple[int, ...] | None]
@@ -154,7 +155,7 @@ def _stopped(
     """Does an UNTIL condition stop a loop inside the match: does it hold for one of the
     loop's events, or for an event of the match's partition between its first and last?"""
     some = next(e for es in bound.values() for e in es)
-    attrs = [a for c in A.conjuncts(pattern.where) if isinstance(c, A.Equivalence) for a in c.attrs]
+    attrs = [a for c in E.conjuncts(pattern.where) if isinstance(c, E.Equivalence) for a in c.attrs]
     for var in A.event_vars(pattern.structure):
         spots = assignment.get(var.name)
         if var.until is None or not spots:
@@ -170,34 +171,34 @@ def _stopped(
     return False
 
 
-def _references(expr: A.Expr) -> Iterator[A.Attr | A.Len | A.Aggregate]:
-    for node in A.walk(expr):
-        if isinstance(node, A.Attr | A.Len | A.Aggregate):
+def _references(expr: E.Expr) -> Iterator[E.Attr | E.Len | E.Aggregate]:
+    for node in E.walk(expr):
+        if isinstance(node, E.Attr | E.Len | E.Aggregate):
             yield node
 
 
-def _instances(expr: A.Expr, bound: dict[str, tuple[Event, ...]]) -> list[int | None]:
+def _instances(expr: E.Expr, bound: dict[str, tuple[Event, ...]]) -> list[int | None]:
     """The values of i a condition must hold for (one None when it has no i)."""
     var, back = None, 0
     for node in _references(expr):
-        if isinstance(node, A.Attr) and node.index is not None and node.index.base == "i":
+        if isinstance(node, E.Attr) and node.index is not None and node.index.base == "i":
             var, back = node.var, max(back, -node.index.offset)
-        if isinstance(node, A.Aggregate) and node.upto is not None:
+        if isinstance(node, E.Aggregate) and node.upto is not None:
             var, back = node.var, max(back, node.upto)
     if var is None:
         return [None]
     return list(range(1 + back, len(bound[var]) + 1))
 
 
-def _holds(expr: A.Expr, bound: dict[str, tuple[Event, ...]]) -> bool:
+def _holds(expr: E.Expr, bound: dict[str, tuple[Event, ...]]) -> bool:
     functions = known_functions()
     return all(evaluate(expr, Env(bound, i, functions)) is True for i in _instances(expr, bound))
 
 
 def _conditions_hold(pattern: A.Pattern, bound: dict[str, tuple[Event, ...]]) -> bool:
     negated = _negated_names(pattern.structure)
-    for conjunct in A.conjuncts(pattern.where):
-        if isinstance(conjunct, A.Equivalence):
+    for conjunct in E.conjuncts(pattern.where):
+        if isinstance(conjunct, E.Equivalence):
             events = [e for es in bound.values() for e in es]
             for name in conjunct.attrs:
                 values = {attribute(e, name) for e in events}
@@ -287,8 +288,8 @@ def _qualifies(
     pattern: A.Pattern, var: A.EventVar, event: Event, bound: dict[str, tuple[Event, ...]]
 ) -> bool:
     with_it = {**bound, var.name: (event,)}
-    for conjunct in A.conjuncts(pattern.where):
-        if isinstance(conjunct, A.Equivalence):
+    for conjunct in E.conjuncts(pattern.where):
+        if isinstance(conjunct, E.Equivalence):
             some = next(e for es in bound.values() for e in es)
             for name in conjunct.attrs:
                 value = attribute(event, name)

@@ -24,8 +24,8 @@ from kleene.errors import (
 )
 from kleene.events import Event, Watermark
 from kleene.io import from_arrow, from_pandas, read_events, to_pandas
-from kleene.language import builder
-from kleene.language.ast import Pattern
+from kleene.language.sase import builder
+from kleene.language.sase.ast import Pattern
 from kleene.matches import Match, Retraction, Timeout
 from kleene.plans import compile, parse
 from kleene.plans.afa import Afa, read_afa

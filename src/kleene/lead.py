@@ -17,11 +17,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from kleene.compiler.lead_check import check_rule
+from kleene.compiler.rules import check_rule
 from kleene.errors import KleeneError
 from kleene.events import Event
-from kleene.language.lead_ast import Rule
-from kleene.language.lead_reader import is_rule, read_rule
+from kleene.language.lead.ast import Rule
+from kleene.language.lead.reader import is_rule, read_rule
 
 __all__ = ["is_rule", "parse", "run"]
 

@@ -3,7 +3,7 @@
 import pytest
 
 import kleene
-from kleene.language import builder as b
+from kleene.language.sase import builder as b
 
 
 def test_query_3_built_in_python():

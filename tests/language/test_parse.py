@@ -4,7 +4,8 @@ import pytest
 
 import kleene
 from kleene.errors import PatternSyntaxError
-from kleene.language import ast as A
+from kleene.language import expr as E
+from kleene.language.sase import ast as A
 
 SHOPLIFTING = """
 PATTERN SEQ(Shelf a, ~(Register b), Exit c)
@@ -39,19 +40,19 @@ def test_shoplifting_query_reads_as_the_paper_writes_it():
     )
     assert pattern.strategies == (A.Strategy("skip_till_next_match", ("a", "b", "c")),)
     assert pattern.within == A.Within(12, "hour")
-    assert A.conjuncts(pattern.where)[1] == A.Compare(
-        "=", A.Attr("a", "tag_id"), A.Attr("c", "tag_id")
+    assert E.conjuncts(pattern.where)[1] == E.Compare(
+        "=", E.Attr("a", "tag_id"), E.Attr("c", "tag_id")
     )
 
 
 def test_stock_trend_query_has_kleene_references_aggregates_and_percent():
-    where = A.conjuncts(kleene.parse(STOCK_TREND).where)
-    assert where[0] == A.Equivalence(("symbol",))
-    assert where[1].left == A.Attr("a", "volume", A.Index("abs", 1))
-    assert where[2] == A.Compare(
-        ">", A.Attr("a", "price", A.Index("i")), A.Aggregate("avg", "a", "price", 1)
+    where = E.conjuncts(kleene.parse(STOCK_TREND).where)
+    assert where[0] == E.Equivalence(("symbol",))
+    assert where[1].left == E.Attr("a", "volume", E.Index("abs", 1))
+    assert where[2] == E.Compare(
+        ">", E.Attr("a", "price", E.Index("i")), E.Aggregate("avg", "a", "price", 1)
     )
-    assert where[3].right == A.Binary("*", A.Literal(0.8), A.Attr("a", "volume", A.Index("last")))
+    assert where[3].right == E.Binary("*", E.Constant(0.8), E.Attr("a", "volume", E.Index("last")))
 
 
 @pytest.mark.parametrize(
@@ -113,14 +114,14 @@ def test_quantifiers():
 @pytest.mark.parametrize(
     ("where", "expected"),
     [
-        ("a.x = 1", A.Compare("=", A.Attr("a", "x"), A.Literal(1))),
-        ("a.x == 1", A.Compare("=", A.Attr("a", "x"), A.Literal(1))),
-        ("a.x <> 1", A.Compare("!=", A.Attr("a", "x"), A.Literal(1))),
-        ("a.x != -1.5", A.Compare("!=", A.Attr("a", "x"), A.Literal(-1.5))),
-        ("a.s = 'it\\'s'", A.Compare("=", A.Attr("a", "s"), A.Literal("it's"))),
-        ('a.s = "tab\\t"', A.Compare("=", A.Attr("a", "s"), A.Literal("tab\t"))),
-        ("a.flag = TRUE", A.Compare("=", A.Attr("a", "flag"), A.Literal(True))),
-        ("a.v = null", A.Compare("=", A.Attr("a", "v"), A.Literal(None))),
+        ("a.x = 1", E.Compare("=", E.Attr("a", "x"), E.Constant(1))),
+        ("a.x == 1", E.Compare("=", E.Attr("a", "x"), E.Constant(1))),
+        ("a.x <> 1", E.Compare("!=", E.Attr("a", "x"), E.Constant(1))),
+        ("a.x != -1.5", E.Compare("!=", E.Attr("a", "x"), E.Constant(-1.5))),
+        ("a.s = 'it\\'s'", E.Compare("=", E.Attr("a", "s"), E.Constant("it's"))),
+        ('a.s = "tab\\t"', E.Compare("=", E.Attr("a", "s"), E.Constant("tab\t"))),
+        ("a.flag = TRUE", E.Compare("=", E.Attr("a", "flag"), E.Constant(True))),
+        ("a.v = null", E.Compare("=", E.Attr("a", "v"), E.Constant(None))),
         ("a.price % 500 == 0", None),
         ("a.x + 2 * c[i].y > 3", None),
         ("not a.x > 1 and c.len >= 2 or a.y < 0", None),
@@ -129,8 +130,8 @@ def test_quantifiers():
         ("sum(c[].x) > count(c[]) and min(c[..i].x) < max(c[..i-2].y)", None),
         ("corr(a.history, c[1].history) > 0.7", None),
         ("[symbol] and [a1, a2]", None),
-        ("a.`org:resource` = 'x'", A.Compare("=", A.Attr("a", "org:resource"), A.Literal("x"))),
-        ("a.`len` > 1", A.Compare(">", A.Attr("a", "len"), A.Literal(1))),
+        ("a.`org:resource` = 'x'", E.Compare("=", E.Attr("a", "org:resource"), E.Constant("x"))),
+        ("a.`len` > 1", E.Compare(">", E.Attr("a", "len"), E.Constant(1))),
     ],
 )
 def test_predicates(where, expected):

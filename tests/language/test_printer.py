@@ -3,9 +3,10 @@
 from hypothesis import given
 
 import kleene
-from kleene.language import ast as A
-from kleene.language.printer import expr_text, to_text
-from kleene.language.to_ast import read
+from kleene.language import expr as E
+from kleene.language.sase import ast as A
+from kleene.language.sase.printer import expr_text, to_text
+from kleene.language.sase.reader import read
 from kleene.testing.strategies import asts
 
 
@@ -59,7 +60,7 @@ def test_parentheses_only_where_needed():
 def test_names_that_need_quoting():
     pattern = A.Pattern(
         A.Seq((A.EventVar(("Stock Tick",), "a"), A.EventVar(("and",), "b"))),
-        A.Compare("=", A.Attr("a", "org:resource"), A.Attr("b", "len")),
+        E.Compare("=", E.Attr("a", "org:resource"), E.Attr("b", "len")),
     )
     assert to_text(pattern) == (
         "PATTERN SEQ(`Stock Tick` a, `and` b)\nWHERE a.`org:resource` = b.`len`"

@@ -76,7 +76,7 @@ def test_kleene_match_shows_and_writes_the_values(tmp_path, capsys):
 
 
 def test_the_builder_returns_too():
-    from kleene.language.builder import event, pattern, seq, var
+    from kleene.language.sase.builder import event, pattern, seq, var
 
     a, b = var("a"), var("b")
     built = pattern(

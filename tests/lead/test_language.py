@@ -7,9 +7,10 @@ import pytest
 
 import kleene
 from kleene.errors import PatternError, PatternSyntaxError
-from kleene.language import lead_ast as L
-from kleene.language.lead_printer import rule_text
-from kleene.language.lead_reader import is_rule, read_rule
+from kleene.language import expr as E
+from kleene.language.lead import ast as L
+from kleene.language.lead.printer import rule_text
+from kleene.language.lead.reader import is_rule, read_rule
 
 FIGURE_2 = (Path(__file__).parent / "figure2.lead").read_text()
 
@@ -18,10 +19,10 @@ def test_figure_2_reads_as_printed_in_the_paper() -> None:
     rule = kleene.lead.parse(FIGURE_2)
     assert [s.alias for s in rule.streams] == ["_in", "_ac", "_ab", "_sh"]
     assert [t.name for t in rule.time_events] == ["tc"]
-    assert rule.event_types[0].fields[0] == L.Field("BOOLEAN", "leaving", L.Value(False))
-    assert [a.name for a in rule.partition] == ["uid", "gid"]
+    assert rule.event_types[0].fields[0] == L.Field("BOOLEAN", "leaving", E.Constant(False))
+    assert [a.attr for a in rule.partition] == ["uid", "gid"]
     sequence = rule.pattern
-    assert isinstance(sequence, L.Sequence)
+    assert isinstance(sequence, L.FollowedBy)
     named = sequence.items[1]
     assert isinstance(named, L.Named) and named.name == "ls"
     sub = named.pattern

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import kleene
 from kleene.compiler.analysis import analyze
 from kleene.compiler.options import Options
-from kleene.language import ast as A
+from kleene.language.sase import ast as A
 from kleene.plans import PLANS
 from kleene.plans.window_join import _Choices
 from kleene.testing import conformance

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 import kleene
 from kleene.compiler.analysis import analyze
 from kleene.compiler.options import Options
-from kleene.language import ast as A
+from kleene.language.sase import ast as A
 from kleene.plans.reference import Reference
 from kleene.testing.strategies import cases
 from tests import oracle

@@ -19,8 +19,8 @@ from kleene.compiler.analysis import Analysis
 from kleene.compiler.growth import unbounded
 from kleene.errors import EventError, KleeneError
 from kleene.io.readers import EventReader, read_events
-from kleene.language.lead_reader import is_rule
-from kleene.language.to_ast import UNITS
+from kleene.language.lead.reader import is_rule
+from kleene.language.text import UNITS
 from kleene.runtime.engine import Engine
 
 __all__ = [

@@ -40,9 +40,9 @@ from kleene.cli.options import plan_options
 from kleene.compiler.analysis import Analysis, Variable
 from kleene.compiler.growth import unbounded
 from kleene.errors import KleeneError
-from kleene.language import ast as A
-from kleene.language.lead_printer import rule_text
-from kleene.language.printer import expr_text, to_text, within_text
+from kleene.language.lead.printer import rule_text
+from kleene.language.sase import ast as A
+from kleene.language.sase.printer import expr_text, to_text, within_text
 from kleene.plans.base import Plan
 from kleene.plans.petri import PetriPlan
 from kleene.plans.petri.draw import draw_png
@@ -213,7 +213,7 @@ def _explain_rule(plan: PetriPlan) -> str:
     plan:           petri
     net:
     EMIT
-      Sequence
+      FollowedBy
         Source o
         Negation 3600
           Source p
@@ -221,7 +221,7 @@ def _explain_rule(plan: PetriPlan) -> str:
     rule = plan.rule
     streams = ", ".join(f"{s.alias} = {s.type}" for s in rule.streams)
     if rule.partition:
-        names = ", ".join(a.name for a in rule.partition)
+        names = ", ".join(a.attr for a in rule.partition)
         partition = f"{names} (the rule runs once per value, under the default policy)"
     else:
         partition = "nothing: one run of the rule over the whole stream"

@@ -36,8 +36,9 @@ from kleene.compiler.strategies import Strategies, resolve
 from kleene.compiler.validate import validate
 from kleene.errors import PatternError
 from kleene.events import Event
-from kleene.language import ast as A
-from kleene.language.printer import expr_text
+from kleene.language import expr as E
+from kleene.language.sase import ast as A
+from kleene.language.sase.printer import expr_text
 
 __all__ = [
     "EXTENSIONS",
@@ -75,7 +76,7 @@ class Variable:
     negated: bool
     optional: bool = False
     greedy: bool = False
-    until: A.Expr | None = None
+    until: E.Expr | None = None
 
     def takes(self, event_type: str) -> bool:
         """Whether an event of this type can bind the variable."""
@@ -115,7 +116,7 @@ class Condition:
     (one of another OR branch) does not apply to that match.
     """
 
-    expr: A.Expr
+    expr: E.Expr
     text: str
     variables: frozenset[str]
     negated: str | None
@@ -144,9 +145,9 @@ class Condition:
         if len(names) != 1 or self.indexed is not None:
             return None
         (name,) = names
-        refs = [n for n in A.walk(self.expr) if isinstance(n, A.Len | A.Aggregate | A.Attr)]
-        indexes = {n.index for n in refs if isinstance(n, A.Attr)}
-        if len(indexes) != 1 or len(refs) != sum(isinstance(n, A.Attr) for n in refs):
+        refs = [n for n in E.walk(self.expr) if isinstance(n, E.Len | E.Aggregate | E.Attr)]
+        indexes = {n.index for n in refs if isinstance(n, E.Attr)}
+        if len(indexes) != 1 or len(refs) != sum(isinstance(n, E.Attr) for n in refs):
             return None
         (index,) = indexes
         if index is None:
@@ -363,8 +364,8 @@ def analyze(
     _check_functions(pattern, table)
     conditions: list[Condition] = []
     equivalences: list[str] = []
-    for conjunct in A.conjuncts(pattern.where):
-        if isinstance(conjunct, A.Equivalence):
+    for conjunct in E.conjuncts(pattern.where):
+        if isinstance(conjunct, E.Equivalence):
             equivalences.extend(a for a in conjunct.attrs if a not in equivalences)
         else:
             conditions.append(_condition(conjunct, variables))
@@ -454,8 +455,8 @@ def _check_functions(pattern: A.Pattern, table: Mapping[str, Any]) -> None:
     roots = [v.until for v in A.event_vars(pattern.structure) if v.until is not None]
     if pattern.where is not None:
         roots.append(pattern.where)
-    for node in (node for root in roots for node in A.walk(root)):
-        if isinstance(node, A.Call) and node.name.lower() not in table:
+    for node in (node for root in roots for node in E.walk(root)):
+        if isinstance(node, E.Call) and node.name.lower() not in table:
             names = ", ".join(sorted(table))
             span = node.span
             message = (
@@ -467,24 +468,24 @@ def _check_functions(pattern: A.Pattern, table: Mapping[str, Any]) -> None:
             raise PatternError(message, pattern.text, span.line, span.column, len(node.name))
 
 
-def _condition(expr: A.Expr, variables: Mapping[str, Variable]) -> Condition:
+def _condition(expr: E.Expr, variables: Mapping[str, Variable]) -> Condition:
     mentioned: set[str] = set()
     negated: str | None = None
     indexed: str | None = None
     first_i = 1
     whole: set[str] = set()
     leading: dict[str, int] = {}
-    for node in A.walk(expr):
-        if not isinstance(node, A.Attr | A.Len | A.Aggregate):
+    for node in E.walk(expr):
+        if not isinstance(node, E.Attr | E.Len | E.Aggregate):
             continue
         name = node.var
         if variables[name].negated:
             negated = name
         else:
             mentioned.add(name)
-        if isinstance(node, A.Len) or (isinstance(node, A.Aggregate) and node.upto is None):
+        if isinstance(node, E.Len) or (isinstance(node, E.Aggregate) and node.upto is None):
             whole.add(name)
-        elif isinstance(node, A.Aggregate):
+        elif isinstance(node, E.Aggregate):
             indexed = name
             first_i = max(first_i, 1 + (node.upto or 0))
         elif node.index is not None:
@@ -624,14 +625,14 @@ def _equality_classes(
         return term
 
     uniform: set[tuple[str, str]] = set()  # Kleene terms whose elements all share the value
-    pairs: list[tuple[A.Attr, A.Attr]] = []
-    links: list[tuple[str, str, A.Attr]] = []  # negated variable, its attribute, the other side
+    pairs: list[tuple[E.Attr, E.Attr]] = []
+    links: list[tuple[str, str, E.Attr]] = []  # negated variable, its attribute, the other side
     for condition in conditions:
         expr = condition.expr
-        if not (isinstance(expr, A.Compare) and expr.op == "="):
+        if not (isinstance(expr, E.Compare) and expr.op == "="):
             continue
         left, right = expr.left, expr.right
-        if not (isinstance(left, A.Attr) and isinstance(right, A.Attr)):
+        if not (isinstance(left, E.Attr) and isinstance(right, E.Attr)):
             continue
         if condition.negated is not None:
             mine, other = (left, right) if left.var == condition.negated else (right, left)
@@ -639,16 +640,16 @@ def _equality_classes(
                 links.append((mine.var, mine.attr, other))
             continue
         if left.var == right.var:
-            chain = {left.index, right.index} == {A.Index("i"), A.Index("i", -1)}
+            chain = {left.index, right.index} == {E.Index("i"), E.Index("i", -1)}
             if chain and left.attr == right.attr:
                 uniform.add((left.var, left.attr))
             continue
         for node in (left, right):
-            if node.index == A.Index("i"):
+            if node.index == E.Index("i"):
                 uniform.add((node.var, node.attr))
         pairs.append((left, right))
 
-    def term(node: A.Attr) -> tuple[str, str] | None:
+    def term(node: E.Attr) -> tuple[str, str] | None:
         """The node as a class member: every event of its variable, or None."""
         key = (node.var, node.attr)
         if not variables[node.var].kleene:

@@ -1,9 +1,11 @@
-"""Conditions compiled to Python functions: the same values as `kleene.compiler.evaluate`
-(SQL nulls, three-valued logic, type clashes as `EventError`), without walking the tree.
+"""The one code generator: expressions compiled to Python functions with the same values as
+the interpreter (`kleene.compiler.evaluate`: SQL nulls, three-valued logic, type clashes as
+`EventError`), without walking the tree.
 
-`Writer` turns an expression into Python source; a subclass says how a variable's value is
-read (`term`): the `nfa` plan reads its runs' state vector (`plans/nfa/vector.py`), and
-`compile_condition` reads the events bound to each variable, as the interpreter does.
+`Writer` turns an expression into Python source; a subclass says how a leaf is read
+(`term`): `compile_condition` below reads the events bound to each SASE+ variable, as the
+interpreter does; the `nfa` plan reads its runs' state vector (`plans/nfa/vector.py`); a
+LEAD rule reads a token's bindings (`kleene.compiler.rules`).
 
 >>> from kleene import Event, parse
 >>> from kleene.compiler.analysis import analyze
@@ -37,7 +39,7 @@ from kleene.compiler.evaluate import (
     truth,
 )
 from kleene.events import Event
-from kleene.language import ast as A
+from kleene.language import expr as E
 
 __all__ = ["HELPERS", "Check", "Writer", "compile_condition"]
 
@@ -47,13 +49,13 @@ Check = Callable[[Mapping[str, Sequence[Event]], "int | None"], bool]
 _FIELDS = ("ts", "type", "id")
 
 
-def _compare(function: Callable[[Any, Any], Any], a: Any, b: Any, node: A.Expr) -> Any:
+def _compare(function: Callable[[Any, Any], Any], a: Any, b: Any, node: E.Expr) -> Any:
     if a is None or b is None:
         return None
     return bool(apply(node, function, a, b))
 
 
-def _arithmetic(function: Callable[[Any, Any], Any], a: Any, b: Any, node: A.Binary) -> Any:
+def _arithmetic(function: Callable[[Any, Any], Any], a: Any, b: Any, node: E.Binary) -> Any:
     if a is None or b is None:
         return None
     if node.op in "/%" and b == 0:
@@ -61,11 +63,11 @@ def _arithmetic(function: Callable[[Any, Any], Any], a: Any, b: Any, node: A.Bin
     return apply(node, function, a, b)
 
 
-def _negate(value: Any, node: A.Expr) -> Any:
+def _negate(value: Any, node: E.Expr) -> Any:
     return None if value is None else apply(node, operator.neg, value)
 
 
-def _not(value: Any, node: A.Expr) -> Any:
+def _not(value: Any, node: E.Expr) -> Any:
     value = truth(value, node)
     return None if value is None else not value
 
@@ -94,52 +96,70 @@ class Writer(ABC):
     def __init__(self, functions: Mapping[str, Callable[..., Any]]) -> None:
         self.callables = functions
         self.constants: dict[str, Any] = {}
-        self.names = itertools.count()
+        self.numbers = itertools.count()
 
     def constant(self, value: Any) -> str:
-        name = f"k{next(self.names)}"
+        name = f"k{next(self.numbers)}"
         self.constants[name] = value
         return name
 
     @abstractmethod
-    def term(self, node: A.Attr | A.Len | A.Aggregate, ctx: Any) -> str:
+    def term(self, node: E.Attr | E.Len | E.Aggregate, ctx: Any) -> str:
         """Code reading a variable's attribute, length or aggregate in context `ctx`."""
 
-    def expr(self, node: A.Expr, ctx: Any) -> str:
+    def name(self, node: E.Name, ctx: Any) -> str:
+        """Code reading a bare name (a language that has them says how)."""
+        raise TypeError(f"cannot compile {node!r}")  # pragma: no cover - validation
+
+    def duration(self, node: E.Duration, ctx: Any) -> str:
+        """Code for a duration in timestamp units."""
+        raise TypeError(f"cannot compile {node!r}")  # pragma: no cover - validation
+
+    def quantified(self, node: E.Quantified, ctx: Any) -> str:
+        """Code for a quantifier over a list's items."""
+        raise TypeError(f"cannot compile {node!r}")  # pragma: no cover - validation
+
+    def expr(self, node: E.Expr, ctx: Any) -> str:
         match node:
-            case A.Literal(value=value):
+            case E.Constant(value=value):
                 if value is None or isinstance(value, bool | int):
                     return repr(value)
                 return self.constant(value)
-            case A.Attr() | A.Len() | A.Aggregate():
+            case E.Attr() | E.Len() | E.Aggregate():
                 return self.term(node, ctx)
-            case A.Call(name=name, args=args):
+            case E.Name():
+                return self.name(node, ctx)
+            case E.Duration():
+                return self.duration(node, ctx)
+            case E.Quantified():
+                return self.quantified(node, ctx)
+            case E.Call(name=name, args=args):
                 callee = self.constant(self.callables[name.lower()])
                 inner = ", ".join(self.expr(arg, ctx) for arg in args)
                 return f"_call({self.constant(node)}, {callee}, [{inner}])"
-            case A.Unary(op="not", operand=operand):
+            case E.Unary(op="not", operand=operand):
                 return f"_not({self.expr(operand, ctx)}, {self.constant(operand)})"
-            case A.Unary(op="-", operand=operand):
+            case E.Unary(op="-", operand=operand):
                 return f"_negate({self.expr(operand, ctx)}, {self.constant(node)})"
-            case A.Binary(op=op, left=left, right=right):
+            case E.Binary(op=op, left=left, right=right):
                 arithmetic = self.constant(ARITHMETIC[op])
                 lhs, rhs = self.expr(left, ctx), self.expr(right, ctx)
                 return f"_arithmetic({arithmetic}, {lhs}, {rhs}, {self.constant(node)})"
-            case A.Compare(op=op, left=left, right=right):
+            case E.Compare(op=op, left=left, right=right):
                 comparison = self.constant(COMPARE[op])
                 lhs, rhs = self.expr(left, ctx), self.expr(right, ctx)
                 return f"_compare({comparison}, {lhs}, {rhs}, {self.constant(node)})"
-            case A.BoolOp(op=op, items=items):
+            case E.BoolOp(op=op, items=items):
                 return self.boolean(op, items, ctx)
-            case A.Equivalence():
+            case E.Equivalence():
                 return self.equivalence(node, ctx)
         raise TypeError(f"cannot compile {node!r}")  # pragma: no cover - validation
 
-    def equivalence(self, node: A.Equivalence, ctx: Any) -> str:
+    def equivalence(self, node: E.Equivalence, ctx: Any) -> str:
         """Code for an equivalence test `[x]` (only a writer over bound events has one)."""
         raise TypeError(f"cannot compile {node!r}")  # pragma: no cover - validation
 
-    def boolean(self, op: Literal["and", "or"], items: tuple[A.Expr, ...], ctx: Any) -> str:
+    def boolean(self, op: Literal["and", "or"], items: tuple[E.Expr, ...], ctx: Any) -> str:
         """Three-valued `and`/`or`, evaluated left to right, stopping where the reference does.
         A long one (a watch-list of 200 `or`s) is written as a balanced tree of groups of at
         most `_GROUP`, which Kleene logic allows, so the code never nests past CPython's
@@ -147,12 +167,12 @@ class Writer(ABC):
         if len(items) > _GROUP:
             size = -(-len(items) // _GROUP)
             groups = [items[at : at + size] for at in range(0, len(items), size)]
-            items = tuple(A.BoolOp(op, g) if len(g) > 1 else g[0] for g in groups)
+            items = tuple(E.BoolOp(op, g) if len(g) > 1 else g[0] for g in groups)
         stop = "False" if op == "and" else "True"
         names = []
         text = ""
         for item in items:
-            name = f"t{next(self.names)}"
+            name = f"t{next(self.numbers)}"
             names.append(name)
             text += (
                 f"({stop} if ({name} := _truth({self.expr(item, ctx)}, "
@@ -162,20 +182,20 @@ class Writer(ABC):
         text += f"(None if {nulls} else {'True' if op == 'and' else 'False'})"
         return text + ")" * len(items)
 
-    def forms(self, expr: A.Expr, ctx: Any) -> tuple[str, str]:
+    def forms(self, expr: E.Expr, ctx: Any) -> tuple[str, str]:
         """Code that is True when `expr` is true: a fast form and a safe one.
 
         A top-level comparison fails on null and on false alike, so the fast form compares
         inline; a type clash there raises TypeError, and the caller then runs the safe form,
         which raises the `EventError` the reference raises."""
         safe = f"({self.expr(expr, ctx)}) is True"
-        if not isinstance(expr, A.Compare):
+        if not isinstance(expr, E.Compare):
             return safe, safe
         lhs, rhs = self.fast(expr.left, ctx), self.fast(expr.right, ctx)
-        a, b = f"a{next(self.names)}", f"b{next(self.names)}"
+        a, b = f"a{next(self.numbers)}", f"b{next(self.numbers)}"
         symbol = _SYMBOLS[expr.op]
         right = expr.right
-        if isinstance(right, A.Literal) and right.value is not None:
+        if isinstance(right, E.Constant) and right.value is not None:
             fast = f"(({a} := {lhs}) is not None and {a} {symbol} {rhs})"
         else:
             fast = (
@@ -183,13 +203,13 @@ class Writer(ABC):
             )
         return fast, safe
 
-    def fast(self, node: A.Expr, ctx: Any) -> str:
+    def fast(self, node: E.Expr, ctx: Any) -> str:
         """`expr` for a fast form: plain Python arithmetic where it computes the same value
         or raises (a null operand: TypeError), so the caller's safe form takes over."""
-        if isinstance(node, A.Binary) and (
+        if isinstance(node, E.Binary) and (
             node.op in "+-*"
             or (
-                isinstance(node.right, A.Literal)
+                isinstance(node.right, E.Constant)
                 and type(node.right.value) in (int, float)
                 and node.right.value != 0
             )
@@ -229,7 +249,7 @@ def _at(events: Sequence[Event], position: int, attr: str) -> Any:
     return attribute(events[position], attr) if 0 <= position < len(events) else None
 
 
-def _aggregate(node: A.Aggregate, events: Sequence[Event], i: int | None) -> Any:
+def _aggregate(node: E.Aggregate, events: Sequence[Event], i: int | None) -> Any:
     return evaluate(node, Env({node.var: events}, i, {}))
 
 
@@ -240,11 +260,11 @@ def _equivalent(bindings: Mapping[str, Sequence[Event]], attrs: Sequence[str]) -
 class _EventsWriter(Writer):
     """Reads a variable's values from its bound events `E[var]`, with `i` the index."""
 
-    def term(self, node: A.Attr | A.Len | A.Aggregate, ctx: Any) -> str:
+    def term(self, node: E.Attr | E.Len | E.Aggregate, ctx: Any) -> str:
         events = f"E[{node.var!r}]"
-        if isinstance(node, A.Len):
+        if isinstance(node, E.Len):
             return f"len({events})"
-        if isinstance(node, A.Aggregate):
+        if isinstance(node, E.Aggregate):
             return f"_aggregate({self.constant(node)}, {events}, i)"
         if node.index is None:
             if node.attr in _FIELDS:
@@ -254,11 +274,11 @@ class _EventsWriter(Writer):
         position = {"abs": "-1", "last": f"len({events}) - 1", "i": "i - 1"}
         return f"_at({events}, {position[node.index.base]} + {offset}, {node.attr!r})"
 
-    def equivalence(self, node: A.Equivalence, ctx: Any) -> str:
+    def equivalence(self, node: E.Equivalence, ctx: Any) -> str:
         return f"_equivalent(E, {node.attrs!r})"
 
 
-def compile_condition(expr: A.Expr, functions: Mapping[str, Callable[..., Any]]) -> Check:
+def compile_condition(expr: E.Expr, functions: Mapping[str, Callable[..., Any]]) -> Check:
     """`expr` as a function of the bound events (each variable's, in order) and i, true
     exactly when `evaluate` gives True."""
     writer = _EventsWriter(functions)

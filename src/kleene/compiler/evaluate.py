@@ -1,4 +1,9 @@
-"""Evaluate a predicate expression over bound events: the plain interpreter `reference` uses.
+"""The interpreter of the one expression tree (`kleene.language.expr`), for every language.
+
+Operators mean the same wherever they stand; what a leaf reads (an attribute, a length, an
+aggregate, a bare name) is the business of the `Scope` the expression is evaluated in: a
+SASE+ pattern's bound events (`Env`, below), a LEAD rule's token (`kleene.compiler.rules`).
+The code generator (`kleene.compiler.codegen`) compiles the same meaning to Python.
 
 Values follow SQL: a missing attribute, a missing element (`b[3]` of a two-event binding), an
 empty `avg`/`min`/`max`, a division by zero or a call with a null argument is null (None);
@@ -18,20 +23,22 @@ True
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from kleene.compiler.functions import BUILTINS, known_functions
 from kleene.errors import EventError, KleeneError
 from kleene.events import Event
-from kleene.language import ast as A
-from kleene.language.printer import expr_text
+from kleene.language import expr as E
+from kleene.language.text import expr_text
 
 __all__ = [
     "ARITHMETIC",
     "COMPARE",
     "Env",
+    "Scope",
     "aggregate",
     "apply",
     "attribute",
@@ -39,6 +46,7 @@ __all__ = [
     "evaluate",
     "holds",
     "multiply",
+    "quantified",
     "returned_values",
     "shared_values",
     "truth",
@@ -77,13 +85,69 @@ COMPARE: dict[str, Callable[[Any, Any], Any]] = {
 _FIELDS = {"type": "type", "ts": "ts", "id": "id"}
 
 
+class Scope(ABC):
+    """What the leaves of an expression read where it stands, and the functions it may
+    call. A leaf a language does not have is an error."""
+
+    functions: Mapping[str, Callable[..., Any]]
+
+    @abstractmethod
+    def attr(self, node: E.Attr) -> Any:
+        """The value of `v.attr`."""
+
+    def length(self, node: E.Len) -> Any:
+        raise KleeneError(f"{expr_text(node)} has no meaning here")
+
+    def aggregate(self, node: E.Aggregate) -> Any:
+        raise KleeneError(f"{expr_text(node)} has no meaning here")
+
+    def equivalent(self, node: E.Equivalence) -> Any:
+        raise KleeneError(f"{expr_text(node)} has no meaning here")
+
+    def name(self, node: E.Name) -> Any:
+        raise KleeneError(f"{expr_text(node)} has no meaning here")
+
+    def duration(self, node: E.Duration) -> Any:
+        raise KleeneError(f"{expr_text(node)} has no meaning here")
+
+    def items(self, node: E.Quantified) -> Iterable[Scope]:
+        """A scope for each item of the list a quantifier ranges over."""
+        raise KleeneError(f"{expr_text(node)} has no meaning here")
+
+
 @dataclass(frozen=True)
-class Env:
-    """What a predicate sees: each variable's events, the index i, the callable functions."""
+class Env(Scope):
+    """A SASE+ pattern's scope: each variable's bound events, the index i of the Kleene
+    variable a condition iterates over, the callable functions."""
 
     bindings: Mapping[str, Sequence[Event]]
     i: int | None = None
     functions: Mapping[str, Callable[..., Any]] = field(default_factory=known_functions)
+
+    def attr(self, node: E.Attr) -> Any:
+        events = self.bindings[node.var]
+        index = node.index
+        position = 0 if index is None else _position(index, len(events), self.i)
+        if position is None or not 0 <= position < len(events):
+            return None
+        return attribute(events[position], node.attr)
+
+    def length(self, node: E.Len) -> Any:
+        return len(self.bindings[node.var])
+
+    def aggregate(self, node: E.Aggregate) -> Any:
+        events = self.bindings[node.var]
+        if node.upto is not None:
+            if self.i is None:
+                raise KleeneError("b[..i-k] evaluated outside an iteration over b")
+            events = events[: max(0, self.i - node.upto)]
+        if node.attr is None:
+            return len(events)
+        return aggregate(node, [attribute(e, node.attr) for e in events])
+
+    def equivalent(self, node: E.Equivalence) -> Any:
+        events = [e for bound in self.bindings.values() for e in bound]
+        return shared_values(events, node.attrs) is not None
 
 
 def attribute(event: Event, name: str) -> Any:
@@ -96,50 +160,31 @@ def attribute(event: Event, name: str) -> Any:
     return None
 
 
-def holds(expr: A.Expr, env: Env) -> bool:
+def holds(expr: E.Expr, env: Scope) -> bool:
     """Is the condition true (not false, not null)?"""
     return evaluate(expr, env) is True
 
 
-def evaluate(expr: A.Expr, env: Env) -> Any:
+def evaluate(expr: E.Expr, env: Scope) -> Any:
     """The value of `expr` in `env`; None is null."""
     match expr:
-        case A.Literal(value=value):
+        case E.Constant(value=value):
             return value
-        case A.Attr(var=var, attr=attr, index=index):
-            events = env.bindings[var]
-            position = 0 if index is None else _position(index, len(events), env.i)
-            if position is None or not 0 <= position < len(events):
+        case E.Attr():
+            return env.attr(expr)
+        case E.Compare(op=op, left=left, right=right):
+            lhs, rhs = evaluate(left, env), evaluate(right, env)
+            if lhs is None or rhs is None:
                 return None
-            return attribute(events[position], attr)
-        case A.Len(var=var):
-            return len(env.bindings[var])
-        case A.Aggregate():
-            return _aggregate(expr, env)
-        case A.Call(name=name, args=args):
-            function = env.functions.get(name.lower())
-            if function is None:
-                raise KleeneError(f"unknown function {name}")
-            return call(expr, function, [evaluate(arg, env) for arg in args])
-        case A.Unary(op="not", operand=operand):
-            value = truth(evaluate(operand, env), operand)
-            return None if value is None else not value
-        case A.Unary(op="-", operand=operand):
-            value = evaluate(operand, env)
-            return None if value is None else apply(expr, operator.neg, value)
-        case A.Binary(op=op, left=left, right=right):
+            return bool(apply(expr, COMPARE[op], lhs, rhs))
+        case E.Binary(op=op, left=left, right=right):
             lhs, rhs = evaluate(left, env), evaluate(right, env)
             if lhs is None or rhs is None:
                 return None
             if op in "/%" and rhs == 0:
                 return None
             return apply(expr, ARITHMETIC[op], lhs, rhs)
-        case A.Compare(op=op, left=left, right=right):
-            lhs, rhs = evaluate(left, env), evaluate(right, env)
-            if lhs is None or rhs is None:
-                return None
-            return bool(apply(expr, COMPARE[op], lhs, rhs))
-        case A.BoolOp(op="and", items=items):
+        case E.BoolOp(op="and", items=items):
             result: bool | None = True
             for item in items:
                 value = truth(evaluate(item, env), item)
@@ -148,7 +193,7 @@ def evaluate(expr: A.Expr, env: Env) -> Any:
                 if value is None:
                     result = None
             return result
-        case A.BoolOp(op="or", items=items):
+        case E.BoolOp(op="or", items=items):
             result = False
             for item in items:
                 value = truth(evaluate(item, env), item)
@@ -157,13 +202,53 @@ def evaluate(expr: A.Expr, env: Env) -> Any:
                 if value is None:
                     result = None
             return result
-        case A.Equivalence(attrs=attrs):
-            events = [e for bound in env.bindings.values() for e in bound]
-            return shared_values(events, attrs) is not None
+        case E.Unary(op="not", operand=operand):
+            value = truth(evaluate(operand, env), operand)
+            return None if value is None else not value
+        case E.Unary(op="-", operand=operand):
+            value = evaluate(operand, env)
+            return None if value is None else apply(expr, operator.neg, value)
+        case E.Len():
+            return env.length(expr)
+        case E.Aggregate():
+            return env.aggregate(expr)
+        case E.Call(name=name, args=args):
+            function = env.functions.get(name.lower())
+            if function is None:
+                raise KleeneError(f"unknown function {name}")
+            return call(expr, function, [evaluate(arg, env) for arg in args])
+        case E.Equivalence():
+            return env.equivalent(expr)
+        case E.Name():
+            return env.name(expr)
+        case E.Duration():
+            return env.duration(expr)
+        case E.Quantified():
+            return quantified(expr, [holds(expr.body, item) for item in env.items(expr)])
     raise TypeError(f"not an expression node: {expr!r}")
 
 
-def _position(index: A.Index, length: int, i: int | None) -> int | None:
+def quantified(node: E.Quantified, held: Sequence[bool]) -> bool:
+    """Does a quantifier hold, given whether its body held for each item? ALL: for every
+    item (so for an empty list), ANY: for one, AT LEAST / AT MOST / EXACTLY n: for so many.
+
+    >>> quantified(E.Quantified("at least", E.Constant(True), 2), [True, False, True])
+    True
+    """
+    count = sum(held)
+    quantifier, n = node.quantifier, node.n or 0
+    if quantifier == "all":
+        return count == len(held)
+    if quantifier == "any":
+        return count > 0
+    if quantifier == "at least":
+        return count >= n
+    if quantifier == "at most":
+        return count <= n
+    return count == n
+
+
+def _position(index: E.Index, length: int, i: int | None) -> int | None:
     """The 0-based list position an index names, or None when it names nothing."""
     if index.base == "abs":
         return index.offset - 1
@@ -174,18 +259,7 @@ def _position(index: A.Index, length: int, i: int | None) -> int | None:
     return i - 1 + index.offset
 
 
-def _aggregate(expr: A.Aggregate, env: Env) -> Any:
-    events = env.bindings[expr.var]
-    if expr.upto is not None:
-        if env.i is None:
-            raise KleeneError("b[..i-k] evaluated outside an iteration over b")
-        events = events[: max(0, env.i - expr.upto)]
-    if expr.attr is None:
-        return len(events)
-    return aggregate(expr, [attribute(e, expr.attr) for e in events])
-
-
-def aggregate(expr: A.Aggregate, values: Sequence[Any]) -> Any:
+def aggregate(expr: E.Aggregate, values: Sequence[Any]) -> Any:
     """An aggregate of attribute values, nulls skipped: an empty sum is 0, empty values the
     empty set, an empty avg, min or max is null."""
     values = [v for v in values if v is not None]
@@ -202,7 +276,7 @@ def aggregate(expr: A.Aggregate, values: Sequence[Any]) -> Any:
     return apply(expr, min if expr.func == "min" else max, values)
 
 
-def call(expr: A.Call, function: Callable[..., Any], args: list[Any]) -> Any:
+def call(expr: E.Call, function: Callable[..., Any], args: list[Any]) -> Any:
     """A function call with SQL nulls: null in, null out. A built-in's arithmetic failure
     (`sqrt(-1)`, `log(0)`) is null; any other failure, a registered function's included, is an
     `EventError` naming the call (a registered function returns None for "no value")."""
@@ -218,13 +292,13 @@ def call(expr: A.Call, function: Callable[..., Any], args: list[Any]) -> Any:
         raise _failed(expr, args, error) from error
 
 
-def _failed(expr: A.Call, args: list[Any], error: Exception) -> EventError:
+def _failed(expr: E.Call, args: list[Any], error: Exception) -> EventError:
     return EventError(
         f"{expr_text(expr)} failed on arguments {args!r}: {type(error).__name__}: {error}"
     )
 
 
-def apply(expr: A.Expr, function: Callable[..., Any], *values: Any) -> Any:
+def apply(expr: E.Expr, function: Callable[..., Any], *values: Any) -> Any:
     """`function(*values)` for the node `expr`: a type clash is an `EventError` naming the
     expression, an arithmetic failure is null."""
     try:
@@ -236,7 +310,7 @@ def apply(expr: A.Expr, function: Callable[..., Any], *values: Any) -> Any:
         return None
 
 
-def truth(value: Any, expr: A.Expr) -> bool | None:
+def truth(value: Any, expr: E.Expr) -> bool | None:
     """A value used as a condition: true, false or null; anything else is an `EventError`."""
     if value is None or isinstance(value, bool):
         return value
@@ -260,12 +334,12 @@ def _hashable(value: Any) -> Any:
 
 
 def returned_values(
-    returns: Sequence[A.Returned],
+    returns: Sequence[Any],
     bindings: Mapping[str, Sequence[Event]],
     functions: Mapping[str, Callable[..., Any]],
 ) -> dict[str, Any]:
-    """A match's RETURN values by name; a variable the match did not bind (another OR
-    branch's) makes its values null."""
+    """A match's RETURN values by name (each `returned` has its `expr` and `name`); a
+    variable the match did not bind (another OR branch's) makes its values null."""
     env = Env(bindings, None, functions)
     values: dict[str, Any] = {}
     for returned in returns:

@@ -23,7 +23,7 @@ True
 from __future__ import annotations
 
 from kleene.compiler.analysis import Analysis
-from kleene.language import ast as A
+from kleene.language.sase import ast as A
 
 __all__ = ["GUARDS", "sources", "unbounded"]
 

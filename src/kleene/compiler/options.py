@@ -17,7 +17,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from kleene.errors import PlanError
-from kleene.language.to_ast import UNITS
+from kleene.language.text import UNITS
 
 __all__ = ["NEGATIONS", "ON_LIMIT", "OUTPUTS", "SELECTIONS", "Options"]
 

@@ -27,7 +27,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from kleene.compiler.analysis import Variable
-from kleene.language import ast as A
+from kleene.language.sase import ast as A
 
 __all__ = [
     "DONE",

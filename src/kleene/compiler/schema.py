@@ -24,11 +24,11 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kleene.compiler.lead_check import actions_of, conditions_of, patterns_in
+from kleene.compiler.rules import actions_of, conditions_of, patterns_in
 from kleene.errors import EventError
 from kleene.events import Event
-from kleene.language import ast as A
-from kleene.language import lead_ast as L
+from kleene.language import expr as E
+from kleene.language.lead import ast as L
 
 __all__ = [
     "AttributeWatch",
@@ -73,16 +73,20 @@ def attributes_read(plan: Any) -> list[Read]:
     found: list[Read] = []
     if where is None:
         return found
-    for node in A.walk(where):
-        if isinstance(node, A.Attr):
+    for node in E.walk(where):
+        if isinstance(node, E.Attr):
             types = analysis.variables[node.var].types if node.var in analysis.variables else None
             found.append(Read(node.attr, f"{node.var}.{node.attr}", types))
-        elif isinstance(node, A.Aggregate) and node.attr is not None:
+        elif isinstance(node, E.Aggregate) and node.attr is not None:
             types = analysis.variables[node.var].types if node.var in analysis.variables else None
             found.append(Read(node.attr, f"{node.func}({node.var}[].{node.attr})", types))
-        elif isinstance(node, A.Equivalence):
+        elif isinstance(node, E.Equivalence):
             found.extend(Read(attr, f"[{attr}]", None) for attr in node.attrs)
     return found
+
+
+#: What a rule's `alias.attr` names without reading a column: the event's timestamp.
+_NOT_READ = frozenset({"event_time"})
 
 
 def _rule_reads(rule: L.Rule) -> list[Read]:
@@ -90,24 +94,18 @@ def _rule_reads(rule: L.Rule) -> list[Read]:
     (`event_time` is the timestamp; ENRICHed attributes are made, not read)."""
     streams = {s.alias: s.type for s in rule.streams}
     enriched = {name for e in rule.enrich for name, _ in e.assignments}
-    found = [Read(a.name, f"PARTITION BY {a.var}.{a.name}", None) for a in rule.partition]
-    expressions: list[L.Expr] = [arg.value for action in actions_of(rule) for arg in action.args]
+    found = [Read(a.attr, f"PARTITION BY {a.var}.{a.attr}", None) for a in rule.partition]
+    expressions: list[E.Expr] = [arg.value for action in actions_of(rule) for arg in action.args]
     expressions += [e for node in patterns_in(rule.pattern) for e, _ in conditions_of(node)]
     for event in rule.time_events:
         expressions += [event.start, event.end]
     for enrichment in rule.enrich:
         expressions += [value for _, value in enrichment.assignments]
 
-    def visit(e: L.Expr) -> None:
-        read = isinstance(e, L.Attr) and e.var in streams and e.name != "event_time"
-        if read and e.name not in enriched:  # type: ignore[union-attr]
-            place = f"{e.var}.{e.name}"  # type: ignore[union-attr]
-            found.append(Read(e.name, place, frozenset({streams[e.var]})))  # type: ignore[union-attr]
-        for child in L.children(e):
-            visit(child)
-
     for expression in expressions:
-        visit(expression)
+        for e in E.walk(expression):
+            if isinstance(e, E.Attr) and e.var in streams and e.attr not in _NOT_READ | enriched:
+                found.append(Read(e.attr, f"{e.var}.{e.attr}", frozenset({streams[e.var]})))
     return found
 
 
@@ -230,13 +228,7 @@ def _has_durations(rule: L.Rule) -> bool:
     expressions = [e for node in patterns_in(rule.pattern) for e, _ in conditions_of(node)]
     expressions += [e for t in rule.time_events for e in (t.start, t.end)]
     expressions += [arg.value for action in actions_of(rule) for arg in action.args]
-    pending = list(expressions)
-    while pending:
-        e = pending.pop()
-        if isinstance(e, L.Duration):
-            return True
-        pending.extend(L.children(e))
-    return False
+    return any(isinstance(e, E.Duration) for x in expressions for e in E.walk(x))
 
 
 def check_time_scale(ts: float, time_unit: str, seconds_per_unit: float) -> None:

@@ -35,7 +35,7 @@ from itertools import pairwise
 from typing import NoReturn
 
 from kleene.errors import PatternError
-from kleene.language import ast as A
+from kleene.language.sase import ast as A
 
 __all__ = ["DEFAULT", "Strategies", "edges", "resolve"]
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from kleene.language import ast as A
+from kleene.language.sase import ast as A
 
 __all__ = ["Branch", "dnf", "first", "least", "mandatory", "ses_sets"]
 

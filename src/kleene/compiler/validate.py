@@ -13,8 +13,9 @@ from collections.abc import Iterator
 from typing import NoReturn
 
 from kleene.errors import PatternError
-from kleene.language import ast as A
-from kleene.language.printer import expr_text
+from kleene.language import expr as E
+from kleene.language.sase import ast as A
+from kleene.language.sase.printer import expr_text
 
 __all__ = ["guarantees_event", "nullable", "parse", "validate"]
 
@@ -25,8 +26,8 @@ def parse(text: str) -> A.Pattern:
     Raises `PatternSyntaxError` (with line, column and a caret) when the text does not follow
     the grammar, and `PatternError` when it does but does not make sense.
     """
-    from kleene.language.quantified import quantify
-    from kleene.language.to_ast import read
+    from kleene.language.sase.quantified import quantify
+    from kleene.language.sase.reader import read
 
     pattern = quantify(read(text))
     validate(pattern)
@@ -40,15 +41,15 @@ MAX_DEPTH = 32
 
 def _children(node: object) -> list[object]:
     """The AST nodes directly under `node`."""
-    if isinstance(node, A.Seq | A.And | A.Or | A.BoolOp):
+    if isinstance(node, A.Seq | A.And | A.Or | E.BoolOp):
         return list(node.items)
     if isinstance(node, A.Negation):
         return [node.event]
-    if isinstance(node, A.Unary):
+    if isinstance(node, E.Unary):
         return [node.operand]
-    if isinstance(node, A.Binary | A.Compare):
+    if isinstance(node, E.Binary | E.Compare):
         return [node.left, node.right]
-    if isinstance(node, A.Call):
+    if isinstance(node, E.Call):
         return list(node.args)
     return []
 
@@ -258,11 +259,11 @@ class _Validator:
             if event.until is None:
                 continue
             self.condition(event.until)
-            for node in A.walk(event.until):
-                if isinstance(node, A.Equivalence):
+            for node in E.walk(event.until):
+                if isinstance(node, E.Equivalence):
                     self.fail("an equivalence test is about a whole match, not an UNTIL", node)
-                if isinstance(node, A.Len | A.Aggregate) or (
-                    isinstance(node, A.Attr) and (node.var != event.name or node.index is not None)
+                if isinstance(node, E.Len | E.Aggregate) or (
+                    isinstance(node, E.Attr) and (node.var != event.name or node.index is not None)
                 ):
                     self.fail(
                         f"UNTIL is about the event at hand: write {event.name}.attribute "
@@ -317,12 +318,12 @@ class _Validator:
         where = self.pattern.where
         if where is None:
             return
-        for conjunct in A.conjuncts(where):
+        for conjunct in E.conjuncts(where):
             self.condition(conjunct)
-            indexed: list[tuple[str, A.Expr]] = []
-            negated: list[tuple[str, A.Expr]] = []
-            for node in A.walk(conjunct):
-                if isinstance(node, A.Equivalence) and node is not conjunct:
+            indexed: list[tuple[str, E.Expr]] = []
+            negated: list[tuple[str, E.Expr]] = []
+            for node in E.walk(conjunct):
+                if isinstance(node, E.Equivalence) and node is not conjunct:
                     self.fail(
                         f"{expr_text(node)} tests the whole match; it must stand on its own, "
                         "joined to the other conditions by 'and'",
@@ -364,8 +365,8 @@ class _Validator:
                     "otherwise (AS)",
                     returned,
                 )
-            for node in A.walk(returned.expr):
-                if isinstance(node, A.Equivalence):
+            for node in E.walk(returned.expr):
+                if isinstance(node, E.Equivalence):
                     self.fail(f"{expr_text(node)} is a condition; RETURN reports values", node)
                 var = self.reference(node)
                 if var is None:
@@ -379,23 +380,23 @@ class _Validator:
                         node,
                     )
 
-    def reference(self, node: A.Expr) -> str | None:
+    def reference(self, node: E.Expr) -> str | None:
         """Check a node that names a variable; return the variable's name."""
-        if not isinstance(node, A.Attr | A.Len | A.Aggregate):
+        if not isinstance(node, E.Attr | E.Len | E.Aggregate):
             return None
         var = node.var
         if var not in self.declared:
             self.fail(self.unknown(var), node)
         kleene = self.declared[var].kleene
-        if isinstance(node, A.Attr) and node.index is None and kleene:
+        if isinstance(node, E.Attr) and node.index is None and kleene:
             self.fail(
                 f"{var} is a Kleene variable; say which of its events: {var}[i].{node.attr} "
                 f"(each), {var}[1].{node.attr} (first), {var}[{var}.len].{node.attr} (last), or "
                 f"an aggregate such as avg({var}[].{node.attr})",
                 node,
             )
-        if not kleene and not (isinstance(node, A.Attr) and node.index is None):
-            what = {A.Attr: "indexing", A.Len: ".len", A.Aggregate: "an aggregate"}[type(node)]
+        if not kleene and not (isinstance(node, E.Attr) and node.index is None):
+            what = {E.Attr: "indexing", E.Len: ".len", E.Aggregate: "an aggregate"}[type(node)]
             self.fail(
                 f"{what} needs a Kleene variable, and {var} binds a single event "
                 f"(declare it as T+ {var}[] to bind several)",
@@ -403,17 +404,17 @@ class _Validator:
             )
         return var
 
-    def condition(self, expr: A.Expr) -> None:
+    def condition(self, expr: E.Expr) -> None:
         """Check that an expression can be true or false."""
-        if isinstance(expr, A.BoolOp):
+        if isinstance(expr, E.BoolOp):
             for item in expr.items:
                 self.condition(item)
-        elif isinstance(expr, A.Unary) and expr.op == "not":
+        elif isinstance(expr, E.Unary) and expr.op == "not":
             self.condition(expr.operand)
-        elif isinstance(expr, A.Literal) and not isinstance(expr.value, bool | None):
+        elif isinstance(expr, E.Constant) and not isinstance(expr.value, bool | None):
             kind = "string" if isinstance(expr.value, str) else "number"
             self.fail(f"{expr_text(expr)} is a {kind}, not a condition", expr)
-        elif isinstance(expr, A.Binary | A.Len | A.Aggregate | A.Unary):
+        elif isinstance(expr, E.Binary | E.Len | E.Aggregate | E.Unary):
             self.fail(
                 f"{expr_text(expr)} is a number, not a condition; compare it with something",
                 expr,
@@ -431,10 +432,10 @@ def _nodes(element: A.Element) -> Iterator[A.Element]:
             yield from _nodes(item)
 
 
-def _uses_i(node: A.Expr) -> bool:
-    if isinstance(node, A.Attr):
+def _uses_i(node: E.Expr) -> bool:
+    if isinstance(node, E.Attr):
         return node.index is not None and node.index.base == "i"
-    return isinstance(node, A.Aggregate) and node.upto is not None
+    return isinstance(node, E.Aggregate) and node.upto is not None
 
 
 def _exclusive(first: Path, second: Path) -> bool:

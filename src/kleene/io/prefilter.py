@@ -33,7 +33,7 @@ import pyarrow.compute as pc
 
 from kleene.compiler.analysis import Analysis
 from kleene.io.readers import Columns
-from kleene.language import ast as A
+from kleene.language import expr as E
 
 __all__ = ["RowFilter", "row_filter"]
 
@@ -96,37 +96,37 @@ def _variable(
     return taken
 
 
-def _value(expr: A.Expr, batch: pa.RecordBatch, columns: Columns) -> _Value | None:
+def _value(expr: E.Expr, batch: pa.RecordBatch, columns: Columns) -> _Value | None:
     """`expr` (about one event) computed over the batch, with its kind; None when it is not
     translated."""
     match expr:
-        case A.Literal(value=value):
+        case E.Constant(value=value):
             return _literal(value)
-        case A.Attr(attr=attr, index=None) | A.Attr(attr=attr, index=A.Index(base="i", offset=0)):
+        case E.Attr(attr=attr, index=None) | E.Attr(attr=attr, index=E.Index(base="i", offset=0)):
             return _attribute(attr, batch, columns)
-        case A.Unary(op="not", operand=operand):
+        case E.Unary(op="not", operand=operand):
             inner = _value(operand, batch, columns)
             if inner is None or inner[1] not in ("bool", "null"):
                 return None
             return pc.invert(_boolean(inner)), "bool"
-        case A.Unary(op="-", operand=operand):
+        case E.Unary(op="-", operand=operand):
             inner = _value(operand, batch, columns)
             if inner is None or inner[1] not in ("int", "float"):
                 return None
             return pc.negate_checked(inner[0]), inner[1]
-        case A.Call(name=name, args=(arg,)) if name.lower() == "abs":
+        case E.Call(name=name, args=(arg,)) if name.lower() == "abs":
             inner = _value(arg, batch, columns)
             if inner is None or inner[1] not in ("int", "float"):
                 return None
             return pc.abs_checked(inner[0]), inner[1]
-        case A.Binary(op=op, left=left, right=right) if op in _ARITHMETIC:
+        case E.Binary(op=op, left=left, right=right) if op in _ARITHMETIC:
             lhs, rhs = _value(left, batch, columns), _value(right, batch, columns)
             if lhs is None or rhs is None or lhs[1] != rhs[1] or lhs[1] not in ("int", "float"):
                 return None
             return _ARITHMETIC[op](lhs[0], rhs[0]), lhs[1]
-        case A.Compare(op=op, left=left, right=right):
+        case E.Compare(op=op, left=left, right=right):
             return _compare(op, _value(left, batch, columns), _value(right, batch, columns))
-        case A.BoolOp(op=op, items=items):
+        case E.BoolOp(op=op, items=items):
             parts = [_value(item, batch, columns) for item in items]
             if any(p is None or p[1] not in ("bool", "null") for p in parts):
                 return None

@@ -51,10 +51,10 @@ from kleene.compiler.options import Options
 from kleene.compiler.validate import parse
 from kleene.errors import KleeneError, LimitError, PlanError, StateError
 from kleene.events import Event, Watermark
-from kleene.language.ast import Pattern
-from kleene.language.lead_ast import Rule
-from kleene.language.lead_reader import is_rule, read_rule
-from kleene.language.printer import to_text
+from kleene.language.lead.ast import Rule
+from kleene.language.lead.reader import is_rule, read_rule
+from kleene.language.sase.ast import Pattern
+from kleene.language.sase.printer import to_text
 from kleene.matches import Match
 
 __all__ = [

@@ -47,7 +47,7 @@ from kleene.compiler.evaluate import Env, evaluate
 from kleene.compiler.options import Options
 from kleene.errors import EventError, PlanError
 from kleene.events import Event, Watermark
-from kleene.language import ast as A
+from kleene.language import expr as E
 from kleene.matches import Match
 from kleene.plans.base import Plan, instantiate, register
 
@@ -382,14 +382,14 @@ def _without_key(analysis: Analysis) -> Analysis:
     members = [set(m) for m in partition.classes]
     equivalent = {attr for m in members for _, attr in m if len({a for _, a in m}) == 1}
 
-    def implied(expr: A.Expr) -> bool:
-        if isinstance(expr, A.Equivalence):
+    def implied(expr: E.Expr) -> bool:
+        if isinstance(expr, E.Equivalence):
             return set(expr.attrs) <= equivalent
-        if isinstance(expr, A.Compare) and expr.op == "=":
+        if isinstance(expr, E.Compare) and expr.op == "=":
             left, right = expr.left, expr.right
             if (
-                isinstance(left, A.Attr)
-                and isinstance(right, A.Attr)
+                isinstance(left, E.Attr)
+                and isinstance(right, E.Attr)
                 and left.index is None
                 and right.index is None
             ):
@@ -398,6 +398,6 @@ def _without_key(analysis: Analysis) -> Analysis:
         return False
 
     pattern = analysis.pattern
-    kept = [c for c in A.conjuncts(pattern.where) if not implied(c)]
-    where = A.conjunction(*kept) if kept else None
+    kept = [c for c in E.conjuncts(pattern.where) if not implied(c)]
+    where = E.conjunction(*kept) if kept else None
     return analyze(replace(pattern, where=where), analysis.functions)

@@ -42,7 +42,8 @@ from kleene.compiler.codegen import Writer
 from kleene.compiler.evaluate import shared_values
 from kleene.compiler.options import Options
 from kleene.events import Event, Watermark
-from kleene.language import ast as A
+from kleene.language import expr as E
+from kleene.language.sase import ast as A
 from kleene.matches import Match
 from kleene.plans.base import Plan, register
 
@@ -267,7 +268,7 @@ def _shape(analysis: Analysis) -> str | None:
         else:
             return "it joins a flat SEQ or AND of events, not a nested one"
     for condition in analysis.conditions:
-        if any(isinstance(n, A.Equivalence) for n in A.walk(condition.expr)):
+        if any(isinstance(n, E.Equivalence) for n in E.walk(condition.expr)):
             return "an equivalence test inside a condition"
         if condition.negated is not None and condition.variables:
             return (
@@ -313,8 +314,8 @@ class _Code(Writer):
         self.plans: list[str] = []
         self.choices = _Choices(plan.positive, plan.pattern_name)
 
-    def term(self, node: A.Attr | A.Len | A.Aggregate, ctx: Any) -> str:
-        assert isinstance(node, A.Attr)  # one event: no b.len, no aggregates
+    def term(self, node: E.Attr | E.Len | E.Aggregate, ctx: Any) -> str:
+        assert isinstance(node, E.Attr)  # one event: no b.len, no aggregates
         assert node.index is None or (node.index.base, node.index.offset) == ("i", 0)
         event = f"e{self.slots[node.var]}"
         if node.attr in ("ts", "type", "id"):

@@ -38,9 +38,9 @@ from kleene.compiler.schema import (
 from kleene.errors import EventError, KleeneError, LimitError
 from kleene.events import Event, Watermark, as_event, numeric_time
 from kleene.io.readers import EventReader
-from kleene.language.ast import Pattern
-from kleene.language.lead_ast import Rule
-from kleene.language.to_ast import UNITS
+from kleene.language.lead.ast import Rule
+from kleene.language.sase.ast import Pattern
+from kleene.language.text import UNITS
 from kleene.matches import Match, Retraction, Timeout, net
 from kleene.plans.afa import Afa, AfaPlan, Arc
 from kleene.plans.afa.model import Lifetime

@@ -29,8 +29,9 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from kleene import plans
 from kleene.compiler.schema import attributes_read
 from kleene.errors import EventError, KleeneError
-from kleene.language import ast as A
-from kleene.language.lead_ast import Rule
+from kleene.language import expr as E
+from kleene.language.lead.ast import Rule
+from kleene.language.sase import ast as A
 from kleene.plans.base import Plan
 from kleene.plans.petri import PetriPlan
 from kleene.runtime.reorder import delay_units
@@ -519,14 +520,14 @@ def match_schema(
     return T.StructType(fields)
 
 
-def returned_type(expr: A.Expr, events: EventColumns) -> T.DataType:
+def returned_type(expr: E.Expr, events: EventColumns) -> T.DataType:
     """The Spark type of a RETURN value, from what it reads: an attribute's column type
     (min and max too), long for counts and lengths, double for averages and other numbers,
     boolean for conditions, string otherwise (a function's value becomes its text)."""
-    if isinstance(expr, A.Attr):
+    if isinstance(expr, E.Attr):
         column = events.field(expr.attr)
         return events.types[column] if column is not None else T.StringType()
-    if isinstance(expr, A.Aggregate):
+    if isinstance(expr, E.Aggregate):
         if expr.func == "count":
             return T.LongType()
         column = None if expr.attr is None else events.field(expr.attr)
@@ -536,19 +537,19 @@ def returned_type(expr: A.Expr, events: EventColumns) -> T.DataType:
         if expr.func == "sum" and isinstance(kind, T.IntegralType):
             return T.LongType()
         return T.DoubleType() if expr.func in ("sum", "avg") else T.StringType()
-    if isinstance(expr, A.Len):
+    if isinstance(expr, E.Len):
         return T.LongType()
-    if isinstance(expr, A.Compare | A.BoolOp | A.Equivalence) or (
-        isinstance(expr, A.Unary) and expr.op == "not"
+    if isinstance(expr, E.Compare | E.BoolOp | E.Equivalence) or (
+        isinstance(expr, E.Unary) and expr.op == "not"
     ):
         return T.BooleanType()
-    if isinstance(expr, A.Literal):
+    if isinstance(expr, E.Constant):
         value = expr.value
         if isinstance(value, bool):
             return T.BooleanType()
         if isinstance(value, int):
             return T.LongType()
         return T.DoubleType() if isinstance(value, float) else T.StringType()
-    if isinstance(expr, A.Binary | A.Unary):
+    if isinstance(expr, E.Binary | E.Unary):
         return T.DoubleType()
     return T.StringType()

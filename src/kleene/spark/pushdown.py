@@ -17,7 +17,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from kleene.compiler.analysis import Analysis
-from kleene.language import ast as A
+from kleene.language import expr as E
 
 __all__ = ["NUMERIC", "EventColumns", "column", "prefilter"]
 
@@ -67,10 +67,10 @@ def _kind(data_type: T.DataType) -> str:
     return "other"
 
 
-def column(expr: A.Expr, events: EventColumns) -> tuple[Column, str] | None:
+def column(expr: E.Expr, events: EventColumns) -> tuple[Column, str] | None:
     """`expr` (about one event) as a Spark column and the kind of its value, or None."""
     match expr:
-        case A.Literal(value=value):
+        case E.Constant(value=value):
             if value is None:
                 return F.lit(None), "null"
             if isinstance(value, bool):
@@ -78,22 +78,22 @@ def column(expr: A.Expr, events: EventColumns) -> tuple[Column, str] | None:
             if isinstance(value, int | float):
                 return F.lit(value), "number"
             return F.lit(value), "string"
-        case A.Attr(attr=attr, index=None) | A.Attr(attr=attr, index=A.Index(base="i", offset=0)):
+        case E.Attr(attr=attr, index=None) | E.Attr(attr=attr, index=E.Index(base="i", offset=0)):
             if expr.attr == "type" and events.event_type is not None and "type" not in events.types:
                 return F.lit(events.event_type), "string"
             name = events.field(attr)
             if name is None:
                 return F.lit(None), "null"
             return col(name), _kind(events.types[name])
-        case A.Unary(op="not", operand=operand):
+        case E.Unary(op="not", operand=operand):
             inner = column(operand, events)
             return (~inner[0], "bool") if inner and inner[1] in ("bool", "null") else None
-        case A.Unary(op="-", operand=operand):
+        case E.Unary(op="-", operand=operand):
             inner = column(operand, events)
             return (-inner[0], "number") if inner and inner[1] == "number" else None
-        case A.Binary(op=op, left=left, right=right):
+        case E.Binary(op=op, left=left, right=right):
             return _arithmetic(op, left, right, events)
-        case A.Compare(op=op, left=left, right=right):
+        case E.Compare(op=op, left=left, right=right):
             lhs, rhs = column(left, events), column(right, events)
             if lhs is None or rhs is None:
                 return None
@@ -104,7 +104,7 @@ def column(expr: A.Expr, events: EventColumns) -> tuple[Column, str] | None:
             a, b = lhs[0], rhs[0]
             result = {"=": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}
             return result[op], "bool"
-        case A.BoolOp(op=op, items=items):
+        case E.BoolOp(op=op, items=items):
             parts = [column(item, events) for item in items]
             if any(p is None or p[1] not in ("bool", "null") for p in parts):
                 return None
@@ -112,14 +112,14 @@ def column(expr: A.Expr, events: EventColumns) -> tuple[Column, str] | None:
             for part in parts[1:]:
                 combined = (combined & part[0]) if op == "and" else (combined | part[0])  # type: ignore[index]
             return combined, "bool"
-        case A.Call(name=name, args=(arg,)) if name.lower() == "abs":
+        case E.Call(name=name, args=(arg,)) if name.lower() == "abs":
             inner = column(arg, events)
             return (F.abs(inner[0]), "number") if inner and inner[1] == "number" else None
     return None
 
 
 def _arithmetic(
-    op: str, left: A.Expr, right: A.Expr, events: EventColumns
+    op: str, left: E.Expr, right: E.Expr, events: EventColumns
 ) -> tuple[Column, str] | None:
     lhs, rhs = column(left, events), column(right, events)
     if lhs is None or rhs is None or lhs[1] != "number" or rhs[1] != "number":
@@ -134,7 +134,7 @@ def _arithmetic(
     if op == "/":
         return F.when(b != 0, a / b), "number"
     # Python's % floors; Spark's pmod agrees only for a positive divisor
-    if isinstance(right, A.Literal) and isinstance(right.value, int | float) and right.value > 0:
+    if isinstance(right, E.Constant) and isinstance(right.value, int | float) and right.value > 0:
         return F.pmod(a, b), "number"
     return None
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 from pyspark.sql import Column
 from pyspark.sql import types as T
 
-from kleene.compiler.lead_check import argument_name
+from kleene.compiler.rules import argument_name
 from kleene.errors import EventError
-from kleene.language import lead_ast as L
+from kleene.language import expr as E
+from kleene.language.lead import ast as L
 from kleene.plans.petri import PetriPlan
 from kleene.spark.pushdown import EventColumns, col
 
@@ -36,7 +37,7 @@ def rule_keys(plan: PetriPlan) -> list[tuple[str, Column]] | None:
     """The group columns: the PARTITION BY attributes, or None (one group)."""
     if not plan.rule.partition:
         return None
-    return [(a.name, col(a.name)) for a in plan.rule.partition]
+    return [(a.attr, col(a.attr)) for a in plan.rule.partition]
 
 
 def rule_filter(plan: PetriPlan, events: EventColumns) -> Column | None:
@@ -96,21 +97,21 @@ def _emitted(emit: tuple[L.Action, ...] | L.CheckBlock) -> list[L.Action]:
     return [a for c in emit.checks for a in _emitted(c.then)]
 
 
-def _type_of(e: L.Expr, events: EventColumns, plan: PetriPlan) -> T.DataType:
-    if isinstance(e, L.Attr):
-        if e.name == "event_time":
+def _type_of(e: E.Expr, events: EventColumns, plan: PetriPlan) -> T.DataType:
+    if isinstance(e, E.Attr):
+        if e.attr == "event_time":
             ts_type = events.types[events.ts]
             return ts_type if isinstance(ts_type, T.NumericType) else T.DoubleType()
-        column = events.field(e.name)
+        column = events.field(e.attr)
         return events.types[column] if column is not None else T.StringType()
-    if isinstance(e, L.Name):
-        if e.name in plan.scope.attributes:
+    if isinstance(e, E.Name):
+        if e.name in plan.names.attributes:
             column = events.field(e.name)
             return events.types[column] if column is not None else T.StringType()
-        if e.name in plan.scope.time_events:
+        if e.name in plan.names.time_events:
             return T.BooleanType()
         return T.StringType()
-    if isinstance(e, L.Value):
+    if isinstance(e, E.Constant):
         if isinstance(e.value, bool):
             return T.BooleanType()
         if isinstance(e.value, int):
@@ -118,10 +119,10 @@ def _type_of(e: L.Expr, events: EventColumns, plan: PetriPlan) -> T.DataType:
         if isinstance(e.value, float):
             return T.DoubleType()
         return T.StringType()
-    if isinstance(e, L.Method | L.Call) and e.name == "count":
+    if isinstance(e, E.Aggregate) and e.func == "count":
         return T.LongType()
-    if isinstance(e, L.Compare | L.BoolOp | L.Quantified | L.Counted) or (
-        isinstance(e, L.Unary) and e.op == "not"
+    if isinstance(e, E.Compare | E.BoolOp | E.Quantified) or (
+        isinstance(e, E.Unary) and e.op == "not"
     ):
         return T.BooleanType()
     return T.DoubleType()

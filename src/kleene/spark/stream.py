@@ -53,8 +53,8 @@ from kleene import plans
 from kleene.compiler.schema import check_time_scale, counts_real_time
 from kleene.errors import EventError, KleeneError, StateError
 from kleene.events import Event, Watermark
-from kleene.language import ast as A
-from kleene.language.to_ast import UNITS
+from kleene.language.sase import ast as A
+from kleene.language.text import UNITS
 from kleene.matches import Match
 from kleene.plans.base import STATE_FORMAT, Plan
 from kleene.spark.batch import _event_columns, _keys, job_spec

@@ -33,9 +33,9 @@ from kleene.events import (
     numeric_times,
     owned_event,
 )
-from kleene.language.ast import Pattern
-from kleene.language.lead_ast import Rule
-from kleene.language.to_ast import UNITS
+from kleene.language.lead.ast import Rule
+from kleene.language.sase.ast import Pattern
+from kleene.language.text import UNITS
 from kleene.matches import Match, Retraction, Timeout
 from kleene.plans.base import Plan
 from kleene.runtime.engine import fewer_collections

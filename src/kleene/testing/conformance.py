@@ -46,7 +46,7 @@ from kleene import plans
 from kleene.compiler.analysis import analyze
 from kleene.compiler.options import Options
 from kleene.events import Event, Watermark
-from kleene.language.ast import Pattern
+from kleene.language.sase.ast import Pattern
 from kleene.matches import Match, Timeout
 from kleene.plans.base import LIMITS, Plan, plan_class
 

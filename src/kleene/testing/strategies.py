@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from kleene.compiler.validate import validate
 from kleene.errors import PatternError
 from kleene.events import Event
-from kleene.language import ast as A
+from kleene.language import expr as E
+from kleene.language.sase import ast as A
 
 __all__ = ["Case", "asts", "cases", "streams"]
 
@@ -72,39 +73,39 @@ _literals = st.one_of(
     st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=6),
     st.booleans(),
     st.none(),
-).map(A.Literal)
+).map(E.Constant)
 _index = st.one_of(
-    st.builds(lambda k: A.Index("i", -k), st.integers(0, 2)),
-    st.builds(lambda k: A.Index("abs", k), st.integers(1, 3)),
-    st.builds(lambda k: A.Index("last", -k), st.integers(0, 2)),
+    st.builds(lambda k: E.Index("i", -k), st.integers(0, 2)),
+    st.builds(lambda k: E.Index("abs", k), st.integers(1, 3)),
+    st.builds(lambda k: E.Index("last", -k), st.integers(0, 2)),
 )
 _attr_names = st.one_of(_names, st.sampled_from(["len", "org:resource", "price", "x y"]))
 _operands = st.one_of(
     _literals,
-    st.builds(A.Attr, _names, _attr_names, st.one_of(st.none(), _index)),
-    st.builds(A.Len, _names),
+    st.builds(E.Attr, _names, _attr_names, st.one_of(st.none(), _index)),
+    st.builds(E.Len, _names),
     st.builds(
-        A.Aggregate,
-        st.sampled_from(A.AGGREGATES),
+        E.Aggregate,
+        st.sampled_from(E.AGGREGATES),
         _names,
         _attr_names,
         st.one_of(st.none(), st.integers(0, 2)),
     ),
-    st.builds(A.Equivalence, st.lists(_attr_names, min_size=1, max_size=2).map(tuple)),
+    st.builds(E.Equivalence, st.lists(_attr_names, min_size=1, max_size=2).map(tuple)),
 )
 
 
-def _exprs() -> st.SearchStrategy[A.Expr]:
-    def extend(inner: st.SearchStrategy[A.Expr]) -> st.SearchStrategy[A.Expr]:
+def _exprs() -> st.SearchStrategy[E.Expr]:
+    def extend(inner: st.SearchStrategy[E.Expr]) -> st.SearchStrategy[E.Expr]:
         return st.one_of(
-            st.builds(A.Binary, st.sampled_from(["+", "-", "*", "/", "%"]), inner, inner),
-            st.builds(A.Compare, st.sampled_from(["=", "!=", "<", "<=", ">", ">="]), inner, inner),
-            st.builds(lambda xs: A.conjunction(*xs), st.lists(inner, min_size=2, max_size=3)),
-            st.builds(lambda xs: A.disjunction(*xs), st.lists(inner, min_size=2, max_size=3)),
-            st.builds(lambda x: A.Unary("not", x), inner),
-            inner.map(A.negative),
+            st.builds(E.Binary, st.sampled_from(["+", "-", "*", "/", "%"]), inner, inner),
+            st.builds(E.Compare, st.sampled_from(["=", "!=", "<", "<=", ">", ">="]), inner, inner),
+            st.builds(lambda xs: E.conjunction(*xs), st.lists(inner, min_size=2, max_size=3)),
+            st.builds(lambda xs: E.disjunction(*xs), st.lists(inner, min_size=2, max_size=3)),
+            st.builds(lambda x: E.Unary("not", x), inner),
+            inner.map(E.negative),
             st.builds(
-                lambda name, args: A.Call(name, tuple(args)),
+                lambda name, args: E.Call(name, tuple(args)),
                 _names,
                 st.lists(inner, max_size=2),
             ),
@@ -242,18 +243,18 @@ def _rename(element: A.Element, counter: list[int]) -> A.Element:
 
 
 @st.composite
-def _conditions(draw: st.DrawFn, structure: A.Element) -> list[A.Expr]:
+def _conditions(draw: st.DrawFn, structure: A.Element) -> list[E.Expr]:
     variables = list(A.event_vars(structure))
     singles = [v.name for v in variables if not v.kleene]
     kleene = [v.name for v in variables if v.kleene]
     negated = {e.event.name for e in _walk_structure(structure) if isinstance(e, A.Negation)}
     positives = [n for n in singles if n not in negated]
-    small = st.integers(0, 3).map(A.Literal)
-    options: list[st.SearchStrategy[A.Expr]] = []
+    small = st.integers(0, 3).map(E.Constant)
+    options: list[st.SearchStrategy[E.Expr]] = []
     if singles:
         single = st.sampled_from(singles)
-        options.append(st.builds(lambda v, c: A.Compare(">=", A.Attr(v, "x"), c), single, small))
-        options.append(st.builds(lambda v, c: A.Compare("!=", A.Attr(v, "x"), c), single, small))
+        options.append(st.builds(lambda v, c: E.Compare(">=", E.Attr(v, "x"), c), single, small))
+        options.append(st.builds(lambda v, c: E.Compare("!=", E.Attr(v, "x"), c), single, small))
     if len(singles) > 1:
         # a condition may constrain one absent event, so no pair of negated variables
         pair = st.lists(st.sampled_from(singles), min_size=2, max_size=2, unique=True).filter(
@@ -261,48 +262,48 @@ def _conditions(draw: st.DrawFn, structure: A.Element) -> list[A.Expr]:
         )
         options.append(
             st.builds(
-                lambda p, op: A.Compare(op, A.Attr(p[0], "x"), A.Attr(p[1], "x")),
+                lambda p, op: E.Compare(op, E.Attr(p[0], "x"), E.Attr(p[1], "x")),
                 pair,
                 st.sampled_from(["<", "<=", "="]),
             )
         )
         options.append(
             st.builds(
-                lambda p: A.disjunction(
-                    A.Compare("=", A.Attr(p[0], "x"), A.Literal(1)),
-                    A.Compare("=", A.Attr(p[1], "k"), A.Literal(0)),
+                lambda p: E.disjunction(
+                    E.Compare("=", E.Attr(p[0], "x"), E.Constant(1)),
+                    E.Compare("=", E.Attr(p[1], "k"), E.Constant(0)),
                 ),
                 pair,
             )
         )
     for name in kleene:
-        i, prev = A.Index("i"), A.Index("i", -1)
+        i, prev = E.Index("i"), E.Index("i", -1)
         options.extend(
             st.just(e)
             for e in (
-                A.Compare(">=", A.Attr(name, "x", i), A.Attr(name, "x", prev)),
-                A.Compare("=", A.Attr(name, "x", prev), A.Attr(name, "x", i)),
-                A.Compare(">", A.Attr(name, "x", i), A.Aggregate("avg", name, "x", 1)),
-                A.Compare("<=", A.Aggregate("sum", name, "x"), A.Literal(4)),
-                A.Compare("<=", A.Len(name), A.Literal(2)),
-                A.Compare("!=", A.Attr(name, "x", i), A.Literal(0)),
-                A.Unary("not", A.Compare("=", A.Attr(name, "x", A.Index("last")), A.Literal(2))),
+                E.Compare(">=", E.Attr(name, "x", i), E.Attr(name, "x", prev)),
+                E.Compare("=", E.Attr(name, "x", prev), E.Attr(name, "x", i)),
+                E.Compare(">", E.Attr(name, "x", i), E.Aggregate("avg", name, "x", 1)),
+                E.Compare("<=", E.Aggregate("sum", name, "x"), E.Constant(4)),
+                E.Compare("<=", E.Len(name), E.Constant(2)),
+                E.Compare("!=", E.Attr(name, "x", i), E.Constant(0)),
+                E.Unary("not", E.Compare("=", E.Attr(name, "x", E.Index("last")), E.Constant(2))),
             )
         )
         if positives:
             other = st.sampled_from(positives)
             options.append(
                 st.builds(
-                    lambda v, name=name: A.Compare(
-                        "<=", A.Attr(name, "x", A.Index("abs", 1)), A.Attr(v, "x")
+                    lambda v, name=name: E.Compare(
+                        "<=", E.Attr(name, "x", E.Index("abs", 1)), E.Attr(v, "x")
                     ),
                     other,
                 )
             )
             options.append(
                 st.builds(
-                    lambda v, name=name: A.Compare(
-                        ">=", A.Attr(name, "x", A.Index("i")), A.Attr(v, "x")
+                    lambda v, name=name: E.Compare(
+                        ">=", E.Attr(name, "x", E.Index("i")), E.Attr(v, "x")
                     ),
                     other,
                 )
@@ -312,18 +313,18 @@ def _conditions(draw: st.DrawFn, structure: A.Element) -> list[A.Expr]:
             absent = st.sampled_from(sorted(negated))
             options.append(
                 st.builds(
-                    lambda n, e, name=name: A.Compare(">=", A.Attr(n, "x"), e),
+                    lambda n, e, name=name: E.Compare(">=", E.Attr(n, "x"), e),
                     absent,
                     st.sampled_from(
                         [
-                            A.Attr(name, "x", A.Index("i")),
-                            A.Aggregate("max", name, "x"),
-                            A.Attr(name, "x", A.Index("abs", 1)),
+                            E.Attr(name, "x", E.Index("i")),
+                            E.Aggregate("max", name, "x"),
+                            E.Attr(name, "x", E.Index("abs", 1)),
                         ]
                     ),
                 )
             )
-    options.append(st.just(A.Equivalence(("k",))))
+    options.append(st.just(E.Equivalence(("k",))))
     return draw(st.lists(st.one_of(*options), max_size=3))
 
 
@@ -383,7 +384,7 @@ def cases(
     if strategy != "skip_till_any_match" or draw(st.booleans()):
         clauses = (A.Strategy(strategy),)
     pattern = A.Pattern(
-        structure, A.conjunction(*conditions) if conditions else None, clauses, within
+        structure, E.conjunction(*conditions) if conditions else None, clauses, within
     )
     try:
         validate(pattern)
@@ -410,7 +411,7 @@ def _loops(draw: st.DrawFn, element: A.Element, wanted: frozenset[str]) -> A.Ele
         if "optional" in wanted and (quantifier is None or quantifier.min > 0):
             element = replace(element, optional=draw(st.integers(0, 4)) == 0)
         if quantifier is not None:
-            until = A.Compare(">=", A.Attr(element.name, "x"), A.Literal(draw(st.integers(2, 3))))
+            until = E.Compare(">=", E.Attr(element.name, "x"), E.Constant(draw(st.integers(2, 3))))
             element = replace(
                 element,
                 greedy="greedy" in wanted and draw(st.integers(0, 3)) == 0,

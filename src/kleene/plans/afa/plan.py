@@ -35,7 +35,7 @@ from kleene.compiler.analysis import Analysis
 from kleene.compiler.options import Options
 from kleene.errors import KleeneError, PlanError
 from kleene.events import Event, Watermark
-from kleene.language import ast as A
+from kleene.language.sase import ast as A
 from kleene.matches import Match
 from kleene.plans.afa.anchors import AnchoredMachine
 from kleene.plans.afa.machine import AfaState, Machine, Output

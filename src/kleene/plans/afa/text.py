@@ -36,9 +36,11 @@ from kleene.compiler.codegen import Writer
 from kleene.compiler.evaluate import Env, evaluate
 from kleene.compiler.functions import known_functions
 from kleene.compiler.options import Options
-from kleene.language import ast as A
-from kleene.language.printer import expr_text
-from kleene.language.to_ast import ToAst, check_nesting, syntax_error
+from kleene.language import expr as E
+from kleene.language.sase import ast as A
+from kleene.language.sase.printer import expr_text
+from kleene.language.sase.reader import KEYWORDS, ToPattern
+from kleene.language.text import check_nesting, syntax_error
 from kleene.plans.afa.model import Afa, Arc, Deadline, Fire, never
 
 __all__ = ["read_afa", "read_arc"]
@@ -47,7 +49,7 @@ __all__ = ["read_afa", "read_arc"]
 @cache
 def _parser() -> Lark:
     own = files("kleene.plans.afa").joinpath("afa.lark").read_text(encoding="utf-8")
-    sase = files("kleene.language").joinpath("sase.lark").read_text(encoding="utf-8")
+    sase = files("kleene.language.sase").joinpath("grammar.lark").read_text(encoding="utf-8")
     return Lark(own + "\n" + sase, parser="lalr", start=["afa", "arc"], propagate_positions=True)
 
 
@@ -63,7 +65,7 @@ def read_afa(
     try:
         tree = _parser().parse(text, start="afa")
     except UnexpectedInput as error:
-        raise syntax_error(text, error) from None
+        raise syntax_error(text, error, _parser(), KEYWORDS) from None
     callables = known_functions(functions)
     try:
         afa: Afa = _ToAfa(text, callables, Options.build(time_unit=time_unit)).transform(tree)
@@ -90,7 +92,7 @@ def read_arc(
     try:
         tree = _parser().parse(text, start="arc")
     except UnexpectedInput as error:
-        raise syntax_error(text, error) from None
+        raise syntax_error(text, error, _parser(), KEYWORDS) from None
     reader = _ToAfa(text, known_functions(functions), Options.build(time_unit=time_unit))
     try:
         return reader.build_arc(afa.fields, reader.transform(tree))
@@ -98,8 +100,8 @@ def read_arc(
         raise error.orig_exc from None
 
 
-class _ToAfa(ToAst):
-    """The tree of an AFA's text, as an `Afa` (expressions as `ToAst` reads queries')."""
+class _ToAfa(ToPattern):
+    """The tree of an AFA's text, as an `Afa` (expressions as `ToPattern` reads queries')."""
 
     def __init__(self, text: str, functions: Mapping[str, Callable[..., Any]], options: Options):
         super().__init__(text)
@@ -109,7 +111,7 @@ class _ToAfa(ToAst):
     def afa(self, children: list[Any]) -> Afa:
         name, *parts = children
         window = None
-        fields: list[tuple[Token, A.Expr]] = []
+        fields: list[tuple[Token, E.Expr]] = []
         start: str | None = None
         finals: list[Token] = []
         arcs: list[tuple[Any, ...]] = []
@@ -178,10 +180,10 @@ class _ToAfa(ToAst):
         variable = None if epsilon else bind
         return Arc(str(label), str(source), str(target), fire, epsilon, variable, text)
 
-    def register(self, children: list[tuple[Token, A.Expr]]) -> tuple[str, Any]:
+    def register(self, children: list[tuple[Token, E.Expr]]) -> tuple[str, Any]:
         return ("register", children)
 
-    def register_field(self, children: list[Any]) -> tuple[Token, A.Expr]:
+    def register_field(self, children: list[Any]) -> tuple[Token, E.Expr]:
         return (children[0], self._expr(children[1]))
 
     def start_state(self, children: list[Token]) -> tuple[str, str]:
@@ -196,7 +198,7 @@ class _ToAfa(ToAst):
             kind, children = children[0], children[1:]
         label, source, target, *rest = children
         fence = next((c[1] for c in rest if c[0] == "fence"), None)
-        transfer: list[tuple[Token, A.Expr]] = next((c[1] for c in rest if c[0] == "transfer"), [])
+        transfer: list[tuple[Token, E.Expr]] = next((c[1] for c in rest if c[0] == "transfer"), [])
         bind_token = next((c[1] for c in rest if c[0] == "bind"), None)
         bind: str | None = "events"
         if bind_token is not None:
@@ -209,13 +211,13 @@ class _ToAfa(ToAst):
         label, source, target, deadline = children
         return ("timeout", label, source, target, self._expr(deadline), [], None)
 
-    def fence(self, children: list[Any]) -> tuple[str, A.Expr]:
+    def fence(self, children: list[Any]) -> tuple[str, E.Expr]:
         return ("fence", self._expr(children[0]))
 
-    def transfer(self, children: list[tuple[Token, A.Expr]]) -> tuple[str, Any]:
+    def transfer(self, children: list[tuple[Token, E.Expr]]) -> tuple[str, Any]:
         return ("transfer", children)
 
-    def assignment(self, children: list[Any]) -> tuple[Token, A.Expr]:
+    def assignment(self, children: list[Any]) -> tuple[Token, E.Expr]:
         return (children[0], self._expr(children[1]))
 
     def bind(self, children: list[Token]) -> tuple[str, Token]:
@@ -223,10 +225,10 @@ class _ToAfa(ToAst):
 
     # -- compiling functions ---------------------------------------------------------------
 
-    def _constant(self, expr: A.Expr) -> Any:
+    def _constant(self, expr: E.Expr) -> Any:
         """A register field's initial value: an expression of constants."""
-        for node in A.walk(expr):
-            if isinstance(node, A.Attr | A.Len | A.Aggregate):
+        for node in E.walk(expr):
+            if isinstance(node, E.Attr | E.Len | E.Aggregate):
                 assert node.span is not None, "parsed nodes have spans"
                 self._fail("an initial register value is a constant", node.span)
         return evaluate(expr, Env({}, None, self.functions))
@@ -234,8 +236,8 @@ class _ToAfa(ToAst):
     def _fire(
         self,
         fields: tuple[str, ...],
-        fence: A.Expr | None,
-        transfer: list[tuple[Token, A.Expr]],
+        fence: E.Expr | None,
+        transfer: list[tuple[Token, E.Expr]],
         epsilon: bool,
     ) -> Fire:
         writer = _ArcWriter(self.functions, fields, epsilon, self._fail)
@@ -263,7 +265,7 @@ class _ToAfa(ToAst):
         fire: Fire = writer.load(source)["fire"]
         return fire
 
-    def _deadline(self, fields: tuple[str, ...], expr: A.Expr) -> Deadline:
+    def _deadline(self, fields: tuple[str, ...], expr: E.Expr) -> Deadline:
         """A timeout arc's deadline, an expression over the register (null: never)."""
         writer = _ArcWriter(self.functions, fields, True, self._fail)
         source = f"def deadline(r):\n    return {writer.expr(expr, None)}\n"
@@ -286,8 +288,8 @@ class _ArcWriter(Writer):
         self.epsilon = epsilon
         self.fail = fail
 
-    def term(self, node: A.Attr | A.Len | A.Aggregate, ctx: Any) -> str:
-        if not isinstance(node, A.Attr) or node.index is not None:
+    def term(self, node: E.Attr | E.Len | E.Aggregate, ctx: Any) -> str:
+        if not isinstance(node, E.Attr) or node.index is not None:
             self.fail("an arc's functions read e.attribute and r.field only", node.span)
         if node.var == "r":
             if node.attr not in self.fields:

@@ -37,7 +37,7 @@ from kleene.compiler.analysis import Analysis, Negated
 from kleene.compiler.evaluate import attribute
 from kleene.compiler.options import Options
 from kleene.events import Event, Watermark
-from kleene.language import ast as A
+from kleene.language.sase import ast as A
 from kleene.matches import Match
 from kleene.plans.common.checks import Binding, Checks, as_events
 from kleene.plans.common.stream import Stream

@@ -41,7 +41,7 @@ from kleene.compiler.analysis import Analysis, Condition, Negated
 from kleene.compiler.evaluate import attribute
 from kleene.compiler.options import Options
 from kleene.events import Event, Watermark
-from kleene.language import ast as A
+from kleene.language import expr as E
 from kleene.matches import Match
 from kleene.plans.base import Plan, register
 from kleene.plans.common.checks import Binding, Checks
@@ -794,11 +794,11 @@ def _elementwise(conditions: tuple[Condition, ...], name: str) -> tuple[Conditio
             continue
         reads = [
             node
-            for node in A.walk(condition.expr)
-            if isinstance(node, A.Attr | A.Len | A.Aggregate) and node.var == name
+            for node in E.walk(condition.expr)
+            if isinstance(node, E.Attr | E.Len | E.Aggregate) and node.var == name
         ]
         if all(
-            isinstance(node, A.Attr)
+            isinstance(node, E.Attr)
             and node.index is not None
             and (node.index.base, node.index.offset) == ("i", 0)
             for node in reads

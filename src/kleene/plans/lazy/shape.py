@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from kleene.compiler.analysis import Analysis, Variable
 from kleene.compiler.structure import Branch
 from kleene.errors import PlanError
-from kleene.language import ast as A
+from kleene.language import expr as E
 
 __all__ = ["Chain", "Step", "chains", "group_by", "rank", "step"]
 
@@ -132,10 +132,10 @@ def group_by(analysis: Analysis) -> dict[str, str]:
     found: dict[str, str] = {}
     for condition in analysis.conditions:
         match condition.expr:
-            case A.Compare(
+            case E.Compare(
                 op="=",
-                left=A.Attr(index=A.Index() as first) as left,
-                right=A.Attr(index=A.Index() as second) as right,
+                left=E.Attr(index=E.Index() as first) as left,
+                right=E.Attr(index=E.Index() as second) as right,
             ) if (left.var, left.attr) == (right.var, right.attr):
                 indexes = {(first.base, first.offset), (second.base, second.offset)}
                 if indexes == {("i", 0), ("i", -1)}:

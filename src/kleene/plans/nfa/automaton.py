@@ -51,7 +51,7 @@ from kleene.compiler.residuals import (
     residual,
 )
 from kleene.errors import PlanError
-from kleene.language import ast as A
+from kleene.language.sase import ast as A
 
 __all__ = ["Automaton", "Edge", "Placement", "State", "build"]
 

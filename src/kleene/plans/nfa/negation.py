@@ -40,7 +40,7 @@ from kleene.compiler.functions import known_functions
 from kleene.compiler.options import Options
 from kleene.errors import EventError
 from kleene.events import Event
-from kleene.language import ast as A
+from kleene.language import expr as E
 from kleene.plans.common.checks import Checks, as_events
 from kleene.plans.common.finalize import Candidate, Finalizer
 from kleene.plans.common.stream import Stream
@@ -60,11 +60,11 @@ class _Raised:
     error: EventError
 
 
-def _value(node: A.Expr, bound: BoundEvents, i: int | None = None) -> Any:
+def _value(node: E.Expr, bound: BoundEvents, i: int | None = None) -> Any:
     return evaluate(node, Env(bound, i, _FUNCTIONS))
 
 
-def _ahead(node: A.Expr, bound: BoundEvents) -> Any:
+def _ahead(node: E.Expr, bound: BoundEvents) -> Any:
     """A term's value read before the test needs it: an error is kept for when it does."""
     try:
         return _value(node, bound)
@@ -89,21 +89,21 @@ class _Writer(Generator):
         super().__init__(analysis, Automaton([], {}, analysis.variables))
         self.negated = negated
         self.ahead: list[str] = []  # the lines reading the match's terms
-        self.read: dict[A.Expr, str] = {}  # each term read, by the name it is read into
+        self.read: dict[E.Expr, str] = {}  # each term read, by the name it is read into
         self.functions = []
 
-    def term(self, node: A.Attr | A.Len | A.Aggregate, ctx: Context) -> str:
+    def term(self, node: E.Attr | E.Len | E.Aggregate, ctx: Context) -> str:
         if node.var == self.negated:
-            assert isinstance(node, A.Attr), "validation: a negated variable binds one event"
+            assert isinstance(node, E.Attr), "validation: a negated variable binds one event"
             return self.current(node.attr)
         if _uses_i(node):
             return f"_value({self.constant(node)}, M, i)"
         if node not in self.read:
             name = self.read[node] = f"h{len(self.read)}"
-            reader = "_ahead" if isinstance(node, A.Aggregate) else "_value"
+            reader = "_ahead" if isinstance(node, E.Aggregate) else "_value"
             self.ahead.append(f"    {name} = {reader}({self.constant(node)}, M)\n")
         name = self.read[node]
-        if isinstance(node, A.Aggregate):  # may raise; only where the interpreter would
+        if isinstance(node, E.Aggregate):  # may raise; only where the interpreter would
             return f"(_raise({name}) if type({name}) is _Raised else {name})"
         return name
 
@@ -132,10 +132,10 @@ class _Writer(Generator):
         return name
 
 
-def _uses_i(node: A.Attr | A.Len | A.Aggregate) -> bool:
-    if isinstance(node, A.Attr):
+def _uses_i(node: E.Attr | E.Len | E.Aggregate) -> bool:
+    if isinstance(node, E.Attr):
         return node.index is not None and node.index.base == "i"
-    return isinstance(node, A.Aggregate) and node.upto is not None
+    return isinstance(node, E.Aggregate) and node.upto is not None
 
 
 class Negative:

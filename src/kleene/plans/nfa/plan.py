@@ -34,7 +34,7 @@ from kleene.compiler.analysis import Analysis
 from kleene.compiler.evaluate import shared_values
 from kleene.compiler.options import Options
 from kleene.events import Event, Watermark
-from kleene.language import ast as A
+from kleene.language.sase import ast as A
 from kleene.matches import Match
 from kleene.plans.base import Plan, begin_at_first, register
 from kleene.plans.common.checks import Checks

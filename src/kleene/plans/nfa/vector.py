@@ -38,8 +38,8 @@ from kleene.compiler.evaluate import (
 )
 from kleene.errors import EventError
 from kleene.events import Event
-from kleene.language import ast as A
-from kleene.language.printer import expr_text
+from kleene.language import expr as E
+from kleene.language.sase.printer import expr_text
 from kleene.plans.nfa.automaton import Automaton, Edge, Placement, State
 
 __all__ = ["Compiled", "Context", "EdgeCode", "Generator", "Slot", "compile_automaton"]
@@ -124,12 +124,12 @@ _RUNNING: dict[str, Callable[[Any, Any], Any]] = {
 }
 
 
-def _failed(acc: Failed, node: A.Aggregate) -> NoReturn:
+def _failed(acc: Failed, node: E.Aggregate) -> NoReturn:
     shown = ", ".join(f"{v!r} ({type(v).__name__})" for v in acc.values)
     raise EventError(f"cannot compute {expr_text(node)} with {shown}")
 
 
-def _running_value(acc: Any, node: A.Aggregate) -> Any:
+def _running_value(acc: Any, node: E.Aggregate) -> Any:
     if type(acc) is Failed:
         _failed(acc, node)
     if node.func == "avg":
@@ -163,7 +163,7 @@ def _element(elements: tuple[tuple[Any, ...], ...], position: int, index: int) -
 
 
 def _elements_aggregate(
-    node: A.Aggregate, elements: tuple[tuple[Any, ...], ...], index: int, upto: int | None
+    node: E.Aggregate, elements: tuple[tuple[Any, ...], ...], index: int, upto: int | None
 ) -> Any:
     chosen = elements if upto is None else elements[: max(0, upto)]
     if node.attr is None:
@@ -220,9 +220,9 @@ class Generator(Writer):
                 for instance in edge.instances:
                     if instance.kind == "all" and instance.over is not None:
                         attrs = self.element_attrs.setdefault(instance.over, [])
-                        for node in A.walk(instance.condition.expr):
+                        for node in E.walk(instance.condition.expr):
                             if (
-                                isinstance(node, A.Attr | A.Aggregate)
+                                isinstance(node, E.Attr | E.Aggregate)
                                 and node.var == instance.over
                                 and node.attr is not None
                                 and node.attr not in attrs
@@ -245,16 +245,16 @@ class Generator(Writer):
             return f"_attr(e, {attr!r})"
         return f"e.attrs.get({attr!r})"
 
-    def term(self, node: A.Attr | A.Len | A.Aggregate, ctx: Context) -> str:
+    def term(self, node: E.Attr | E.Len | E.Aggregate, ctx: Context) -> str:
         """Code reading a variable's value: from the new event, from V before the take (the
         run's V as it stands) or, with `ctx.post`, from V after it."""
         var = node.var
         shift = 0 if ctx.post or var != ctx.taken else 1  # V before the take lags by one
         if ctx.over == var and ctx.kind == "all":
             return self.element_term(node, ctx)
-        if isinstance(node, A.Len):
+        if isinstance(node, E.Len):
             return self.slot(Slot("count", var))
-        if isinstance(node, A.Aggregate):
+        if isinstance(node, E.Aggregate):
             if node.attr is None:
                 count = self.slot(Slot("count", var))
                 if node.upto is None:
@@ -288,16 +288,16 @@ class Generator(Writer):
             return self.current(node.attr)
         return self.slot(Slot("first", var, node.attr, n))
 
-    def element_term(self, node: A.Attr | A.Len | A.Aggregate, ctx: Context) -> str:
+    def element_term(self, node: E.Attr | E.Len | E.Aggregate, ctx: Context) -> str:
         var = node.var
         elements = self.slot(Slot("elements", var))
         attrs = self.element_attrs[var]
         if var == ctx.taken and not ctx.post:
             fields = "".join(f"{self.current(a)}, " for a in attrs)
             elements = f"({elements} + (({fields}),))"
-        if isinstance(node, A.Len):
+        if isinstance(node, E.Len):
             return f"len({elements})"
-        if isinstance(node, A.Aggregate):
+        if isinstance(node, E.Aggregate):
             column = attrs.index(node.attr) if node.attr is not None else 0
             upto = "None" if node.upto is None else f"i - {node.upto}"
             return f"_elements_aggregate({self.constant(node)}, {elements}, {column}, {upto})"
@@ -319,10 +319,10 @@ class Generator(Writer):
         which raises the `EventError` the reference raises."""
         expr = instance.condition.expr
         if instance.kind == "all":
-            name = f"each{next(self.names)}"
+            name = f"each{next(self.numbers)}"
             body = self.expr(expr, ctx)
             self.functions.append(f"def {name}(e, V, i):\n    return {body}\n")
-            count = self.element_term(A.Len(ctx.over or ""), ctx)
+            count = self.element_term(E.Len(ctx.over or ""), ctx)
             first = instance.condition.first_i
             code = f"all({name}(e, V, i) is True for i in range({first}, {count} + 1))"
             return code, code

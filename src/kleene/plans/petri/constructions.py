@@ -1,13 +1,13 @@
 """One construction per LEAD operator (section 5.1, Figures 4-9): each a sub-net of the APCPN.
 
-`construct(pattern, scope)` builds the net of a pattern from these; `PetriPlan` puts a root
+`construct(pattern, build)` builds the net of a pattern from these; `PetriPlan` puts a root
 on top that turns the rule's matches into emitted events.
 
->>> from kleene.language.lead_reader import read_rule
+>>> from kleene.language.lead.reader import read_rule
 >>> net = construct(read_rule("FROM A AS a, B AS b MATCH a Followed By b EMIT Event X()").pattern,
-...                 Build(Scope()))
+...                 Build(Names()))
 >>> [type(n).__name__ for n in net.walk()]
-['Sequence', 'Source', 'Source']
+['FollowedBy', 'Source', 'Source']
 """
 
 from __future__ import annotations
@@ -17,17 +17,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kleene.errors import PatternError
-from kleene.events import Event
-from kleene.language import lead_ast as L
-from kleene.plans.petri.conditions import (
+from kleene.compiler.rules import (
     Env,
     Fn,
-    Scope,
-    compile_expr,
+    Names,
+    compile_condition,
+    compile_value,
     duration,
     time_events_in,
 )
+from kleene.errors import PatternError
+from kleene.events import Event
+from kleene.language import expr as E
+from kleene.language.lead import ast as L
 from kleene.plans.petri.net import Marking, Node, Token
 
 __all__ = ["STATEFUL", "Build", "construct"]
@@ -54,7 +56,7 @@ class Source(Node):
             self.emit(m, cid, Token(bindings, event, event.t, m.serial))
 
 
-class Sequence(Node):
+class FollowedBy(Node):
     """Figure 6 (right): each element is enabled by a match of the one before it. An element
     under `last(…)` stays open, and the next element's match takes its latest match."""
 
@@ -544,7 +546,7 @@ def _identity(event: Event) -> tuple[Any, ...]:
 
 
 #: The constructions whose places store tokens (drawn red, as in Figure 4).
-STATEFUL = (Source, Sequence, Conjunction, Wait, Collect, Subcontext, All)
+STATEFUL = (Source, FollowedBy, Conjunction, Wait, Collect, Subcontext, All)
 
 
 # ---- the construction of a pattern ------------------------------------------------------
@@ -552,10 +554,10 @@ STATEFUL = (Source, Sequence, Conjunction, Wait, Collect, Subcontext, All)
 
 @dataclass
 class Build:
-    """What constructing needs: the scope of expressions, the streams by alias, the actions
-    compiler (for sub-contexts)."""
+    """What constructing needs: the names expressions read, the streams by alias, the
+    actions compiler (for sub-contexts)."""
 
-    scope: Scope
+    names: Names
     streams: dict[str, str] = field(default_factory=dict)
     actions: (
         Callable[[tuple[L.Action, ...]], Callable[[dict[str, Any], float, Marking], list[Event]]]
@@ -576,14 +578,14 @@ def construct(p: L.Pattern, b: Build) -> Node:
     return node
 
 
-def _length(d: L.Duration, b: Build) -> float:
-    return duration(d, b.scope)
+def _length(d: E.Duration, b: Build) -> float:
+    return duration(d, b.names)
 
 
 def _construct(p: L.Pattern, b: Build) -> Node:
     if isinstance(p, L.Source):
         return Source(p.alias, b.streams.get(p.alias, p.alias))
-    if isinstance(p, L.Sequence):
+    if isinstance(p, L.FollowedBy):
         return _sequence(p, b)
     if isinstance(p, L.Conjunction):
         return Conjunction([construct(i, b) for i in p.items])
@@ -597,19 +599,19 @@ def _construct(p: L.Pattern, b: Build) -> Node:
         negation = Negation(inner, _length(p.within, b), anchor)
         if p.start is None or anchor is not None:
             return negation
-        return Sequence([construct(p.start, b), negation], set())
+        return FollowedBy([construct(p.start, b), negation], set())
     if isinstance(p, L.Within):
         anchor = _anchor(p.start, b)
         within = Within(construct(p.pattern, b), _length(p.within, b), anchor)
         if p.start is None or anchor is not None:
             return within
-        return Sequence([construct(p.start, b), within], set())
+        return FollowedBy([construct(p.start, b), within], set())
     if isinstance(p, L.Wait):
         latest = isinstance(p.pattern, L.Policy) and p.pattern.policy == "last"
         waited = p.pattern.pattern if isinstance(p.pattern, L.Policy) and latest else p.pattern
         return Wait(_many(waited, b, many=latest or b.many), _length(p.duration, b), latest)
     if isinstance(p, L.Filtered):
-        return Filtered(construct(p.pattern, b), compile_expr(p.condition, b.scope))
+        return Filtered(construct(p.pattern, b), compile_condition(p.condition, b.names))
     if isinstance(p, L.Named):
         node = Named(construct(p.pattern, b), p.name)
         if isinstance(node.children[0], Collect):
@@ -626,14 +628,14 @@ def _construct(p: L.Pattern, b: Build) -> Node:
         return All(_many(p.pattern, b, many=True), p.consume)
     if not _repetition(p.pattern):
         raise _error(b, f"{p.op}(rp, aggregate) takes a repetition: collect(…) AS name", p)
-    return Extremum(construct(p.pattern, b), p.op == "max", compile_expr(p.aggregate, b.scope))
+    return Extremum(construct(p.pattern, b), p.op == "max", compile_value(p.aggregate, b.names))
 
 
 def _repetition(p: L.Pattern) -> bool:
     """Does the pattern end in a repetition (its matches end when a collect terminates)?"""
     if isinstance(p, L.Named | L.Filtered | L.Within):
         return _repetition(p.pattern)
-    if isinstance(p, L.Sequence):
+    if isinstance(p, L.FollowedBy):
         return _repetition(p.items[-1])
     return isinstance(p, L.Collect)
 
@@ -652,7 +654,7 @@ def _bound(p: L.Pattern) -> set[str]:
         return {p.alias}
     if isinstance(p, L.Named):
         return {p.name} | _bound(p.pattern)
-    if isinstance(p, L.Sequence | L.Conjunction):
+    if isinstance(p, L.FollowedBy | L.Conjunction):
         return {n for i in p.items for n in _bound(i)}
     if isinstance(p, L.Filtered | L.Policy | L.All | L.Wait):
         return _bound(p.pattern)
@@ -670,7 +672,7 @@ def _many(p: L.Pattern, b: Build, *, many: bool) -> Node:
         b.many = saved
 
 
-def _sequence(p: L.Sequence, b: Build) -> Node:
+def _sequence(p: L.FollowedBy, b: Build) -> Node:
     items = list(p.items)
     nodes: list[Node] = []
     last: set[int] = set()
@@ -694,22 +696,22 @@ def _sequence(p: L.Sequence, b: Build) -> Node:
         i += 1
     if len(nodes) == 1:
         return nodes[0]
-    return Sequence(nodes, last)
+    return FollowedBy(nodes, last)
 
 
 def _collect(p: L.Collect, b: Build) -> Node:
     if p.terminate is None:
         raise _error(b, "a repetition needs a terminate(…) clause (Remark 3)", p)
-    scope = b.scope
+    names = b.names
     bounds: list[Callable[[Env], Any]] = []
-    for name in sorted(time_events_in(p.terminate, scope) | time_events_in(p.invalidate, scope)):
-        event = scope.time_events[name]
-        bounds += [compile_expr(event.start, scope), compile_expr(event.end, scope)]
+    for name in sorted(time_events_in(p.terminate, names) | time_events_in(p.invalidate, names)):
+        event = names.time_events[name]
+        bounds += [compile_value(event.start, names), compile_value(event.end, names)]
     return Collect(
         _many(p.pattern, b, many=True),
-        None if p.accept is None else compile_expr(p.accept, scope),
-        compile_expr(p.terminate, scope),
-        None if p.invalidate is None else compile_expr(p.invalidate, scope),
+        None if p.accept is None else compile_condition(p.accept, names),
+        compile_condition(p.terminate, names),
+        None if p.invalidate is None else compile_condition(p.invalidate, names),
         bounds,
     )
 
@@ -724,8 +726,8 @@ def _subcontext(p: L.Subcontext, b: Build) -> Node:
         p.item,
         p.list,
         p.range,
-        None if p.filter is None else compile_expr(p.filter, b.scope),
-        None if p.terminate is None else compile_expr(p.terminate, b.scope),
+        None if p.filter is None else compile_condition(p.filter, b.names),
+        None if p.terminate is None else compile_condition(p.terminate, b.names),
         b.actions(p.actions),
     )
     for name, collect in b.collects.items():
@@ -750,15 +752,15 @@ def _adjacent(p: L.Policy, b: Build) -> L.Pattern:
     """adj (formula 16): `adj(p1 → … → pn)` is `last(p1 → … → pn-1) → first(pn)`;
     `adj(p1 and p2)` is `last(p1) → first(p2)` or `last(p2) → first(p1)`."""
     inner = p.pattern
-    if isinstance(inner, L.Sequence):
-        head = inner.items[0] if len(inner.items) == 2 else L.Sequence(inner.items[:-1])
-        return L.Sequence((L.Policy("last", head), inner.items[-1]))
+    if isinstance(inner, L.FollowedBy):
+        head = inner.items[0] if len(inner.items) == 2 else L.FollowedBy(inner.items[:-1])
+        return L.FollowedBy((L.Policy("last", head), inner.items[-1]))
     if isinstance(inner, L.Conjunction) and len(inner.items) == 2:
         one, two = inner.items
         return L.Disjunction(
             (
-                L.Sequence((L.Policy("last", one), two)),
-                L.Sequence((L.Policy("last", two), one)),
+                L.FollowedBy((L.Policy("last", one), two)),
+                L.FollowedBy((L.Policy("last", two), one)),
             )
         )
     raise _error(b, "adj(p) takes a sequence or a conjunction of two patterns", p)
@@ -766,7 +768,7 @@ def _adjacent(p: L.Policy, b: Build) -> L.Pattern:
 
 def _error(b: Build, message: str, at: L.Pattern) -> PatternError:
     span = at.span
-    text = b.scope.text
+    text = b.names.text
     if span is None or not text:
         return PatternError(message, "", 0, 0)
     width = span.end - span.start if span.end_line == span.line else 1

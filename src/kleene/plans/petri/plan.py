@@ -35,15 +35,23 @@ from datetime import UTC, datetime
 from functools import cached_property
 from typing import Any, ClassVar
 
-from kleene.compiler.lead_check import argument_name, check_rule, lists_of
 from kleene.compiler.options import Options
+from kleene.compiler.rules import (
+    Env,
+    Fn,
+    Names,
+    argument_name,
+    check_rule,
+    compile_condition,
+    compile_value,
+    lists_of,
+)
 from kleene.errors import PlanError
 from kleene.events import Event, Watermark
-from kleene.language import lead_ast as L
-from kleene.language.lead_printer import rule_text
-from kleene.language.to_ast import UNITS
+from kleene.language.lead import ast as L
+from kleene.language.lead.printer import rule_text
+from kleene.language.text import UNITS
 from kleene.plans.base import Plan, register
-from kleene.plans.petri.conditions import Env, Fn, Scope, compile_expr
 from kleene.plans.petri.constructions import (
     STATEFUL,
     Build,
@@ -115,8 +123,8 @@ class PetriPlan(Plan[Marking]):
         self.options = options
         self.window = None
         unit_seconds = UNITS[options.time_unit][1]
-        partition = {a.name: a.var for a in rule.partition}
-        self.scope = Scope(
+        partition = {a.attr: a.var for a in rule.partition}
+        self.names = Names(
             {t.name: t for t in rule.time_events},
             frozenset(lists_of(rule.pattern)),
             unit_seconds,
@@ -128,7 +136,7 @@ class PetriPlan(Plan[Marking]):
         streams = {s.alias: s.type for s in rule.streams}
         #: The event types the rule reads (FROM).
         self.read = frozenset(streams.values())
-        build = Build(self.scope, streams, self._actions)
+        build = Build(self.names, streams, self._actions)
         self.root = Root(construct(rule.pattern, build), self._emit(rule.emit))
         self.nodes = self.root.walk()
         for i, node in enumerate(self.nodes):
@@ -142,9 +150,9 @@ class PetriPlan(Plan[Marking]):
         for alias, stream in streams.items():
             for name, value in enrich[alias].assignments if alias in enrich else ():
                 self.enrich.setdefault(stream, []).append(
-                    (name, compile_expr(value, self.scope), alias)
+                    (name, compile_value(value, self.names), alias)
                 )
-        self._partition = tuple(a.name for a in rule.partition)
+        self._partition = tuple(a.attr for a in rule.partition)
         frame = rule.frame
         #: PARTITION BY a time frame (its length in timestamp units) or a count frame.
         self.frame_length: float | None = None
@@ -320,7 +328,7 @@ class PetriPlan(Plan[Marking]):
 
     def _action(self, action: L.Action) -> Callable[[Env, Any], Event]:
         kind = self.types.get(action.type)
-        values = [compile_expr(a.value, self.scope) for a in action.args]
+        values = [compile_value(a.value, self.names) for a in action.args]
         if kind is not None:
             names = [f.name for f in kind.fields]
             defaults = {f.name: None if f.default is None else f.default.value for f in kind.fields}
@@ -354,7 +362,7 @@ class PetriPlan(Plan[Marking]):
         for check in block.checks:
             then = check.then
             run = self._block(then) if isinstance(then, L.CheckBlock) else self._actions(then)
-            checks.append((compile_expr(check.condition, self.scope), run))
+            checks.append((compile_condition(check.condition, self.names), run))
         first = block.strategy == "first"
 
         def decide(bindings: dict[str, Any], now: float, m: Marking) -> list[Event]:

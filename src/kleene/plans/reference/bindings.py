@@ -14,7 +14,7 @@ import math
 from collections.abc import Iterator, Mapping
 
 from kleene.compiler.analysis import Analysis, Variable
-from kleene.language import ast as A
+from kleene.language.sase import ast as A
 from kleene.plans.common.checks import Binding, Checks
 from kleene.plans.common.stream import Stream
 

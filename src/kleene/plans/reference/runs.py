@@ -42,7 +42,7 @@ from kleene.compiler.analysis import Analysis
 from kleene.compiler.evaluate import Env, evaluate
 from kleene.compiler.residuals import Arithmetic, Residual, Take, residual
 from kleene.events import Event
-from kleene.language import ast as A
+from kleene.language.sase import ast as A
 from kleene.plans.common.checks import Binding, Checks
 from kleene.plans.common.stream import Stream
 

@@ -1,7 +1,7 @@
 """Build patterns in Python; the result is the same AST the parser makes.
 
 >>> import kleene
->>> from kleene.language import builder as b
+>>> from kleene.language.sase import builder as b
 >>> a, c = b.var("a"), b.var("c")
 >>> built = b.pattern(
 ...     b.seq(b.event("Shelf", "a"), b.not_(b.event("Register", "r")), b.event("Exit", "c")),
@@ -30,12 +30,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from kleene.language import ast as A
-from kleene.language.printer import expr_text
-from kleene.language.quantified import quantify
+from kleene.language import expr as E
+from kleene.language.sase import ast as A
+from kleene.language.sase.printer import expr_text
+from kleene.language.sase.quantified import quantify
 
 __all__ = [
-    "E",
+    "Expression",
     "and_",
     "avg",
     "call",
@@ -59,7 +60,7 @@ __all__ = [
     "var",
 ]
 
-Operand = Any  # an E, or a Python value that becomes a literal
+Operand = Any  # an Expression, or a Python value that becomes a literal
 
 
 @dataclass(frozen=True)
@@ -79,101 +80,101 @@ i = _Position("i")
 last = _Position("last")
 
 
-def _node(value: Operand) -> A.Expr:
-    if isinstance(value, E):
+def _node(value: Operand) -> E.Expr:
+    if isinstance(value, Expression):
         return value.node
     if value is None or isinstance(value, bool | int | float | str):
-        return A.Literal(value)
+        return E.Constant(value)
     raise TypeError(f"cannot use {value!r} in a predicate")
 
 
-class E:
+class Expression:
     """A predicate expression under construction; Python operators build the AST."""
 
     __slots__ = ("node",)
     __hash__ = None  # type: ignore[assignment]  # == builds a comparison
 
-    def __init__(self, node: A.Expr) -> None:
+    def __init__(self, node: E.Expr) -> None:
         self.node = node
 
     def __repr__(self) -> str:
-        return f"E({self.node!r})"
+        return f"Expression({self.node!r})"
 
     def __str__(self) -> str:
         return expr_text(self.node)
 
-    def _binary(self, op: str, other: Operand, reverse: bool = False) -> E:
+    def _binary(self, op: str, other: Operand, reverse: bool = False) -> Expression:
         left, right = (_node(other), self.node) if reverse else (self.node, _node(other))
-        return E(A.Binary(op, left, right))  # type: ignore[arg-type]
+        return Expression(E.Binary(op, left, right))  # type: ignore[arg-type]
 
-    def __add__(self, other: Operand) -> E:
+    def __add__(self, other: Operand) -> Expression:
         return self._binary("+", other)
 
-    def __radd__(self, other: Operand) -> E:
+    def __radd__(self, other: Operand) -> Expression:
         return self._binary("+", other, reverse=True)
 
-    def __sub__(self, other: Operand) -> E:
+    def __sub__(self, other: Operand) -> Expression:
         return self._binary("-", other)
 
-    def __rsub__(self, other: Operand) -> E:
+    def __rsub__(self, other: Operand) -> Expression:
         return self._binary("-", other, reverse=True)
 
-    def __mul__(self, other: Operand) -> E:
+    def __mul__(self, other: Operand) -> Expression:
         return self._binary("*", other)
 
-    def __rmul__(self, other: Operand) -> E:
+    def __rmul__(self, other: Operand) -> Expression:
         return self._binary("*", other, reverse=True)
 
-    def __truediv__(self, other: Operand) -> E:
+    def __truediv__(self, other: Operand) -> Expression:
         return self._binary("/", other)
 
-    def __rtruediv__(self, other: Operand) -> E:
+    def __rtruediv__(self, other: Operand) -> Expression:
         return self._binary("/", other, reverse=True)
 
-    def __mod__(self, other: Operand) -> E:
+    def __mod__(self, other: Operand) -> Expression:
         return self._binary("%", other)
 
-    def __rmod__(self, other: Operand) -> E:
+    def __rmod__(self, other: Operand) -> Expression:
         return self._binary("%", other, reverse=True)
 
-    def __neg__(self) -> E:
-        return E(A.negative(self.node))
+    def __neg__(self) -> Expression:
+        return Expression(E.negative(self.node))
 
-    def _compare(self, op: str, other: Operand) -> E:
-        return E(A.Compare(op, self.node, _node(other)))  # type: ignore[arg-type]
+    def _compare(self, op: str, other: Operand) -> Expression:
+        return Expression(E.Compare(op, self.node, _node(other)))  # type: ignore[arg-type]
 
-    def __eq__(self, other: object) -> E:  # type: ignore[override]
+    def __eq__(self, other: object) -> Expression:  # type: ignore[override]
         return self._compare("=", other)
 
-    def __ne__(self, other: object) -> E:  # type: ignore[override]
+    def __ne__(self, other: object) -> Expression:  # type: ignore[override]
         return self._compare("!=", other)
 
-    def __lt__(self, other: Operand) -> E:
+    def __lt__(self, other: Operand) -> Expression:
         return self._compare("<", other)
 
-    def __le__(self, other: Operand) -> E:
+    def __le__(self, other: Operand) -> Expression:
         return self._compare("<=", other)
 
-    def __gt__(self, other: Operand) -> E:
+    def __gt__(self, other: Operand) -> Expression:
         return self._compare(">", other)
 
-    def __ge__(self, other: Operand) -> E:
+    def __ge__(self, other: Operand) -> Expression:
         return self._compare(">=", other)
 
-    def __and__(self, other: Operand) -> E:
-        return E(A.conjunction(self.node, _node(other)))
+    def __and__(self, other: Operand) -> Expression:
+        return Expression(E.conjunction(self.node, _node(other)))
 
-    def __rand__(self, other: Operand) -> E:
-        return E(A.conjunction(_node(other), self.node))
+    def __rand__(self, other: Operand) -> Expression:
+        return Expression(E.conjunction(_node(other), self.node))
 
-    def __or__(self, other: Operand) -> E:
-        return E(A.disjunction(self.node, _node(other)))
+    def __or__(self, other: Operand) -> Expression:
+        return Expression(E.disjunction(self.node, _node(other)))
 
-    def __ror__(self, other: Operand) -> E:
-        return E(A.disjunction(_node(other), self.node))
+    def __ror__(self, other: Operand) -> Expression:
+        return Expression(E.disjunction(_node(other), self.node))
 
-    def __invert__(self) -> E:
-        return E(A.Unary("not", self.node))
+    def __invert__(self) -> Expression:
+        return Expression(E.Unary("not", self.node))
 
     def __bool__(self) -> bool:
         raise TypeError(
@@ -191,19 +192,19 @@ class _Var:
     def __init__(self, name: str) -> None:
         object.__setattr__(self, "_name", name)
 
-    def __getattr__(self, attr: str) -> E:
+    def __getattr__(self, attr: str) -> Expression:
         if attr.startswith("__"):
             raise AttributeError(attr)
         return self.attr(attr)
 
-    def attr(self, attr: str) -> E:
+    def attr(self, attr: str) -> Expression:
         """`v.attr`, for any attribute name (also one that clashes with a method here)."""
-        return E(A.Attr(self._name, attr))
+        return Expression(E.Attr(self._name, attr))
 
     @property
-    def len(self) -> E:
+    def len(self) -> Expression:
         """`v.len`: how many events the Kleene variable bound."""
-        return E(A.Len(self._name))
+        return Expression(E.Len(self._name))
 
     def __getitem__(self, key: int | _Position | slice) -> _Element | _Slice:
         if isinstance(key, slice):
@@ -215,19 +216,19 @@ class _Var:
                 raise TypeError("a Kleene slice ends at b.i - k")
             return _Slice(self._name, -key.stop.offset)
         if isinstance(key, int):
-            return _Element(self._name, A.Index("abs", key))
-        return _Element(self._name, A.Index(key.base, key.offset))  # type: ignore[arg-type]
+            return _Element(self._name, E.Index("abs", key))
+        return _Element(self._name, E.Index(key.base, key.offset))  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
 class _Element:
     var: str
-    index: A.Index
+    index: E.Index
 
-    def __getattr__(self, attr: str) -> E:
+    def __getattr__(self, attr: str) -> Expression:
         if attr.startswith("__"):
             raise AttributeError(attr)
-        return E(A.Attr(self.var, attr, self.index))
+        return Expression(E.Attr(self.var, attr, self.index))
 
 
 @dataclass(frozen=True)
@@ -252,59 +253,59 @@ def var(name: str) -> _Var:
     return _Var(name)
 
 
-def lit(value: bool | int | float | str | None) -> E:
+def lit(value: bool | int | float | str | None) -> Expression:
     """A literal value as an expression (plain Python values also work as operands)."""
-    return E(A.Literal(value))
+    return Expression(E.Constant(value))
 
 
-def _aggregate(func: str, arg: _Slice | _SliceAttr) -> E:
+def _aggregate(func: str, arg: _Slice | _SliceAttr) -> Expression:
     piece, attr = (arg, None) if isinstance(arg, _Slice) else (arg.piece, arg.attr)
-    return E(A.Aggregate(func, piece.var, attr, piece.upto))  # type: ignore[arg-type]
+    return Expression(E.Aggregate(func, piece.var, attr, piece.upto))  # type: ignore[arg-type]
 
 
-def avg(arg: _Slice | _SliceAttr) -> E:
+def avg(arg: _Slice | _SliceAttr) -> Expression:
     """`avg(b[].x)` or `avg(b[..i-k].x)`."""
     return _aggregate("avg", arg)
 
 
-def sum_(arg: _Slice | _SliceAttr) -> E:
+def sum_(arg: _Slice | _SliceAttr) -> Expression:
     """`sum(b[].x)` or `sum(b[..i-k].x)`."""
     return _aggregate("sum", arg)
 
 
-def min_(arg: _Slice | _SliceAttr) -> E:
+def min_(arg: _Slice | _SliceAttr) -> Expression:
     """`min(b[].x)` or `min(b[..i-k].x)`."""
     return _aggregate("min", arg)
 
 
-def max_(arg: _Slice | _SliceAttr) -> E:
+def max_(arg: _Slice | _SliceAttr) -> Expression:
     """`max(b[].x)` or `max(b[..i-k].x)`."""
     return _aggregate("max", arg)
 
 
-def count(arg: _Slice | _SliceAttr) -> E:
+def count(arg: _Slice | _SliceAttr) -> Expression:
     """`count(b[])` (events) or `count(b[].x)` (non-null values)."""
     return _aggregate("count", arg)
 
 
-def values(arg: _Slice | _SliceAttr) -> E:
+def values(arg: _Slice | _SliceAttr) -> Expression:
     """`values(b[].x)`: the set of b's x values, for `call("contains", ...)`."""
     return _aggregate("values", arg)
 
 
-def length(name: str) -> E:
+def length(name: str) -> Expression:
     """`name.len`."""
-    return E(A.Len(name))
+    return Expression(E.Len(name))
 
 
-def call(name: str, *args: Operand) -> E:
+def call(name: str, *args: Operand) -> Expression:
     """A call of a built-in or registered function: `call("corr", a.history, c.history)`."""
-    return E(A.Call(name, tuple(_node(a) for a in args)))
+    return Expression(E.Call(name, tuple(_node(a) for a in args)))
 
 
-def equiv(*attrs: str) -> E:
+def equiv(*attrs: str) -> Expression:
     """`[attr, …]`: every event of a match has the same value of each attribute."""
-    return E(A.Equivalence(attrs))
+    return Expression(E.Equivalence(attrs))
 
 
 _STRUCTURE = (A.EventVar, A.Negation, A.Seq, A.And, A.Or)
@@ -314,21 +315,21 @@ def and_(*items: Any) -> Any:
     """`AND(…)` of pattern elements, or the predicate `… and …` of expressions."""
     if items and all(isinstance(item, _STRUCTURE) for item in items):
         return A.And(items)
-    return E(A.conjunction(*(_node(item) for item in items)))
+    return Expression(E.conjunction(*(_node(item) for item in items)))
 
 
 def or_(*items: Any) -> Any:
     """`OR(…)` of pattern elements, or the predicate `… or …` of expressions."""
     if items and all(isinstance(item, _STRUCTURE) for item in items):
         return A.Or(items)
-    return E(A.disjunction(*(_node(item) for item in items)))
+    return Expression(E.disjunction(*(_node(item) for item in items)))
 
 
 def not_(item: Operand | A.EventVar) -> Any:
     """`not` of a predicate, or `NOT(T v)` of an event in the pattern structure."""
     if isinstance(item, A.EventVar):
         return A.Negation(item)
-    return E(A.Unary("not", _node(item)))
+    return Expression(E.Unary("not", _node(item)))
 
 
 # ---- structure -------------------------------------------------------------------------
@@ -341,7 +342,7 @@ def event(
     *,
     optional: bool = False,
     greedy: bool = False,
-    until: E | None = None,
+    until: Expression | None = None,
 ) -> A.EventVar:
     """`T v`; `types` may list alternatives; `quantifier` is "+", "*", "{n}", "{n,}", "{n,m}".
 
@@ -397,12 +398,12 @@ def ses(*sets: Iterable[A.EventVar]) -> A.Element:
     return parts[0] if len(parts) == 1 else A.Seq(tuple(parts))
 
 
-def prev(attr: E) -> E:
+def prev(attr: Expression) -> Expression:
     """`prev(p.V)`: V of the event before `p[i]` in p, that is `p[i-1].V`."""
     node = attr.node
-    if not isinstance(node, A.Attr) or node.index is not None:
+    if not isinstance(node, E.Attr) or node.index is not None:
         raise ValueError(f"prev takes an attribute of a Kleene variable such as p.V, not {attr}")
-    return E(A.Attr(node.var, node.attr, A.Index("i", -1)))
+    return Expression(E.Attr(node.var, node.attr, E.Index("i", -1)))
 
 
 Window = int | float | tuple[int | float, str]
@@ -410,12 +411,12 @@ Window = int | float | tuple[int | float, str]
 
 def pattern(
     structure: A.Element,
-    where: E | Iterable[E] | None = None,
+    where: Expression | Iterable[Expression] | None = None,
     *,
     strategy: str | Iterable[str | tuple[str, ...]] | None = None,
     within: Window | tuple[Window, Window] | None = None,
     after_match: str | tuple[str, str] | None = None,
-    returns: dict[str, E] | None = None,
+    returns: dict[str, Expression] | None = None,
 ) -> A.Pattern:
     """A whole query; `where` may be one predicate or a list of conjuncts; `strategy` is a
     strategy's name, or a list of clauses, each a name or (name, variable, ...) for the
@@ -436,13 +437,13 @@ def pattern(
     WHERE relaxed_contiguity strict_contiguity(b[])
     WITHIN 10 s AND 100 EVENTS
     """
-    condition: A.Expr | None
+    condition: E.Expr | None
     if where is None:
         condition = None
-    elif isinstance(where, E):
+    elif isinstance(where, Expression):
         condition = where.node
     else:
-        condition = A.conjunction(*(item.node for item in where))
+        condition = E.conjunction(*(item.node for item in where))
     window = None if within is None else _within(within)
     clauses: list[A.Strategy] = []
     for clause in [strategy] if isinstance(strategy, str) else strategy or ():
@@ -464,7 +465,7 @@ def pattern(
 
 def _within(within: Window | tuple[Window, Window]) -> A.Within:
     """The WITHIN of `pattern`'s `within`."""
-    from kleene.language.to_ast import UNITS
+    from kleene.language.text import UNITS
 
     parts = (
         list(within)

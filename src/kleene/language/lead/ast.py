@@ -3,217 +3,64 @@
 A rule (`Rule`) has the clauses of the paper's template (section 4): FROM streams with
 aliases, DEFINE time events and event types, ENRICH, MATCH a pattern, PARTITION BY attributes,
 EMIT actions or a complex emit of nested checks. The pattern is a tree of the algebra's
-operators (section 3.3, Table 2); conditions are expressions over aliases, lists and time
-events. `lead_reader.py` builds it from text, `lead_printer.py` prints it back.
+operators (section 3.3, Table 2); conditions, actions' arguments and time events' bounds are
+the expression tree every language shares (`kleene.language.expr`), over aliases, lists and
+time events. `reader.py` builds it from text, `printer.py` prints it back.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Literal, TypeAlias
 
-from kleene.language.ast import Span
+from kleene.language import expr as E
+from kleene.language.expr import Span, span_field
 
 __all__ = [
     "Action",
     "All",
     "Argument",
-    "Attr",
-    "Binary",
-    "BoolOp",
-    "Call",
     "Check",
     "CheckBlock",
     "Collect",
-    "Compare",
     "Conjunction",
-    "Counted",
     "Disjunction",
-    "Duration",
+    "Enrichment",
     "EventType",
-    "Expr",
     "Extremum",
     "Field",
     "Filtered",
+    "FollowedBy",
     "Frame",
-    "Method",
-    "Name",
     "Named",
     "Negation",
     "Pattern",
     "Policy",
-    "Quantified",
     "Rule",
-    "Sequence",
     "Source",
     "Stream",
     "Subcontext",
     "TimeEvent",
-    "Unary",
-    "Value",
     "Wait",
     "Within",
-    "children",
     "lists_in",
 ]
 
 
-def _span() -> Any:
-    return field(default=None, compare=False, repr=False, kw_only=True)
-
-
-# ---- expressions -----------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Value:
-    """A literal: number, string or boolean."""
-
-    value: int | float | str | bool
-    span: Span | None = _span()
-
-
-@dataclass(frozen=True, slots=True)
-class Duration:
-    """`3 days`: a length of time, in the unit written (seconds by `seconds`)."""
-
-    amount: int | float
-    unit: str
-    seconds: float
-    span: Span | None = _span()
-
-
-@dataclass(frozen=True, slots=True)
-class Name:
-    """A bare name: a time event (`tc`), a list (`acs`), or an attribute of the partition."""
-
-    name: str
-    span: Span | None = _span()
-
-
-@dataclass(frozen=True, slots=True)
-class Attr:
-    """`alias.attr` (or `list.attr`: the attribute of each item, inside a quantifier);
-    `event_time` is the event's timestamp."""
-
-    var: str
-    name: str
-    span: Span | None = _span()
-
-
-@dataclass(frozen=True, slots=True)
-class Method:
-    """`acs.count()`: an aggregate of a list, written as a method."""
-
-    var: str
-    name: str
-    span: Span | None = _span()
-
-
-@dataclass(frozen=True, slots=True)
-class Call:
-    """`count(acs)`, `count()` (the list a clause governs), `sum(acs.price)`, …"""
-
-    name: str
-    args: tuple[Expr, ...]
-    span: Span | None = _span()
-
-
-@dataclass(frozen=True, slots=True)
-class Unary:
-    op: Literal["-", "not"]
-    operand: Expr
-    span: Span | None = _span()
-
-
-@dataclass(frozen=True, slots=True)
-class Binary:
-    op: Literal["+", "-", "*", "/", "%"]
-    left: Expr
-    right: Expr
-    span: Span | None = _span()
-
-
-@dataclass(frozen=True, slots=True)
-class Compare:
-    op: Literal["=", "!=", "<", "<=", ">", ">="]
-    left: Expr
-    right: Expr
-    span: Span | None = _span()
-
-
-@dataclass(frozen=True, slots=True)
-class BoolOp:
-    """`and` / `or` over two or more operands (flat: never an operand of the same op)."""
-
-    op: Literal["and", "or"]
-    items: tuple[Expr, ...]
-    span: Span | None = _span()
-
-
-@dataclass(frozen=True, slots=True)
-class Quantified:
-    """`ALL(cond)` / `ANY(cond)` over the items of the one list `cond` names."""
-
-    quantifier: Literal["all", "any"]
-    body: Expr
-    span: Span | None = _span()
-
-
-@dataclass(frozen=True, slots=True)
-class Counted:
-    """`AT LEAST n (cond)`, `AT MOST n (cond)`, `EXACTLY n (cond)`."""
-
-    quantifier: Literal["at least", "at most", "exactly"]
-    n: int
-    body: Expr
-    span: Span | None = _span()
-
-
-Expr: TypeAlias = (
-    Value
-    | Duration
-    | Name
-    | Attr
-    | Method
-    | Call
-    | Unary
-    | Binary
-    | Compare
-    | BoolOp
-    | Quantified
-    | Counted
-)
-
-
-def children(e: Expr) -> tuple[Expr, ...]:
-    """The expressions directly inside `e`."""
-    if isinstance(e, Call):
-        return e.args
-    if isinstance(e, Unary):
-        return (e.operand,)
-    if isinstance(e, Binary | Compare):
-        return (e.left, e.right)
-    if isinstance(e, BoolOp):
-        return e.items
-    if isinstance(e, Quantified | Counted):
-        return (e.body,)
-    return ()
-
-
-def lists_in(expr: Expr, lists: frozenset[str] | set[str]) -> set[str]:
-    """The list names an expression reads item by item (`ls.event_time`)."""
+def lists_in(expr: E.Expr, lists: frozenset[str] | set[str]) -> set[str]:
+    """The list names an expression reads item by item (`ls.event_time`), outside the
+    quantifiers it holds (each binds its own list); for a quantifier, those its body reads."""
     found: set[str] = set()
 
-    def visit(e: Expr) -> None:
-        if isinstance(e, Attr) and e.var in lists:
+    def visit(e: E.Expr) -> None:
+        if isinstance(e, E.Attr) and e.var in lists:
             found.add(e.var)
-        if isinstance(e, Quantified | Counted):
+        if isinstance(e, E.Quantified):
             return  # a nested quantifier binds its own list
-        for child in children(e):
+        for child in E.children(e):
             visit(child)
 
-    for child in (*children(expr),) if isinstance(expr, Quantified | Counted) else (expr,):
+    for child in E.children(expr) if isinstance(expr, E.Quantified) else (expr,):
         visit(child)
     return found
 
@@ -226,7 +73,7 @@ class Source:
     """An atomic pattern: the next event of a stream, by its alias."""
 
     alias: str
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,15 +82,15 @@ class Named:
 
     pattern: Pattern
     name: str
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
-class Sequence:
+class FollowedBy:
     """`p1 Followed By p2 …`: each matched only after the one before it."""
 
     items: tuple[Pattern, ...]
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,7 +98,7 @@ class Conjunction:
     """`p1 and p2 …`: all matched, in any order."""
 
     items: tuple[Pattern, ...]
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,7 +106,7 @@ class Disjunction:
     """`p1 or p2 …`: the first of them to match."""
 
     items: tuple[Pattern, ...]
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,9 +115,9 @@ class Negation:
     t after q matches. Inside a sequence, `not p` alone is bounded by the next element."""
 
     pattern: Pattern
-    within: Duration | None = None
+    within: E.Duration | None = None
     start: Pattern | None = None
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,9 +126,9 @@ class Within:
     matches (q, then p, within t)."""
 
     pattern: Pattern
-    within: Duration
+    within: E.Duration
     start: Pattern | None = None
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,10 +137,10 @@ class Collect:
     termination holds (a match) or the invalidation does (none)."""
 
     pattern: Pattern
-    accept: Expr | None = None
-    terminate: Expr | None = None
-    invalidate: Expr | None = None
-    span: Span | None = _span()
+    accept: E.Expr | None = None
+    terminate: E.Expr | None = None
+    invalidate: E.Expr | None = None
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,8 +148,8 @@ class Wait:
     """`Wait(p, t)`: p's first match, reported once t has passed since enabling."""
 
     pattern: Pattern
-    duration: Duration
-    span: Span | None = _span()
+    duration: E.Duration
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,8 +157,8 @@ class Filtered:
     """`p.filter(cond)`: p's matches for which cond holds."""
 
     pattern: Pattern
-    condition: Expr
-    span: Span | None = _span()
+    condition: E.Expr
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,7 +167,7 @@ class Policy:
 
     policy: Literal["first", "last", "adj", "every"]
     pattern: Pattern
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -329,7 +176,7 @@ class All:
 
     pattern: Pattern
     consume: tuple[str, ...] = ()
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -339,8 +186,8 @@ class Extremum:
 
     op: Literal["max", "min"]
     pattern: Pattern
-    aggregate: Expr
-    span: Span | None = _span()
+    aggregate: E.Expr
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -354,17 +201,17 @@ class Subcontext:
     item: str
     list: str
     range: tuple[int, int] | None
-    filter: Expr | None
+    filter: E.Expr | None
     branch: Pattern
     actions: tuple[Action, ...]
-    terminate: Expr | None = None
-    span: Span | None = _span()
+    terminate: E.Expr | None = None
+    span: Span | None = span_field()
 
 
 Pattern: TypeAlias = (
     Source
     | Named
-    | Sequence
+    | FollowedBy
     | Conjunction
     | Disjunction
     | Negation
@@ -388,7 +235,7 @@ class Stream:
 
     type: str
     alias: str
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -396,9 +243,9 @@ class TimeEvent:
     """`TimeEvent tc(start, end)`: true from start (inclusive) to end (exclusive)."""
 
     name: str
-    start: Expr
-    end: Expr
-    span: Span | None = _span()
+    start: E.Expr
+    end: E.Expr
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -407,8 +254,8 @@ class Field:
 
     type: str
     name: str
-    default: Value | None = None
-    span: Span | None = _span()
+    default: E.Constant | None = None
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -417,7 +264,7 @@ class EventType:
 
     name: str
     fields: tuple[Field, ...]
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -425,17 +272,17 @@ class Enrichment:
     """`ENRICH _in(score = _in.level * 2)`: new attributes of a stream's events."""
 
     alias: str
-    assignments: tuple[tuple[str, Expr], ...]
-    span: Span | None = _span()
+    assignments: tuple[tuple[str, E.Expr], ...]
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
 class Argument:
     """An action's argument: a value and the attribute name it gets."""
 
-    value: Expr
+    value: E.Expr
     name: str | None = None
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -444,16 +291,16 @@ class Action:
 
     type: str
     args: tuple[Argument, ...]
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
 class Check:
     """`WHERE cond` and what follows when it holds: actions, or a nested block."""
 
-    condition: Expr
+    condition: E.Expr
     then: tuple[Action, ...] | CheckBlock
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -462,7 +309,7 @@ class CheckBlock:
 
     strategy: Literal["first", "any"]
     checks: tuple[Check, ...]
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -475,7 +322,7 @@ class Frame:
     unit: str
     #: The length in seconds (time frames; 0 for count frames).
     seconds: float = 0
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -485,9 +332,9 @@ class Rule:
     event_types: tuple[EventType, ...]
     enrich: tuple[Enrichment, ...]
     pattern: Pattern
-    partition: tuple[Attr, ...]
+    partition: tuple[E.Attr, ...]
     emit: tuple[Action, ...] | CheckBlock
     frame: Frame | None = None
     #: The rule's text, when it was parsed (for errors found later).
     text: str = field(default="", compare=False, repr=False)
-    span: Span | None = _span()
+    span: Span | None = span_field()

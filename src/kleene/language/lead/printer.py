@@ -1,6 +1,6 @@
 """LEAD AST → rule text that reads back to an equal AST (`read_rule(rule_text(r)) == r`).
 
->>> from kleene.language.lead_reader import read_rule
+>>> from kleene.language.lead.reader import read_rule
 >>> rule = read_rule("from A as a, B as b match a followed by not b within 5 s "
 ...                  "emit event Alone(a.x as x)")
 >>> print(rule_text(rule))
@@ -11,16 +11,17 @@ EMIT Event Alone(a.x AS x)
 
 from __future__ import annotations
 
-from kleene.language import lead_ast as L
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from kleene.language import expr as E
+from kleene.language.lead import ast as L
+from kleene.language.text import ATOM, UNARY, ExprPrinter
 
 __all__ = ["expr_text", "pattern_text", "rule_text"]
 
 # Binding strength of pattern operators: a child weaker than its place is parenthesized.
 _SEQUENCE, _DISJUNCTION, _CONJUNCTION, _NEGATION, _POSTFIX = range(5)
-# ... and of expressions.
-_OR, _AND, _NOT, _COMPARE, _SUM, _PRODUCT, _UNARY = range(7)
-_BINARY = {"+": _SUM, "-": _SUM, "*": _PRODUCT, "/": _PRODUCT, "%": _PRODUCT}
-_SYMBOL = {"=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 
 
 def rule_text(rule: L.Rule) -> str:
@@ -95,7 +96,7 @@ def pattern_text(pattern: L.Pattern, place: int = _SEQUENCE) -> str:
 def _pattern(p: L.Pattern) -> tuple[int, str]:
     if isinstance(p, L.Source):
         return _POSTFIX, p.alias
-    if isinstance(p, L.Sequence):
+    if isinstance(p, L.FollowedBy):
         return _SEQUENCE, " Followed By ".join(pattern_text(i, _DISJUNCTION) for i in p.items)
     if isinstance(p, L.Disjunction):
         return _DISJUNCTION, " or ".join(pattern_text(i, _CONJUNCTION) for i in p.items)
@@ -148,58 +149,48 @@ def _pattern(p: L.Pattern) -> tuple[int, str]:
     return _POSTFIX + 1, f"{p.op}({pattern_text(p.pattern)}, {expr_text(p.aggregate)})"
 
 
-def _duration(d: L.Duration) -> str:
+def _duration(d: E.Duration) -> str:
     return f"{d.amount} {d.unit}"
 
 
 # ---- expressions -----------------------------------------------------------------------
 
 
-def expr_text(e: L.Expr, place: int = _OR) -> str:
-    """An expression as text, parenthesized if it binds more weakly than `place` needs.
+class LeadPrinter(ExprPrinter):
+    """LEAD's spelling: `==`, TRUE and FALSE, single-quoted strings, `count(l)`,
+    `sum(l.x)`, `count()`, durations, bare names and quantifiers."""
 
-    >>> from kleene.language.lead_reader import read_rule
+    compare_symbols: ClassVar[Mapping[str, str]] = {**ExprPrinter.compare_symbols, "=": "=="}
+
+    def constant(self, value: Any) -> tuple[str, int]:
+        if isinstance(value, bool):
+            return ("TRUE" if value else "FALSE"), ATOM
+        if isinstance(value, str):
+            escaped = value.replace("\\", "\\\\").replace("'", "\\'")
+            return f"'{escaped}'", ATOM
+        if value is None:
+            raise TypeError("LEAD has no null literal")
+        return repr(value), (UNARY if value < 0 else ATOM)
+
+    def leaf(self, expr: E.Expr) -> str:
+        match expr:
+            case E.Aggregate(func=func, var=var, attr=None) if var != E.CURRENT:
+                return f"{func}({var})"
+            case E.Aggregate(func=func, var=var, attr=str() as attr) if var != E.CURRENT:
+                return f"{func}({var}.{attr})"
+        return super().leaf(expr)
+
+
+_PRINTER = LeadPrinter()
+
+
+def expr_text(e: E.Expr) -> str:
+    """An expression as text.
+
+    >>> from kleene.language.lead.reader import read_rule
     >>> rule = read_rule("FROM A AS a MATCH a.filter(not (a.x + 1) * 2 > 3 or a.y == 'n') "
     ...                  "EMIT Event X()")
     >>> expr_text(rule.pattern.condition)
     "not (a.x + 1) * 2 > 3 or a.y == 'n'"
     """
-    strength, text = _expr(e)
-    return f"({text})" if strength < place else text
-
-
-def _expr(e: L.Expr) -> tuple[int, str]:
-    if isinstance(e, L.Value):
-        if isinstance(e.value, bool):
-            return _UNARY + 1, "TRUE" if e.value else "FALSE"
-        if isinstance(e.value, str):
-            escaped = e.value.replace("\\", "\\\\").replace("'", "\\'")
-            return _UNARY + 1, f"'{escaped}'"
-        return (_UNARY if e.value < 0 else _UNARY + 1), repr(e.value)
-    if isinstance(e, L.Duration):
-        return _UNARY + 1, _duration(e)
-    if isinstance(e, L.Name):
-        return _UNARY + 1, e.name
-    if isinstance(e, L.Attr):
-        return _UNARY + 1, f"{e.var}.{e.name}"
-    if isinstance(e, L.Method):
-        return _UNARY + 1, f"{e.var}.{e.name}()"
-    if isinstance(e, L.Call):
-        return _UNARY + 1, f"{e.name}({', '.join(expr_text(a) for a in e.args)})"
-    if isinstance(e, L.Quantified):
-        return _UNARY + 1, f"{e.quantifier.upper()}({expr_text(e.body)})"
-    if isinstance(e, L.Counted):
-        return _UNARY + 1, f"{e.quantifier.upper()} {e.n} ({expr_text(e.body)})"
-    if isinstance(e, L.Unary):
-        if e.op == "not":
-            return _NOT, f"not {expr_text(e.operand, _NOT)}"
-        return _UNARY, f"-{expr_text(e.operand, _UNARY + 1)}"
-    if isinstance(e, L.Binary):
-        strength = _BINARY[e.op]
-        left = expr_text(e.left, strength)
-        return strength, f"{left} {e.op} {expr_text(e.right, strength + 1)}"
-    if isinstance(e, L.Compare):
-        left = expr_text(e.left, _SUM)
-        return _COMPARE, f"{left} {_SYMBOL[e.op]} {expr_text(e.right, _SUM)}"
-    strength = _OR if e.op == "or" else _AND
-    return strength, f" {e.op} ".join(expr_text(i, strength + 1) for i in e.items)
+    return _PRINTER.text(e)

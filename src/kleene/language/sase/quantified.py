@@ -7,7 +7,7 @@ that names one Kleene variable bare gets `i`; `prev(p.V)` (the event before, wit
 `p[i-1].V`:
 
 >>> from kleene import parse
->>> from kleene.language.printer import expr_text
+>>> from kleene.language.sase.printer import expr_text
 >>> print(expr_text(parse("PATTERN SEQ(C c, P+ p[]) WHERE p.V > 5 and prev(p.V) < p.V").where))
 p[i].V > 5 and p[i-1].V < p[i].V
 
@@ -39,11 +39,12 @@ from dataclasses import replace
 from typing import NoReturn
 
 from kleene.errors import PatternError
-from kleene.language import ast as A
+from kleene.language import expr as E
+from kleene.language.sase import ast as A
 
 __all__ = ["quantify"]
 
-Fail = Callable[[str, A.Expr], NoReturn]
+Fail = Callable[[str, E.Expr], NoReturn]
 
 # For `every x op r`: the extreme of x that decides it, and the same for `r op every x`.
 _EXTREME_LEFT = {"<": ("max",), "<=": ("max",), ">": ("min",), ">=": ("min",), "=": ("min", "max")}
@@ -64,24 +65,24 @@ def quantify(pattern: A.Pattern) -> A.Pattern:
         if v.quantifier
     }
 
-    def fail(message: str, node: A.Expr) -> NoReturn:
+    def fail(message: str, node: E.Expr) -> NoReturn:
         span = node.span
         if span is None or not pattern.text:
             raise PatternError(message, "", 0, 0)
         width = span.end - span.start if span.end_line == span.line else 1
         raise PatternError(message, pattern.text, span.line, span.column, max(1, width))
 
-    where = A.conjunction(*(_conjunct(c, kleene, fail) for c in A.conjuncts(pattern.where)))
+    where = E.conjunction(*(_conjunct(c, kleene, fail) for c in E.conjuncts(pattern.where)))
     return replace(pattern, where=where)
 
 
-def _conjunct(expr: A.Expr, kleene: Mapping[str, A.Quantifier], fail: Fail) -> A.Expr:
+def _conjunct(expr: E.Expr, kleene: Mapping[str, A.Quantifier], fail: Fail) -> E.Expr:
     bare = _bare(expr, kleene)
     if not bare:
         return expr
     if len(bare | _indexed(expr)) <= 1:
         return _each(expr, kleene)
-    if isinstance(expr, A.Compare):
+    if isinstance(expr, E.Compare):
         for side, other, extremes in (
             (expr.left, expr.right, _EXTREME_LEFT),
             (expr.right, expr.left, _EXTREME_RIGHT),
@@ -98,73 +99,73 @@ def _conjunct(expr: A.Expr, kleene: Mapping[str, A.Quantifier], fail: Fail) -> A
 
 
 def _every(
-    expr: A.Compare,
-    side: A.Attr,
-    other: A.Expr,
+    expr: E.Compare,
+    side: E.Attr,
+    other: E.Expr,
     extremes: tuple[str, ...],
     kleene: Mapping[str, A.Quantifier],
     fail: Fail,
-) -> A.Expr:
+) -> E.Expr:
     """`expr` for every event of `side`'s variable: a comparison with its extremes, once
     none of its values is null (aggregates skip nulls, a comparison with one fails)."""
     var, span = side.var, expr.span
     rest = _conjunct(other, kleene, fail)
-    tests: list[A.Expr] = []
+    tests: list[E.Expr] = []
     for func in extremes:
-        bound = A.Aggregate(func, var, side.attr, span=side.span)  # type: ignore[arg-type]
+        bound = E.Aggregate(func, var, side.attr, span=side.span)  # type: ignore[arg-type]
         if func == "values":
-            found = A.Call("contains", (bound, rest), span=span)
-            tests.append(A.Unary("not", found, span=span))
+            found = E.Call("contains", (bound, rest), span=span)
+            tests.append(E.Unary("not", found, span=span))
             continue
         left, right = (bound, rest) if side is expr.left else (rest, bound)
-        tests.append(A.Compare(expr.op, left, right, span=span))
-    counted = A.Aggregate("count", var, side.attr, span=side.span)
-    no_nulls: A.Expr = A.Compare("=", counted, A.Len(var), span=span)
+        tests.append(E.Compare(expr.op, left, right, span=span))
+    counted = E.Aggregate("count", var, side.attr, span=side.span)
+    no_nulls: E.Expr = E.Compare("=", counted, E.Len(var), span=span)
     # with no event on the other side there is no pair, so no null matters either
     empty_others = [_empty(name, span) for name in sorted(_indexed(rest)) if kleene[name].min == 0]
-    no_nulls = A.disjunction(*empty_others, no_nulls, span=span)
+    no_nulls = E.disjunction(*empty_others, no_nulls, span=span)
     if kleene[var].min > 0:
-        return A.conjunction(no_nulls, *tests)
-    return A.conjunction(no_nulls, A.disjunction(_empty(var, span), A.conjunction(*tests)))
+        return E.conjunction(no_nulls, *tests)
+    return E.conjunction(no_nulls, E.disjunction(_empty(var, span), E.conjunction(*tests)))
 
 
-def _empty(var: str, span: A.Span | None) -> A.Expr:
-    return A.Compare("=", A.Len(var, span=span), A.Literal(0), span=span)
+def _empty(var: str, span: E.Span | None) -> E.Expr:
+    return E.Compare("=", E.Len(var, span=span), E.Constant(0), span=span)
 
 
-def _each(expr: A.Expr, kleene: Mapping[str, A.Quantifier]) -> A.Expr:
+def _each(expr: E.Expr, kleene: Mapping[str, A.Quantifier]) -> E.Expr:
     """`expr` with each bare Kleene attribute indexed by i."""
-    if isinstance(expr, A.Attr) and expr.index is None and expr.var in kleene:
-        return replace(expr, index=A.Index("i"))
+    if isinstance(expr, E.Attr) and expr.index is None and expr.var in kleene:
+        return replace(expr, index=E.Index("i"))
     match expr:
-        case A.Unary(operand=operand):
+        case E.Unary(operand=operand):
             return replace(expr, operand=_each(operand, kleene))
-        case A.Binary(left=left, right=right) | A.Compare(left=left, right=right):
+        case E.Binary(left=left, right=right) | E.Compare(left=left, right=right):
             return replace(expr, left=_each(left, kleene), right=_each(right, kleene))
-        case A.BoolOp(items=items):
+        case E.BoolOp(items=items):
             return replace(expr, items=tuple(_each(item, kleene) for item in items))
-        case A.Call(args=args):
+        case E.Call(args=args):
             return replace(expr, args=tuple(_each(arg, kleene) for arg in args))
     return expr
 
 
-def _is_bare(expr: A.Expr, kleene: Mapping[str, A.Quantifier]) -> bool:
-    return isinstance(expr, A.Attr) and expr.index is None and expr.var in kleene
+def _is_bare(expr: E.Expr, kleene: Mapping[str, A.Quantifier]) -> bool:
+    return isinstance(expr, E.Attr) and expr.index is None and expr.var in kleene
 
 
-def _bare(expr: A.Expr, kleene: Mapping[str, A.Quantifier]) -> set[str]:
-    return {n.var for n in A.walk(expr) if _is_bare(n, kleene)}  # type: ignore[union-attr]
+def _bare(expr: E.Expr, kleene: Mapping[str, A.Quantifier]) -> set[str]:
+    return {n.var for n in E.walk(expr) if _is_bare(n, kleene)}  # type: ignore[union-attr]
 
 
-def _indexed(expr: A.Expr) -> set[str]:
+def _indexed(expr: E.Expr) -> set[str]:
     """The Kleene variables `i` ranges over in `expr` (`p[i]`, `p[i-1]`, `avg(p[..i-1].x)`)."""
     names: set[str] = set()
-    for n in A.walk(expr):
-        each = isinstance(n, A.Attr) and n.index is not None and n.index.base == "i"
-        if each or (isinstance(n, A.Aggregate) and n.upto is not None):
+    for n in E.walk(expr):
+        each = isinstance(n, E.Attr) and n.index is not None and n.index.base == "i"
+        if each or (isinstance(n, E.Aggregate) and n.upto is not None):
             names.add(n.var)  # type: ignore[union-attr]
     return names
 
 
-def _names(expr: A.Expr) -> set[str]:
-    return {n.var for n in A.walk(expr) if isinstance(n, A.Attr | A.Len | A.Aggregate)}
+def _names(expr: E.Expr) -> set[str]:
+    return {n.var for n in E.walk(expr) if isinstance(n, E.Attr | E.Len | E.Aggregate)}

@@ -1,4 +1,4 @@
-"""AST → canonical query text that parses back to an equal AST.
+"""SASE+ AST → canonical query text that reads back to an equal AST.
 
 >>> from kleene import parse
 >>> print(parse("pattern seq(A a, ~(B b), C+ c[]) where [id] and c[i].x>c[i-1].x within 2 hours"))
@@ -9,10 +9,11 @@ WITHIN 2 hours
 
 from __future__ import annotations
 
-import math
 import re
 
-from kleene.language import ast as A
+from kleene.language import expr as E
+from kleene.language.sase import ast as A
+from kleene.language.text import NOT, ExprPrinter, number_text
 
 __all__ = ["after_match_text", "expr_text", "quote_name", "to_text", "within_text"]
 
@@ -33,11 +34,7 @@ _RESERVED = {
     "until",
     *A.STRATEGIES,
 }
-
-# Binding strength of each kind of expression; an operand weaker than its place gets ().
-_OR, _AND, _NOT, _COMPARE, _SUM, _PRODUCT, _UNARY, _ATOM = range(8)
 _WIDTH = 88
-_BINARY = {"+": _SUM, "-": _SUM, "*": _PRODUCT, "/": _PRODUCT, "%": _PRODUCT}
 
 
 def quote_name(name: str) -> str:
@@ -73,12 +70,12 @@ def to_text(pattern: A.Pattern) -> str:
     return "\n".join(lines)
 
 
-def _predicates(where: A.Expr, indent: int) -> str:
+def _predicates(where: E.Expr, indent: int) -> str:
     """One line when short; otherwise one top-level conjunct a line, as the papers print."""
     text = expr_text(where)
-    if indent + len(text) <= _WIDTH or not isinstance(where, A.BoolOp) or where.op != "and":
+    if indent + len(text) <= _WIDTH or not isinstance(where, E.BoolOp) or where.op != "and":
         return f" {text} "
-    items = [_wrap(item, _NOT) for item in where.items]
+    items = [_PRINTER.wrapped(item, NOT) for item in where.items]
     return "\n    " + "\n    and ".join(items) + "\n"
 
 
@@ -102,7 +99,7 @@ def within_text(within: A.Within) -> str:
     window as WITHIN prints it."""
     parts = []
     if within.amount is not None:
-        text = _number(within.amount)
+        text = number_text(within.amount)
         if within.unit is not None:
             plural = within.unit in {"hour", "day", "week"} and within.amount != 1
             text += f" {within.unit}{'s' if plural else ''}"
@@ -158,90 +155,26 @@ def _quantifier(quantifier: A.Quantifier) -> str:
     return f"{{{low}}}" if low == high else f"{{{low},{high}}}"
 
 
-def _number(value: int | float) -> str:
-    if isinstance(value, float):
-        if math.isnan(value):
-            raise ValueError("NaN has no text form in a query")
-        if math.isinf(value):
-            return "1e999" if value > 0 else "-1e999"
-    return repr(value)
+class SasePrinter(ExprPrinter):
+    """SASE+'s spelling: names quoted where they are no plain word."""
+
+    def name(self, name: str) -> str:
+        return quote_name(name)
 
 
-def _string(value: str) -> str:
-    escaped = (
-        value.replace("\\", "\\\\")
-        .replace('"', '\\"')
-        .replace("\n", "\\n")
-        .replace("\t", "\\t")
-        .replace("\r", "\\r")
-        .replace("\0", "\\0")
-    )
-    return f'"{escaped}"'
+_PRINTER = SasePrinter()
 
 
-def _index(var: str, index: A.Index) -> str:
-    offset = f"-{-index.offset}" if index.offset else ""
-    if index.base == "abs":
-        return str(index.offset)
-    if index.base == "i":
-        return f"i{offset}"
-    return f"{var}.len{offset}"
-
-
-def expr_text(expr: A.Expr) -> str:
+def expr_text(expr: E.Expr) -> str:
     """The text of a predicate expression.
 
-    >>> from kleene.language import builder as b
+    >>> from kleene.language.sase import builder as b
     >>> print(expr_text(((b.var("a").x + 1) * 2 > b.avg(b.var("c")[:b.i - 1].y)).node))
     (a.x + 1) * 2 > avg(c[..i-1].y)
     """
-    return _expr(expr)[0]
+    return _PRINTER.text(expr)
 
 
-def _wrap(expr: A.Expr, at_least: int) -> str:
-    text, strength = _expr(expr)
-    return text if strength >= at_least else f"({text})"
-
-
-def _expr(expr: A.Expr) -> tuple[str, int]:
-    match expr:
-        case A.Literal(value=value):
-            if value is None:
-                return "null", _ATOM
-            if isinstance(value, bool):
-                return ("true" if value else "false"), _ATOM
-            if isinstance(value, str):
-                return _string(value), _ATOM
-            text = _number(value)
-            return text, (_UNARY if text.startswith("-") else _ATOM)
-        case A.Attr(var=var, attr=attr, index=None):
-            return f"{var}.{quote_name(attr)}", _ATOM
-        case A.Attr(var=var, attr=attr, index=A.Index() as index):
-            return f"{var}[{_index(var, index)}].{quote_name(attr)}", _ATOM
-        case A.Len(var=var):
-            return f"{var}.len", _ATOM
-        case A.Aggregate(func=func, var=var, attr=attr, upto=upto):
-            where = "" if upto is None else f"..i-{upto}" if upto else "..i"
-            field = "" if attr is None else f".{quote_name(attr)}"
-            return f"{func}({var}[{where}]{field})", _ATOM
-        case A.Call(name=name, args=args):
-            return f"{name}({', '.join(_wrap(a, _OR) for a in args)})", _ATOM
-        case A.Equivalence(attrs=attrs):
-            return f"[{', '.join(quote_name(a) for a in attrs)}]", _ATOM
-        case A.Unary(op="not", operand=operand):
-            return f"not {_wrap(operand, _NOT)}", _NOT
-        case A.Unary(op="-", operand=operand):
-            inner = _wrap(operand, _UNARY)
-            if inner.startswith("-"):
-                inner = f"({inner})"
-            return f"-{inner}", _UNARY
-        case A.Binary(op=op, left=left, right=right):
-            strength = _BINARY[op]
-            return f"{_wrap(left, strength)} {op} {_wrap(right, strength + 1)}", strength
-        case A.Compare(op=op, left=left, right=right):
-            return f"{_wrap(left, _SUM)} {op} {_wrap(right, _SUM)}", _COMPARE
-        case A.BoolOp(op="and", items=items):
-            return " and ".join(_wrap(item, _NOT) for item in items), _AND
-        case A.BoolOp(op="or", items=items):
-            return " or ".join(_wrap(item, _AND) for item in items), _OR
-    raise TypeError(f"not an expression node: {expr!r}")
+# str() of a pattern is its canonical text (given here, where the printing lives, so that
+# the AST module needs no printer).
+A.Pattern.__str__ = to_text  # type: ignore[method-assign, assignment]

@@ -1,12 +1,12 @@
-"""LEAD rule text → AST (`lead_ast.py`): the lark parser and the tree transformer.
+"""LEAD rule text → AST (`ast.py`): the lark parser and the tree transformer.
 
 `read_rule(text)` only reads: syntax errors come with line, column and caret, as for SASE+
-queries (`to_ast.syntax_error`). Whether the names make sense together is
-`compiler/lead_check.py`'s job; `kleene.lead.parse` runs both.
+queries (`kleene.language.text.syntax_error`). Whether the names make sense together is
+`kleene.compiler.rules`'s job; `kleene.lead.parse` runs both.
 
 >>> rule = read_rule("FROM A AS a, B AS b MATCH a Followed By b EMIT Event Found(a.x)")
 >>> rule.pattern
-Sequence(items=(Source(alias='a'), Source(alias='b')))
+FollowedBy(items=(Source(alias='a'), Source(alias='b')))
 """
 
 from __future__ import annotations
@@ -21,19 +21,19 @@ from lark.exceptions import VisitError
 from lark.tree import Meta
 
 from kleene.errors import PatternError
-from kleene.language import lead_ast as L
-from kleene.language.ast import Span
-from kleene.language.to_ast import (
+from kleene.language import expr as E
+from kleene.language.lead import ast as L
+from kleene.language.text import (
     MAX_WINDOW,
     UNITS,
-    _end_position,
-    _span,
-    _unescape,
     check_nesting,
+    end_position,
+    span_of,
     syntax_error,
+    unescape,
 )
 
-__all__ = ["KEYWORDS", "is_rule", "read_rule"]
+__all__ = ["AGGREGATES", "KEYWORDS", "is_rule", "read_rule"]
 
 #: The rule keywords (a misspelling of one is pointed out).
 KEYWORDS = (
@@ -42,12 +42,14 @@ KEYWORDS = (
     "EMIT", "EVENT", "CHECK", "FIRST", "ANY", "WHERE", "END", "AND", "OR", "NOT",
 )  # fmt: skip
 
+#: The aggregates of a list (`count(l)`, `l.count()`, `sum(l.x)`).
+AGGREGATES = ("count", "sum", "avg", "min", "max")
 _COMPARE = {"==": "=", "=": "=", "!=": "!=", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 
 
 @cache
 def _parser() -> Lark:
-    grammar = files("kleene.language").joinpath("lead.lark").read_text(encoding="utf-8")
+    grammar = files("kleene.language.lead").joinpath("grammar.lark").read_text(encoding="utf-8")
     return Lark(grammar, parser="lalr", propagate_positions=True)
 
 
@@ -81,7 +83,7 @@ class ToRule(Transformer[Token, Any]):
         self.text = text
 
     def _fail(self, message: str, at: Meta | Token) -> NoReturn:
-        span = _span(at)
+        span = span_of(at)
         width = span.end - span.start if span.end_line == span.line else 1
         raise PatternError(message, self.text, span.line, span.column, max(1, width))
 
@@ -92,7 +94,7 @@ class ToRule(Transformer[Token, Any]):
         definitions: list[Any] = []
         enrich: tuple[L.Enrichment, ...] = ()
         pattern = emit = None
-        partition: tuple[L.Attr, ...] = ()
+        partition: tuple[E.Attr, ...] = ()
         frame: L.Frame | None = None
         for child in rest:
             kind, value = child
@@ -118,7 +120,7 @@ class ToRule(Transformer[Token, Any]):
             emit,
             frame,
             text=self.text,
-            span=Span(0, len(self.text), 1, 1, *_end_position(self.text)),
+            span=E.Span(0, len(self.text), 1, 1, *end_position(self.text)),
         )
 
     def from_clause(self, children: list[L.Stream]) -> tuple[L.Stream, ...]:
@@ -128,7 +130,7 @@ class ToRule(Transformer[Token, Any]):
     def stream(self, meta: Meta, children: list[Token]) -> L.Stream:
         kind = str(children[0])
         alias = str(children[-1])
-        return L.Stream(kind, alias, span=_span(meta))
+        return L.Stream(kind, alias, span=span_of(meta))
 
     def define_clause(self, children: list[Any]) -> tuple[str, list[Any]]:
         return "define", children
@@ -136,18 +138,18 @@ class ToRule(Transformer[Token, Any]):
     @v_args(meta=True)
     def time_event(self, meta: Meta, children: list[Any]) -> L.TimeEvent:
         name, start, end = children
-        return L.TimeEvent(str(name), start, end, span=_span(meta))
+        return L.TimeEvent(str(name), start, end, span=span_of(meta))
 
     @v_args(meta=True)
     def event_type(self, meta: Meta, children: list[Any]) -> L.EventType:
         name, *fields = children
-        return L.EventType(str(name), tuple(fields), span=_span(meta))
+        return L.EventType(str(name), tuple(fields), span=span_of(meta))
 
     @v_args(meta=True)
     def field(self, meta: Meta, children: list[Any]) -> L.Field:
         kind, name, *default = children
         return L.Field(
-            str(kind).upper(), str(name), default[0] if default else None, span=_span(meta)
+            str(kind).upper(), str(name), default[0] if default else None, span=span_of(meta)
         )
 
     def enrich_clause(self, children: list[L.Enrichment]) -> tuple[str, tuple[L.Enrichment, ...]]:
@@ -156,28 +158,28 @@ class ToRule(Transformer[Token, Any]):
     @v_args(meta=True)
     def enrichment(self, meta: Meta, children: list[Any]) -> L.Enrichment:
         alias, *assignments = children
-        return L.Enrichment(str(alias), tuple(assignments), span=_span(meta))
+        return L.Enrichment(str(alias), tuple(assignments), span=span_of(meta))
 
-    def assignment(self, children: list[Any]) -> tuple[str, L.Expr]:
+    def assignment(self, children: list[Any]) -> tuple[str, E.Expr]:
         return str(children[0]), children[1]
 
     def match_clause(self, children: list[Any]) -> tuple[str, L.Pattern]:
         return "match", children[0]
 
     def partition_clause(
-        self, children: list[L.Attr | L.Frame]
-    ) -> tuple[str, tuple[tuple[L.Attr, ...], L.Frame | None]]:
+        self, children: list[E.Attr | L.Frame]
+    ) -> tuple[str, tuple[tuple[E.Attr, ...], L.Frame | None]]:
         frames = [c for c in children if isinstance(c, L.Frame)]
         if len(frames) > 1:
             span = frames[1].span
             assert span is not None
             raise PatternError("PARTITION BY takes one frame", self.text, span.line, span.column)
-        attrs = tuple(c for c in children if isinstance(c, L.Attr))
+        attrs = tuple(c for c in children if isinstance(c, E.Attr))
         return "partition", (attrs, frames[0] if frames else None)
 
     @v_args(meta=True)
-    def partition_attr(self, meta: Meta, children: list[Token]) -> L.Attr:
-        return L.Attr(str(children[0]), str(children[1]), span=_span(meta))
+    def partition_attr(self, meta: Meta, children: list[Token]) -> E.Attr:
+        return E.Attr(str(children[0]), str(children[1]), span=span_of(meta))
 
     @v_args(meta=True)
     def partition_frame(self, meta: Meta, children: list[Token]) -> L.Frame:
@@ -186,24 +188,24 @@ class ToRule(Transformer[Token, Any]):
             count = self._number(amount)
             if not isinstance(count, int) or count < 1:
                 self._fail("a count frame is a whole number of events, at least 1", amount)
-            return L.Frame(count, "events", span=_span(meta))
+            return L.Frame(count, "events", span=span_of(meta))
         duration = self._duration(meta, children, frame=True)
         if duration.seconds <= 0:
             self._fail("a time frame must be longer than 0", amount)
-        return L.Frame(duration.amount, duration.unit, duration.seconds, span=_span(meta))
+        return L.Frame(duration.amount, duration.unit, duration.seconds, span=span_of(meta))
 
     # -- patterns ------------------------------------------------------------------------
 
     @v_args(meta=True)
     def source(self, meta: Meta, children: list[Token]) -> L.Source:
-        return L.Source(str(children[0]), span=_span(meta))
+        return L.Source(str(children[0]), span=span_of(meta))
 
     @v_args(meta=True)
     def sequence(self, meta: Meta, children: list[Any]) -> L.Pattern:
         items: list[L.Pattern] = []
         for child in children:
-            items.extend(child.items if isinstance(child, L.Sequence) else [child])
-        return L.Sequence(tuple(items), span=_span(meta))
+            items.extend(child.items if isinstance(child, L.FollowedBy) else [child])
+        return L.FollowedBy(tuple(items), span=span_of(meta))
 
     @v_args(meta=True)
     def conjunction(self, meta: Meta, children: list[Any]) -> L.Pattern:
@@ -211,7 +213,7 @@ class ToRule(Transformer[Token, Any]):
         items: list[L.Pattern] = []
         for child in parts:
             items.extend(child.items if isinstance(child, L.Conjunction) else [child])
-        return L.Conjunction(tuple(items), span=_span(meta))
+        return L.Conjunction(tuple(items), span=span_of(meta))
 
     @v_args(meta=True)
     def disjunction(self, meta: Meta, children: list[Any]) -> L.Pattern:
@@ -219,27 +221,27 @@ class ToRule(Transformer[Token, Any]):
         items: list[L.Pattern] = []
         for child in parts:
             items.extend(child.items if isinstance(child, L.Disjunction) else [child])
-        return L.Disjunction(tuple(items), span=_span(meta))
+        return L.Disjunction(tuple(items), span=span_of(meta))
 
     @v_args(meta=True)
     def negation(self, meta: Meta, children: list[Any]) -> L.Negation:
         inner = children[-1]
         if isinstance(inner, L.Within):  # `not p Within t`: the window bounds the negation
-            return L.Negation(inner.pattern, inner.within, inner.start, span=_span(meta))
-        return L.Negation(inner, span=_span(meta))
+            return L.Negation(inner.pattern, inner.within, inner.start, span=span_of(meta))
+        return L.Negation(inner, span=span_of(meta))
 
     @v_args(meta=True)
     def named(self, meta: Meta, children: list[Any]) -> L.Named:
-        return L.Named(children[0], str(children[1]), span=_span(meta))
+        return L.Named(children[0], str(children[1]), span=span_of(meta))
 
     @v_args(meta=True)
     def within(self, meta: Meta, children: list[Any]) -> L.Within:
         pattern, duration, *start = children
-        return L.Within(pattern, duration, start[0] if start else None, span=_span(meta))
+        return L.Within(pattern, duration, start[0] if start else None, span=span_of(meta))
 
     @v_args(meta=True)
     def filtered(self, meta: Meta, children: list[Any]) -> L.Filtered:
-        return L.Filtered(children[0], children[1], span=_span(meta))
+        return L.Filtered(children[0], children[1], span=span_of(meta))
 
     @v_args(meta=True)
     def subcontext(self, meta: Meta, children: list[Any]) -> L.Subcontext:
@@ -253,13 +255,13 @@ class ToRule(Transformer[Token, Any]):
             branch,
             actions,
             terminate[0] if terminate else None,
-            span=_span(meta),
+            span=span_of(meta),
         )
 
     @v_args(meta=True)
     def list_ref(
         self, meta: Meta, children: list[Any]
-    ) -> tuple[str, tuple[int, int] | None, L.Expr | None]:
+    ) -> tuple[str, tuple[int, int] | None, E.Expr | None]:
         name, *rest = children
         numbers = [int(c) for c in rest if isinstance(c, Token) and c.type == "INT"]
         condition = next((c for c in rest if not isinstance(c, Token)), None)
@@ -277,7 +279,7 @@ class ToRule(Transformer[Token, Any]):
     @v_args(meta=True)
     def collect(self, meta: Meta, children: list[Any]) -> L.Collect:
         pattern, clauses = children
-        found: dict[str, L.Expr] = {}
+        found: dict[str, E.Expr] = {}
         for token, condition in clauses:
             kind = str(token).lower()
             if kind in found:
@@ -288,39 +290,39 @@ class ToRule(Transformer[Token, Any]):
             found.get("accept"),
             found.get("terminate"),
             found.get("invalidate"),
-            span=_span(meta),
+            span=span_of(meta),
         )
 
     def clauses(self, children: list[Any]) -> list[Any]:
         return children
 
-    def clause(self, children: list[Any]) -> tuple[Token, L.Expr]:
+    def clause(self, children: list[Any]) -> tuple[Token, E.Expr]:
         return children[0], children[1]
 
     @v_args(meta=True)
     def wait(self, meta: Meta, children: list[Any]) -> L.Wait:
-        return L.Wait(children[0], children[1], span=_span(meta))
+        return L.Wait(children[0], children[1], span=span_of(meta))
 
     @v_args(meta=True)
     def policy(self, meta: Meta, children: list[Any]) -> L.Policy:
         word = str(children[0]).lower()
-        return L.Policy("adj" if word == "adjacent" else word, children[1], span=_span(meta))  # type: ignore[arg-type]
+        return L.Policy("adj" if word == "adjacent" else word, children[1], span=span_of(meta))  # type: ignore[arg-type]
 
     @v_args(meta=True)
     def all(self, meta: Meta, children: list[Any]) -> L.All:
         pattern, *names = children
-        return L.All(pattern, tuple(str(n) for n in names), span=_span(meta))
+        return L.All(pattern, tuple(str(n) for n in names), span=span_of(meta))
 
     @v_args(meta=True)
     def extremum(self, meta: Meta, children: list[Any]) -> L.Extremum:
         word, pattern, aggregate = children
-        return L.Extremum(str(word).lower(), pattern, aggregate, span=_span(meta))  # type: ignore[arg-type]
+        return L.Extremum(str(word).lower(), pattern, aggregate, span=span_of(meta))  # type: ignore[arg-type]
 
     @v_args(meta=True)
-    def duration(self, meta: Meta, children: list[Token]) -> L.Duration:
+    def duration(self, meta: Meta, children: list[Token]) -> E.Duration:
         return self._duration(meta, children)
 
-    def _duration(self, meta: Meta, children: list[Token], frame: bool = False) -> L.Duration:
+    def _duration(self, meta: Meta, children: list[Token], frame: bool = False) -> E.Duration:
         amount, unit = children
         spelling = str(unit).lower()
         if spelling not in UNITS:
@@ -332,7 +334,7 @@ class ToRule(Transformer[Token, Any]):
         value = self._number(amount)
         if value > MAX_WINDOW:
             self._fail(f"a duration of more than {MAX_WINDOW:g} {canonical}", amount)
-        return L.Duration(value, canonical, value * seconds, span=_span(meta))
+        return E.Duration(value, canonical, value * seconds, span=span_of(meta))
 
     # -- emit ----------------------------------------------------------------------------
 
@@ -342,12 +344,12 @@ class ToRule(Transformer[Token, Any]):
     @v_args(meta=True)
     def action(self, meta: Meta, children: list[Any]) -> L.Action:
         name, *args = children
-        return L.Action(str(name), tuple(args), span=_span(meta))
+        return L.Action(str(name), tuple(args), span=span_of(meta))
 
     @v_args(meta=True)
     def argument(self, meta: Meta, children: list[Any]) -> L.Argument:
         value, *name = children
-        return L.Argument(value, str(name[0]) if name else None, span=_span(meta))
+        return L.Argument(value, str(name[0]) if name else None, span=span_of(meta))
 
     @v_args(meta=True)
     def check_block(self, meta: Meta, children: list[Any]) -> L.CheckBlock:
@@ -355,11 +357,11 @@ class ToRule(Transformer[Token, Any]):
         if children and isinstance(children[0], Token):
             strategy = str(children[0]).lower()
             children = children[1:]
-        return L.CheckBlock(strategy, tuple(children), span=_span(meta))  # type: ignore[arg-type]
+        return L.CheckBlock(strategy, tuple(children), span=span_of(meta))  # type: ignore[arg-type]
 
     @v_args(meta=True)
     def check(self, meta: Meta, children: list[Any]) -> L.Check:
-        return L.Check(children[0], children[1], span=_span(meta))
+        return L.Check(children[0], children[1], span=span_of(meta))
 
     def emit_clause(self, children: list[Any]) -> tuple[str, Any]:
         return "emit", children[-1]
@@ -367,51 +369,51 @@ class ToRule(Transformer[Token, Any]):
     # -- expressions ---------------------------------------------------------------------
 
     @v_args(meta=True)
-    def or_expr(self, meta: Meta, children: list[Any]) -> L.Expr:
+    def or_expr(self, meta: Meta, children: list[Any]) -> E.Expr:
         return self._bool("or", meta, children)
 
     @v_args(meta=True)
-    def and_expr(self, meta: Meta, children: list[Any]) -> L.Expr:
+    def and_expr(self, meta: Meta, children: list[Any]) -> E.Expr:
         return self._bool("and", meta, children)
 
-    def _bool(self, op: str, meta: Meta, children: list[Any]) -> L.Expr:
-        items: list[L.Expr] = []
+    def _bool(self, op: str, meta: Meta, children: list[Any]) -> E.Expr:
+        items: list[E.Expr] = []
         for child in children:
             if isinstance(child, Token):
                 continue
-            items.extend(child.items if isinstance(child, L.BoolOp) and child.op == op else [child])
-        return L.BoolOp(op, tuple(items), span=_span(meta))  # type: ignore[arg-type]
+            items.extend(child.items if isinstance(child, E.BoolOp) and child.op == op else [child])
+        return E.BoolOp(op, tuple(items), span=span_of(meta))  # type: ignore[arg-type]
 
     @v_args(meta=True)
-    def not_(self, meta: Meta, children: list[Any]) -> L.Expr:
-        return L.Unary("not", children[-1], span=_span(meta))
+    def not_(self, meta: Meta, children: list[Any]) -> E.Expr:
+        return E.Unary("not", children[-1], span=span_of(meta))
 
     @v_args(meta=True)
-    def comparison(self, meta: Meta, children: list[Any]) -> L.Expr:
+    def comparison(self, meta: Meta, children: list[Any]) -> E.Expr:
         left, op, right = children
-        return L.Compare(_COMPARE[str(op)], left, right, span=_span(meta))  # type: ignore[arg-type]
+        return E.Compare(_COMPARE[str(op)], left, right, span=span_of(meta))  # type: ignore[arg-type]
 
-    def _fold(self, meta: Meta, children: list[Any]) -> L.Expr:
+    def _fold(self, meta: Meta, children: list[Any]) -> E.Expr:
         result = children[0]
         for op, operand in zip(children[1::2], children[2::2], strict=True):
-            result = L.Binary(str(op), result, operand, span=_span(meta))  # type: ignore[arg-type]
+            result = E.Binary(str(op), result, operand, span=span_of(meta))  # type: ignore[arg-type]
         return result  # type: ignore[no-any-return]
 
     @v_args(meta=True)
-    def sum(self, meta: Meta, children: list[Any]) -> L.Expr:
+    def sum(self, meta: Meta, children: list[Any]) -> E.Expr:
         return self._fold(meta, children)
 
     @v_args(meta=True)
-    def product(self, meta: Meta, children: list[Any]) -> L.Expr:
+    def product(self, meta: Meta, children: list[Any]) -> E.Expr:
         return self._fold(meta, children)
 
     @v_args(meta=True)
-    def neg(self, meta: Meta, children: list[Any]) -> L.Expr:
+    def neg(self, meta: Meta, children: list[Any]) -> E.Expr:
         operand = children[-1]
-        value = operand.value if isinstance(operand, L.Value) else None
+        value = operand.value if isinstance(operand, E.Constant) else None
         if isinstance(value, int | float) and not isinstance(value, bool):
-            return L.Value(-value, span=_span(meta))
-        return L.Unary("-", operand, span=_span(meta))
+            return E.Constant(-value, span=span_of(meta))
+        return E.Unary("-", operand, span=span_of(meta))
 
     def _number(self, token: Token) -> int | float:
         text = str(token)
@@ -419,44 +421,58 @@ class ToRule(Transformer[Token, Any]):
             self._fail(f"a number of {len(text)} characters; kleene takes 100", token)
         return float(text) if any(c in text for c in ".eE") else int(text)
 
-    def number(self, children: list[Token]) -> L.Value:
-        return L.Value(self._number(children[0]), span=_span(children[0]))
+    def number(self, children: list[Token]) -> E.Constant:
+        return E.Constant(self._number(children[0]), span=span_of(children[0]))
 
-    def string(self, children: list[Token]) -> L.Value:
-        return L.Value(_unescape(str(children[0])), span=_span(children[0]))
-
-    @v_args(meta=True)
-    def true(self, meta: Meta, children: list[Any]) -> L.Value:
-        return L.Value(True, span=_span(meta))
+    def string(self, children: list[Token]) -> E.Constant:
+        return E.Constant(unescape(str(children[0])), span=span_of(children[0]))
 
     @v_args(meta=True)
-    def false(self, meta: Meta, children: list[Any]) -> L.Value:
-        return L.Value(False, span=_span(meta))
+    def true(self, meta: Meta, children: list[Any]) -> E.Constant:
+        return E.Constant(True, span=span_of(meta))
 
     @v_args(meta=True)
-    def attr(self, meta: Meta, children: list[Token]) -> L.Attr:
-        return L.Attr(str(children[0]), str(children[1]), span=_span(meta))
+    def false(self, meta: Meta, children: list[Any]) -> E.Constant:
+        return E.Constant(False, span=span_of(meta))
 
     @v_args(meta=True)
-    def method(self, meta: Meta, children: list[Token]) -> L.Method:
-        return L.Method(str(children[0]), str(children[1]).lower(), span=_span(meta))
+    def attr(self, meta: Meta, children: list[Token]) -> E.Attr:
+        return E.Attr(str(children[0]), str(children[1]), span=span_of(meta))
 
     @v_args(meta=True)
-    def call(self, meta: Meta, children: list[Any]) -> L.Call:
+    def method(self, meta: Meta, children: list[Token]) -> E.Aggregate:
+        """`l.count()`: an aggregate of a list, written as a method (printed `count(l)`)."""
+        var, name = str(children[0]), str(children[1]).lower()
+        if name not in AGGREGATES:
+            self._fail(f"unknown list method {name!r}(); a list has {', '.join(AGGREGATES)}", meta)
+        return E.Aggregate(name, var, None, span=span_of(meta))  # type: ignore[arg-type]
+
+    @v_args(meta=True)
+    def call(self, meta: Meta, children: list[Any]) -> E.Expr:
+        """`count(l)`, `sum(l.x)`, `count()` (the list a collect clause governs) are
+        aggregates; any other call stays a call, for the checker to judge."""
         name, *args = children
-        return L.Call(str(name).lower(), tuple(args), span=_span(meta))
+        func, span = str(name).lower(), span_of(meta)
+        if func in AGGREGATES:
+            if not args:
+                return E.Aggregate(func, E.CURRENT, None, span=span)  # type: ignore[arg-type]
+            if len(args) == 1 and isinstance(args[0], E.Name):
+                return E.Aggregate(func, args[0].name, None, span=span)  # type: ignore[arg-type]
+            if len(args) == 1 and isinstance(args[0], E.Attr):
+                return E.Aggregate(func, args[0].var, args[0].attr, span=span)  # type: ignore[arg-type]
+        return E.Call(func, tuple(args), span=span)
 
     @v_args(meta=True)
-    def name(self, meta: Meta, children: list[Token]) -> L.Name:
-        return L.Name(str(children[0]), span=_span(meta))
+    def name(self, meta: Meta, children: list[Token]) -> E.Name:
+        return E.Name(str(children[0]), span=span_of(meta))
 
     @v_args(meta=True)
-    def quantified(self, meta: Meta, children: list[Any]) -> L.Quantified:
+    def quantified(self, meta: Meta, children: list[Any]) -> E.Quantified:
         word, body = children
-        return L.Quantified(str(word).lower(), body, span=_span(meta))  # type: ignore[arg-type]
+        return E.Quantified(str(word).lower(), body, span=span_of(meta))  # type: ignore[arg-type]
 
     @v_args(meta=True)
-    def counted(self, meta: Meta, children: list[Any]) -> L.Counted:
+    def counted(self, meta: Meta, children: list[Any]) -> E.Quantified:
         word, n, body = children
         quantifier = " ".join(str(word).lower().split())
-        return L.Counted(quantifier, int(n), body, span=_span(meta))  # type: ignore[arg-type]
+        return E.Quantified(quantifier, body, int(n), span=span_of(meta))  # type: ignore[arg-type]

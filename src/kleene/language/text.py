@@ -1,0 +1,364 @@
+"""What reading and printing query text means in every language: source positions, syntax
+errors in plain words with a caret, numbers, time units, and the printer of the one
+expression tree (`ExprPrinter`, which each language's printer specializes).
+
+>>> UNITS["hours"], UNITS["ms"]
+(('hour', 3600.0), ('ms', 0.001))
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from collections.abc import Collection, Mapping
+from typing import Any, ClassVar
+
+from lark import Lark, Token, UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+from lark.tree import Meta
+
+from kleene.errors import PatternError, PatternSyntaxError
+from kleene.language import expr as E
+
+__all__ = [
+    "AND",
+    "ATOM",
+    "COMPARE",
+    "MAX_DIGITS",
+    "MAX_PARENS",
+    "MAX_WINDOW",
+    "NOT",
+    "OR",
+    "PRODUCT",
+    "SUM",
+    "UNARY",
+    "UNITS",
+    "ExprPrinter",
+    "check_nesting",
+    "end_position",
+    "expr_text",
+    "number_text",
+    "span_of",
+    "syntax_error",
+    "unescape",
+]
+
+#: The longest number literal (a float has 17 significant digits; more is a typo or a probe).
+MAX_DIGITS = 100
+#: The most parentheses open at once in query text.
+MAX_PARENS = 100
+#: The largest window or duration, whatever its unit (in weeks, still beyond any timestamp).
+MAX_WINDOW = 1e12
+
+#: Time units and their length in seconds, by every spelling the readers accept.
+UNITS: dict[str, tuple[str, float]] = {}
+for _canonical, _seconds, _spellings in (
+    ("us", 1e-6, ("us", "microsecond", "microseconds")),
+    ("ms", 1e-3, ("ms", "millisecond", "milliseconds")),
+    ("s", 1.0, ("s", "sec", "secs", "second", "seconds")),
+    ("min", 60.0, ("min", "mins", "minute", "minutes")),
+    ("hour", 3600.0, ("h", "hour", "hours")),
+    ("day", 86400.0, ("d", "day", "days")),
+    ("week", 604800.0, ("week", "weeks")),
+):
+    for _spelling in _spellings:
+        UNITS[_spelling] = (_canonical, _seconds)
+
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0"}
+
+# Words for the grammars' terminals in error messages.
+_WORDS = {
+    "NAME": "a name",
+    "QUOTED_NAME": "a `quoted name`",
+    "NUMBER": "a number",
+    "INT": "a whole number",
+    "PERCENT": "a number",
+    "STRING": "a string",
+    "STRATEGY": "an event selection strategy",
+    "COMPARE": "an operator",
+    "PLUS": "an operator",
+    "MINUS": "an operator",
+    "STAR": "an operator",
+    "SLASH": "an operator",
+    "MODULO": "an operator",
+    "$END": "end of query",
+}
+_EXPRESSION_START = {"NAME", "NUMBER", "STRING", "LPAR"}
+_EXPRESSION_MORE = {"PERCENT", "MINUS", "LSQB", "QUOTED_NAME", "_TRUE", "_FALSE", "_NULL", "NOT"}
+
+
+def span_of(meta: Meta | Token) -> E.Span:
+    """The span of a parse-tree node or token."""
+    if isinstance(meta, Token):
+        return E.Span(
+            meta.start_pos or 0,
+            meta.end_pos or 0,
+            meta.line or 0,
+            meta.column or 0,
+            meta.end_line or 0,
+            meta.end_column or 0,
+        )
+    return E.Span(
+        meta.start_pos, meta.end_pos, meta.line, meta.column, meta.end_line, meta.end_column
+    )
+
+
+def end_position(text: str) -> tuple[int, int]:
+    """The line and column just after the text's last non-blank character."""
+    stripped = text.rstrip()
+    lines = stripped.splitlines() or [""]
+    return len(lines), len(lines[-1]) + 1
+
+
+def unescape(literal: str) -> str:
+    r"""A quoted string literal's value: the quotes dropped, `\n`, `\t`, `\r`, `\0` and
+    `\<any>` unescaped.
+
+    >>> unescape(r"'it\'s\n'")
+    "it's\n"
+    """
+    body = literal[1:-1]
+    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), body)
+
+
+def check_nesting(text: str) -> None:
+    """At most `MAX_PARENS` open parentheses at once (outside quotes): deeper text would
+    exhaust the recursion of the tree walk. An error with a caret at the first one too many."""
+    depth, quote, escaped = 0, "", False
+    line, column = 1, 0
+    for char in text:
+        column += 1
+        if char == "\n":
+            line, column = line + 1, 0
+        elif quote:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                quote = ""
+        elif char in "'\"`":
+            quote = char
+        elif char == "(":
+            depth += 1
+            if depth > MAX_PARENS:
+                raise PatternError(
+                    f"parentheses nest more than {MAX_PARENS} deep here; kleene takes at most "
+                    f"{MAX_PARENS}",
+                    text,
+                    line,
+                    column,
+                )
+        elif char == ")":
+            depth -= 1
+
+
+def _describe(terminal: str, grammar: Lark) -> str:
+    if terminal in _WORDS:
+        return _WORDS[terminal]
+    try:
+        pattern = grammar.get_terminal(terminal).pattern
+    except KeyError:
+        return terminal
+    if pattern.type == "str":
+        return f"'{pattern.value}'" if not pattern.value.isalpha() else pattern.value.upper()
+    if terminal.startswith("_"):  # a keyword
+        return terminal.strip("_")
+    return terminal.lower()
+
+
+def _expected_words(expected: set[str], grammar: Lark) -> tuple[str, ...]:
+    expected = set(expected)
+    words: list[str] = []
+    if expected >= _EXPRESSION_START:
+        words.append("an expression")
+        expected -= _EXPRESSION_START | _EXPRESSION_MORE
+    words.extend(sorted({_describe(name, grammar) for name in expected}))
+    return tuple(words)
+
+
+def _near_miss(text: str, position: int, keywords: Collection[str]) -> str:
+    """The keyword a word just before `position` looks like a misspelling of, or ""."""
+    upper = {k.upper(): k for k in keywords}
+    before = re.findall(r"[A-Za-z_]+", text[:position])
+    for word in reversed(before[-2:]):
+        if word.upper() in upper:
+            continue
+        close = difflib.get_close_matches(word.upper(), list(upper), n=1)
+        if close:
+            return upper[close[0]]
+    return ""
+
+
+def syntax_error(
+    text: str, error: UnexpectedInput, grammar: Lark, keywords: Collection[str]
+) -> PatternSyntaxError:
+    """The error for text `grammar` does not read, in words: what stood at the caret, what
+    could have, and the keyword (of `keywords`) a word nearby misspells."""
+    line, column = error.line, error.column
+    if isinstance(error, UnexpectedToken):
+        token = error.token
+        if token.type == "$END":
+            found, width = "end of query", 1
+            line, column = end_position(text)
+        else:
+            found, width = repr(str(token.value)), len(str(token.value))
+        expected = _expected_words(error.expected, grammar)
+        position = token.start_pos if token.start_pos is not None else len(text)
+    elif isinstance(error, UnexpectedCharacters):
+        found, width = repr(text[error.pos_in_stream or 0]), 1
+        expected = _expected_words(error.allowed or set(), grammar)
+        position = error.pos_in_stream or 0
+    else:  # pragma: no cover - LALR raises only the two above
+        found, width, expected, position = "input", 1, (), 0
+    message = f"unexpected {found}"
+    if expected:
+        what = expected[0] if len(expected) == 1 else "one of " + ", ".join(expected[:10])
+        message += f"; expected {what}"
+    hint = _near_miss(text, position + width, keywords)
+    if hint and hint not in expected:
+        message += f" (did you mean {hint}?)"
+    return PatternSyntaxError(message, text, line, column, expected, width)
+
+
+def number_text(value: int | float) -> str:
+    """A number as query text reads it back (an infinity as 1e999)."""
+    if isinstance(value, float):
+        if math.isnan(value):
+            raise ValueError("NaN has no text form in a query")
+        if math.isinf(value):
+            return "1e999" if value > 0 else "-1e999"
+    return repr(value)
+
+
+# Binding strength of each kind of expression; an operand weaker than its place gets ().
+OR, AND, NOT, COMPARE, SUM, PRODUCT, UNARY, ATOM = range(8)
+_BINARY = {"+": SUM, "-": SUM, "*": PRODUCT, "/": PRODUCT, "%": PRODUCT}
+
+
+class ExprPrinter:
+    """Expression text that reads back to an equal tree: operators and their precedence are
+    every language's; a language's printer says how its constants, leaves and comparison
+    operators are spelled.
+
+    >>> ExprPrinter().text(E.Binary("*", E.Binary("+", E.Attr("a", "x"), E.Constant(1)),
+    ...                             E.Constant(2)))
+    '(a.x + 1) * 2'
+    """
+
+    #: How each comparison is written.
+    compare_symbols: ClassVar[Mapping[str, str]] = {
+        op: op for op in ("=", "!=", "<", "<=", ">", ">=")
+    }
+
+    def text(self, expr: E.Expr) -> str:
+        """The text of an expression."""
+        return self.strength(expr)[0]
+
+    def wrapped(self, expr: E.Expr, at_least: int) -> str:
+        """The text, in parentheses if it binds more weakly than `at_least`."""
+        text, strength = self.strength(expr)
+        return text if strength >= at_least else f"({text})"
+
+    def strength(self, expr: E.Expr) -> tuple[str, int]:
+        """The text and how strongly it binds."""
+        match expr:
+            case E.Constant(value=value):
+                return self.constant(value)
+            case E.Unary(op="not", operand=operand):
+                return f"not {self.wrapped(operand, NOT)}", NOT
+            case E.Unary(op="-", operand=operand):
+                inner = self.wrapped(operand, UNARY)
+                if inner.startswith("-"):
+                    inner = f"({inner})"
+                return f"-{inner}", UNARY
+            case E.Binary(op=op, left=left, right=right):
+                strength = _BINARY[op]
+                return (
+                    f"{self.wrapped(left, strength)} {op} {self.wrapped(right, strength + 1)}",
+                    strength,
+                )
+            case E.Compare(op=op, left=left, right=right):
+                symbol = self.compare_symbols[op]
+                return f"{self.wrapped(left, SUM)} {symbol} {self.wrapped(right, SUM)}", COMPARE
+            case E.BoolOp(op="and", items=items):
+                return " and ".join(self.wrapped(item, NOT) for item in items), AND
+            case E.BoolOp(op="or", items=items):
+                return " or ".join(self.wrapped(item, AND) for item in items), OR
+            case E.Call(name=name, args=args):
+                return f"{name}({', '.join(self.wrapped(a, OR) for a in args)})", ATOM
+        return self.leaf(expr), ATOM
+
+    def constant(self, value: Any) -> tuple[str, int]:
+        """A constant's text and strength (a negative number binds as a unary minus)."""
+        if value is None:
+            return "null", ATOM
+        if isinstance(value, bool):
+            return ("true" if value else "false"), ATOM
+        if isinstance(value, str):
+            escaped = (
+                value.replace("\\", "\\\\")
+                .replace('"', '\\"')
+                .replace("\n", "\\n")
+                .replace("\t", "\\t")
+                .replace("\r", "\\r")
+                .replace("\0", "\\0")
+            )
+            return f'"{escaped}"', ATOM
+        text = number_text(value)
+        return text, (UNARY if text.startswith("-") else ATOM)
+
+    def name(self, name: str) -> str:
+        """A variable's, attribute's or type's name as the language writes it."""
+        return name
+
+    def leaf(self, expr: E.Expr) -> str:
+        """The text of a leaf: SASE+'s spelling for attributes, lengths and aggregates of
+        Kleene variables and equivalence tests, LEAD's for bare names, durations, `count()`
+        and quantifiers."""
+        name = self.name
+        match expr:
+            case E.Attr(var=var, attr=attr, index=None):
+                return f"{var}.{name(attr)}"
+            case E.Attr(var=var, attr=attr, index=E.Index() as index):
+                return f"{var}[{_index(var, index)}].{name(attr)}"
+            case E.Len(var=var):
+                return f"{var}.len"
+            case E.Aggregate(func=func, var=E.CURRENT):
+                return f"{func}()"
+            case E.Aggregate(func=func, var=var, attr=attr, upto=upto):
+                where = "" if upto is None else f"..i-{upto}" if upto else "..i"
+                field = "" if attr is None else f".{name(attr)}"
+                return f"{func}({var}[{where}]{field})"
+            case E.Equivalence(attrs=attrs):
+                return f"[{', '.join(name(a) for a in attrs)}]"
+            case E.Name(name=bare):
+                return bare
+            case E.Duration(amount=amount, unit=unit):
+                return f"{amount} {unit}"
+            case E.Quantified(quantifier=quantifier, body=body, n=None):
+                return f"{quantifier.upper()}({self.text(body)})"
+            case E.Quantified(quantifier=quantifier, body=body, n=n):
+                return f"{quantifier.upper()} {n} ({self.text(body)})"
+        raise TypeError(f"not an expression node: {expr!r}")
+
+
+def _index(var: str, index: E.Index) -> str:
+    offset = f"-{-index.offset}" if index.offset else ""
+    if index.base == "abs":
+        return str(index.offset)
+    if index.base == "i":
+        return f"i{offset}"
+    return f"{var}.len{offset}"
+
+
+def expr_text(expr: E.Expr) -> str:
+    """The text of any expression, for messages (each language's printer spells its own).
+
+    >>> expr_text(E.Compare(">", E.Attr("b", "x", E.Index("i", -1)), E.Name("limit")))
+    'b[i-1].x > limit'
+    """
+    return _PRINTER.text(expr)
+
+
+_PRINTER = ExprPrinter()
