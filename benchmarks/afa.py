@@ -10,9 +10,9 @@
   counted in events: how many arrivals after a match's last event the match that stands
   was output (the paper measures milliseconds at one event per millisecond).
 - `dynamic` (figure 9): a pattern whose count k changes every `--periods` events, as a
-  dynamic pattern (`remove_arc`/`add_arc`) against an operator restart (a new engine fed the
-  events still in the window, as the paper's restart does). Both punctuate at every event
-  (`max_delay=0`), so state stays within the window.
+  dynamic pattern (`kleene.afa.arcs`: `remove`/`add`) against an operator restart (a new
+  engine fed the events still in the window, as the paper's restart does). Both punctuate at
+  every event (`max_delay=0`), so state stays within the window.
 - `ignorable` (figures 16, 17, and figure 10's output size): throughput and state against
   the share of ignorable events (events of a type the query skips), in order for `nfa`,
   `afa` and `afa` with Appendix D's anchors (`anchors=True`, the paper's AFA+ignore), and
@@ -220,7 +220,7 @@ class _Restart:
     engine: kleene.Engine
     buffer: list[Event]
 
-    def change(self, afa: kleene.Afa) -> list[Match]:
+    def change(self, afa: kleene.afa.Afa) -> list[Match]:
         latest = self.buffer[-1].t if self.buffer else 0
         self.buffer = [e for e in self.buffer if latest - e.t <= self.window]
         self.engine = kleene.Engine(afa, max_delay=0)
@@ -245,7 +245,8 @@ def _dynamic(args: argparse.Namespace) -> tuple[list[Result], str | None]:
 def _changing(base: str, events: Sequence[Event], period: int, window: int, label: str) -> Result:
     """Run the rise AFA, k alternating 3 and 4 every `period` events: by changing its `end`
     arc ("dynamic") or by restarting the engine with the new AFA ("restart")."""
-    engine = kleene.Engine(kleene.read_afa(base + END.format(change=0, k=3)), max_delay=0)
+    engine = kleene.Engine(kleene.afa.read_afa(base + END.format(change=0, k=3)), max_delay=0)
+    arcs = kleene.afa.arcs(engine)
     restart = _Restart(window, engine, [])
     dynamic = label == "dynamic"
     found = 0
@@ -255,10 +256,10 @@ def _changing(base: str, events: Sequence[Event], period: int, window: int, labe
             change = position // period
             arc = END.format(change=change, k=4 if change % 2 else 3)
             if dynamic:
-                engine.remove_arc(f"end{change - 1}")
-                engine.add_arc(arc)
+                arcs.remove(f"end{change - 1}")
+                arcs.add(arc)
             else:
-                found += len(restart.change(kleene.read_afa(base + arc)))
+                found += len(restart.change(kleene.afa.read_afa(base + arc)))
         found += len(engine.send(event) if dynamic else restart.send(event))
     seconds = time.perf_counter() - started
     counts = (engine if dynamic else restart.engine).metrics.as_dict()

@@ -25,7 +25,7 @@ from pathlib import Path
 import kleene
 from benchmarks.harness import ROOT, Column, Result, best_of, count
 from kleene.io import write_columns
-from kleene.runtime.engine import check_input
+from kleene.io.matching import check_input
 from kleene.testing.workloads import StockStream
 
 __all__ = ["KEYED", "UNKEYED", "arguments", "generate", "in_process", "on_spark", "run"]

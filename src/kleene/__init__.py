@@ -1,5 +1,11 @@
 """kleene: complex event processing for Python, on Apache Spark through PySpark.
 
+The one door: `match` (and `match_iter`) finds a query's matches in events, a file reader,
+a pandas DataFrame or an Arrow table; `Engine` runs one over a stream; `compile` and
+`parse` turn query text into a plan or a checked AST. Plan-specific names live in their
+own namespaces: `kleene.lead` (LEAD rules), `kleene.afa` (AFAs written directly), and
+`kleene.spark` (Spark DataFrames and streams).
+
 >>> import kleene
 >>> events = [{"type": t, "ts": ts, "price": p} for t, ts, p in
 ...           [("A", 1, 10), ("A", 2, 12), ("B", 3, 11), ("B", 4, 13), ("C", 5, 20)]]
@@ -11,9 +17,10 @@
 {'a': (1,), 'b': (3,), 'c': (4,)}
 """
 
-from kleene import lead
+from kleene import afa, lead
 from kleene.compiler.functions import register_function, unregister_function
 from kleene.compiler.options import Options
+from kleene.compiler.pipeline import parse
 from kleene.errors import (
     EventError,
     KleeneError,
@@ -21,23 +28,19 @@ from kleene.errors import (
     PatternError,
     PatternSyntaxError,
     PlanError,
+    StateError,
 )
 from kleene.events import Event, Watermark
 from kleene.io import from_arrow, from_pandas, read_events, to_pandas
-from kleene.language.sase import builder
-from kleene.language.sase.ast import Pattern
+from kleene.io.matching import match, match_iter
 from kleene.matches import Match, Retraction, Timeout
-from kleene.plans import compile, parse
-from kleene.plans.afa import Afa, read_afa
-from kleene.plans.afa import Builder as AfaBuilder
+from kleene.plans import compile
 from kleene.plans.base import Plan
-from kleene.runtime.engine import Engine, match, match_iter
+from kleene.runtime.engine import Engine
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Afa",
-    "AfaBuilder",
     "Engine",
     "Event",
     "EventError",
@@ -45,16 +48,16 @@ __all__ = [
     "LimitError",
     "Match",
     "Options",
-    "Pattern",
     "PatternError",
     "PatternSyntaxError",
     "Plan",
     "PlanError",
     "Retraction",
+    "StateError",
     "Timeout",
     "Watermark",
     "__version__",
-    "builder",
+    "afa",
     "compile",
     "from_arrow",
     "from_pandas",
@@ -62,7 +65,6 @@ __all__ = [
     "match",
     "match_iter",
     "parse",
-    "read_afa",
     "read_events",
     "register_function",
     "to_pandas",

@@ -18,12 +18,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from kleene.compiler.rules import check_rule
-from kleene.errors import KleeneError
 from kleene.events import Event
+from kleene.io.matching import match
 from kleene.language.lead.ast import Rule
-from kleene.language.lead.reader import is_rule, read_rule
+from kleene.language.lead.reader import read_rule
 
-__all__ = ["is_rule", "parse", "run"]
+__all__ = ["parse", "run"]
 
 
 def parse(text: str) -> Rule:
@@ -35,12 +35,10 @@ def parse(text: str) -> Rule:
 
 
 def run(rule: Rule | str, events: Iterable[Any], **options: Any) -> list[Event]:
-    """Every event the rule emits over `events` (in timestamp order), in emission order, the
-    end of the stream included (pending time events and waits fire there)."""
-    from kleene.runtime.engine import Engine
-
-    engine = Engine(rule, **options)
-    if not engine.plan.emits_events:
-        raise KleeneError("kleene.lead.run takes a LEAD rule (text that begins with FROM)")
-    emitted: list[Any] = [*engine.send_many(events), *engine.close()]
+    """Every event the rule emits over `events` (in timestamp order), in the order they are
+    emitted, the end of the stream included (pending time events and waits fire there); as
+    `kleene.match` gives them. Text that is no LEAD rule is a syntax error at its start."""
+    if not isinstance(rule, Rule):
+        rule = read_rule(rule)
+    emitted: list[Event] = match(rule, events, **options)
     return emitted

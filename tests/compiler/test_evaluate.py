@@ -150,9 +150,15 @@ def test_long_or_lists_compile_on_every_plan():
         {"type": "A", "ts": 2, "sym": "Q", "x": 1},
         {"type": "B", "ts": 3, "x": 2},
     ]
-    for plan in sorted(n for n, cls in kleene.plans.PLANS.items() if not cls.emits_events):
+    for plan in sorted(n for n, cls in kleene.plans.PLANS.items() if "sase" in cls.languages):
         found = kleene.match(query, events, plan)
         assert [m.ids() for m in found] == [{"a": (0,), "b": (2,)}], plan
+    listed = " or ".join(f"a.sym == 'S{n}'" for n in range(300))
+    rule = (
+        f"FROM A AS a, B AS b MATCH all(a.filter({listed}) Followed By b.filter(b.x > a.x)) "
+        "EMIT Event M(a.sym)"
+    )
+    assert [e.attrs for e in kleene.match(rule, events)] == [{"sym": "S299"}]
 
 
 def test_a_failing_function_names_itself():

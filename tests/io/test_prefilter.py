@@ -252,7 +252,7 @@ def test_numbers_of_both_kinds_are_compared_as_python_compares_them(
     kept are those the comparison is true of (Arrow alone would round integers past 2**53);
     a comparison not translated keeps every row of the variable's types."""
     plan = kleene.compile(f"PATTERN SEQ(A a, B b) WHERE a.{column} {op} {literal} WITHIN 9")
-    keep = row_filter(plan.analysis, Columns())
+    keep = row_filter(plan.analysis.filters, Columns())
     assert keep is not None
     kind = pa.int64() if column == "i" else pa.float64()
     batch = pa.record_batch(

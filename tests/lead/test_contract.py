@@ -1,5 +1,7 @@
-"""The plan contract on the petri plan: markings pickle and resume, deadlines move on,
-PARTITION BY runs the rule once per key (the engine's partitions are the rule's)."""
+"""The petri plan under the plan contract beyond what the conformance suite checks on every
+plan (tests/plans/test_conformance.py: outputs, pickled markings, deadlines, idle and
+finished partitions): PARTITION BY runs the rule once per key through the engine, the
+paper's Figure 2 resumes mid-stream, and the refusals name the language a plan runs."""
 
 import math
 from typing import Any
@@ -9,26 +11,8 @@ from hypothesis import given
 
 import kleene
 from kleene.events import Event, Watermark
-from kleene.testing.strategies import streams
+from kleene.testing.strategies import RULES, streams
 from tests.lead.test_rules import FIGURE_2, game_stream
-
-RULES = [
-    "FROM A AS a, B AS b, C AS c MATCH all(a Followed By b.filter(b.x > a.x) Followed By c "
-    "Within 3 s From a) PARTITION BY a.k EMIT Event M(a.x AS a, c.x AS c)",
-    "FROM A AS a, B AS b MATCH every(a Followed By not b Within 2 s) PARTITION BY a.k "
-    "EMIT Event Quiet(a.x AS x)",
-    "FROM A AS a, B AS b, C AS c DEFINE TimeEvent open(a.event_time, a.event_time + 3 s) "
-    "MATCH every(a Followed By collect(b) terminate(not open or count() == 2) AS bs "
-    "Followed By c) EMIT CHECK ANY WHERE (count(bs) == 2) EMIT Event Two(c.x) "
-    "WHERE (ALL(bs.x >= 1)) EMIT Event High(count(bs) AS n) END",
-    "FROM A AS a, B AS b MATCH every(Wait(last(a), 2 s) and b) EMIT Event W(a.x AS a, b.x AS b)",
-    "FROM A AS a, B AS b MATCH a Followed By not b Within 2 s PARTITION BY a.k, 3 s "
-    "EMIT Event F(a.x)",
-    "FROM A AS a, C AS c MATCH all(a Followed By c) consume(c) PARTITION BY 4 events "
-    "EMIT Event N(a.x)",
-    "FROM A AS a, B AS b, C AS c MATCH every(a Followed By (b or c) Followed By "
-    "adj(a and c)) EMIT Event X(a.x)",
-]
 
 
 def _run(plan: kleene.Plan, events: list[Event], *, reload: bool) -> list[tuple[Any, ...]]:
@@ -54,14 +38,6 @@ def _run(plan: kleene.Plan, events: list[Event], *, reload: bool) -> list[tuple[
 
 @pytest.mark.parametrize("rule", RULES)
 @given(stream=streams(max_size=10))
-def test_markings_pickle_and_resume(rule: str, stream: tuple[Event, ...]) -> None:
-    plan = kleene.compile(rule)
-    events = list(stream)
-    assert _run(plan, events, reload=True) == _run(plan, events, reload=False)
-
-
-@pytest.mark.parametrize("rule", RULES)
-@given(stream=streams(max_size=10))
 def test_the_engine_runs_one_marking_per_partition(rule: str, stream: tuple[Event, ...]) -> None:
     plan = kleene.compile(rule)
     emitted = kleene.lead.run(rule, stream)
@@ -69,20 +45,6 @@ def test_the_engine_runs_one_marking_per_partition(rule: str, stream: tuple[Even
     assert sorted(((e.type, e.ts, dict(e.attrs)) for e in emitted), key=repr) == sorted(
         ((t, ts, a) for _, t, ts, a in expected), key=repr
     )
-
-
-@pytest.mark.parametrize("rule", RULES)
-@given(stream=streams(max_size=10))
-def test_deadlines_move_on(rule: str, stream: tuple[Event, ...]) -> None:
-    plan = kleene.compile(rule)
-    state = plan.new_state()
-    for event in stream:
-        plan.step(state, event)
-        deadline = plan.deadline(state)
-        if deadline is not None:
-            plan.advance(state, Watermark(deadline))
-            later = plan.deadline(state)
-            assert later is None or later > deadline
 
 
 def test_figure_2_markings_resume_mid_stream() -> None:
@@ -93,14 +55,14 @@ def test_figure_2_markings_resume_mid_stream() -> None:
 
 
 def test_partition_false_is_refused_for_a_partitioned_rule() -> None:
-    with pytest.raises(kleene.KleeneError, match="PARTITION BY is part of its meaning"):
+    with pytest.raises(kleene.KleeneError, match="partitions are part of its meaning"):
         kleene.Engine(FIGURE_2, partition=False)
 
 
 def test_a_sase_pattern_is_refused_by_the_petri_plan_and_a_rule_by_the_others() -> None:
-    with pytest.raises(kleene.PlanError, match="LEAD rules"):
+    with pytest.raises(kleene.PlanError, match="it runs LEAD rules; SASE"):
         kleene.compile("PATTERN SEQ(A a, B b)", plan="petri")
-    with pytest.raises(kleene.PlanError, match="runs on plan 'petri'"):
+    with pytest.raises(kleene.PlanError, match="LEAD rules run on plan 'petri'"):
         kleene.compile("FROM A AS a MATCH a EMIT Event X()", plan="nfa")
 
 
@@ -108,3 +70,22 @@ def test_state_of_another_rule_is_refused() -> None:
     one, two = kleene.compile(RULES[0]), kleene.compile(RULES[1])
     with pytest.raises(kleene.errors.StateError):
         two.load_state(one.dump_state(one.new_state()))
+
+
+def test_a_finished_partition_keeps_only_its_key() -> None:
+    """Without a frame the rule runs once per partition: once its run has ended, the
+    engine keeps the key and drops the marking, and the key's later events change nothing."""
+    rule = (
+        "FROM A AS a, B AS b MATCH a Followed By not b Within 10 s PARTITION BY a.k "
+        "EMIT Event U(a.k)"
+    )
+    engine = kleene.Engine(rule)
+    for i in range(3):
+        engine.send({"type": "A", "ts": i, "k": i})
+    assert engine.partitions == 3
+    assert engine.send({"type": "A", "ts": 20, "k": 3}) == [
+        kleene.Event("U", i + 10, {"k": i}) for i in range(3)
+    ]
+    assert (engine.partitions, engine.finished) == (1, 3)
+    assert engine.send({"type": "A", "ts": 21, "k": 0}) == []  # k = 0 ran once already
+    assert [e.attrs for e in engine.close()] == [{"k": 3}]

@@ -157,7 +157,7 @@ def test_only_afa_takes_retractions_and_speculation():
 
 @pytest.mark.parametrize("option", [{"output": "non_overlapping"}, {"selection": "earliest"}])
 def test_what_does_not_compile_says_why(option):
-    with pytest.raises(PlanError, match="plan 'afa' cannot run this pattern: it reports all"):
+    with pytest.raises(PlanError, match="plan 'afa' cannot run this query: it reports all"):
         kleene.compile("PATTERN SEQ(A a, B b) WITHIN 3", plan="afa", **option)
 
 

@@ -104,7 +104,7 @@ def _apply(engine, afa, lifetimes, change, life, **explicit):
         if name in {a.name for a in afa.arcs}:
             return afa, []
         final = name == "drop"
-        outputs = engine.add_arc(EXTRA[name], final=final, **explicit)
+        outputs = kleene.afa.arcs(engine).add(EXTRA[name], final=final, **explicit)
         arc = read_arc(EXTRA[name], afa)
         states = afa.states if arc.target in afa.states else (*afa.states, arc.target)
         finals = afa.finals | {arc.target} if final else afa.finals
@@ -113,7 +113,7 @@ def _apply(engine, afa, lifetimes, change, life, **explicit):
         return afa, outputs
     if lifetimes.get(name, Lifetime()).end < math.inf:
         return afa, []  # removed already
-    outputs = engine.remove_arc(name, **explicit)
+    outputs = kleene.afa.arcs(engine).remove(name, **explicit)
     lifetimes[name] = replace(lifetimes.get(name, Lifetime()), end=life.end, through=life.through)
     return afa, outputs
 
@@ -124,7 +124,7 @@ def test_default_mode_changes_arcs_for_the_events_after_the_latest(events, chang
     latest timestamp received, one removed stops after it; whatever the arrival order, the
     net matches are the brute force's with those lifetimes."""
     arrival = data.draw(st.permutations(events), label="arrival order")
-    afa = kleene.read_afa(RISES)
+    afa = kleene.afa.read_afa(RISES)
     engine = kleene.Engine(afa)
     lifetimes = {}
     outputs = []
@@ -151,7 +151,7 @@ def test_explicit_lifetimes_match_events_already_received_again(events, data):
     """Section 5.2: an arc-event with an explicit lifetime reaches the events already
     received; the engine's retractions and new matches net the brute force's matches."""
     arrival = data.draw(st.permutations(events), label="arrival order")
-    afa = kleene.read_afa(RISES)
+    afa = kleene.afa.read_afa(RISES)
     engine = kleene.Engine(afa, arc_lifetimes="explicit")
     lifetimes = {}
     outputs = []
@@ -180,14 +180,16 @@ def test_explicit_lifetimes_match_events_already_received_again(events, data):
 def test_example_4_changes_k_while_the_stream_runs():
     """Example 4: the V-pattern count k changes from 2 to 1 by removing the arcs that test
     k and adding ones for k'; later V-patterns match with k' = 1, and the state is kept."""
-    vpattern = kleene.read_afa(VPATTERN.replace("WITHIN 7", "WITHIN 20"))
+    vpattern = kleene.afa.read_afa(VPATTERN.replace("WITHIN 7", "WITHIN 20"))
     v = [-2, -0.5, -0.5, 0.5, 0.5]  # one V (down three times, up twice)
     engine = kleene.Engine(vpattern)
     first = [{"type": "tick", "ts": t, "id": t, "change": c} for t, c in enumerate(v)]
     assert engine.send_many(first) == []  # one V is not two
     for name in ("a4", "a5"):
-        assert engine.remove_arc(name) == []
-    engine.add_arc("ARC a5k: q2 -> q3 WHEN e.change > 0 AND r.r1 = 1 AND r.r2 = 0 SET r1 = 0")
+        assert kleene.afa.arcs(engine).remove(name) == []
+    kleene.afa.arcs(engine).add(
+        "ARC a5k: q2 -> q3 WHEN e.change > 0 AND r.r1 = 1 AND r.r2 = 0 SET r1 = 0"
+    )
     second = [{"type": "tick", "ts": 10 + t, "id": 10 + t, "change": c} for t, c in enumerate(v)]
     found = engine.send_many(second)
     assert [m.ids()["events"] for m in found] == [(10, 11, 12, 13, 14)]
@@ -198,71 +200,71 @@ def test_explicit_mode_holds_state_until_both_punctuations():
     """Section 5.4: the effective punctuation is the earlier of the events' and the arcs';
     an arc-event may begin at the arc punctuation, however far the events went, and still
     reach the events received after it."""
-    engine = kleene.Engine(kleene.read_afa(RISES), arc_lifetimes="explicit")
+    engine = kleene.Engine(kleene.afa.read_afa(RISES), arc_lifetimes="explicit")
     for t, x in enumerate([1, 2, 3, -1]):
         engine.send(kleene.Event("T", t, {"x": x}, id=t))
     engine.advance_to(3)
     assert engine.metrics.as_dict()["peak_runs"] > 0
     held = sum(len(s.entries) for s in engine._states.values())
     assert held == 4  # no arc punctuation yet: nothing is cleaned
-    added = engine.add_arc(EXTRA["short"], lifetime=(1, None))
+    added = kleene.afa.arcs(engine).add(EXTRA["short"], lifetime=(1, None))
     assert [m.ids()["events"] for m in added] == [(2, 3)]  # a rise of one, then a fall
-    engine.advance_arcs_to(2)
+    kleene.afa.arcs(engine).advance_to(2)
     assert sum(len(s.entries) for s in engine._states.values()) < held
     with pytest.raises(KleeneError, match="before the arc punctuation"):
-        engine.add_arc(EXTRA["same"], lifetime=(1, None))
+        kleene.afa.arcs(engine).add(EXTRA["same"], lifetime=(1, None))
     with pytest.raises(KleeneError, match="goes back"):
-        engine.advance_arcs_to(1)
+        kleene.afa.arcs(engine).advance_to(1)
 
 
 def test_an_arc_added_later_reaches_back_with_an_explicit_lifetime():
-    engine = kleene.Engine(kleene.read_afa(RISES), arc_lifetimes="explicit")
+    engine = kleene.Engine(kleene.afa.read_afa(RISES), arc_lifetimes="explicit")
     rows = [(0, 1), (1, 2), (2, -1), (3, 5), (4, -1)]
     found = engine.send_many(kleene.Event("T", t, {"x": x}, id=t) for t, x in rows)
     assert [m.ids()["events"] for m in found] == [(0, 1, 2)]
-    added = engine.add_arc(EXTRA["short"], lifetime=(3, None))
+    added = kleene.afa.arcs(engine).add(EXTRA["short"], lifetime=(3, None))
     assert [m.ids()["events"] for m in added] == [(3, 4)]
-    removed = engine.remove_arc("end", end=1)
+    removed = kleene.afa.arcs(engine).remove("end", end=1)
     assert [(type(m).__name__, m.ids()["events"]) for m in removed] == [("Retraction", (0, 1, 2))]
 
 
 def test_bad_arc_events_are_errors_that_name_the_cause():
-    afa = kleene.read_afa(RISES)
+    afa = kleene.afa.read_afa(RISES)
     engine = kleene.Engine(afa)
     with pytest.raises(KleeneError, match="leaves state 'nowhere'"):
-        engine.add_arc("ARC x: nowhere -> done")
+        kleene.afa.arcs(engine).add("ARC x: nowhere -> done")
     with pytest.raises(KleeneError, match="already has an arc more"):
-        engine.add_arc("ARC more: up -> done")
+        kleene.afa.arcs(engine).add("ARC more: up -> done")
     with pytest.raises(KleeneError, match="has no arc gone"):
-        engine.remove_arc("gone")
+        kleene.afa.arcs(engine).remove("gone")
     with pytest.raises(KleeneError, match="only event arcs"):
-        engine.add_arc("EPSILON e1: up -> done")
+        kleene.afa.arcs(engine).add("EPSILON e1: up -> done")
     with pytest.raises(KleeneError, match="not a final one"):
-        engine.add_arc("ARC y: start -> up", final=True)
+        kleene.afa.arcs(engine).add("ARC y: start -> up", final=True)
     with pytest.raises(KleeneError, match="explicit"):
-        engine.add_arc(EXTRA["short"], lifetime=(0, None))
+        kleene.afa.arcs(engine).add(EXTRA["short"], lifetime=(0, None))
     with pytest.raises(KleeneError, match="explicit"):
-        engine.advance_arcs_to(3)
+        kleene.afa.arcs(engine).advance_to(3)
     with pytest.raises(PatternError, match="no field size"):
-        engine.add_arc("ARC z: up -> done WHEN r.size > 1")
+        kleene.afa.arcs(engine).add("ARC z: up -> done WHEN r.size > 1")
     explicit = kleene.Engine(afa, arc_lifetimes="explicit")
     with pytest.raises(KleeneError, match="needs lifetime"):
-        explicit.add_arc(EXTRA["short"])
+        kleene.afa.arcs(explicit).add(EXTRA["short"])
     with pytest.raises(KleeneError, match="needs end"):
-        explicit.remove_arc("end")
+        kleene.afa.arcs(explicit).remove("end")
     query = kleene.Engine("PATTERN SEQ(A a, B b) WITHIN 5", plan="afa")
     with pytest.raises(KleeneError, match="written directly"):
-        query.add_arc(EXTRA["short"])
-    with pytest.raises(KleeneError, match="on plan 'afa'"):
-        kleene.Engine("PATTERN SEQ(A a, B b) WITHIN 5", plan="nfa").add_arc(EXTRA["short"])
+        kleene.afa.arcs(query).add(EXTRA["short"])
+    with pytest.raises(KleeneError, match="runs plan 'nfa'"):
+        kleene.afa.arcs(kleene.Engine("PATTERN SEQ(A a, B b) WITHIN 5", plan="nfa"))
     with pytest.raises(KleeneError, match="'default' or 'explicit'"):
         kleene.Engine(afa, arc_lifetimes="sometimes")
 
 
 def test_ended_arcs_are_forgotten_once_punctuated():
-    engine = kleene.Engine(kleene.read_afa(RISES))
+    engine = kleene.Engine(kleene.afa.read_afa(RISES))
     engine.send(kleene.Event("T", 1, {"x": 1}, id=0))
-    engine.remove_arc("more")
+    kleene.afa.arcs(engine).remove("more")
     assert "more" in {a.name for a in engine.plan.afa.arcs}
     engine.advance_to(1)
     assert "more" not in {a.name for a in engine.plan.afa.arcs}

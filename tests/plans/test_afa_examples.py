@@ -41,7 +41,7 @@ def ticks(rows):
 
 
 def test_example_3_the_v_pattern_accepts_e1_to_e5_e8_e6_with_register_0_2():
-    engine = kleene.Engine(kleene.read_afa(VPATTERN))
+    engine = kleene.Engine(kleene.afa.read_afa(VPATTERN))
     before = engine.send_many(ticks(FIGURE_2[:7]))
     assert before == []  # without e8, e6 is an uptick after a finished V: nothing matches
     (found,) = engine.send(ticks(FIGURE_2[7:])[0])  # Example 5: e8 arrives, the match appears
@@ -55,7 +55,7 @@ def test_example_3_the_v_pattern_accepts_e1_to_e5_e8_e6_with_register_0_2():
 @pytest.mark.parametrize("order", list(itertools.permutations(range(8)))[::997])
 def test_the_v_pattern_in_any_arrival_order(order):
     events = ticks([FIGURE_2[p] for p in order])
-    found = kleene.match(kleene.read_afa(VPATTERN), events)
+    found = kleene.match(kleene.afa.read_afa(VPATTERN), events)
     assert [[e.id for e in m.bindings["events"]] for m in found] == [
         ["e1", "e2", "e3", "e4", "e5", "e8", "e6"]
     ]
@@ -64,7 +64,7 @@ def test_the_v_pattern_in_any_arrival_order(order):
 def test_the_v_pattern_outside_the_window():
     """Lifetimes: with W = 5 the match's events span 1 .. 7, more than W."""
     narrow = VPATTERN.replace("WITHIN 7", "WITHIN 5")
-    assert kleene.match(kleene.read_afa(narrow), ticks(FIGURE_2)) == []
+    assert kleene.match(kleene.afa.read_afa(narrow), ticks(FIGURE_2)) == []
 
 
 # Figure 14: head and shoulders. r1 = p1 (the start), r2 = p2 (the left shoulder), r3 = p4
@@ -94,13 +94,13 @@ PRICES = [10, 12, 15, 13, 12, 14, 18, 16, 13, 14, 16, 12, 9]
 
 def test_head_and_shoulders():
     events = [{"type": "tick", "ts": t, "id": t, "price": p} for t, p in enumerate(PRICES)]
-    found = kleene.match(kleene.read_afa(HEAD_AND_SHOULDERS), events)
+    found = kleene.match(kleene.afa.read_afa(HEAD_AND_SHOULDERS), events)
     assert [m.ids()["events"] for m in found] == [tuple(range(13))]
     assert found[0].register == {"p1": 10, "p2": 15, "p4": 18, "last": 12}
     # a right shoulder as high as the head is no head and shoulders
     flat = [*PRICES[:10], 18, 12, 9]
     events = [{"type": "tick", "ts": t, "id": t, "price": p} for t, p in enumerate(flat)]
-    assert kleene.match(kleene.read_afa(HEAD_AND_SHOULDERS), events) == []
+    assert kleene.match(kleene.afa.read_afa(HEAD_AND_SHOULDERS), events) == []
 
 
 def uncertain(threshold=0.1):
@@ -108,7 +108,7 @@ def uncertain(threshold=0.1):
     probability that the pattern (an A, then a B) occurred; a self-loop models the absence of
     an event in between, and matching stops below the threshold."""
     return (
-        kleene.AfaBuilder("uncertain", register={"prob": 1.0})
+        kleene.afa.Builder("uncertain", register={"prob": 1.0})
         .arc(
             "q0", "q1", fence=lambda e, r: e.type == "A", transfer=lambda e, r: {"prob": e["prob"]}
         )
@@ -170,7 +170,7 @@ def test_a_negative_pattern_at_the_end():
         {"type": "B", "ts": 400, "id": "b1"},  # 200 s after a2: spoils a2 only
         {"type": "A", "ts": 700, "id": "a3"},
     ]
-    engine = kleene.Engine(kleene.read_afa(NO_B_AFTER_A))
+    engine = kleene.Engine(kleene.afa.read_afa(NO_B_AFTER_A))
     assert engine.send_many(trades) == []  # nothing is decided before time passes
     assert [m.ids() for m in engine.advance_to(300)] == [{"events": ("a1",)}]
     assert engine.advance_to(999) == []  # a3's window ends at 1000
@@ -200,7 +200,7 @@ def test_the_negative_pattern_written_in_sase_runs_on_the_afa_alike():
 
 
 def test_a_late_b_withdraws_nothing_after_the_punctuation_but_is_refused():
-    engine = kleene.Engine(kleene.read_afa(NO_B_AFTER_A))
+    engine = kleene.Engine(kleene.afa.read_afa(NO_B_AFTER_A))
     engine.send({"type": "A", "ts": 0, "id": "a1"})
     assert len(engine.advance_to(300)) == 1
     with pytest.raises(kleene.EventError, match="advance_to"):

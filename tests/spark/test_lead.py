@@ -65,12 +65,12 @@ def test_a_rule_reading_a_missing_column_fails_before_spark_runs(spark):
     df = spark.createDataFrame([("A", 1, 2)], "type string, ts long, x long")
     with pytest.raises(EventError, match=r"reads a.y but the DataFrame has no column 'y'"):
         detect(df, "FROM A AS a MATCH a.filter(a.y > 1) EMIT Event X()")
-    with pytest.raises(kleene.KleeneError, match="its own PARTITION BY"):
+    with pytest.raises(kleene.KleeneError, match="its own partitions"):
         detect(df, "FROM A AS a MATCH a PARTITION BY a.x EMIT Event X(x)", partition_by=["x"])
 
 
 def test_a_rule_on_a_stream_is_refused_with_a_reason(spark, tmp_path):
     (tmp_path / "in").mkdir()
     sdf = spark.readStream.schema("type string, ts timestamp, x long").json(str(tmp_path / "in"))
-    with pytest.raises(kleene.KleeneError, match="detect_stream runs SASE\\+ queries"):
+    with pytest.raises(kleene.KleeneError, match="writes matches, and this query reports emitted"):
         detect_stream(sdf, "FROM A AS a MATCH a EMIT Event X()")

@@ -39,13 +39,12 @@ from kleene.cli.common import plan_arguments, query_text
 from kleene.cli.options import plan_options
 from kleene.compiler.analysis import Analysis, Variable
 from kleene.compiler.growth import unbounded
+from kleene.compiler.rules import RuleAnalysis
 from kleene.errors import KleeneError
 from kleene.language.lead.printer import rule_text
 from kleene.language.sase import ast as A
 from kleene.language.sase.printer import expr_text, to_text, within_text
 from kleene.plans.base import Plan
-from kleene.plans.petri import PetriPlan
-from kleene.plans.petri.draw import draw_png
 
 __all__ = ["add", "explain"]
 
@@ -82,15 +81,13 @@ def _explain(args: argparse.Namespace) -> int:
             Path(args.dot).write_text(graph + "\n")
         if args.png:
             dot = shutil.which("dot")
-            if dot is None and isinstance(plan, PetriPlan):
-                draw_png(plan, args.png)  # with matplotlib
-            elif dot is None:
+            if dot is not None:
+                subprocess.run([dot, "-Tpng", "-o", args.png], input=graph, text=True, check=True)
+            elif not plan.draw(args.png):  # a plan that draws itself (with matplotlib)
                 raise KleeneError(
                     "--png needs Graphviz's dot command (Debian: apt-get install graphviz); "
                     "--dot writes the graph for any Graphviz viewer"
                 )
-            else:
-                subprocess.run([dot, "-Tpng", "-o", args.png], input=graph, text=True, check=True)
     return 0
 
 
@@ -133,10 +130,13 @@ def _strategies(analysis: Analysis) -> list[str]:
 
 def explain(plan: Plan[Any]) -> str:
     """The canonical query, then its variables, conditions, partition key, order and window
-    (for a LEAD rule: the rule, its streams, partitions and net)."""
-    if isinstance(plan, PetriPlan):
-        return _explain_rule(plan)
+    (for a LEAD rule: the rule, its streams, partitions and net; for an AFA written
+    directly, the AFA)."""
     analysis = plan.analysis
+    if isinstance(analysis, RuleAnalysis):
+        return _explain_rule(plan, analysis)
+    if not isinstance(analysis, Analysis):
+        return "\n".join([analysis.text(), "", f"{'plan:':<16}{plan.name}"])
     pattern = analysis.pattern
     lines = [to_text(pattern), "", "variables:"]
     width = max(len(name) for name in analysis.variables)
@@ -197,7 +197,7 @@ def explain(plan: Plan[Any]) -> str:
     return "\n".join(lines)
 
 
-def _explain_rule(plan: PetriPlan) -> str:
+def _explain_rule(plan: Plan[Any], analysis: RuleAnalysis) -> str:
     """A LEAD rule in canonical form, then its streams, partitions and Petri net.
 
     >>> import kleene
@@ -218,7 +218,7 @@ def _explain_rule(plan: PetriPlan) -> str:
         Negation 3600
           Source p
     """
-    rule = plan.rule
+    rule = analysis.rule
     streams = ", ".join(f"{s.alias} = {s.type}" for s in rule.streams)
     if rule.partition:
         names = ", ".join(a.attr for a in rule.partition)
@@ -227,7 +227,7 @@ def _explain_rule(plan: PetriPlan) -> str:
         partition = "nothing: one run of the rule over the whole stream"
     lines = [rule_text(rule), "", f"{'streams:':<16}{streams}"]
     lines.append(f"{'partition by:':<16}{partition}")
-    lines += [f"{'plan:':<16}{plan.name}", "net:", plan.describe()]
+    lines += [f"{'plan:':<16}{plan.name}", "net:", plan.describe() or ""]
     return "\n".join(lines)
 
 

@@ -24,12 +24,13 @@ from kleene.cli.common import (
     warn_growth,
 )
 from kleene.cli.options import pair, plan_options
-from kleene.compiler.schema import attributes_read
+from kleene.compiler.query import Output
 from kleene.errors import EventError, KleeneError
 from kleene.events import Event
+from kleene.io.matching import check_input
 from kleene.io.readers import EventReader
 from kleene.matches import Timeout
-from kleene.runtime.engine import check_input, fewer_collections
+from kleene.runtime.engine import fewer_collections
 
 __all__ = ["add"]
 
@@ -87,9 +88,9 @@ def _match(args: argparse.Namespace) -> int:
     if args.timeouts == "-" and args.output in (None, "-"):
         raise KleeneError("--timeouts - and the matches cannot both go to standard output")
     text, name = query_text(args.query)
-    pattern: str | kleene.Afa = text
+    pattern: str | kleene.afa.Afa = text
     if is_afa(text):  # an AFA written directly runs on the afa plan
-        pattern = kleene.read_afa(text, time_unit=args.time_unit)
+        pattern = kleene.afa.read_afa(text, time_unit=args.time_unit)
         name = pattern.name
     engine = kleene.Engine(
         pattern,
@@ -125,8 +126,8 @@ def _match(args: argparse.Namespace) -> int:
         return kleene.io.readers.count_rows(args.input, args.format)
 
     with (
-        kleene.io.match_output(args.output) as write,
-        _timeouts_output(args.timeouts) as write_timeouts,
+        kleene.io.match_output(args.output, engine.plan.output) as write,
+        _timeouts_output(args.timeouts, engine.plan.output) as write_timeouts,
         progress(shows, rows) as tick,
         fewer_collections(),
     ):
@@ -141,12 +142,13 @@ def _match(args: argparse.Namespace) -> int:
                 made.close()
                 break
     display = sys.stdout if args.output not in (None, "-") else sys.stderr
-    fields = list(dict.fromkeys(read.attr for read in attributes_read(engine.plan)))
+    fields = list(dict.fromkeys(read.attr for read in engine.plan.analysis.reads))
+    output = engine.plan.output
     for number, each in enumerate(shown, 1):
-        print(f"{number:>3}. {_short(each, fields)}", file=display)
+        print(f"{number:>3}. {_short(each, fields, output)}", file=display)
     seconds = time.perf_counter() - started
     metrics = engine.metrics
-    outcome = f"{written:,} {'emitted events' if engine.plan.emits_events else 'matches'}"
+    outcome = f"{written:,} {output.noun}"
     if metrics.retractions:  # a speculative plan (afa): the lines are a changelog
         net = metrics.matches - metrics.retractions
         outcome = (
@@ -187,11 +189,11 @@ def _peak_memory_kib() -> int | None:
     return peak // 1024 if sys.platform == "darwin" else peak  # bytes there, KiB elsewhere
 
 
-def _short(found: kleene.Match | kleene.Event, fields: list[str]) -> str:
+def _short(found: Any, fields: list[str], output: Output) -> str:
     """A match on one line: its time span and its RETURN values, or else each variable's
     events, each with its id and the attributes the query reads (`fields`); an emitted
     event: its time, type and attributes."""
-    if isinstance(found, kleene.Event):
+    if output.kind == "events":
         return f"{found.ts}  {found.type} {dict(found.attrs)}"
 
     def event(e: kleene.Event) -> str:
@@ -209,12 +211,12 @@ def _short(found: kleene.Match | kleene.Event, fields: list[str]) -> str:
 
 
 @contextmanager
-def _timeouts_output(path: str | None) -> Iterator[Callable[[list[Any]], int]]:
+def _timeouts_output(path: str | None, output: Output) -> Iterator[Callable[[list[Any]], int]]:
     """Where timed-out partial matches go (`--timeouts FILE`); nowhere without it."""
     if path is None:
         yield lambda found: 0
         return
-    with kleene.io.match_output(path) as write:
+    with kleene.io.match_output(path, output) as write:
         yield write
 
 

@@ -136,7 +136,7 @@ def _job(args: argparse.Namespace, source: str) -> int:
     counts = job.counts()
     log.info(
         f"{counts['read']:,} events read, {counts['kept']:,} after filtering, "
-        f"{written:,} {'emitted events' if job.plan.emits_events else 'matches'} in "
+        f"{written:,} {job.plan.output.noun} in "
         f"{finished - ready:.1f} s (+{ready - started:.1f} s Spark start; "
         f"plan {job.plan.name}, grouped {job.grouping})"
     )
@@ -150,14 +150,15 @@ def _job(args: argparse.Namespace, source: str) -> int:
             f"dropped {counts['late']:,} late rows (more than --max-delay behind the "
             "latest timestamp before them); raise --max-delay to keep them"
         )
-    if args.show and job.plan.emits_events:  # a LEAD rule's events
+    output = job.plan.output
+    if args.show and output.kind == "events":  # a rule's emitted events
         for number, row in enumerate(matches.orderBy("ts").limit(args.show).collect(), 1):
             values = {k: v for k, v in row.asDict().items() if k not in ("type", "ts", "key")}
             print(f"{number:>3}. {row['ts']}  {row['type']} {values}")
     elif args.show:
         from kleene.spark.batch import DEFAULT_ID
 
-        variables = [v.name for v in job.plan.analysis.positive]
+        variables = list(output.variables)
         id_field = args.id_column or DEFAULT_ID
         shown = matches.orderBy("end_ts", "start_ts").limit(args.show).collect()
         for number, row in enumerate(shown, 1):
@@ -186,7 +187,9 @@ def _check_columns(plan: kleene.Plan[Any], source: str, args: argparse.Namespace
     reader = skipping_reader(source, args)  # malformed rows are the job's to report
     next(iter(reader), None)  # opens the input: its columns are known now
     if reader.names is not None:
-        check_columns(plan, reader.names, reader.where or reader.source, reader.roles())
+        check_columns(
+            plan.analysis.reads, reader.names, reader.where or reader.source, reader.roles()
+        )
 
 
 @contextmanager

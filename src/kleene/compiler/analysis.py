@@ -25,30 +25,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import partial
-from typing import Any
+from typing import Any, ClassVar
 
 from kleene.compiler import structure as S
 from kleene.compiler.functions import known_functions
+from kleene.compiler.query import EventFilter, Output, Partition, Query, Read, match_fields
 from kleene.compiler.strategies import Strategies, resolve
 from kleene.compiler.validate import validate
 from kleene.errors import PatternError
-from kleene.events import Event
 from kleene.language import expr as E
 from kleene.language.sase import ast as A
-from kleene.language.sase.printer import expr_text
+from kleene.language.sase.printer import expr_text, to_text
 
 __all__ = [
     "EXTENSIONS",
     "Analysis",
     "Condition",
     "Negated",
-    "Partition",
     "Variable",
     "analyze",
-    "positive",
 ]
 
 #: What kleene adds to SASE+ for Flink and CORE users that a plan must know to run a pattern
@@ -193,77 +190,11 @@ class Negated:
         return all(any(name in bound for name in branch) for branch in self.branches)
 
 
-#: Values hashable as they are: a key of one needs no test.
-_ATOMS = frozenset({str, int, float, bool})
-
-
-def _one_key(name: str, key: Callable[[Event], Hashable | None], event: Event) -> Hashable | None:
-    """`Partition.key` when every event type keys on the attribute `name`."""
-    value = event.attrs.get(name)
-    if value is None:
-        return None
-    return (value,) if type(value) in _ATOMS else key(event)
-
-
 @dataclass(frozen=True)
-class Partition:
-    """The partition key: one attribute per equality class that covers every variable.
-
-    `by_type` maps each event type of the pattern to its key attributes, one per class;
-    `default` gives them for other event types when every class uses a single attribute name.
-    """
-
-    classes: tuple[tuple[tuple[str, str], ...], ...]
-    by_type: Mapping[str, tuple[str, ...]]
-    default: tuple[str, ...] | None
-
-    def key(self, event: Event) -> Hashable | None:
-        """The event's partition key; None when it lacks a value (such events form one more
-        partition: alone in any match they join, they spoil no other)."""
-        names = self.by_type.get(event.type, self.default)
-        if names is None:
-            return None
-        attrs = event.attrs
-        if len(names) == 1:
-            value = attrs.get(names[0])
-            if value is None:
-                return None
-            if type(value) in _ATOMS:
-                return (value,)
-            values: tuple[Any, ...] = (value,)
-        else:
-            values = tuple([attrs.get(name) for name in names])
-            if None in values:
-                return None
-        try:
-            hash(values)
-        except TypeError:
-            return None
-        return values
-
-    @property
-    def keyer(self) -> Callable[[Event], Hashable | None]:
-        """`key`, quicker where every event type keys on the same one attribute."""
-        names = set(self.by_type.values())
-        if self.default is not None:
-            names.add(self.default)
-        if len(names) == 1 and len(single := names.pop()) == 1 and self.default is not None:
-            return partial(_one_key, single[0], self.key)
-        return self.key
-
-    def describe(self) -> str:
-        parts = []
-        for members in self.classes:
-            attrs = {attr for _, attr in members}
-            parts.append(
-                attrs.pop() if len(attrs) == 1 else " = ".join(f"{v}.{a}" for v, a in members)
-            )
-        return ", ".join(parts)
-
-
-@dataclass(frozen=True)
-class Analysis:
+class Analysis(Query):
     """Everything derived from a pattern that plans share; see the module docstring."""
+
+    language: ClassVar[str] = "sase"
 
     pattern: A.Pattern
     structure: A.Element
@@ -349,16 +280,74 @@ class Analysis:
         skipping = {"skip_till_next_match", "skip_till_any_match", "relaxed_contiguity"}
         return self.strategies.used <= skipping
 
+    @property
+    def tree(self) -> A.Pattern:
+        return self.pattern
+
+    def text(self) -> str:
+        return to_text(self.pattern)
+
+    @property
+    def within(self) -> A.Within | None:
+        return self.pattern.within
+
+    @property
+    def strict(self) -> bool:
+        return "strict_contiguity" in self.strategies.used
+
+    @property
+    def filters(self) -> tuple[EventFilter, ...] | None:
+        """Each variable's types and properties, negated ones included (their events spoil
+        matches); None where leaving an event out may change a match (`prefilter_safe`)."""
+        if not self.prefilter_safe:
+            return None
+        properties = self.properties
+        return tuple(
+            EventFilter(v.types, tuple(c.expr for c in properties[v.name]))
+            for v in self.variables.values()
+        )
+
+    @property
+    def reads(self) -> tuple[Read, ...]:
+        where = self.pattern.where
+        found: list[Read] = []
+        if where is None:
+            return ()
+        variables = self.variables
+        for node in E.walk(where):
+            if isinstance(node, E.Attr):
+                types = variables[node.var].types if node.var in variables else None
+                found.append(Read(node.attr, f"{node.var}.{node.attr}", types))
+            elif isinstance(node, E.Aggregate) and node.attr is not None:
+                types = variables[node.var].types if node.var in variables else None
+                found.append(Read(node.attr, f"{node.func}({node.var}[].{node.attr})", types))
+            elif isinstance(node, E.Equivalence):
+                found.extend(Read(attr, f"[{attr}]", None) for attr in node.attrs)
+        return tuple(found)
+
+    @property
+    def real_time(self) -> bool:
+        within = self.pattern.within
+        return within is not None and within.unit is not None
+
+    def output(self, timeouts: bool = False, retractions: bool = False) -> Output:
+        names = tuple(v.name for v in self.positive)
+        fields = match_fields(names, self.pattern.returns, timeouts)
+        return Output("matches", fields, timeouts, retractions)
+
 
 def analyze(
-    pattern: A.Pattern, functions: Mapping[str, Callable[..., Any]] | None = None
+    pattern: A.Pattern,
+    functions: Mapping[str, Callable[..., Any]] | None = None,
+    validated: bool = False,
 ) -> Analysis:
-    """Validate `pattern` and derive its `Analysis`.
+    """Validate `pattern` (unless it is `validated` already) and derive its `Analysis`.
 
     `functions` adds callables to the built-in and registered ones; a call of an unknown
     function is a `PatternError`.
     """
-    validate(pattern)
+    if not validated:
+        validate(pattern)
     table = known_functions(functions)
     variables = _variables(pattern.structure)
     _check_functions(pattern, table)
@@ -401,27 +390,6 @@ def analyze(
         first=S.first(pattern.structure),
         ses=S.ses_sets(pattern.structure),
     )
-
-
-def positive(element: A.Element) -> A.Element | None:
-    """The structure without negations, nested SEQ/AND/OR flattened, one-item lists unwrapped."""
-    if isinstance(element, A.EventVar):
-        return element
-    if isinstance(element, A.Negation):
-        return None
-    items: list[A.Element] = []
-    for item in element.items:
-        kept = positive(item)
-        if kept is None:
-            continue
-        if type(kept) is type(element):
-            assert isinstance(kept, A.Seq | A.And | A.Or)
-            items.extend(kept.items)
-        else:
-            items.append(kept)
-    if len(items) == 1:
-        return items[0]
-    return type(element)(tuple(items))
 
 
 def _variables(structure: A.Element) -> dict[str, Variable]:

@@ -23,6 +23,7 @@ True
 from __future__ import annotations
 
 from kleene.compiler.analysis import Analysis
+from kleene.compiler.query import Query
 from kleene.language.sase import ast as A
 
 __all__ = ["GUARDS", "sources", "unbounded"]
@@ -37,10 +38,12 @@ GUARDS = {
 _NO_WITHIN = "no WITHIN: a partial match never expires (add WITHIN, say WITHIN 10 min)"
 
 
-def unbounded(analysis: Analysis) -> str | None:
-    """Why the query's state can only grow (None: its window bounds it). Under the
-    contiguity strategies a run dies at the first event it cannot take, so only the
-    skipping strategies without WITHIN grow for ever."""
+def unbounded(analysis: Query) -> str | None:
+    """Why the query's state can only grow (None: its window bounds it, or it is no SASE+
+    pattern). Under the contiguity strategies a run dies at the first event it cannot take,
+    so only the skipping strategies without WITHIN grow for ever."""
+    if not isinstance(analysis, Analysis):
+        return None
     within = analysis.pattern.within
     if within is None and analysis.skipping:
         return _NO_WITHIN
@@ -96,7 +99,7 @@ def _widest_and(element: A.Element) -> int:
     return max(inner, len(element.items)) if isinstance(element, A.And) else inner
 
 
-def tripped(analysis: Analysis | None, option: str, limit: int, where: str) -> str:
+def tripped(analysis: Query | None, option: str, limit: int, where: str) -> str:
     """The message of a guard that tripped: what passed its limit, why the query grows,
     and the ways on.
 
@@ -110,7 +113,8 @@ def tripped(analysis: Analysis | None, option: str, limit: int, where: str) -> s
     - many events in one window: shorten the window or make the
     Fix the query, raise the limit (max_matches_per_event=..., N
     """
-    causes = ["- " + cause for cause in (sources(analysis) if analysis is not None else [])]
+    found = sources(analysis) if isinstance(analysis, Analysis) else []
+    causes = ["- " + cause for cause in found]
     reason = "\n".join(["The query grows because of:", *causes]) if causes else ""
     return "\n".join(
         line

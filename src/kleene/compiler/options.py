@@ -6,7 +6,7 @@
 >>> Options.build(colour="red")
 Traceback (most recent call last):
 ...
-kleene.errors.PlanError: unknown option 'colour'; the options are: anchors, construct, ...
+kleene.errors.PlanError: unknown option 'colour'; the options are: anchors, arc_lifetimes, ...
 """
 
 from __future__ import annotations
@@ -66,6 +66,10 @@ class Options:
       partition key). Matches then never span a missing number, so none is withdrawn.
     - `anchors`: the `afa` plan keeps a run of ignorable steps as one anchor in an interval
       index (Appendix D, the paper's AFA+ignore): less state, at some cost in speed (False).
+    - `arc_lifetimes`: the `afa` plan on an AFA written directly, whose arcs change while
+      the stream runs (`kleene.afa.arcs`): an arc fires for the events after the latest
+      one received ("default", the paper's default operation mode) or for the lifetime it
+      is given ("explicit").
     - `timeouts`: also report the partial matches whose time window closes before they
       complete, as `Timeout` values among the matches (Flink CEP's timed-out partial
       matches; docs/semantics.md, section 12). False by default.
@@ -97,6 +101,7 @@ class Options:
     negation: Literal["post", "first_chance"] = "post"
     sequence: str | None = None
     anchors: bool = False
+    arc_lifetimes: Literal["default", "explicit"] = "default"
     max_partial_matches: int | None = 1_000_000
     max_partial_matches_per_key: int | None = 100_000
     max_matches_per_event: int | None = 100_000
@@ -152,6 +157,10 @@ class Options:
                 raise PlanError(
                     f"{name} is a number (1 or more) or None for no limit, not {limit!r}"
                 )
+        if options.get("arc_lifetimes", "default") not in ("default", "explicit"):
+            raise PlanError(
+                f"arc_lifetimes is 'default' or 'explicit', not {options['arc_lifetimes']!r}"
+            )
         if options.get("on_limit", "raise") not in ON_LIMIT:
             raise PlanError(f"on_limit is 'raise' or 'drop', not {options['on_limit']!r}")
         if "functions" in options:

@@ -39,26 +39,39 @@ False
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from kleene.compiler.codegen import Writer
 from kleene.compiler.evaluate import Scope, aggregate, evaluate, quantified
 from kleene.compiler.functions import known_functions
+from kleene.compiler.query import (
+    EventFilter,
+    Field,
+    Kind,
+    Output,
+    Partition,
+    Query,
+    Read,
+    value_kind,
+)
 from kleene.errors import PatternError
 from kleene.events import Event
 from kleene.language import expr as E
 from kleene.language.expr import Span
 from kleene.language.lead import ast as L
+from kleene.language.lead.printer import rule_text
 from kleene.language.lead.reader import AGGREGATES
 
 __all__ = [
     "Env",
     "Fn",
     "Names",
+    "RuleAnalysis",
     "RuleScope",
     "actions_of",
+    "analyze_rule",
     "argument_name",
     "check_rule",
     "compile_condition",
@@ -164,6 +177,13 @@ def check_rule(rule: L.Rule) -> None:
     types = {t.name: t for t in rule.event_types}
     for action in actions_of(rule):
         _check_action(action, types.get(action.type), names, fail)
+    for name, argument, _ in _emitted_arguments(rule):
+        if name in EVENT_FIELDS:
+            raise fail(
+                f"an emitted event's {name} is its own (the action's type, the time it is "
+                f"emitted); name this attribute otherwise (… AS name)",
+                argument.span,
+            )
 
 
 def patterns_in(p: L.Pattern) -> list[L.Pattern]:
@@ -491,3 +511,162 @@ def compile_condition(expr: E.Expr, names: Names) -> Fn:
     not false or null)."""
     writer = _RuleWriter(names)
     return writer.compiled(*writer.forms(expr, {}))
+
+
+# ---- the rule as a query --------------------------------------------------------------
+
+#: Type names an EventType declares its attributes with, and the kinds of their values.
+DECLARED: dict[str, Kind] = {
+    "INT": "long",
+    "INTEGER": "long",
+    "LONG": "long",
+    "FLOAT": "double",
+    "DOUBLE": "double",
+    "NUMBER": "double",
+    "BOOLEAN": "bool",
+    "BOOL": "bool",
+    "STRING": "text",
+    "TEXT": "text",
+}
+#: The fields an emitted event's row has of its own.
+EVENT_FIELDS = ("type", "ts")
+
+
+@dataclass(frozen=True)
+class RuleAnalysis(Query):
+    """A checked LEAD rule, as the plan contract reads it: its partition (PARTITION BY),
+    the streams it reads, the attributes it reads, the events it emits."""
+
+    language: ClassVar[str] = "lead"
+
+    rule: L.Rule
+    partition: Partition | None
+    functions: Mapping[str, Callable[..., Any]] = field(repr=False, default_factory=dict)
+
+    @property
+    def tree(self) -> L.Rule:
+        return self.rule
+
+    def text(self) -> str:
+        return rule_text(self.rule)
+
+    @property
+    def partition_is_meaning(self) -> bool:
+        """PARTITION BY is part of a rule's meaning: it runs once per key."""
+        return self.partition is not None
+
+    @property
+    def streams(self) -> frozenset[str]:
+        """The event types the rule reads (FROM)."""
+        return frozenset(s.type for s in self.rule.streams)
+
+    @property
+    def filters(self) -> tuple[EventFilter, ...]:
+        """Only the events of the rule's streams matter to it; others only move time, which
+        the next event of its streams (or the watermark) moves as well."""
+        return (EventFilter(self.streams),)
+
+    @property
+    def reads(self) -> tuple[Read, ...]:
+        """`alias.attr` in any expression, and the PARTITION BY attributes (`event_time` is
+        the timestamp; ENRICHed attributes are made, not read)."""
+        rule = self.rule
+        streams = {s.alias: s.type for s in rule.streams}
+        made = {name for e in rule.enrich for name, _ in e.assignments} | {"event_time"}
+        found = [Read(a.attr, f"PARTITION BY {a.var}.{a.attr}", None) for a in rule.partition]
+        for expression in _expressions(rule):
+            for e in E.walk(expression):
+                if isinstance(e, E.Attr) and e.var in streams and e.attr not in made:
+                    found.append(Read(e.attr, f"{e.var}.{e.attr}", frozenset({streams[e.var]})))
+        return tuple(found)
+
+    @property
+    def real_time(self) -> bool:
+        """Does the rule write a duration (Within, Wait, `3 days`, a time frame)?"""
+        rule = self.rule
+        if rule.frame is not None and rule.frame.unit != "events":
+            return True
+        for node in patterns_in(rule.pattern):
+            if isinstance(node, L.Within | L.Wait) or (
+                isinstance(node, L.Negation) and node.within is not None
+            ):
+                return True
+        return any(isinstance(e, E.Duration) for x in _expressions(rule) for e in E.walk(x))
+
+    def output(self, timeouts: bool = False, retractions: bool = False) -> Output:
+        """The events the rule emits: a row is the event's type and time, then every
+        attribute a top-level action gives (its kind from what the argument reads, or as
+        its EventType declares it; text where two actions disagree)."""
+        rule = self.rule
+        bare: dict[str, tuple[Kind, str | None]] = {
+            t.name: ("bool", None) for t in rule.time_events
+        }
+        bare.update({a.attr: ("column", a.attr) for a in rule.partition})
+        columns: dict[str, tuple[Kind, str | None]] = {}
+        for name, argument, declared in _emitted_arguments(rule):
+            found: tuple[Kind, str | None] = (
+                (DECLARED[declared], None)
+                if declared in DECLARED
+                else value_kind(argument.value, bare)
+            )
+            columns[name] = found if columns.get(name, found) == found else ("text", None)
+        for event_type in rule.event_types:  # the attributes defaults give
+            if any(action.type == event_type.name for action in _emitted(rule.emit)):
+                for f in event_type.fields:
+                    columns.setdefault(f.name, (DECLARED.get(f.type, "text"), None))
+        fields = [Field("type", "text", nullable=False), Field("ts", "time", nullable=False)]
+        fields += [Field(name, kind, of) for name, (kind, of) in columns.items()]
+        return Output("events", tuple(fields))
+
+
+def _emitted_arguments(rule: L.Rule) -> Iterator[tuple[str, L.Argument, str | None]]:
+    """Each argument of the actions the rule emits: the attribute it fills (its AS name, its
+    place in a DEFINEd type, or the attribute it reads), and the type it is declared with."""
+    types = {t.name: t for t in rule.event_types}
+    for action in _emitted(rule.emit):
+        declared = types.get(action.type)
+        fields = declared.fields if declared is not None else ()
+        for i, argument in enumerate(action.args):
+            name = argument.name or (fields[i].name if fields else argument_name(argument))
+            assert name is not None, "the checker names every argument"
+            kind = next((f.type for f in fields if f.name == name), None)
+            yield name, argument, kind
+
+
+def _emitted(emit: tuple[L.Action, ...] | L.CheckBlock) -> list[L.Action]:
+    if not isinstance(emit, L.CheckBlock):
+        return list(emit)
+    return [a for c in emit.checks for a in _emitted(c.then)]
+
+
+def _expressions(rule: L.Rule) -> list[E.Expr]:
+    """Every expression of the rule: actions' arguments, conditions, time events' bounds,
+    enrichments."""
+    found: list[E.Expr] = [arg.value for action in actions_of(rule) for arg in action.args]
+    found += [e for node in patterns_in(rule.pattern) for e, _ in conditions_of(node)]
+    for event in rule.time_events:
+        found += [event.start, event.end]
+    for enrichment in rule.enrich:
+        found += [value for _, value in enrichment.assignments]
+    return found
+
+
+def _partition(rule: L.Rule) -> Partition | None:
+    """PARTITION BY's attributes, which every stream's events carry under the same names."""
+    attrs = tuple(a.attr for a in rule.partition)
+    if not attrs:
+        return None
+    classes = tuple(tuple((s.alias, attr) for s in rule.streams) for attr in attrs)
+    return Partition(classes, {s.type: attrs for s in rule.streams}, attrs)
+
+
+def analyze_rule(
+    rule: L.Rule,
+    functions: Mapping[str, Callable[..., Any]] | None = None,
+    validated: bool = False,
+) -> RuleAnalysis:
+    """Check a rule (`check_rule`, unless it is `validated` already) and derive its
+    `RuleAnalysis`."""
+    if not validated:
+        check_rule(rule)
+    return RuleAnalysis(rule, _partition(rule), known_functions(functions))

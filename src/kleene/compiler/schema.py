@@ -6,11 +6,13 @@ Spark), `check_columns` turns that into an error naming the attribute and listin
 columns; where it has none (`Engine` on dicts, JSON lines), `AttributeWatch` warns once
 about an attribute none of the first events of its type carried.
 
+The attributes a query reads are its analysis's (`kleene.compiler.query.Query.reads`):
+
 >>> import kleene
 >>> plan = kleene.compile("PATTERN SEQ(A a, B b) WHERE b.pric > a.price WITHIN 10")
->>> [(r.attr, r.place) for r in attributes_read(plan)]
+>>> [(r.attr, r.place) for r in plan.analysis.reads]
 [('pric', 'b.pric'), ('price', 'a.price')]
->>> check_columns(plan, ["type", "ts", "price"], "events.csv")
+>>> check_columns(plan.analysis.reads, ["type", "ts", "price"], "events.csv")
 Traceback (most recent call last):
 ...
 kleene.errors.EventError: events.csv, field 'pric': the query reads b.pric, but there is no
@@ -21,23 +23,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
-from typing import Any
 
-from kleene.compiler.rules import actions_of, conditions_of, patterns_in
+from kleene.compiler.query import Read
 from kleene.errors import EventError
 from kleene.events import Event
-from kleene.language import expr as E
-from kleene.language.lead import ast as L
 
-__all__ = [
-    "AttributeWatch",
-    "Read",
-    "attributes_read",
-    "check_columns",
-    "check_time_scale",
-    "counts_real_time",
-]
+__all__ = ["AttributeWatch", "check_columns", "check_time_scale"]
 
 log = logging.getLogger("kleene")
 
@@ -51,66 +42,8 @@ EPOCH_UNITS = {"ms": 1e-3, "us": 1e-6, "ns": 1e-9}
 FIELDS = frozenset({"ts", "type", "id"})
 
 
-@dataclass(frozen=True)
-class Read:
-    """An attribute a query reads: its name, a place that reads it (for messages), and the
-    event types whose events it is read from (None: any type)."""
-
-    attr: str
-    place: str
-    types: frozenset[str] | None
-
-
-def attributes_read(plan: Any) -> list[Read]:
-    """Every attribute the compiled query (SASE+ pattern or LEAD rule) reads, in text order."""
-    rule = getattr(plan, "rule", None)
-    if isinstance(rule, L.Rule):
-        return _rule_reads(rule)
-    analysis = getattr(plan, "analysis", None)
-    if analysis is None:  # an AFA written directly: its conditions are its own
-        return []
-    where = analysis.pattern.where
-    found: list[Read] = []
-    if where is None:
-        return found
-    for node in E.walk(where):
-        if isinstance(node, E.Attr):
-            types = analysis.variables[node.var].types if node.var in analysis.variables else None
-            found.append(Read(node.attr, f"{node.var}.{node.attr}", types))
-        elif isinstance(node, E.Aggregate) and node.attr is not None:
-            types = analysis.variables[node.var].types if node.var in analysis.variables else None
-            found.append(Read(node.attr, f"{node.func}({node.var}[].{node.attr})", types))
-        elif isinstance(node, E.Equivalence):
-            found.extend(Read(attr, f"[{attr}]", None) for attr in node.attrs)
-    return found
-
-
-#: What a rule's `alias.attr` names without reading a column: the event's timestamp.
-_NOT_READ = frozenset({"event_time"})
-
-
-def _rule_reads(rule: L.Rule) -> list[Read]:
-    """A LEAD rule's reads: `alias.attr` in any expression, and the PARTITION BY attributes
-    (`event_time` is the timestamp; ENRICHed attributes are made, not read)."""
-    streams = {s.alias: s.type for s in rule.streams}
-    enriched = {name for e in rule.enrich for name, _ in e.assignments}
-    found = [Read(a.attr, f"PARTITION BY {a.var}.{a.attr}", None) for a in rule.partition]
-    expressions: list[E.Expr] = [arg.value for action in actions_of(rule) for arg in action.args]
-    expressions += [e for node in patterns_in(rule.pattern) for e, _ in conditions_of(node)]
-    for event in rule.time_events:
-        expressions += [event.start, event.end]
-    for enrichment in rule.enrich:
-        expressions += [value for _, value in enrichment.assignments]
-
-    for expression in expressions:
-        for e in E.walk(expression):
-            if isinstance(e, E.Attr) and e.var in streams and e.attr not in _NOT_READ | enriched:
-                found.append(Read(e.attr, f"{e.var}.{e.attr}", frozenset({streams[e.var]})))
-    return found
-
-
 def check_columns(
-    plan: Any,
+    reads: Collection[Read],
     columns: Collection[str],
     source: str,
     roles: Mapping[str, str] | None = None,
@@ -121,7 +54,7 @@ def check_columns(
     names = list(columns)
     listing = ", ".join(names)
     roles = dict(roles or {})
-    for read in attributes_read(plan):
+    for read in reads:
         role = roles.get(read.attr)
         if role is not None and role != read.attr:
             raise EventError(
@@ -147,15 +80,15 @@ class AttributeWatch:
     watches has been seen `after` times.
 
     >>> import kleene
-    >>> watch = AttributeWatch(attributes_read(kleene.compile(
-    ...     "PATTERN SEQ(A a, B b) WHERE b.pric > a.price WITHIN 10")), after=2)
+    >>> watch = AttributeWatch(kleene.compile(
+    ...     "PATTERN SEQ(A a, B b) WHERE b.pric > a.price WITHIN 10").analysis.reads, after=2)
     >>> for t in ("A", "B", "B"):
     ...     watch.see(kleene.Event(t, 1, {"price": 1}))
     >>> watch.missing
     ['b.pric']
     """
 
-    def __init__(self, reads: list[Read], after: int = 100) -> None:
+    def __init__(self, reads: Collection[Read], after: int = 100) -> None:
         self.after = after
         #: For each watched type (None: any), the reads not yet carried and events left.
         self._open: dict[str | None, tuple[list[Read], list[int]]] = {}
@@ -202,33 +135,6 @@ class AttributeWatch:
                 which,
                 read.attr,
             )
-
-
-def counts_real_time(plan: Any) -> bool:
-    """Does the query measure time in real units (`WITHIN 10 min`, a LEAD duration), so that
-    numeric timestamps must count the engine's `time_unit` since the epoch (or from any
-    origin) for the windows to mean what they say?"""
-    rule = getattr(plan, "rule", None)
-    if isinstance(rule, L.Rule):
-        return _has_durations(rule)
-    analysis = getattr(plan, "analysis", None)
-    within = None if analysis is None else analysis.pattern.within
-    return within is not None and within.unit is not None
-
-
-def _has_durations(rule: L.Rule) -> bool:
-    """Does the rule write a duration (Within, Wait, `3 days`, a time frame)?"""
-    if rule.frame is not None and rule.frame.unit != "events":
-        return True
-    for node in patterns_in(rule.pattern):
-        if isinstance(node, L.Within | L.Wait) or (
-            isinstance(node, L.Negation) and node.within is not None
-        ):
-            return True
-    expressions = [e for node in patterns_in(rule.pattern) for e, _ in conditions_of(node)]
-    expressions += [e for t in rule.time_events for e in (t.start, t.end)]
-    expressions += [arg.value for action in actions_of(rule) for arg in action.args]
-    return any(isinstance(e, E.Duration) for x in expressions for e in E.walk(x))
 
 
 def check_time_scale(ts: float, time_unit: str, seconds_per_unit: float) -> None:

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import NoReturn
 
+from kleene.compiler.structure import positive
 from kleene.errors import PatternError
 from kleene.language.sase import ast as A
 
@@ -76,8 +77,6 @@ class Strategies:
 def edges(structure: A.Element) -> list[tuple[str, str]]:
     """The nameable edges: (v, w) for two variables next to each other in a SEQ (nested
     SEQs flattened, negations left out), in pattern order."""
-    from kleene.compiler.analysis import positive
-
     found: list[tuple[str, str]] = []
 
     def visit(element: A.Element | None) -> None:

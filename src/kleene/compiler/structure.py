@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from kleene.language.sase import ast as A
 
-__all__ = ["Branch", "dnf", "first", "least", "mandatory", "ses_sets"]
+__all__ = ["Branch", "dnf", "first", "least", "mandatory", "positive", "ses_sets"]
 
 
 @dataclass(frozen=True)
@@ -149,3 +149,24 @@ def ses_sets(element: A.Element) -> tuple[tuple[str, ...], ...] | None:
             names.append(member.name)
         sets.append(tuple(names))
     return tuple(sets)
+
+
+def positive(element: A.Element) -> A.Element | None:
+    """The structure without negations, nested SEQ/AND/OR flattened, one-item lists unwrapped."""
+    if isinstance(element, A.EventVar):
+        return element
+    if isinstance(element, A.Negation):
+        return None
+    items: list[A.Element] = []
+    for item in element.items:
+        kept = positive(item)
+        if kept is None:
+            continue
+        if type(kept) is type(element):
+            assert isinstance(kept, A.Seq | A.And | A.Or)
+            items.extend(kept.items)
+        else:
+            items.append(kept)
+    if len(items) == 1:
+        return items[0]
+    return type(element)(tuple(items))

@@ -12,10 +12,13 @@ import re
 from collections.abc import Iterator
 from typing import NoReturn
 
+from kleene.compiler.strategies import resolve
 from kleene.errors import PatternError
 from kleene.language import expr as E
 from kleene.language.sase import ast as A
 from kleene.language.sase.printer import expr_text
+from kleene.language.sase.quantified import quantify
+from kleene.language.sase.reader import read
 
 __all__ = ["guarantees_event", "nullable", "parse", "validate"]
 
@@ -26,9 +29,6 @@ def parse(text: str) -> A.Pattern:
     Raises `PatternSyntaxError` (with line, column and a caret) when the text does not follow
     the grammar, and `PatternError` when it does but does not make sense.
     """
-    from kleene.language.sase.quantified import quantify
-    from kleene.language.sase.reader import read
-
     pattern = quantify(read(text))
     validate(pattern)
     return pattern
@@ -236,8 +236,6 @@ class _Validator:
     # -- clauses -------------------------------------------------------------------------
 
     def strategy(self) -> None:
-        from kleene.compiler.strategies import resolve
-
         for clause in self.pattern.strategies:
             if clause.name not in A.STRATEGIES:
                 self.fail(

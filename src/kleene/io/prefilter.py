@@ -1,9 +1,10 @@
-"""Which rows of an Arrow batch some pattern variable can take, found in Arrow, so that a
-reader makes events only of those (issue 19: an event costs about a microsecond to make,
-a row's test in Arrow a few nanoseconds).
+"""Which rows of an Arrow batch some part of a query can take, found in Arrow, so that a
+reader makes events only of those (an event costs about a microsecond to make, a row's test
+in Arrow a few nanoseconds: docs/benchmarks.md).
 
-A row is kept when, for some variable, it has one of the variable's types and meets every
-property of the variable (a condition on one of its events alone). Only what Arrow computes
+What a query can take is what it declares (`kleene.compiler.query.Query.filters`): a row is
+kept when, for some filter (a SASE+ variable, a LEAD rule's streams), it has one of its
+types and meets every property (a condition on one event alone). Only what Arrow computes
 exactly as kleene does is translated: attributes, literals, `+`, `-` and `*` of like numbers
 (integers checked for overflow), unary minus, `abs`, comparisons of like values (an integer
 column against a float literal is compared exactly), and `and`/`or`/`not` in three-valued
@@ -13,7 +14,7 @@ The filter is a superset; the plan decides.
 
 >>> import kleene, pyarrow as pa
 >>> plan = kleene.compile("PATTERN SEQ(A a, B b) WHERE a.x > 2.5 AND b.y = 'on' WITHIN 5")
->>> keep = row_filter(plan.analysis, kleene.io.Columns())
+>>> keep = row_filter(plan.analysis.filters, kleene.io.Columns())
 >>> batch = pa.record_batch({"type": ["A", "A", "B", "B", "C"], "ts": [1, 2, 3, 4, 5],
 ...                          "x": [2, 3, 9, None, 9], "y": ["on", None, "off", "on", "on"]})
 >>> keep(batch).to_pylist()
@@ -24,14 +25,14 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kleene.compiler.analysis import Analysis
+from kleene.compiler.query import EventFilter
 from kleene.io.readers import Columns
 from kleene.language import expr as E
 
@@ -46,22 +47,21 @@ _Value = tuple[Any, str]
 _EXACT = 2**53
 
 
-def row_filter(analysis: Analysis, columns: Columns) -> RowFilter | None:
-    """The filter for the pattern's variables (None when no event may be left out: a
-    contiguity strategy, UNTIL or a count window, or a variable that takes every row)."""
-    if not analysis.prefilter_safe:
+def row_filter(filters: Sequence[EventFilter] | None, columns: Columns) -> RowFilter | None:
+    """The filter for a query's `filters` (None when no event may be left out: a contiguity
+    strategy, UNTIL or a count window, or a part that takes every row)."""
+    if filters is None:
         return None
-    properties = analysis.properties
-    variables = list(analysis.variables.values())
+    kept = list(filters)
     if columns.event_type is not None:
-        variables = [v for v in variables if v.takes(columns.event_type)]
-    if any(v.types is None and not properties[v.name] for v in variables):
+        kept = [f for f in kept if f.takes(columns.event_type)]
+    if any(f.types is None and not f.properties for f in kept):
         return None
 
     def keep(batch: pa.RecordBatch) -> pa.BooleanArray | None:
         mask: Any = _constant(False)
-        for variable in variables:
-            taken = _variable(variable.types, properties[variable.name], batch, columns)
+        for each in kept:
+            taken = _variable(each.types, each.properties, batch, columns)
             if taken is None:
                 return None
             mask = pc.or_kleene(mask, taken)
@@ -87,7 +87,7 @@ def _variable(
         ):
             return None  # the reader names what is wrong with the type column
         taken = pc.is_in(batch.column(columns.type), value_set=_texts(tuple(sorted(types))))
-    conditions = [_value(prop.expr, batch, columns) for prop in properties]
+    conditions = [_value(prop, batch, columns) for prop in properties]
     if all(c is not None and c[1] in ("bool", "null") for c in conditions):
         for condition, _ in conditions:  # type: ignore[misc]
             taken = pc.and_kleene(taken, condition)

@@ -1,4 +1,5 @@
-"""Writing column batches to CSV, JSON lines or Parquet, and matches to any of them."""
+"""Writing column batches to CSV, JSON lines or Parquet, and a plan's outputs (matches, or a
+rule's emitted events, as its `Output` declares them) to any of them."""
 
 from __future__ import annotations
 
@@ -14,13 +15,11 @@ from decimal import Decimal
 from pathlib import Path
 from typing import IO, Any
 
+from kleene.compiler.query import Output
 from kleene.errors import EventError
-from kleene.events import Event
 from kleene.io.readers import format_of, named_format
-from kleene.matches import Match
 
 __all__ = [
-    "emitted_row",
     "json_default",
     "match_output",
     "output_format",
@@ -52,26 +51,12 @@ def json_default(value: Any) -> Any:
     raise EventError(f"cannot write a value of type {type(value).__name__} as JSON: {value!r}")
 
 
-def emitted_row(event: Event) -> dict[str, Any]:
-    """An event a LEAD rule emitted as a flat row: its type, ts and attributes.
-
-    >>> emitted_row(Event("Late", 5, {"order": 2}))
-    {'type': 'Late', 'ts': 5, 'order': 2}
-    """
-    return {"type": event.type, "ts": event.ts, **event.attrs}
-
-
-def _row(found: Match | Event) -> dict[str, Any]:
-    return emitted_row(found) if isinstance(found, Event) else found.to_row()
-
-
-def write_matches(matches: Iterable[Match | Event], out: IO[str]) -> int:
-    """Write one JSON object a line (see `Match.to_dict`; an emitted event as
-    `emitted_row`); return how many."""
+def write_matches(found: Iterable[Any], out: IO[str], output: Output) -> int:
+    """Write one JSON object a line (`Output.record`: `Match.to_dict`, or an emitted event's
+    row); return how many."""
     count = 0
-    for found in matches:
-        row = emitted_row(found) if isinstance(found, Event) else found.to_dict()
-        out.write(json.dumps(row, default=json_default))
+    for each in found:
+        out.write(json.dumps(output.record(each), default=json_default))
         out.write("\n")
         count += 1
     return count
@@ -94,17 +79,19 @@ def output_format(path: str | Path) -> str:
 
 
 @contextmanager
-def match_output(path: str | None) -> Iterator[Callable[[Iterable[Match | Event]], int]]:
-    """A function that writes matches (and returns how many) to `path`, in the format its
-    name says (`output_format`), or as JSON lines to standard output (None or `-`).
+def match_output(path: str | None, output: Output) -> Iterator[Callable[[Iterable[Any]], int]]:
+    """A function that writes a plan's outputs (and returns how many) to `path`, in the
+    format its name says (`output_format`), or as JSON lines to standard output (None or
+    `-`).
 
-    JSON lines hold `Match.to_dict()`; Parquet one `Match.to_row()` a row (the rows `kleene
-    run` writes); CSV the same rows with each variable's events as JSON text (as `kleene
-    run` writes CSV). The file is whole or absent: matches go to a hidden file beside it,
-    which takes its name when the block ends without an error.
+    JSON lines hold `Output.record` (`Match.to_dict()`); Parquet one `Output.row` a row
+    (`Match.to_row()`, the rows `kleene run` writes); CSV the same rows with each
+    variable's events as JSON text (as `kleene run` writes CSV). The file is whole or
+    absent: outputs go to a hidden file beside it, which takes its name when the block ends
+    without an error.
     """
     if path is None or path == "-":
-        yield lambda found: write_matches(found, sys.stdout)
+        yield lambda found: write_matches(found, sys.stdout, output)
         sys.stdout.flush()
         return
     target = Path(path)
@@ -119,21 +106,21 @@ def match_output(path: str | None) -> Iterator[Callable[[Iterable[Match | Event]
                 if zipped
                 else partial.open("w", encoding="utf-8")
             ) as out:
-                yield lambda found: write_matches(found, out)
+                yield lambda found: write_matches(found, out, output)
         else:
             tables: list[Any] = []
-            yield lambda found: _add_rows(tables, found, kind)
+            yield lambda found: _add_rows(tables, found, kind, output)
             _write_tables(tables, partial, kind, target)
         os.replace(partial, target)
     finally:
         partial.unlink(missing_ok=True)
 
 
-def _add_rows(tables: list[Any], found: Iterable[Match | Event], kind: str) -> int:
-    """The matches as one Arrow table (CSV: nested values as JSON text)."""
+def _add_rows(tables: list[Any], found: Iterable[Any], kind: str, output: Output) -> int:
+    """The outputs as one Arrow table (CSV: nested values as JSON text)."""
     import pyarrow as pa
 
-    rows = [_row(m) for m in found]
+    rows = [output.row(m) for m in found]
     if kind == "csv":
         rows = [
             {

@@ -6,7 +6,6 @@
 ('reference', 10)
 """
 
-from kleene.compiler.validate import parse
 from kleene.plans import afa as _afa  # noqa: F401 - registers the plan
 from kleene.plans import lazy as _lazy  # noqa: F401 - registers lazy_chain and lazy_tree
 from kleene.plans import match_window as _match_window  # noqa: F401 - registers the plan
@@ -14,6 +13,6 @@ from kleene.plans import nfa as _nfa  # noqa: F401 - registers nfa and nfa_backt
 from kleene.plans import petri as _petri  # noqa: F401 - registers the plan
 from kleene.plans import reference as _reference  # noqa: F401 - registers the plan
 from kleene.plans import window_join as _window_join  # noqa: F401 - registers the plan
-from kleene.plans.base import PLANS, Plan, compile, register
+from kleene.plans.base import PLANS, PREFERENCE, Plan, compile, register
 
-__all__ = ["PLANS", "Plan", "compile", "parse", "register"]
+__all__ = ["PLANS", "PREFERENCE", "Plan", "compile", "register"]

@@ -1,17 +1,28 @@
-"""The plan protocol, and the registry that finds plans by name (`compile`, `candidates`).
+"""The plan contract, and the registry that finds plans by name (`instantiate`,
+`candidates`; `kleene.compiler.pipeline` chooses).
 
-A plan is compiled once from a pattern and is immutable; everything that changes while events
-flow lives in a separate *state* (one per partition key), of the plan's state type S:
+A plan is compiled once from an analysed query (`kleene.compiler.query.Query`, of the
+language the plan runs) and is immutable; everything that changes while events flow lives
+in a separate *state* (one per partition key), of the plan's state type S:
 
     state = plan.new_state()
-    matches = plan.step(state, event)        # an event arrives
-    matches = plan.advance(state, watermark) # time moves on without an event
+    outputs = plan.step(state, event)        # an event arrives
+    outputs = plan.advance(state, watermark) # time moves on without an event
     plan.deadline(state)                     # the time at which the state next needs advance
+    plan.idle(state, watermark)              # may the state go (a fresh one is the same)?
+    plan.finished(state)                     # will the state never report anything again?
     data = plan.dump_state(state)            # bytes, for a checkpoint
     state = plan.load_state(data)            # ... and back, by the same compiled query
 
-Events reach `step` in arrival order with non-decreasing timestamps; `kleene.runtime` checks
-that, partitions by `plan.partition_key`, and keeps one state per key.
+What `step` and `advance` return is declared by `plan.output` (`kleene.compiler.query.
+Output`): matches (with timed-out partial matches, or retractions of earlier matches, where
+it says so) or the events a rule emits, and the fields of a row of them. The engine, the
+writers, the CLI and Spark read that declaration, and `plan.partition_key`, `plan.window`,
+`plan.analysis.filters` and `plan.analysis.reads`; none of them asks which plan it is.
+
+Events reach `step` in arrival order with non-decreasing timestamps (unless the plan is not
+`ordered`); `kleene.runtime` checks that, partitions by `plan.partition_key`, and keeps one
+state per key.
 
 A state holds data only: events, positions, values, indexes into the plan's automaton (as
 Flink's `ComputationState` holds a state's name), never a function or a plan object. So it
@@ -45,30 +56,31 @@ from dataclasses import fields
 from functools import cached_property
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
-from kleene.compiler.analysis import EXTENSIONS, Analysis, analyze
+from kleene.compiler import pipeline
+from kleene.compiler.analysis import EXTENSIONS
 from kleene.compiler.growth import tripped
 from kleene.compiler.options import Options
-from kleene.compiler.validate import parse
+from kleene.compiler.query import Output, Query
 from kleene.errors import KleeneError, LimitError, PlanError, StateError
 from kleene.events import Event, Watermark
-from kleene.language.lead.ast import Rule
-from kleene.language.lead.reader import is_rule, read_rule
-from kleene.language.sase.ast import Pattern
-from kleene.language.sase.printer import to_text
 from kleene.matches import Match
 
 __all__ = [
+    "LANGUAGES",
     "LIMITS",
     "PLANS",
+    "PREFERENCE",
     "STATE_FORMAT",
     "Plan",
     "begin_at_first",
-    "candidates",
     "compile",
     "instantiate",
     "plan_class",
     "register",
 ]
+
+#: What each language's queries are called in messages.
+LANGUAGES = {"sase": "SASE+ patterns", "lead": "LEAD rules", "afa": "AFAs written directly"}
 
 #: The layout of saved state. Raise it whenever a plan's state classes change shape: a
 #: checkpoint written by another format is refused with a StateError, never misread.
@@ -92,25 +104,26 @@ class Plan(ABC, Generic[S]):
     `new_state`."""
 
     name: ClassVar[str]
+    #: The languages of the queries it runs (`kleene.compiler.query.Query.language`).
+    languages: ClassVar[frozenset[str]] = frozenset({"sase"})
     #: The parts of the plan contract this plan does not meet, from `LIMITS`.
     limits: ClassVar[frozenset[str]] = frozenset()
-    #: Do `step` and `advance` return emitted `Event`s (a LEAD rule's actions) rather than
-    #: `Match`es? (`petri`)
-    emits_events: ClassVar[bool] = False
     #: Must events reach `step` in timestamp order? A plan that says False (`afa`) takes
-    #: them in any order, and its outputs may include `Retraction`s of earlier matches.
+    #: them in any order, and its outputs include `Retraction`s of earlier matches.
     ordered: ClassVar[bool] = True
     #: What the plan runs of what kleene adds to SASE+ (`kleene.compiler.analysis.
     #: EXTENSIONS`); it refuses a pattern using any other.
     extensions: ClassVar[frozenset[str]] = frozenset()
 
-    def __init__(self, analysis: Analysis, options: Options) -> None:
+    def __init__(self, analysis: Query, options: Options) -> None:
         reason = self.refusal(analysis, options)
         if reason is not None:
-            raise PlanError(f"plan {self.name!r} cannot run this pattern: {reason}")
+            raise PlanError(f"plan {self.name!r} cannot run this query: {reason}")
         self.analysis = analysis
         self.options = options
-        within = analysis.pattern.within
+        #: What `step` and `advance` return, and the fields of a row of it.
+        self.output: Output = analysis.output(options.timeouts, not self.ordered)
+        within = analysis.within
         #: The window in timestamp units (None: no WITHIN, or a count window alone).
         self.window: float | None = (
             None
@@ -135,9 +148,14 @@ class Plan(ABC, Generic[S]):
         return LimitError(tripped(self.analysis, "max_matches_per_event", limit, where))
 
     @classmethod
-    def refusal(cls, analysis: Analysis, options: Options) -> str | None:
-        """Why this plan cannot run the pattern: what the contract rules out, then the
-        plan's own `unsupported`."""
+    def refusal(cls, analysis: Query, options: Options) -> str | None:
+        """Why this plan cannot run the query: another language, what the contract rules
+        out, then the plan's own `unsupported`."""
+        if analysis.language not in cls.languages:
+            runners = sorted(n for n, c in PLANS.items() if analysis.language in c.languages)
+            on = " or ".join(f"{n!r}" for n in runners) or "no plan"
+            runs = " and ".join(LANGUAGES[language] for language in sorted(cls.languages))
+            return f"it runs {runs}; {LANGUAGES[analysis.language]} run on plan {on}"
         if options.sequence is not None and cls.ordered:
             return "sequence numbers (AFA+O) are for plan='afa', which takes events in any order"
         if analysis.skips and (options.output != "all" or options.selection != "all"):
@@ -145,16 +163,18 @@ class Plan(ABC, Generic[S]):
                 "AFTER MATCH SKIP chooses among all matches; it does not combine with "
                 "output='non_overlapping' or a selection"
             )
-        wanted = analysis.extensions | ({"timeouts"} if options.timeouts else set())
-        missing = sorted(wanted - cls.extensions)
-        if missing:
-            words = ", ".join(EXTENSIONS[name] for name in missing)
-            return f"it does not run {words} (plan 'reference' does)"
+        if analysis.language == "sase":  # what kleene adds to SASE+, the plan runs or not
+            wanted = analysis.extensions | ({"timeouts"} if options.timeouts else set())
+            missing = sorted(wanted - cls.extensions)
+            if missing:
+                words = ", ".join(EXTENSIONS[name] for name in missing)
+                return f"it does not run {words} (plan 'reference' does)"
         return cls.unsupported(analysis, options)
 
     @classmethod
-    def unsupported(cls, analysis: Analysis, options: Options) -> str | None:
-        """Why this plan cannot run the pattern, or None when it can."""
+    def unsupported(cls, analysis: Any, options: Options) -> str | None:
+        """Why this plan cannot run the query (of a language it runs: `refusal` checked
+        that), or None when it can."""
         if not options.construct:
             return "it always builds its matches (construct=False is for the nfa plan)"
         return None
@@ -168,10 +188,12 @@ class Plan(ABC, Generic[S]):
         """How the runtime may split the stream into independent partitions (None: it may not).
 
         Strict contiguity treats the stream as one partition, so a query where some run
-        follows it never splits.
+        follows it never splits. Where the partition is part of the query's meaning
+        (`Query.partition_is_meaning`: a LEAD rule runs once per key), the runtime must
+        split by it.
         """
         partition = self.analysis.partition
-        if partition is None or "strict_contiguity" in self.analysis.strategies.used:
+        if partition is None or self.analysis.strict:
             return None
         return partition.keyer
 
@@ -180,10 +202,11 @@ class Plan(ABC, Generic[S]):
         """A fresh state for one partition."""
 
     @abstractmethod
-    def step(self, state: S, event: Event) -> list[Match]:
-        """Feed one event; return the matches it makes final."""
+    def step(self, state: S, event: Event) -> list[Any]:
+        """Feed one event; return the outputs it makes final (as `output` declares: matches,
+        or emitted events)."""
 
-    def step_lazily(self, state: S, event: Event) -> Iterable[Match]:
+    def step_lazily(self, state: S, event: Event) -> Iterable[Any]:
         """`step`, with the matches made as they are read: the state moves on now, as
         `step` moves it, and the iterable makes what `step` returns, in the order the plan
         makes them (not sorted), from what the state held. Read it to its end, or close
@@ -225,10 +248,10 @@ class Plan(ABC, Generic[S]):
             counted(number, cut)
 
     @abstractmethod
-    def advance(self, state: S, watermark: Watermark) -> list[Match]:
-        """Time has reached `watermark`; return the matches that makes final."""
+    def advance(self, state: S, watermark: Watermark) -> list[Any]:
+        """Time has reached `watermark`; return the outputs that makes final."""
 
-    def retract(self, state: S, event: Event) -> list[Match] | None:
+    def retract(self, state: S, event: Event) -> list[Any] | None:
         """Withdraw an event sent before: the retractions (and new matches) that makes, or
         None when the state holds no such event. Only a plan that is not `ordered` takes
         retractions."""
@@ -243,7 +266,7 @@ class Plan(ABC, Generic[S]):
             for f in fields(self.options)
             for value in [getattr(self.options, f.name)]
         }
-        text = json.dumps([to_text(self.analysis.pattern), settings], sort_keys=True)
+        text = json.dumps([self.analysis.text(), settings], sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def dump_state(self, state: S) -> bytes:
@@ -327,10 +350,27 @@ class Plan(ABC, Generic[S]):
 
     def idle(self, state: S, watermark: Watermark) -> bool:
         """Does the state hold nothing a later event of its partition could need, now that
-        time has reached `watermark`? The engine then drops it, to start a new one if the
-        key comes back; this is what keeps memory bounded when keys keep changing (one
-        per RFID tag, per session). Default: never."""
+        time has reached `watermark` (a fresh state would report the same)? The engine then
+        drops it, to start a new one if the key comes back; this is what keeps memory
+        bounded when keys keep changing (one per RFID tag, per session). Default: never."""
         return False
+
+    def finished(self, state: S) -> bool:
+        """Will the state report nothing more, whatever events of its partition come (a
+        LEAD rule that ran once in its partition)? The engine then keeps only that its key
+        is finished, and sends the key's events nowhere. Default: never."""
+        return False
+
+    def draw(self, path: str) -> bool:
+        """Draw the plan's automaton as PNG at `path` without Graphviz, if the plan can
+        (`dot` is for Graphviz); whether it did."""
+        return False
+
+    def settled(self, watermark: Watermark) -> Watermark:
+        """How far a punctuation at `watermark` lets the states clean up, and their matches
+        be final: `watermark` itself, unless the plan holds it back (an AFA whose arcs may
+        still change for earlier times)."""
+        return watermark
 
     def counters(self, state: S) -> dict[str, int]:
         """The plan's own work counters for this state, cumulative."""
@@ -375,48 +415,23 @@ def plan_class(name: str) -> type[Plan[Any]]:
 
 
 #: The order `auto` tries plans in: fastest first; `lazy_chain` takes skip-till-any-match
-#: patterns too wide for `nfa`'s automaton; `reference` runs everything.
-PREFERENCE: tuple[str, ...] = ("window_join", "nfa", "lazy_chain", "reference")
+#: patterns too wide for `nfa`'s automaton; `reference` runs every pattern, `petri` every
+#: LEAD rule, `afa` every AFA written directly.
+PREFERENCE: tuple[str, ...] = ("window_join", "nfa", "lazy_chain", "reference", "petri", "afa")
 
 
-def compile(pattern: Pattern | Rule | str, plan: str = "auto", **options: Any) -> Plan[Any]:
-    """Compile a pattern (or query text) with the plan of that name; see `Options`. With
-    "auto", the first plan of `PREFERENCE` that runs the pattern and compiles it within its
-    limits (nfa refuses an automaton of more than 4,096 states). A LEAD rule (text that
-    begins with FROM) runs on the `petri` plan."""
-    if isinstance(pattern, str) and is_rule(pattern):
-        pattern = read_rule(pattern)
-    if isinstance(pattern, Rule):
-        if plan not in ("auto", "petri"):
-            raise PlanError(f"a LEAD rule runs on plan 'petri', not {plan!r}")
-        return plan_class("petri")(pattern, Options.build(**options))  # type: ignore[arg-type]
-    if isinstance(pattern, str):
-        pattern = parse(pattern)
-    settings = Options.build(**options)
-    return instantiate(plan, analysis=analyze(pattern, settings.functions), options=settings)
+def instantiate(plan: str, analysis: Query, options: Options) -> Plan[Any]:
+    """The plan of that name for an analysed query; with "auto", the first plan of
+    `PREFERENCE` that runs it and compiles it within its limits (nfa refuses an automaton
+    of more than 4,096 states)."""
+    chosen = pipeline.choose(analysis, plan, options, PLANS, PREFERENCE)
+    found: Plan[Any] = pipeline.instantiate(chosen, analysis, options)
+    return found
 
 
-def instantiate(plan: str, analysis: Analysis, options: Options) -> Plan[Any]:
-    """The plan of that name for an analyzed pattern; "auto": see `compile`."""
-    if plan != "auto":
-        return plan_class(plan)(analysis, options)
-    refused: list[str] = []
-    for cls in candidates(analysis, options):
-        try:
-            return cls(analysis, options)
-        except PlanError as error:
-            refused.append(f"{cls.name}: {error}")
-    if not refused:  # every plan refused it up front: say why, once per reason
-        reasons: dict[str, list[str]] = {}
-        for name in PREFERENCE:
-            reason = PLANS[name].refusal(analysis, options) if name in PLANS else None
-            if reason is not None:
-                reasons.setdefault(reason, []).append(name)
-        refused = [f"{', '.join(names)}: {reason}" for reason, names in reasons.items()]
-    raise PlanError("no plan can run this pattern; " + "; ".join(refused))
-
-
-def candidates(analysis: Analysis, options: Options) -> list[type[Plan[Any]]]:
-    """The plans `auto` may pick, in `PREFERENCE` order: those that run the pattern."""
-    found = [PLANS[n] for n in PREFERENCE if n in PLANS]
-    return [cls for cls in found if cls.refusal(analysis, options) is None]
+def compile(query: Any, plan: str = "auto", **options: Any) -> Plan[Any]:
+    """Compile a query (text, a SASE+ `Pattern` or a LEAD `Rule`) with the plan of that name;
+    see `Options`. With "auto", the first plan of `PREFERENCE` that runs it: a LEAD rule
+    runs on `petri`. The passes: `kleene.compiler.pipeline`."""
+    found: Plan[Any] = pipeline.compile(query, plan, PLANS, PREFERENCE, **options)
+    return found

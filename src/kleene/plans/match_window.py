@@ -187,6 +187,7 @@ class MatchWindow(Plan[WindowState]):
     conditions."""
 
     name = "match_window"
+    analysis: Analysis
     #: A window's matches are found once the window has passed its first event.
     limits = frozenset({"prompt_emission"})
 

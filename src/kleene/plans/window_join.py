@@ -75,6 +75,7 @@ class _Full(Exception):  # noqa: N818 - a signal, not an error: stop the loops
 @register
 class WindowJoinPlan(Plan[JoinState]):
     name = "window_join"
+    analysis: Analysis
 
     @classmethod
     def unsupported(cls, analysis: Analysis, options: Options) -> str | None:

@@ -21,18 +21,18 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from kleene.spark.batch import DetectJob, detect, detect_job, match_schema
+    from kleene.spark.batch import DetectJob, detect, detect_job, output_schema
     from kleene.spark.session import spark_session
     from kleene.spark.stream import StreamJob, detect_stream, detect_stream_job, progress
 
 #: Each name's module, imported when the name is first read: a Python worker unpickling
 #: `kleene.spark.worker`'s function imports this package, and needs neither the driver's
-#: modules nor pandas (0.65 s of each worker's start; issue 19).
+#: modules nor pandas (0.65 s of each worker's start: docs/benchmarks.md).
 _MODULES = {
     "DetectJob": "batch",
     "detect": "batch",
     "detect_job": "batch",
-    "match_schema": "batch",
+    "output_schema": "batch",
     "spark_session": "session",
     "StreamJob": "stream",
     "detect_stream": "stream",
@@ -47,7 +47,7 @@ __all__ = [
     "detect_job",
     "detect_stream",
     "detect_stream_job",
-    "match_schema",
+    "output_schema",
     "progress",
     "spark_session",
 ]

@@ -9,7 +9,7 @@
    window on both sides so every match starting in it is found there.
 4. Sort each Spark partition by group, timestamp and arrival, and run the plan over it in
    Python workers through Arrow batches (`mapInArrow`), one state per group.
-5. Return the matches as a DataFrame (see `match_schema`).
+5. Return the outputs as a DataFrame (see `output_schema`).
 """
 
 from __future__ import annotations
@@ -27,16 +27,11 @@ from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from kleene import plans
-from kleene.compiler.schema import attributes_read
+from kleene.compiler.query import Field
 from kleene.errors import EventError, KleeneError
-from kleene.language import expr as E
-from kleene.language.lead.ast import Rule
-from kleene.language.sase import ast as A
 from kleene.plans.base import Plan
-from kleene.plans.petri import PetriPlan
 from kleene.runtime.reorder import delay_units
 from kleene.spark.pushdown import NUMERIC, EventColumns, col, prefilter
-from kleene.spark.rules import emitted_schema, rule_filter, rule_keys
 from kleene.spark.worker import (
     GROUP,
     HOME,
@@ -47,7 +42,7 @@ from kleene.spark.worker import (
     match_batches,
 )
 
-__all__ = ["DetectJob", "detect", "detect_job", "match_schema"]
+__all__ = ["DetectJob", "detect", "detect_job", "output_schema", "spark_type"]
 
 #: The column that marks late rows, with `max_delay`.
 LATE = "_kleene_late"
@@ -94,15 +89,15 @@ class DetectJob:
         }
 
 
-def detect(df: DataFrame, query: str | A.Pattern, **arguments: Any) -> DataFrame:
-    """The matches of `query` in `df` as a DataFrame (for a LEAD rule: the events it emits,
-    one a row, see `kleene.spark.rules.emitted_schema`); arguments as for `detect_job`."""
+def detect(df: DataFrame, query: Any, **arguments: Any) -> DataFrame:
+    """The outputs of `query` in `df` as a DataFrame: its matches, or for a LEAD rule the
+    events it emits, one a row (see `output_schema`); arguments as for `detect_job`."""
     return detect_job(df, query, **arguments).matches
 
 
 def detect_job(
     df: DataFrame,
-    query: str | A.Pattern,
+    query: Any,
     *,
     ts: str = "ts",
     type: str | None = "type",  # noqa: A002 - the column's role
@@ -157,17 +152,15 @@ def detect_job(
             "max_delay reads arrival order from the rows' order; it takes no arrival column"
         )
     df, events = _event_columns(df, compiled, ts, type, event_type, id, ts_unit, partition_by)
-    rule = isinstance(compiled, PetriPlan)
-    if rule and partition_by:
-        raise KleeneError("a LEAD rule is grouped by its own PARTITION BY; drop partition_by")
-    keys = (
-        rule_keys(compiled)
-        if isinstance(compiled, PetriPlan)
-        else _keys(compiled, events, partition_by)
-    )
+    if partition_by and compiled.analysis.partition_is_meaning:
+        raise KleeneError(
+            "this query is grouped by its own partitions (a LEAD rule's PARTITION BY); drop "
+            "partition_by"
+        )
+    keys = _keys(compiled, events, partition_by)
     bounds = None if keys is not None else _bounds(df, compiled, events, slices)
     df = df.withColumn(SEQ, F.monotonically_increasing_id() if arrival is None else col(arrival))
-    counted = not rule and compiled.count_window is not None
+    counted = compiled.count_window is not None
     if delay is not None:
         df = _with_lateness(df, events, delay)  # before any observation: it reads df twice
     read = Observation("kleene_read")
@@ -188,10 +181,7 @@ def detect_job(
         df = df.observe(skipped, F.sum((~valid).cast("long")).alias("skipped")).filter(valid)
     if counted:  # a count window measures positions in the whole stream, in time order
         df = df.withColumn(POSITION, F.row_number().over(Window.orderBy(events.ts, SEQ)) - 1)
-    if isinstance(compiled, PetriPlan):
-        condition = rule_filter(compiled, events)
-    else:
-        condition = prefilter(compiled.analysis, events)
+    condition = prefilter(compiled.analysis.filters, events)
     if condition is not None:
         df = df.filter(condition)
     kept = Observation("kleene_kept")
@@ -212,7 +202,7 @@ def detect_job(
         groups, sliced, grouping = len(keys), False, "by " + ", ".join(key_names)
     else:
         grouped, count = _slices(df, events, event_names, compiled.window, bounds, helpers)
-        groups, sliced, grouping = 1, True, f"{count} time slice{'s' if count != 1 else ''}"
+        groups, sliced, grouping = 1, count > 1, f"{count} time slice{'s' if count != 1 else ''}"
     order = [col(f"{GROUP}{g}") for g in range(groups)] + [col(events.ts), col(SEQ)]
     grouped = grouped.sortWithinPartitions(*order).drop(SEQ)
 
@@ -232,16 +222,11 @@ def job_spec(
     sliced: bool,
     counted: bool = False,
 ) -> tuple[JobSpec, T.StructType]:
-    """What the workers need (`JobSpec`), and the matches' schema (`match_schema`);
+    """What the workers need (`JobSpec`), and the outputs' schema (`output_schema`);
     `counted`: the rows carry their stream positions (`POSITION`), for a count window."""
-    if isinstance(plan, PetriPlan):
-        schema = emitted_schema(plan, events, keys)
-        query: A.Pattern | Rule = plan.rule
-    else:
-        schema = match_schema(plan, events, event_fields, keys)
-        query = plan.analysis.pattern
+    schema = output_schema(plan, events, event_fields, keys)
     spec = JobSpec(
-        pattern=query,
+        pattern=plan.analysis.tree,
         plan=plan.name,
         options=_shipped_options(plan),
         columns=tuple(f.name for f in event_fields),
@@ -349,7 +334,7 @@ def _event_columns(
         {f.name: f.dataType for f in df.schema.fields}, ts, type_name, event_type, id_column
     )
     roles = {ts: "ts", id_column: "id", **({type_name: "type"} if type_name else {})}
-    for read in attributes_read(plan):
+    for read in plan.analysis.reads:
         attr, place = read.attr, read.place
         role = roles.get(attr)
         if role is not None and role != attr:  # such a column is no attribute: always null
@@ -433,7 +418,7 @@ def _bounds(
     depend on earlier matches, or a single instant)."""
     if slices is not None and slices < 1:
         raise KleeneError(f"slices must be at least 1, not {slices}")
-    window = plan.window  # None for a LEAD rule, which has no analysis to ask either
+    window = plan.window  # None for a query without one (a LEAD rule, a count window)
     if window is None or slices == 1:
         return None
     if plan.options.output == "non_overlapping" or plan.analysis.skips:
@@ -488,68 +473,63 @@ def _slices(
     return exploded.repartition(col(f"{GROUP}0")), count
 
 
-def match_schema(
+def output_schema(
     plan: Plan[Any],
     events: EventColumns,
     event_fields: Sequence[T.StructField],
     keys: list[tuple[str, Column]] | None,
 ) -> T.StructType:
-    """One row a match: `match_id` (stable across runs), `pattern`, `start_ts` and `end_ts`
-    (the timestamp column's type), `key` (a struct of the group's key values, when the
-    query is partitioned), and one column a positive variable: the events it bound, an
-    array of structs with the DataFrame's columns (null for a variable of an OR branch the
-    match did not take). With timeouts=True, a `kind` column says "match", or "timeout"
-    for a partial match whose window closed first (its events so far)."""
-    ts_type = events.types[events.ts]
-    fields = [
-        T.StructField("match_id", T.LongType(), False),
-        T.StructField("pattern", T.StringType(), False),
-        T.StructField("start_ts", ts_type, False),
-        T.StructField("end_ts", ts_type, False),
-    ]
-    if plan.options.timeouts:
-        fields.append(T.StructField("kind", T.StringType(), False))
-    if keys is not None:
-        key_fields = [T.StructField(name, T.StringType(), True) for name, _ in keys]
-        fields.append(T.StructField("key", T.StructType(key_fields), True))
+    """One row an output, the fields the plan's output declares (`Plan.output`), typed by
+    the DataFrame's columns; Spark adds `match_id` (stable across runs) to a match's row
+    and `key` (a struct of the group's key values) when the query is partitioned.
+
+    A match's row: `match_id`, `pattern`, `start_ts` and `end_ts` (the timestamp column's
+    type), `kind` ("match", or "timeout" for a partial match whose window closed first,
+    with timeouts=True), `key`, one column a positive variable (the events it bound, an
+    array of structs with the DataFrame's columns; null for a variable of an OR branch the
+    match did not take), and one a RETURN value. An emitted event's row: `type`, `ts` (when
+    it was emitted), `key`, then every attribute an action gives it."""
+    output = plan.output
     event = T.StructType(list(event_fields))
-    for variable in plan.analysis.positive:
-        fields.append(T.StructField(variable.name, T.ArrayType(event, False), True))
-    for returned in plan.analysis.pattern.returns:
-        fields.append(T.StructField(returned.name, returned_type(returned.expr, events), True))
+    fields = [
+        T.StructField(f.name, spark_type(f, events, event), f.nullable) for f in output.fields
+    ]
+    if output.kind == "matches":
+        fields.insert(0, T.StructField("match_id", T.LongType(), False))
+    if keys is not None:
+        if any(f.name == "key" for f in output.fields):
+            raise EventError(
+                "an output's attribute 'key' would clash with the rows' own 'key' column on "
+                "Spark (the group's key values); name it otherwise (… AS name)",
+                field="key",
+            )
+        key_fields = [T.StructField(name, T.StringType(), True) for name, _ in keys]
+        after = "ts" if output.kind == "events" else "kind" if output.timeouts else "end_ts"
+        at = next(i for i, f in enumerate(fields) if f.name == after) + 1
+        fields.insert(at, T.StructField("key", T.StructType(key_fields), True))
     return T.StructType(fields)
 
 
-def returned_type(expr: E.Expr, events: EventColumns) -> T.DataType:
-    """The Spark type of a RETURN value, from what it reads: an attribute's column type
-    (min and max too), long for counts and lengths, double for averages and other numbers,
-    boolean for conditions, string otherwise (a function's value becomes its text)."""
-    if isinstance(expr, E.Attr):
-        column = events.field(expr.attr)
-        return events.types[column] if column is not None else T.StringType()
-    if isinstance(expr, E.Aggregate):
-        if expr.func == "count":
-            return T.LongType()
-        column = None if expr.attr is None else events.field(expr.attr)
-        kind = events.types[column] if column is not None else T.DoubleType()
-        if expr.func in ("min", "max"):
-            return kind
-        if expr.func == "sum" and isinstance(kind, T.IntegralType):
-            return T.LongType()
-        return T.DoubleType() if expr.func in ("sum", "avg") else T.StringType()
-    if isinstance(expr, E.Len):
-        return T.LongType()
-    if isinstance(expr, E.Compare | E.BoolOp | E.Equivalence) or (
-        isinstance(expr, E.Unary) and expr.op == "not"
-    ):
-        return T.BooleanType()
-    if isinstance(expr, E.Constant):
-        value = expr.value
-        if isinstance(value, bool):
-            return T.BooleanType()
-        if isinstance(value, int):
-            return T.LongType()
-        return T.DoubleType() if isinstance(value, float) else T.StringType()
-    if isinstance(expr, E.Binary | E.Unary):
-        return T.DoubleType()
-    return T.StringType()
+def spark_type(field: Field, events: EventColumns, event: T.StructType) -> T.DataType:
+    """The Spark type of an output field (`kleene.compiler.query.Field`): an input
+    column's for kind "column" (text where there is none), the timestamp column's for
+    "time" (and for "t", a time as a number, when the timestamps are numbers), an array
+    of the events' structs for "events"."""
+    kind = field.kind
+    column = None if field.of is None else events.field(field.of)
+    column_type = None if column is None else events.types[column]
+    ts_type = events.types[events.ts]
+    if kind == "events":
+        return T.ArrayType(event, False)
+    if kind == "time":
+        return ts_type
+    if kind == "t":
+        return ts_type if isinstance(ts_type, T.NumericType) else T.DoubleType()
+    if kind == "column":
+        return column_type if column_type is not None else T.StringType()
+    if kind == "sum":
+        integral = isinstance(column_type, T.IntegralType)
+        return T.LongType() if integral else T.DoubleType()
+    return {"long": T.LongType(), "double": T.DoubleType(), "bool": T.BooleanType()}.get(
+        kind, T.StringType()
+    )

@@ -9,14 +9,14 @@ a superset, the plan decides.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from kleene.compiler.analysis import Analysis
+from kleene.compiler.query import EventFilter
 from kleene.language import expr as E
 
 __all__ = ["NUMERIC", "EventColumns", "column", "prefilter"]
@@ -139,23 +139,23 @@ def _arithmetic(
     return None
 
 
-def prefilter(analysis: Analysis, events: EventColumns) -> Column | None:
-    """The union, over the pattern's variables, of "has one of its types and every property
-    Spark can check"; None when no such filter is safe (contiguity strategies)."""
-    if not analysis.prefilter_safe:
+def prefilter(filters: Sequence[EventFilter] | None, events: EventColumns) -> Column | None:
+    """The union, over what the query can take (`Query.filters`: a SASE+ pattern's
+    variables, a LEAD rule's streams), of "has one of its types and every property Spark
+    can check"; None when no such filter is safe (contiguity strategies)."""
+    if filters is None:
         return None
     alternatives: list[Column] = []
-    properties = analysis.properties
-    for name, variable in analysis.variables.items():
-        if events.event_type is not None or variable.types is None:
-            if events.event_type is not None and not variable.takes(events.event_type):
+    for each in filters:
+        if events.event_type is not None or each.types is None:
+            if events.event_type is not None and not each.takes(events.event_type):
                 continue
             condition = F.lit(True)
         else:
             assert events.type is not None
-            condition = col(events.type).isin(sorted(variable.types))
-        for prop in properties[name]:
-            translated = column(prop.expr, events)
+            condition = col(events.type).isin(sorted(each.types))
+        for prop in each.properties:
+            translated = column(prop, events)
             if translated is not None and translated[1] == "bool":
                 condition = condition & translated[0]
         alternatives.append(condition)

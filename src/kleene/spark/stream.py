@@ -50,7 +50,7 @@ from pyspark.sql.streaming.query import StreamingQuery
 from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 
 from kleene import plans
-from kleene.compiler.schema import check_time_scale, counts_real_time
+from kleene.compiler.schema import check_time_scale
 from kleene.errors import EventError, KleeneError, StateError
 from kleene.events import Event, Watermark
 from kleene.language.sase import ast as A
@@ -238,10 +238,11 @@ def detect_stream_job(
     if not sdf.isStreaming:
         raise KleeneError("detect_stream takes a streaming DataFrame; for a batch one use detect")
     compiled = plans.compile(query, plan, **options)
-    if compiled.emits_events:
+    if compiled.output.kind != "matches":
         raise KleeneError(
-            "detect_stream runs SASE+ queries; a LEAD rule runs on a batch DataFrame with "
-            "detect(), or in-process with kleene.Engine"
+            f"detect_stream writes matches, and this query reports {compiled.output.noun} (a "
+            "LEAD rule): run it on a batch DataFrame with detect(), or in-process with "
+            "kleene.Engine"
         )
     if compiled.count_window is not None:
         raise KleeneError(
@@ -282,7 +283,7 @@ def detect_stream_job(
     if on_error == "skip":
         skipped = col(TIME).isNull() | ~typed
         data = data.observe(SKIPPED, F.count(F.when(skipped, 1)).alias("skipped"))
-    keep = _kept(prefilter(compiled.analysis, events), typed, on_error)
+    keep = _kept(prefilter(compiled.analysis.filters, events), typed, on_error)
     if keep is not None:
         data = data.filter(keep)
 
@@ -419,7 +420,7 @@ class StreamFunction:
     ) -> Iterator[pd.DataFrame]:
         spec = self.spec
         plan = _plan(spec.job)
-        output = _Output(spec.job, [v.name for v in plan.analysis.positive])
+        output = _Output(spec.job, plan.output)
         floor = state.getCurrentWatermarkMs()
         if state.exists:
             current = load_stream_state(plan, state.get[0], spec.grouping)
@@ -470,7 +471,7 @@ class StreamFunction:
         keys = [table[f"{KEY}{i}"] for i in range(self.spec.keys)]
         latest = -math.inf
         held = current.held
-        scale = counts_real_time(plan)  # the first numeric timestamp: epoch ms? (refused)
+        scale = plan.analysis.real_time  # the first numeric timestamp: epoch ms? (refused)
         for row, event in enumerate(_events(self.spec.job, table, batch.num_rows)):
             if clock[row]:  # a clock row that passed its filter
                 continue

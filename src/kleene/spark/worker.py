@@ -23,7 +23,8 @@ from pyspark.accumulators import Accumulator, AccumulatorParam
 from kleene import plans
 from kleene.compiler.evaluate import returned_values
 from kleene.compiler.functions import known_functions
-from kleene.compiler.schema import check_time_scale, counts_real_time
+from kleene.compiler.query import Output
+from kleene.compiler.schema import check_time_scale
 from kleene.errors import EventError, KleeneError
 from kleene.events import (
     Event,
@@ -33,8 +34,6 @@ from kleene.events import (
     numeric_times,
     owned_event,
 )
-from kleene.language.lead.ast import Rule
-from kleene.language.sase.ast import Pattern
 from kleene.language.text import UNITS
 from kleene.matches import Match, Retraction, Timeout
 from kleene.plans.base import Plan
@@ -59,7 +58,7 @@ _PUNCTUATE_EVERY = 256
 class JobSpec:
     """Everything a worker needs, small and picklable."""
 
-    pattern: Pattern | Rule
+    pattern: Any  # the query's AST (`Query.tree`)
     plan: str
     options: Mapping[str, Any]
     columns: tuple[str, ...]  # the event columns, in input order
@@ -74,7 +73,7 @@ class JobSpec:
     positions: bool = False  # the rows carry their stream positions (POSITION)
 
 
-_PLANS: dict[tuple[Pattern | Rule, str, tuple[tuple[str, str], ...]], Plan[Any]] = {}
+_PLANS: dict[tuple[Any, str, tuple[tuple[str, str], ...]], Plan[Any]] = {}
 
 
 def _plan(spec: JobSpec) -> Plan[Any]:
@@ -94,18 +93,20 @@ def match_id(found: Match) -> int:
 
 
 class _Output:
-    """Match rows, gathered and handed out as Arrow batches of the output schema."""
+    """Output rows, gathered and handed out as Arrow batches of the output schema: a row
+    a match, or a row an event a rule emitted, as the plan's output declares."""
 
-    def __init__(self, spec: JobSpec, positives: list[str]) -> None:
+    def __init__(self, spec: JobSpec, output: Output) -> None:
         self.spec = spec
-        self.positives = positives
+        self.emitted = output.kind == "events"
+        self.positives = output.variables
         self.rows: list[dict[str, Any]] = []
         #: RETURN: the values each match row carries (a value for a text column as text).
-        self.returns = spec.pattern.returns if isinstance(spec.pattern, Pattern) else ()
+        self.returns = output.computed
         self.functions = known_functions(spec.options.get("functions"))
         self.text = {f.name for f in spec.schema if pa.types.is_string(f.type)}
         #: Timed-out partial matches come too, each row marked by `kind`.
-        self.kinds = bool(spec.options.get("timeouts"))
+        self.kinds = output.timeouts
 
     def extend(self, matches: Iterable[Any], group: tuple[Any, ...]) -> None:
         """Rows for the matches (or a LEAD rule's emitted events)."""
@@ -120,9 +121,9 @@ class _Output:
             if self.full():
                 yield self.batch()
 
-    def put(self, found: Match | Event, group: tuple[Any, ...]) -> None:
-        """A row for a match, or for an event a LEAD rule emitted."""
-        if isinstance(found, Event):
+    def put(self, found: Any, group: tuple[Any, ...]) -> None:
+        """A row for a match, or for an event a rule emitted."""
+        if self.emitted:
             self.add_emitted(found, group)
         else:
             self.add(found, group)
@@ -181,8 +182,7 @@ class _Group:
         self.key = key
         self.state = plan.new_state()
         #: For a time slice: its number; a match belongs to the slice of its start event.
-        #: (A LEAD rule's one group is the whole stream: nothing to keep out.)
-        self.slice = key[0] if spec.sliced and not plan.emits_events else None
+        self.slice = key[0] if spec.sliced else None
         #: A plan taking events in any order (`afa`) keeps them until a punctuation; the
         #: rows come sorted, so every so many the time reached is one.
         self.punctuate_in = None if plan.ordered else _PUNCTUATE_EVERY
@@ -231,11 +231,10 @@ def match_batches(
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         plan = _plan(spec)
-        positives = [] if plan.emits_events else [v.name for v in plan.analysis.positive]
-        output = _Output(spec, positives)
+        output = _Output(spec, plan.output)
         group: _Group | None = None
         #: A numeric timestamp of a query counting real time is checked once (epoch ms?).
-        scale = counts_real_time(plan)
+        scale = plan.analysis.real_time
         with fewer_collections():  # a worker process runs one job: its threshold only
             for batch in batches:
                 table = {name: _values(batch, name) for name in batch.schema.names}

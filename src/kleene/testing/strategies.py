@@ -6,11 +6,14 @@ short stream of A, B, C and D events (D matches only a variable of any type, `_ 
 comparing plans; with `extensions=True`, some use what kleene adds to SASE+ for Flink and
 CORE users. Some patterns are ORs whose branches bind the same variables in different
 orders (`OR(SEQ(A a, B b), SEQ(B b, A a))`, `OR(SEQ(A a, B b), AND(A a, B b))`).
+`rule_cases()` draws a LEAD rule over the same streams: most with the SASE+ pattern that
+means the same (`all` of a sequence is skip-till-any-match, `every` non-overlapping output,
+PARTITION BY an equivalence test), some from `RULES`, which have none.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -22,7 +25,7 @@ from kleene.events import Event
 from kleene.language import expr as E
 from kleene.language.sase import ast as A
 
-__all__ = ["Case", "asts", "cases", "streams"]
+__all__ = ["RULES", "Case", "RuleCase", "asts", "cases", "rule_cases", "streams"]
 
 # ---- any AST ---------------------------------------------------------------------------
 
@@ -472,3 +475,88 @@ def _after_match(draw: st.DrawFn, structure: A.Element) -> A.AfterMatch:
         return A.AfterMatch(skip)
     names = sorted(A.positive_names(structure))
     return A.AfterMatch(skip, draw(st.sampled_from(names)))
+
+
+# ---- LEAD rules --------------------------------------------------------------------------
+
+#: LEAD rules over the streams `streams` draws, with no SASE+ pattern that means the same:
+#: time events, Wait, collect, negation within a time, frames, conjunction and disjunction.
+RULES = (
+    "FROM A AS a, B AS b, C AS c MATCH all(a Followed By b.filter(b.x > a.x) Followed By c "
+    "Within 3 s From a) PARTITION BY a.k EMIT Event M(a.x AS a, c.x AS c)",
+    "FROM A AS a, B AS b MATCH every(a Followed By not b Within 2 s) PARTITION BY a.k "
+    "EMIT Event Quiet(a.x AS x)",
+    "FROM A AS a, B AS b, C AS c DEFINE TimeEvent open(a.event_time, a.event_time + 3 s) "
+    "MATCH every(a Followed By collect(b) terminate(not open or count() == 2) AS bs "
+    "Followed By c) EMIT CHECK ANY WHERE (count(bs) == 2) EMIT Event Two(c.x) "
+    "WHERE (ALL(bs.x >= 1)) EMIT Event High(count(bs) AS n) END",
+    "FROM A AS a, B AS b MATCH every(Wait(last(a), 2 s) and b) EMIT Event W(a.x AS a, b.x AS b)",
+    "FROM A AS a, B AS b MATCH a Followed By not b Within 2 s PARTITION BY a.k, 3 s "
+    "EMIT Event F(a.x)",
+    "FROM A AS a, C AS c MATCH all(a Followed By c) consume(c) PARTITION BY 4 events "
+    "EMIT Event N(a.x)",
+    "FROM A AS a, B AS b, C AS c MATCH every(a Followed By (b or c) Followed By "
+    "adj(a and c)) EMIT Event X(a.x)",
+    "FROM A AS a, B AS b MATCH a Followed By not b Within 2 s PARTITION BY a.k "
+    "EMIT Event Unpaid(a.k)",
+)
+
+
+@dataclass(frozen=True)
+class RuleCase:
+    """A LEAD rule, the SASE+ pattern that means the same (None: none is known) with the
+    options it needs, and a stream whose events carry their ids as `n`."""
+
+    rule: str
+    twin: str | None
+    options: Mapping[str, Any]
+    events: tuple[Event, ...]
+
+    def __repr__(self) -> str:
+        rows = "\n".join(f"    {e.type} ts={e.ts} id={e.id} {dict(e.attrs)}" for e in self.events)
+        return f"RuleCase(\n{self.rule}\n== {self.twin} {dict(self.options)}\n--\n{rows}\n)"
+
+
+@st.composite
+def rule_cases(draw: st.DrawFn, max_events: int = 8) -> RuleCase:
+    """A rule and a stream (see the module docstring). A rule with a twin is `all` or
+    `every` of a sequence of two or three streams (a type may repeat), each with an
+    optional filter `x > n`, under `all` perhaps within a time of the first, perhaps
+    PARTITION BY k;
+    it emits the ids (`n`) of the events it matched, named as the twin's variables."""
+    stream = tuple(
+        Event(e.type, e.ts, {**e.attrs, "n": e.id}, e.id) for e in draw(streams(max_events))
+    )
+    if draw(st.integers(0, 3)) == 0:
+        return RuleCase(draw(st.sampled_from(RULES)), None, {}, stream)
+    names = ("a", "b", "c")[: draw(st.integers(2, 3))]
+    types = [draw(st.sampled_from("ABC")) for _ in names]
+    filters = [draw(st.sampled_from([None, None, 0, 1, 2])) for _ in names]
+    policy = draw(st.sampled_from(["all", "every"]))
+    # `every` under a window is no non-overlapping output: a failed attempt's events are
+    # gone for the next one
+    within = draw(st.sampled_from([None, 1, 2, 4])) if policy == "all" else None
+    keyed = draw(st.booleans())
+    elements = [
+        n if f is None else f"{n}.filter({n}.x > {f})" for n, f in zip(names, filters, strict=True)
+    ]
+    if within is not None:  # last - first <= W is last - first < W + 1 (integer times)
+        elements[-1] = f"{elements[-1]} Within {within + 1} s From a"
+    rule = (
+        "FROM "
+        + ", ".join(f"{t} AS {n}" for t, n in zip(types, names, strict=True))
+        + f" MATCH {policy}({' Followed By '.join(elements)})"
+        + (" PARTITION BY a.k" if keyed else "")
+        + f" EMIT Event M({', '.join(f'{n}.n AS {n}' for n in names)})"
+    )
+    conditions = [f"{n}.x > {f}" for n, f in zip(names, filters, strict=True) if f is not None]
+    if keyed:
+        conditions.insert(0, "[k]")
+    variables = ", ".join(f"{t} {n}" for t, n in zip(types, names, strict=True))
+    twin = f"PATTERN SEQ({variables}) WHERE skip_till_any_match"
+    if conditions:
+        twin += " { " + " and ".join(conditions) + " }"
+    if within is not None:
+        twin += f" WITHIN {within}"
+    options = {"output": "non_overlapping"} if policy == "every" else {}
+    return RuleCase(rule, twin, options, stream)

@@ -42,8 +42,8 @@ from kleene.plans.afa.machine import (
     Key,
     Machine,
     Merged,
-    Output,
     PMatch,
+    Report,
     start_key,
 )
 
@@ -192,10 +192,10 @@ class AnchoredMachine(Machine):
 
     # -- the operator ---------------------------------------------------------------------
 
-    def insert(self, state: AfaState, event: Event) -> list[Output]:
+    def insert(self, state: AfaState, event: Event) -> list[Report]:
         key = state.key = self._key(state, event)
         entries = state.entries
-        out: list[Output] = []
+        out: list[Report] = []
         last = state.last
         made: list[PMatch] = []
         if last is None or key > last[0]:  # in order
@@ -228,7 +228,7 @@ class AnchoredMachine(Machine):
         self._propagate_anchored(state, position + 1, onward, out)
         return out
 
-    def _remove(self, state: AfaState, position: int, key: Key, out: list[Output]) -> None:
+    def _remove(self, state: AfaState, position: int, key: Key, out: list[Report]) -> None:
         self._invalidate_anchored(state, position, key, set(), out)
         state.live -= len(state.entries.pop(key).pmatches)
         if position:
@@ -294,7 +294,7 @@ class AnchoredMachine(Machine):
         return steady - unsteady
 
     def _invalidate_anchored(
-        self, state: AfaState, position: int, key: Key, steady: set[Key], out: list[Output]
+        self, state: AfaState, position: int, key: Key, steady: set[Key], out: list[Report]
     ) -> None:
         """Withdraw, from the entry at `position` on, every computation of a start up to
         `key` but the `steady` ones: anchors reaching there are truncated before it (or
@@ -334,7 +334,7 @@ class AnchoredMachine(Machine):
             position += 1
 
     def _propagate_anchored(
-        self, state: AfaState, position: int, moving: list[Item], out: list[Output]
+        self, state: AfaState, position: int, moving: list[Item], out: list[Report]
     ) -> None:
         """PropagateInsert: carry the items ending at the entry before `position` over the
         entries from there on, until none is left."""
@@ -356,7 +356,7 @@ class AnchoredMachine(Machine):
             moving = [(p, None) for p in made] + carried
             position += 1
 
-    def punctuate(self, state: AfaState, watermark: Watermark) -> list[Output]:
+    def punctuate(self, state: AfaState, watermark: Watermark) -> list[Report]:
         cover = self._clean(state, watermark)
         if cover is None:
             return []

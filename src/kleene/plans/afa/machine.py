@@ -47,8 +47,8 @@ __all__ = [
     "Key",
     "Machine",
     "Merged",
-    "Output",
     "PMatch",
+    "Report",
     "Steps",
     "start_key",
 ]
@@ -57,7 +57,7 @@ Key = tuple[float, float]  # (timestamp, arrival): the order of the sorted strea
 #: A partial match: the key and time of its first event, its state's index, its register,
 #: and the events it bound as a linked list, latest first: (variable, event, rest) or None.
 PMatch = tuple[Key, float, int, Register, Any]
-Output = Match | Retraction
+Report = Match | Retraction
 #: The arcs that fire for an event: (target state, register after, variable bound).
 Steps = list[tuple[int, Register, str | None]]
 #: What the arcs of one event give, by (state, register), while the event is taken.
@@ -286,14 +286,14 @@ class Machine:
 
     # -- the operator ---------------------------------------------------------------------
 
-    def insert(self, state: AfaState, event: Event) -> list[Output]:
+    def insert(self, state: AfaState, event: Event) -> list[Report]:
         """Algorithm 1, InsertEvent."""
         last = state.last
         if self.sequence is None and (last is None or event.t >= last[0][0]):
             return self._append(state, event, last)
         key = state.key = self._key(state, event)
         entries = state.entries
-        out: list[Output] = []
+        out: list[Report] = []
         pmatches: list[PMatch] = []
         in_order = last is None or key > last[0]
         carried: list[PMatch] | None = None
@@ -331,7 +331,7 @@ class Machine:
 
     def _append(
         self, state: AfaState, event: Event, last: tuple[Key, Entry] | None
-    ) -> list[Output]:
+    ) -> list[Report]:
         """InsertEvent for an event after every one held (no sequence numbers): extend the
         last entry's list, begin new computations, and report the matches."""
         key = state.key = (event.t, state.arrivals)
@@ -342,7 +342,7 @@ class Machine:
         self._begin(key, event, pmatches)
         entry = state.entries[key] = Entry(event, pmatches)
         state.last = (key, entry)
-        out: list[Output] = []
+        out: list[Report] = []
         if pmatches:
             state.counters["pmatches_created"] += len(pmatches)
             state.live += len(pmatches)
@@ -426,14 +426,14 @@ class Machine:
         ]
         return steady, carried
 
-    def reevaluate(self, state: AfaState, since: float) -> list[Output]:
+    def reevaluate(self, state: AfaState, since: float) -> list[Report]:
         """Bring the state up to date after arcs changed for the events from `since` on
         (section 5.2, explicit lifetimes): the pmatches of those events are derived again in
         order, from the list before the first of them; the matches that are no more are
         withdrawn, and the new ones reported."""
         entries = state.entries
         position = entries.bisect_left((since, -math.inf))
-        out: list[Output] = []
+        out: list[Report] = []
         carry = entries.peekitem(position - 1)[1].pmatches if position else []
         final = self.final
         for key, entry in entries.items(position):
@@ -457,7 +457,7 @@ class Machine:
             self._time_out(state, Watermark(state.floor[0], state.floor[1] == math.inf), out)
         return out
 
-    def delete(self, state: AfaState, event: Event) -> list[Output] | None:
+    def delete(self, state: AfaState, event: Event) -> list[Report] | None:
         """Appendix C's Delete: the outputs of removing an event received before (None when
         the state holds no such event: same type, timestamp and id)."""
         if self.sequence is not None:
@@ -469,14 +469,14 @@ class Machine:
         if found is None:
             return None
         position, key = found
-        out: list[Output] = []
+        out: list[Report] = []
         state.key = key
         state.counters["retracted"] += 1
         self._remove(state, position, key, out)
         state.last = state.entries.peekitem(-1) if state.entries else None
         return out
 
-    def _remove(self, state: AfaState, position: int, key: Key, out: list[Output]) -> None:
+    def _remove(self, state: AfaState, position: int, key: Key, out: list[Report]) -> None:
         """Withdraw every computation through the entry at `position`, drop the entry, and
         carry the list before it over the entries after it."""
         entries = state.entries
@@ -505,7 +505,7 @@ class Machine:
         state: AfaState,
         position: int,
         key: Key,
-        out: list[Output],
+        out: list[Report],
         steady: set[Key] | frozenset[Key] = frozenset(),
     ) -> None:
         """RemoveInvalidatedSequences: from the entry at `position` on, drop the pmatches that
@@ -537,7 +537,7 @@ class Machine:
             position += 1
 
     def _propagate(
-        self, state: AfaState, position: int, pmatches: list[PMatch], out: list[Output]
+        self, state: AfaState, position: int, pmatches: list[PMatch], out: list[Report]
     ) -> None:
         """PropagateInsert: carry `pmatches` over the entries from `position` on, merging the
         ones derived at each entry into its own by start, until none is left."""
@@ -573,7 +573,7 @@ class Machine:
                 heapq.heappush(state.waiting, (when, state.noted, key, pmatch))
                 state.noted += 1
 
-    def _time_out(self, state: AfaState, watermark: Watermark, out: list[Output]) -> None:
+    def _time_out(self, state: AfaState, watermark: Watermark, out: list[Report]) -> None:
         """Fire the timeout arcs whose deadline the watermark settles, for each pmatch that
         is still held and still ends at the last event up to its deadline."""
         waiting, entries = state.waiting, state.entries
@@ -602,12 +602,12 @@ class Machine:
         """The earliest deadline of a timeout arc still to decide."""
         return state.waiting[0][0] if state.waiting else None
 
-    def punctuate(self, state: AfaState, watermark: Watermark) -> list[Output]:
+    def punctuate(self, state: AfaState, watermark: Watermark) -> list[Report]:
         """Timeouts, then cleanup (Appendix C.1): no event with a key below the
         watermark's can come, so only the pmatches of the last entry below it (`cover`) can
         still be extended; the entries before it go, and so do the cover's pmatches the
         window has ended. Returns the matches the timeouts make."""
-        out: list[Output] = []
+        out: list[Report] = []
         if self.waits:
             self._time_out(state, watermark, out)
         if self._clean(state, watermark) is not None:
@@ -674,7 +674,7 @@ class Machine:
     # -- outputs --------------------------------------------------------------------------
 
     def _report(
-        self, pmatches: list[PMatch], held: list[PMatch], event: Event | None, out: list[Output]
+        self, pmatches: list[PMatch], held: list[PMatch], event: Event | None, out: list[Report]
     ) -> None:
         """Report the matches `pmatches` reach at `event`, besides those the pmatches `held`
         there already stand for."""
@@ -687,7 +687,7 @@ class Machine:
                 out.append(self._match(pmatch, event))
 
     def _withdraw(
-        self, gone: list[PMatch], kept: list[PMatch], event: Event | None, out: list[Output]
+        self, gone: list[PMatch], kept: list[PMatch], event: Event | None, out: list[Report]
     ) -> None:
         """Retract the matches of the pmatches `gone` from `event`'s list, unless a pmatch
         `kept` there stands for the same match."""

@@ -48,7 +48,7 @@ from kleene.plans.nfa.negation import Negative
 __all__ = ["NegationState", "Negations"]
 
 Key = tuple[float, float]
-Output = Match | Retraction
+Report = Match | Retraction
 
 
 @dataclass
@@ -140,12 +140,12 @@ class Negations:
     # -- the plan's steps, around the machine's ----------------------------------------------
 
     def insert(
-        self, state: NegationState, event: Event, key: Key, outputs: list[Output]
-    ) -> list[Output]:
+        self, state: NegationState, event: Event, key: Key, outputs: list[Report]
+    ) -> list[Report]:
         """After the machine took `event` (at `key`) and gave `outputs`: the outputs once the
         negations are applied."""
         state.where[id(event)] = (event, key)
-        result: list[Output] = []
+        result: list[Report] = []
         if self.takes(event):
             state.negatives[key] = event
             for candidate in state.candidates.values():
@@ -156,8 +156,8 @@ class Negations:
         return result
 
     def delete(
-        self, state: NegationState, event: Event, key: Key | None, outputs: list[Output]
-    ) -> list[Output]:
+        self, state: NegationState, event: Event, key: Key | None, outputs: list[Report]
+    ) -> list[Report]:
         """After the machine deleted `event` (it stood at `key`) and gave `outputs`: the
         candidates it spoiled stand again, unless the machine withdrew them too."""
         freed: list[tuple[Hashable, Candidate]] = []
@@ -167,7 +167,7 @@ class Negations:
                 self._count(candidate, event, key, -1)
                 if was and not candidate.spoiled and candidate.settle is None:
                     freed.append((identity, candidate))
-        result: list[Output] = []
+        result: list[Report] = []
         self._apply(state, outputs, None, result)
         for identity, candidate in freed:
             if state.candidates.get(identity) is candidate:
@@ -176,12 +176,12 @@ class Negations:
         return result
 
     def punctuate(
-        self, state: NegationState, watermark: Watermark, outputs: list[Output], horizon: float
-    ) -> list[Output]:
+        self, state: NegationState, watermark: Watermark, outputs: list[Report], horizon: float
+    ) -> list[Report]:
         """After a punctuation: the machine's `outputs` (its timeouts), then the candidates
         the punctuation decides; it forgets what no later candidate can need (events before
         `horizon`, the earliest start a later candidate can have)."""
-        result: list[Output] = []
+        result: list[Report] = []
         self._apply(state, outputs, watermark, result)
         for identity, candidate in list(state.candidates.items()):
             if candidate.settle is not None and watermark.settles(candidate.settle):
@@ -220,9 +220,9 @@ class Negations:
     def _apply(
         self,
         state: NegationState,
-        outputs: list[Output],
+        outputs: list[Report],
         watermark: Watermark | None,
-        result: list[Output],
+        result: list[Report],
     ) -> None:
         """The machine's outputs: a candidate found is held, and reported unless spoiled or
         waiting for time to pass; a candidate withdrawn is withdrawn if it was reported."""

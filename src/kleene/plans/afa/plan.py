@@ -1,7 +1,9 @@
-"""The `afa` plan: patterns run as AFAs over streams in any order (seed 004).
+"""The `afa` plan: patterns run as AFAs over streams in any order (Chandramouli, Goldstein &
+Maier, VLDB 2010).
 
 A SASE+ query compiles to an AFA (`sase.py`); an AFA written directly (`kleene.afa`: the
-Python builder or the text form) runs as it is. Either way the plan's state is the
+Python builder or the text form) runs as it is, its own query (`AfaQuery`), and its arcs
+may change while the stream runs (`kleene.afa.arcs`, `arcs.py`). Either way the plan's state is the
 operator's index of events and partial matches (`machine.py`): events may come in any
 timestamp order, `step` reports new matches and `Retraction`s of earlier ones, `advance` is
 a punctuation (no later event is earlier) that cleans up state, and `retract` deletes an
@@ -26,26 +28,53 @@ change is the one new match.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Hashable
-from dataclasses import replace
+import math
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import ClassVar
+from typing import Any, ClassVar
 
+from kleene.compiler import pipeline
 from kleene.compiler.analysis import Analysis
 from kleene.compiler.options import Options
-from kleene.errors import KleeneError, PlanError
+from kleene.compiler.query import Output, Partition, Query, match_fields
+from kleene.errors import KleeneError
 from kleene.events import Event, Watermark
 from kleene.language.sase import ast as A
 from kleene.matches import Match
 from kleene.plans.afa.anchors import AnchoredMachine
-from kleene.plans.afa.machine import AfaState, Machine, Output
+from kleene.plans.afa.machine import AfaState, Machine, Report
 from kleene.plans.afa.model import Afa, Arc, Lifetime
 from kleene.plans.afa.negation import Negations, NegationState
 from kleene.plans.afa.sase import compile_sase, identity, unsupported
 from kleene.plans.afa.text import read_arc
 from kleene.plans.base import Plan, register
 
-__all__ = ["AfaPlan"]
+__all__ = ["AfaPlan", "AfaQuery"]
+
+
+@dataclass(frozen=True)
+class AfaQuery(Query):
+    """An AFA written directly, as a query: its matches list the variables its arcs bind;
+    its conditions are its own (it reads no attribute the runtime can check), and it never
+    splits the stream."""
+
+    language: ClassVar[str] = "afa"
+
+    afa: Afa
+    partition: Partition | None = None
+    functions: Mapping[str, Callable[..., Any]] = field(repr=False, default_factory=dict)
+
+    @property
+    def tree(self) -> Afa:
+        return self.afa
+
+    def text(self) -> str:
+        return self.afa.describe()
+
+    def output(self, timeouts: bool = False, retractions: bool = False) -> Output:
+        fields = match_fields(self.afa.variables, (), timeouts)
+        return Output("matches", fields, timeouts, retractions)
 
 
 @register
@@ -53,11 +82,15 @@ class AfaPlan(Plan[AfaState]):
     """A query or an AFA run by the AFA operator, events in any order."""
 
     name = "afa"
+    languages: ClassVar[frozenset[str]] = frozenset({"sase", "afa"})
     ordered: ClassVar[bool] = False
 
-    def __init__(self, analysis: Analysis | None, options: Options, afa: Afa | None = None) -> None:
-        if analysis is not None:
-            super().__init__(analysis, options)
+    def __init__(self, analysis: Query, options: Options) -> None:
+        super().__init__(analysis, options)
+        #: The arc punctuation t_a (explicit arc lifetimes): no arc will be added or
+        #: removed for a timestamp before it (`kleene.afa.arcs`).
+        self.arc_floor = -math.inf
+        if isinstance(analysis, Analysis):
             self.identity = identity(analysis)
             afa = compile_sase(analysis, self.window, options.name, self.identity)
             twins = A.contains_or(analysis.structure)
@@ -71,35 +104,43 @@ class AfaPlan(Plan[AfaState]):
                 fixed=True,
                 sequence=options.sequence,
             )
+            #: A query's negations, checked on the candidates its positive part's AFA finds.
+            self.negations = (
+                Negations(analysis, self.window, sequenced=options.sequence is not None)
+                if analysis.negations
+                else None
+            )
         else:
-            assert afa is not None, "an AFA plan runs a query or an AFA"
-            self.options = options
+            assert isinstance(analysis, AfaQuery), "an AFA plan runs a query or an AFA"
+            afa = analysis.afa
             self.window = afa.window
             self.machine = Machine(afa, options.name or afa.name, sequence=options.sequence)
+            self.negations = None
         self.afa = afa
-        self.direct = analysis is None
-        #: A query's negations, checked on the candidates its positive part's AFA finds.
-        self.negations = (
-            Negations(analysis, self.window, sequenced=options.sequence is not None)
-            if analysis is not None and analysis.negations
-            else None
-        )
+        self.direct = isinstance(analysis, AfaQuery)
 
     @classmethod
     def of(cls, afa: Afa, options: Options | None = None) -> AfaPlan:
         """The plan of an AFA written directly."""
-        options = options or Options.build(name=afa.name)
-        if options.output != "all" or options.selection != "all":
-            raise PlanError(
-                f"AFA {afa.name} reports all its matches: output and selection other than "
-                "'all' are for queries"
-            )
-        if options.anchors:
-            raise PlanError("anchors=True is for compiled queries, not an AFA written directly")
-        return cls(None, options, afa)
+        return cls(AfaQuery(afa), options or Options.build(name=afa.name))
 
     @classmethod
-    def unsupported(cls, analysis: Analysis, options: Options) -> str | None:
+    def unsupported(cls, analysis: Query, options: Options) -> str | None:
+        if isinstance(analysis, AfaQuery):
+            if options.output != "all" or options.selection != "all":
+                return (
+                    f"AFA {analysis.afa.name} reports all its matches: output and selection "
+                    "other than 'all' are for queries"
+                )
+            if options.anchors:
+                return "anchors=True is for compiled queries, not an AFA written directly"
+            if options.timeouts:
+                return (
+                    "timeouts=True reports a query's timed-out partial matches; an AFA written "
+                    "directly ends a pattern with an absence by a timeout arc"
+                )
+            return None
+        assert isinstance(analysis, Analysis)
         return super().unsupported(analysis, options) or unsupported(analysis, options)
 
     @property
@@ -119,7 +160,7 @@ class AfaPlan(Plan[AfaState]):
     def new_state(self) -> AfaState:
         return AfaState(negation=None if self.negations is None else NegationState())
 
-    def step(self, state: AfaState, event: Event) -> list[Output]:
+    def step(self, state: AfaState, event: Event) -> list[Report]:
         """Insert an event, in any order: the new matches and the retractions it causes."""
         outputs = self.machine.insert(state, event)
         if self.negations is None:
@@ -127,7 +168,7 @@ class AfaPlan(Plan[AfaState]):
         assert state.negation is not None, "new_state gives a query with negation one"
         return self.negations.insert(state.negation, event, state.key, outputs)
 
-    def retract(self, state: AfaState, event: Event) -> list[Output] | None:
+    def retract(self, state: AfaState, event: Event) -> list[Report] | None:
         """Delete an event received before: the retractions (and new matches) that causes,
         or None when the state holds no such event."""
         outputs = self.machine.delete(state, event)
@@ -198,7 +239,7 @@ class AfaPlan(Plan[AfaState]):
         self._change(afa, lifetimes)
         return life
 
-    def reevaluate(self, state: AfaState, since: float) -> list[Output]:
+    def reevaluate(self, state: AfaState, since: float) -> list[Report]:
         """Derive the state's pmatches again from the events at `since` on, after a change
         of arcs that reaches them: the retractions and new matches that gives."""
         return self.machine.reevaluate(state, since)
@@ -220,9 +261,19 @@ class AfaPlan(Plan[AfaState]):
         if not self.direct:
             raise KleeneError(
                 "arcs change while the stream runs only on an AFA written directly "
-                "(kleene.read_afa or kleene.AfaBuilder), not on a compiled query"
+                "(kleene.afa.read_afa or kleene.afa.Builder), not on a compiled query"
             )
         return self.afa
+
+    def settled(self, watermark: Watermark) -> Watermark:
+        """With explicit arc lifetimes, the earlier of the events' punctuation and the
+        arcs' (section 5.4): an arc may still change for times before the latter."""
+        if self.options.arc_lifetimes != "explicit":
+            return watermark
+        arcs = Watermark(self.arc_floor, inclusive=False)
+        if arcs.t < watermark.t or (arcs.t == watermark.t and watermark.inclusive):
+            return arcs
+        return watermark
 
     def _change(self, afa: Afa, lifetimes: dict[str, Lifetime]) -> None:
         self.machine.change(afa, lifetimes)
@@ -260,3 +311,19 @@ class AfaPlan(Plan[AfaState]):
 
     def dot(self) -> str:
         return self.afa.dot()
+
+
+def _written(afa: Afa) -> None:
+    """An AFA written directly is checked as it is built or read."""
+
+
+pipeline.register_language(
+    pipeline.Language(
+        "afa",
+        None,
+        Afa,
+        read=lambda text: text,
+        validate=_written,
+        analyse=lambda afa, functions, validated: AfaQuery(afa),
+    )
+)

@@ -171,6 +171,7 @@ class LazyChain(Plan[LazyState]):
     """Lazy evaluation in frequency order: a chain of states per DNF branch."""
 
     name = "lazy_chain"
+    analysis: Analysis
     #: Events between two looks at the roots (0: never look).
     review = 0
 

@@ -39,7 +39,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from kleene.compiler.analysis import Analysis, Condition, Variable, positive
+from kleene.compiler.analysis import Analysis, Condition, Variable
 from kleene.compiler.residuals import (
     DONE,
     AnyOrder,
@@ -50,6 +50,7 @@ from kleene.compiler.residuals import (
     Var,
     residual,
 )
+from kleene.compiler.structure import positive
 from kleene.errors import PlanError
 from kleene.language.sase import ast as A
 

@@ -115,6 +115,7 @@ class NfaBacktrack(Plan[BacktrackState]):
     """The backtrack algorithm over `nfa`'s automaton: depth first, one run at a time."""
 
     name = "nfa_backtrack"
+    analysis: Analysis
     #: A match is final once every run has read past its last event.
     limits = frozenset({"prompt_emission"})
 

@@ -187,6 +187,7 @@ class Nfa(Plan[NfaState]):
     """SASE+ NFA^b with a shared versioned buffer and merging of equivalent runs."""
 
     name = "nfa"
+    analysis: Analysis
 
     def __init__(self, analysis: Analysis, options: Options) -> None:
         super().__init__(analysis, options)

@@ -5,18 +5,19 @@ stores tokens, blue when they pass at once), the streams feeding the sources."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from kleene.errors import KleeneError
 from kleene.plans.petri.constructions import STATEFUL, Source
 from kleene.plans.petri.net import Node
-from kleene.plans.petri.plan import PetriPlan, label
 
 __all__ = ["draw_png"]
 
 
-def draw_png(plan: PetriPlan, path: str | Path) -> None:
-    """Write the net of `plan` to `path` as a PNG."""
+def draw_png(root: Node, nodes: list[Node], label: Callable[[Node], str], path: str | Path) -> None:
+    """Write the net under `root` (its constructions `nodes`, each named by `label`) to
+    `path` as a PNG."""
     try:
         import matplotlib
 
@@ -29,18 +30,18 @@ def draw_png(plan: PetriPlan, path: str | Path) -> None:
             'matplotlib (pip install "kleene[plots]")'
         ) from None
     rows: dict[int, float] = {}
-    depth = {plan.root.id: 0}
-    for node in plan.nodes:  # pre-order: a parent before its children
+    depth = {root.id: 0}
+    for node in nodes:  # pre-order: a parent before its children
         for child in node.children:
             depth[child.id] = depth[node.id] + 1
     leaves = [0]
-    _place_rows(plan.root, rows, leaves)
+    _place_rows(root, rows, leaves)
     deepest = max(depth.values())
-    x = {n.id: 2.4 * (deepest - depth[n.id]) + 2.4 for n in plan.nodes}
+    x = {n.id: 2.4 * (deepest - depth[n.id]) + 2.4 for n in nodes}
     width, height = max(x.values()) + 1.5, leaves[0] + 1
     figure, axes = plt.subplots(figsize=(0.8 * width, 0.8 * height))
     axes.set_aspect("equal")
-    for node in plan.nodes:
+    for node in nodes:
         nx, ny = x[node.id], rows[node.id]
         colour = "tomato" if isinstance(node, STATEFUL) else "lightblue"
         axes.add_patch(Circle((nx - 0.75, ny), 0.12, color=colour))

@@ -5,13 +5,18 @@ each match of the MATCH pattern reaching it is checked (CHECK FIRST / ANY, neste
 clauses) and becomes the emitted events, each an `Event` whose type is the action's name,
 whose attributes are its arguments by name and whose timestamp is the time of emission.
 
-The plan keeps the plan contract (`kleene.plans.base`): one marking per PARTITION BY key,
-`step` for an event, `advance` for time passing (temporal guards: time events, Wait, Within,
-bounded negation), `deadline` for the next guard, markings that pickle. The rule is enabled
-at a partition's first event of a stream it reads (FROM); events of other types only move
-time. PARTITION BY is part of a rule's meaning (under the default
-policy the rule matches once per partition), so a partition's marking is kept for as long
-as the stream runs, finished or not: `idle` never drops one.
+The plan keeps the plan contract (`kleene.plans.base`) as every plan does: it is compiled
+from the rule's analysis (`kleene.compiler.rules.RuleAnalysis`), one marking per PARTITION
+BY key, `step` for an event, `advance` for time passing (temporal guards: time events,
+Wait, Within, bounded negation), `deadline` for the next guard, markings that pickle; its
+output declares the events it emits. The rule is enabled at a partition's first event of a
+stream it reads (FROM); events of other types only move time.
+
+PARTITION BY is part of a rule's meaning: under the default policy the rule runs once per
+partition, so a partition whose run has ended (its pattern matched or failed, nothing
+waits) is `finished`: the engine keeps only its key, never the marking. With a frame, a run
+ends at the frame's end, and the next event begins a new one: a marking is then `idle`
+(a fresh one is the same) once its run has ended.
 
 >>> import kleene
 >>> rule = '''FROM Order AS o, Payment AS p
@@ -26,13 +31,10 @@ as the stream runs, finished or not: `idle` never drops one.
 
 from __future__ import annotations
 
-import hashlib
 import heapq
-import json
 import math
 from collections.abc import Callable, Hashable
 from datetime import UTC, datetime
-from functools import cached_property
 from typing import Any, ClassVar
 
 from kleene.compiler.options import Options
@@ -40,16 +42,14 @@ from kleene.compiler.rules import (
     Env,
     Fn,
     Names,
+    RuleAnalysis,
     argument_name,
-    check_rule,
     compile_condition,
     compile_value,
     lists_of,
 )
-from kleene.errors import PlanError
 from kleene.events import Event, Watermark
 from kleene.language.lead import ast as L
-from kleene.language.lead.printer import rule_text
 from kleene.language.text import UNITS
 from kleene.plans.base import Plan, register
 from kleene.plans.petri.constructions import (
@@ -60,6 +60,7 @@ from kleene.plans.petri.constructions import (
     Source,
     construct,
 )
+from kleene.plans.petri.draw import draw_png
 from kleene.plans.petri.net import Marking, Node, Token
 
 __all__ = ["PetriPlan", "label"]
@@ -102,26 +103,15 @@ def finish(root: Root, m: Marking) -> None:
 
 @register
 class PetriPlan(Plan[Marking]):
-    """LEAD rules on APCPNs (seed 003)."""
+    """LEAD rules on APCPNs (LEAD, section 5)."""
 
     name = "petri"
-    #: `step` and `advance` return the emitted `Event`s, not `Match`es.
-    emits_events: ClassVar[bool] = True
+    languages: ClassVar[frozenset[str]] = frozenset({"lead"})
+    analysis: RuleAnalysis
 
-    def __init__(self, rule: L.Rule, options: Options) -> None:
-        if not isinstance(rule, L.Rule):  # a SASE+ pattern's analysis, by name from compile
-            raise PlanError(
-                f"plan 'petri' cannot run this pattern: {self.unsupported(rule, options)}"
-            )
-        if options.timeouts:
-            raise PlanError(
-                "timeouts=True reports a SASE+ pattern's partial matches; a LEAD rule says "
-                "what to emit when time runs out with Wait and Within"
-            )
-        check_rule(rule)
-        self.rule = rule
-        self.options = options
-        self.window = None
+    def __init__(self, analysis: RuleAnalysis, options: Options) -> None:
+        super().__init__(analysis, options)
+        rule = self.rule = analysis.rule
         unit_seconds = UNITS[options.time_unit][1]
         partition = {a.attr: a.var for a in rule.partition}
         self.names = Names(
@@ -135,7 +125,7 @@ class PetriPlan(Plan[Marking]):
         enrich = {e.alias: e for e in rule.enrich}
         streams = {s.alias: s.type for s in rule.streams}
         #: The event types the rule reads (FROM).
-        self.read = frozenset(streams.values())
+        self.read = analysis.streams
         build = Build(self.names, streams, self._actions)
         self.root = Root(construct(rule.pattern, build), self._emit(rule.emit))
         self.nodes = self.root.walk()
@@ -163,16 +153,18 @@ class PetriPlan(Plan[Marking]):
             self.frame_length = frame.seconds / unit_seconds
 
     @classmethod
-    def unsupported(cls, analysis: Any, options: Options) -> str | None:
-        return "it runs LEAD rules (text that begins with FROM), not SASE+ patterns"
-
-    @cached_property
-    def fingerprint(self) -> str:
-        text = json.dumps([rule_text(self.rule), self.options.time_unit, self.options.name])
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+    def unsupported(cls, analysis: RuleAnalysis, options: Options) -> str | None:
+        if options.timeouts:
+            return (
+                "timeouts=True reports a SASE+ pattern's partial matches; a LEAD rule says "
+                "what to emit when time runs out with Wait and Within"
+            )
+        return None
 
     @property
     def partition_key(self) -> Callable[[Event], Hashable | None] | None:
+        """One marking per value of the PARTITION BY attributes (an event lacking one has
+        None there: events lacking it share that value's partition, as Spark groups them)."""
         names = self._partition
         if not names:
             return None
@@ -224,6 +216,25 @@ class PetriPlan(Plan[Marking]):
     def live_runs(self, state: Marking) -> int:
         return len(state.contexts)
 
+    def _ended(self, m: Marking) -> bool:
+        """Has the partition's run ended: no context but the root's is live, and nothing
+        waits for the instant to end or for the next event?"""
+        if m.instant or m.deferred or len(m.contexts) > 1:
+            return False
+        return not m.contexts or not next(iter(m.contexts.values())).children
+
+    def idle(self, state: Marking, watermark: Watermark) -> bool:
+        """A marking between runs (a frame's run ended at its frame's end, or no run began)
+        is a fresh marking: the next event begins a new run either way."""
+        return not state.started and not state.contexts and self.deadline(state) is None
+
+    def finished(self, state: Marking) -> bool:
+        """Without a frame the rule runs once per partition: once that run has ended (its
+        pattern matched or failed, nothing waits), nothing more happens there."""
+        if self.frame_length is not None or self.frame_count is not None:
+            return False
+        return state.started and self._ended(state) and self.deadline(state) is None
+
     def counters(self, state: Marking) -> dict[str, int]:
         return {"transitions_fired": state.fired, "garbage_consumed": state.garbage}
 
@@ -235,6 +246,11 @@ class PetriPlan(Plan[Marking]):
                 depth, parent = depth + 1, parent.parent
             lines.append("  " * depth + label(node))
         return "\n".join(lines)
+
+    def draw(self, path: str) -> bool:
+        """The net as a PNG, drawn with matplotlib."""
+        draw_png(self.root, self.nodes, label, path)
+        return True
 
     def dot(self) -> str:
         """The net in Graphviz DOT, drawn as Figures 3-9 draw it: streams feed sources, each

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kleene.compiler.analysis import EXTENSIONS, Analysis, positive
+from kleene.compiler.analysis import EXTENSIONS, Analysis
 from kleene.compiler.options import Options
+from kleene.compiler.structure import positive
 from kleene.errors import KleeneError
 from kleene.events import Event, Watermark
 from kleene.matches import Match, Timeout
@@ -50,6 +51,7 @@ class Reference(Plan[ReferenceState]):
     """Brute force by the definition of a match; slow, obviously right; the oracle."""
 
     name = "reference"
+    analysis: Analysis
     extensions = frozenset(EXTENSIONS)
 
     def __init__(

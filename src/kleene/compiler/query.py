@@ -1,0 +1,349 @@
+"""What every query tells the plans, the runtime, the writers and Spark, whatever its
+language: the `Query` each language's analysis is (`kleene.compiler.analysis.Analysis` for
+SASE+, `kleene.compiler.rules.RuleAnalysis` for LEAD, an AFA written directly in
+`kleene.plans.afa`), and the declarations it makes:
+
+- its `Output`: what `step` and `advance` return (matches, timed-out partial matches,
+  retractions, or the events a rule emits) and the `Field`s of a row of it;
+- its `Partition`: how the stream may be split into independent partitions;
+- its `EventFilter`s: the events some part of it can take, so that readers and Spark may
+  leave the others out;
+- the attributes it reads (`Read`), checked against the input's columns.
+
+Nothing outside `kleene.plans` asks which language a query is in or which plan runs it: it
+reads these.
+
+>>> from kleene import compile
+>>> output = compile("PATTERN SEQ(A a, B+ b[]) WITHIN 5 RETURN b.len AS n").output
+>>> output.kind, output.noun
+('matches', 'matches')
+>>> [(f.name, f.kind) for f in output.fields]  # doctest: +NORMALIZE_WHITESPACE
+[('pattern', 'text'), ('start_ts', 'time'), ('end_ts', 'time'), ('a', 'events'),
+ ('b', 'events'), ('n', 'long')]
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, ClassVar, Literal
+
+from kleene.events import Event
+from kleene.language import expr as E
+from kleene.language.sase import ast as A
+from kleene.matches import Match
+
+__all__ = [
+    "EventFilter",
+    "Field",
+    "Output",
+    "Partition",
+    "Query",
+    "Read",
+    "emitted_row",
+    "match_fields",
+    "value_kind",
+]
+
+#: What a field of an output row holds: text, a timestamp of the input's kind, the events a
+#: variable bound (each with the input's columns), a whole number, a float, a truth value,
+#: the value of an input column (`Field.of`), a sum of one (whole when the column is, else
+#: a float), or a time as a number (`Event.t`).
+Kind = Literal["text", "time", "events", "long", "double", "bool", "column", "sum", "t"]
+
+
+@dataclass(frozen=True)
+class Field:
+    """A field of an output row: its name, its kind, the input column whose type it has
+    (kind "column"), and the expression that computes it (RETURN values; None for fields
+    the output object carries)."""
+
+    name: str
+    kind: Kind
+    of: str | None = None
+    expr: E.Expr | None = field(default=None, compare=False)
+    nullable: bool = True
+
+
+def emitted_row(event: Event) -> dict[str, Any]:
+    """An event a rule emitted as a flat row: its type, ts and attributes.
+
+    >>> emitted_row(Event("Late", 5, {"order": 2}))
+    {'type': 'Late', 'ts': 5, 'order': 2}
+    """
+    return {"type": event.type, "ts": event.ts, **event.attrs}
+
+
+def _emitted_at(event: Event) -> float:
+    return event.t
+
+
+@dataclass(frozen=True)
+class Output:
+    """What a plan's `step` and `advance` return, and the rows it becomes.
+
+    `kind` "matches": `Match`es, among them `Timeout`s when `timeouts` (partial matches
+    whose window closed) and `Retraction`s of earlier matches when `retractions` (a plan
+    taking events in any order); "events": the `Event`s a rule emits, in emission order.
+    """
+
+    kind: Literal["matches", "events"]
+    fields: tuple[Field, ...]
+    timeouts: bool = False
+    retractions: bool = False
+
+    @property
+    def noun(self) -> str:
+        """What to call the outputs in a message: "matches" or "emitted events"."""
+        return "matches" if self.kind == "matches" else "emitted events"
+
+    @property
+    def sort_key(self) -> Callable[[Any], Any]:
+        """The order outputs are reported in: matches by end time, start time and event
+        ids (`Match.sort_key`); emitted events by the time they were emitted."""
+        return Match.sort_key if self.kind == "matches" else _emitted_at
+
+    @property
+    def variables(self) -> tuple[str, ...]:
+        """The fields that hold a variable's events."""
+        return tuple(f.name for f in self.fields if f.kind == "events")
+
+    @property
+    def computed(self) -> tuple[Field, ...]:
+        """The fields computed from each output's bindings (RETURN values)."""
+        return tuple(f for f in self.fields if f.expr is not None)
+
+    def row(self, found: Any) -> dict[str, Any]:
+        """One output as a flat row (`Match.to_row`, or `emitted_row`)."""
+        if self.kind == "events":
+            return emitted_row(found)
+        row: dict[str, Any] = found.to_row()
+        return row
+
+    def record(self, found: Any) -> dict[str, Any]:
+        """One output as a JSON-ready record (`Match.to_dict`, or `emitted_row`)."""
+        if self.kind == "events":
+            return emitted_row(found)
+        record: dict[str, Any] = found.to_dict()
+        return record
+
+
+def match_fields(
+    variables: tuple[str, ...], returns: tuple[A.Returned, ...], timeouts: bool
+) -> tuple[Field, ...]:
+    """The fields of a match's row: pattern, start and end time, `kind` ("match" or
+    "timeout") when timeouts are reported, each positive variable's events, each RETURN
+    value."""
+    fields = [
+        Field("pattern", "text", nullable=False),
+        Field("start_ts", "time", nullable=False),
+        Field("end_ts", "time", nullable=False),
+    ]
+    if timeouts:
+        fields.append(Field("kind", "text", nullable=False))
+    fields += [Field(name, "events") for name in variables]
+    for returned in returns:
+        kind, of = value_kind(returned.expr)
+        fields.append(Field(returned.name, kind, of, returned.expr))
+    return tuple(fields)
+
+
+def value_kind(
+    expr: E.Expr, names: Mapping[str, tuple[Kind, str | None]] | None = None
+) -> tuple[Kind, str | None]:
+    """The kind of an expression's value (and the column whose type it has, for kind
+    "column"), from what it reads: an attribute has its column's type (an aggregate's min
+    and max too; `event_time` is a time as a number), a count or a length is whole, an
+    average or other arithmetic a float, a condition a truth value, a constant its own;
+    `names` gives the kinds of bare names. A function's value is text.
+
+    >>> value_kind(E.Aggregate("max", "b", "x")), value_kind(E.Len("b"))
+    (('column', 'x'), ('long', None))
+    """
+    match expr:
+        case E.Attr(attr="event_time", index=None) if names is not None:
+            return "t", None
+        case E.Attr(attr=attr):
+            return "column", attr
+        case E.Aggregate(func="count") | E.Len():
+            return "long", None
+        case E.Aggregate(func="min" | "max", attr=str() as attr):
+            return "column", attr
+        case E.Aggregate(func="sum", attr=str() as attr):
+            return "sum", attr
+        case E.Aggregate(func="avg"):
+            return "double", None
+        case E.Compare() | E.BoolOp() | E.Equivalence() | E.Quantified() | E.Unary(op="not"):
+            return "bool", None
+        case E.Constant(value=bool()):
+            return "bool", None
+        case E.Constant(value=int()):
+            return "long", None
+        case E.Constant(value=float()) | E.Binary() | E.Unary() | E.Duration():
+            return "double", None
+        case E.Name(name=name) if names is not None and name in names:
+            return names[name]
+    return "text", None
+
+
+#: Values hashable as they are: a key of one needs no test.
+_ATOMS = frozenset({str, int, float, bool})
+
+
+def _one_key(name: str, key: Callable[[Event], Hashable | None], event: Event) -> Hashable | None:
+    """`Partition.key` when every event type keys on the attribute `name`."""
+    value = event.attrs.get(name)
+    if value is None:
+        return None
+    return (value,) if type(value) in _ATOMS else key(event)
+
+
+@dataclass(frozen=True)
+class Partition:
+    """The partition key: one attribute per equality class that covers every variable.
+
+    `classes` holds, for each class, the (variable, attribute) pairs it equates; `by_type`
+    maps each event type of the query to its key attributes, one per class; `default`
+    gives them for other event types when every class uses a single attribute name.
+    """
+
+    classes: tuple[tuple[tuple[str, str], ...], ...]
+    by_type: Mapping[str, tuple[str, ...]]
+    default: tuple[str, ...] | None
+
+    def key(self, event: Event) -> Hashable | None:
+        """The event's partition key; None when it lacks a value (such events form one more
+        partition: alone in any match they join, they spoil no other)."""
+        names = self.by_type.get(event.type, self.default)
+        if names is None:
+            return None
+        attrs = event.attrs
+        if len(names) == 1:
+            value = attrs.get(names[0])
+            if value is None:
+                return None
+            if type(value) in _ATOMS:
+                return (value,)
+            values: tuple[Any, ...] = (value,)
+        else:
+            values = tuple([attrs.get(name) for name in names])
+            if None in values:
+                return None
+        try:
+            hash(values)
+        except TypeError:
+            return None
+        return values
+
+    @property
+    def keyer(self) -> Callable[[Event], Hashable | None]:
+        """`key`, quicker where every event type keys on the same one attribute."""
+        names = set(self.by_type.values())
+        if self.default is not None:
+            names.add(self.default)
+        if len(names) == 1 and len(single := names.pop()) == 1 and self.default is not None:
+            return partial(_one_key, single[0], self.key)
+        return self.key
+
+    def describe(self) -> str:
+        parts = []
+        for members in self.classes:
+            attrs = {attr for _, attr in members}
+            parts.append(
+                attrs.pop() if len(attrs) == 1 else " = ".join(f"{v}.{a}" for v, a in members)
+            )
+        return ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class EventFilter:
+    """The events one part of a query can take: one of `types` (None: any type) for which
+    every property holds (conditions on the event alone, `v.attr` naming its attributes)."""
+
+    types: frozenset[str] | None
+    properties: tuple[E.Expr, ...] = ()
+
+    def takes(self, event_type: str) -> bool:
+        return self.types is None or event_type in self.types
+
+
+@dataclass(frozen=True)
+class Read:
+    """An attribute a query reads: its name, a place that reads it (for messages), and the
+    event types whose events it is read from (None: any type)."""
+
+    attr: str
+    place: str
+    types: frozenset[str] | None
+
+
+class Query(ABC):
+    """A query as analysed for the plans: what the plan contract (`kleene.plans.base`) and
+    everything around it read, whatever the language."""
+
+    #: The language it is written in ("sase", "lead", "afa"): a plan runs one.
+    language: ClassVar[str]
+    #: The callable functions its expressions may call.
+    functions: Mapping[str, Callable[..., Any]]
+    #: How the stream may split into partitions that never share a match (None: it may
+    #: not).
+    partition: Partition | None
+
+    @property
+    @abstractmethod
+    def tree(self) -> Any:
+        """The query itself (its AST, or an AFA): what a worker compiles again."""
+
+    @abstractmethod
+    def text(self) -> str:
+        """The query as canonical text (what a saved state's fingerprint hashes)."""
+
+    @property
+    def within(self) -> A.Within | None:
+        """The query's WITHIN clause (None: none)."""
+        return None
+
+    @property
+    def partition_is_meaning(self) -> bool:
+        """Is the partition part of what the query means (it runs once per key), rather
+        than a way to split the work that never changes the result?"""
+        return False
+
+    @property
+    def strict(self) -> bool:
+        """Does some run follow strict contiguity (the stream may then not split)?"""
+        return False
+
+    @property
+    def extensions(self) -> frozenset[str]:
+        """What it uses of what kleene adds to SASE+ (`kleene.compiler.analysis.
+        EXTENSIONS`)."""
+        return frozenset()
+
+    @property
+    def skips(self) -> bool:
+        """Does an AFTER MATCH SKIP rule out some matches?"""
+        return False
+
+    @property
+    def filters(self) -> tuple[EventFilter, ...] | None:
+        """The events some part of the query can take; None when every event matters
+        (a contiguity strategy, UNTIL, a count window: leaving one out changes a match)."""
+        return None
+
+    @property
+    def reads(self) -> tuple[Read, ...]:
+        """The attributes it reads, in text order."""
+        return ()
+
+    @property
+    def real_time(self) -> bool:
+        """Does it measure time in real units (`WITHIN 10 min`, a duration), so that
+        numeric timestamps must count the engine's time unit?"""
+        return False
+
+    @abstractmethod
+    def output(self, timeouts: bool = False, retractions: bool = False) -> Output:
+        """What a plan running it reports, with timeouts and retractions as asked."""
