@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kleene.cli.options import plan_options
+from kleene.cli.plan_options import plan_options
 
 __all__ = ["label", "plans"]
 

@@ -15,7 +15,7 @@ import kleene
 from kleene.errors import KleeneError, PatternError
 from kleene.matches import net
 from kleene.plans.afa.model import Lifetime
-from kleene.plans.afa.text import read_arc
+from kleene.plans.afa.reader import read_arc
 from tests.plans.test_afa_examples import VPATTERN
 
 #: Rises: a positive x starts, each larger x counts, a negative x after two ends a match.

@@ -21,6 +21,7 @@ from kleene.compiler.analysis import analyze
 from kleene.compiler.options import Options
 from kleene.language.sase import ast as A
 from kleene.plans import PLANS
+from kleene.plans.base import STATE_FORMAT
 from kleene.plans.window_join import _Choices
 from kleene.testing import conformance
 from kleene.testing.strategies import cases, rule_cases
@@ -137,7 +138,7 @@ def test_states_from_another_query_or_format_are_refused():
         other.load_state(data)
     with pytest.raises(kleene.errors.StateError, match="saved by plan 'nfa', not 'reference'"):
         kleene.compile("PATTERN SEQ(A a, B b) WITHIN 10", "reference").load_state(data)
-    older = data.replace(b'"format": 2', b'"format": 1')
+    older = data.replace(f'"format": {STATE_FORMAT}'.encode(), b'"format": 1')
     with pytest.raises(kleene.errors.StateError, match="state format 1"):
         plan.load_state(older)
     with pytest.raises(kleene.errors.StateError, match="not a kleene plan state"):

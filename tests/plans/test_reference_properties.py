@@ -151,7 +151,7 @@ def test_relaxing_one_clause_finds_a_superset(case, data):
 @given(cases(extensions=True))
 def test_clauses_that_all_agree_are_one_strategy(case):
     """A strategy written for every edge and loop, or for the whole query, is the same."""
-    from kleene.compiler.strategies import edges
+    from kleene.compiler.per_edge import edges
 
     pattern = dataclasses.replace(case.pattern, after_match=None)
     name = pattern.strategies[0].name if pattern.strategies else "skip_till_any_match"

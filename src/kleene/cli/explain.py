@@ -36,7 +36,7 @@ from typing import Any
 
 import kleene
 from kleene.cli.common import plan_arguments, query_text
-from kleene.cli.options import plan_options
+from kleene.cli.plan_options import plan_options
 from kleene.compiler.analysis import Analysis, Variable
 from kleene.compiler.growth import unbounded
 from kleene.compiler.rules import RuleAnalysis

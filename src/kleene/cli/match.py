@@ -23,7 +23,7 @@ from kleene.cli.common import (
     quiet_argument,
     warn_growth,
 )
-from kleene.cli.options import pair, plan_options
+from kleene.cli.plan_options import pair, plan_options
 from kleene.compiler.query import Output
 from kleene.errors import EventError, KleeneError
 from kleene.events import Event

@@ -29,7 +29,7 @@ from kleene.cli.common import (
     spark_arguments,
     warn_growth,
 )
-from kleene.cli.options import pair, plan_options
+from kleene.cli.plan_options import pair, plan_options
 from kleene.compiler.schema import check_columns
 from kleene.errors import KleeneError
 from kleene.io.readers import STDIN, gzipped

@@ -23,7 +23,7 @@ from kleene.cli.common import (
     spark_arguments,
     warn_growth,
 )
-from kleene.cli.options import pair, plan_options
+from kleene.cli.plan_options import pair, plan_options
 from kleene.errors import KleeneError
 from kleene.io.readers import format_of
 

@@ -31,8 +31,8 @@ from typing import Any, ClassVar
 
 from kleene.compiler import structure as S
 from kleene.compiler.functions import known_functions
+from kleene.compiler.per_edge import Strategies, resolve
 from kleene.compiler.query import EventFilter, Output, Partition, Query, Read, match_fields
-from kleene.compiler.strategies import Strategies, resolve
 from kleene.compiler.validate import validate
 from kleene.errors import PatternError
 from kleene.language import expr as E

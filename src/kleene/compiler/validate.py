@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 from typing import NoReturn
 
-from kleene.compiler.strategies import resolve
+from kleene.compiler.per_edge import resolve
 from kleene.errors import PatternError
 from kleene.language import expr as E
 from kleene.language.sase import ast as A

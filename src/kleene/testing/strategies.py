@@ -17,8 +17,11 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from hypothesis import reject
 from hypothesis import strategies as st
 
+from kleene.compiler.analysis import EXTENSIONS
+from kleene.compiler.per_edge import edges
 from kleene.compiler.validate import validate
 from kleene.errors import PatternError
 from kleene.events import Event
@@ -363,8 +366,6 @@ def cases(
     drawn from (SASE+'s four by default, and relaxed_contiguity with `extensions`).
     `extensions` may instead name which of `kleene.compiler.analysis.EXTENSIONS` to draw (a
     plan's own, say): AFTER MATCH and EXCLUSIVE are drawn with any."""
-    from kleene.compiler.analysis import EXTENSIONS
-
     wanted = frozenset(EXTENSIONS if extensions is True else extensions or ())
     if strategies is None:
         relaxed = ("relaxed_contiguity",) if "relaxed_contiguity" in wanted else ()
@@ -396,8 +397,6 @@ def cases(
         try:
             validate(pattern)
         except PatternError:
-            from hypothesis import reject
-
             reject()
     if extensions is not False:
         pattern = _extended(draw, pattern, strategies, wanted)
@@ -446,8 +445,6 @@ def _extended(
         if _valid(replace(pattern, within=counted)):
             pattern = replace(pattern, within=counted)
     if "per_edge" in wanted and draw(st.integers(0, 2)) == 0:
-        from kleene.compiler.strategies import edges
-
         places = [list(edge) for edge in edges(pattern.structure)]
         places += [[v.name] for v in A.event_vars(pattern.structure) if v.kleene]
         listed = draw(st.lists(st.sampled_from(places), max_size=2)) if places else []

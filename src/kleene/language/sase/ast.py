@@ -142,7 +142,7 @@ class Within:
 class Strategy:
     """An event selection strategy clause: `skip_till_next_match` for the whole query, or
     `strict_contiguity(a, b)` for the edges between the variables it lists and the loops of
-    the Kleene ones (per-edge strategies, `kleene.compiler.strategies`)."""
+    the Kleene ones (per-edge strategies, `kleene.compiler.per_edge`)."""
 
     name: str
     variables: tuple[str, ...] | None = None

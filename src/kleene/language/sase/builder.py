@@ -34,6 +34,7 @@ from kleene.language import expr as E
 from kleene.language.sase import ast as A
 from kleene.language.sase.printer import expr_text
 from kleene.language.sase.quantified import quantify
+from kleene.language.text import UNITS
 
 __all__ = [
     "Expression",
@@ -465,8 +466,6 @@ def pattern(
 
 def _within(within: Window | tuple[Window, Window]) -> A.Within:
     """The WITHIN of `pattern`'s `within`."""
-    from kleene.language.text import UNITS
-
     parts = (
         list(within)
         if isinstance(within, tuple) and all(isinstance(p, tuple) for p in within)

@@ -46,8 +46,8 @@ from kleene.plans.afa.anchors import AnchoredMachine
 from kleene.plans.afa.machine import AfaState, Machine, Report
 from kleene.plans.afa.model import Afa, Arc, Lifetime
 from kleene.plans.afa.negation import Negations, NegationState
+from kleene.plans.afa.reader import read_arc
 from kleene.plans.afa.sase import compile_sase, identity, unsupported
-from kleene.plans.afa.text import read_arc
 from kleene.plans.base import Plan, register
 
 __all__ = ["AfaPlan", "AfaQuery"]

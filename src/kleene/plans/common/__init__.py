@@ -1,6 +1,6 @@
 """The run-time pieces every plan shares, whatever its algorithm:
 
-- `stream.py`: a partition's events by arrival position (`Stream`);
+- `arrivals.py`: a partition's events by arrival position (`Stream`);
 - `checks.py`: conditions decided on bound events, compiled or interpreted (`Checks`);
 - `finalize.py`: what every plan keeps per partition (`Partition`: stream and pending
   candidates), and from complete bindings to reported matches: negation, output format,

@@ -8,7 +8,7 @@ from kleene.compiler.analysis import Analysis, Condition
 from kleene.compiler.codegen import Check, compile_condition
 from kleene.compiler.evaluate import Env, evaluate, shared_values
 from kleene.events import Event
-from kleene.plans.common.stream import Stream
+from kleene.plans.common.arrivals import Stream
 
 __all__ = ["Binding", "Checks", "as_events"]
 

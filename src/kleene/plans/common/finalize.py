@@ -39,8 +39,8 @@ from kleene.compiler.options import Options
 from kleene.events import Event, Watermark
 from kleene.language.sase import ast as A
 from kleene.matches import Match
+from kleene.plans.common.arrivals import Stream
 from kleene.plans.common.checks import Binding, Checks, as_events
-from kleene.plans.common.stream import Stream
 
 __all__ = ["Candidate", "Finalizer", "Partition", "Pending", "distinct"]
 

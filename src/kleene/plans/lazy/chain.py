@@ -44,9 +44,9 @@ from kleene.events import Event, Watermark
 from kleene.language import expr as E
 from kleene.matches import Match
 from kleene.plans.base import Plan, register
+from kleene.plans.common.arrivals import Stream
 from kleene.plans.common.checks import Binding, Checks
 from kleene.plans.common.finalize import Candidate, Finalizer, Partition
-from kleene.plans.common.stream import Stream
 from kleene.plans.lazy.first_chance import dependencies
 from kleene.plans.lazy.shape import Step, chains, group_by, rank, step
 

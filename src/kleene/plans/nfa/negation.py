@@ -41,9 +41,9 @@ from kleene.compiler.options import Options
 from kleene.errors import EventError
 from kleene.events import Event
 from kleene.language import expr as E
+from kleene.plans.common.arrivals import Stream
 from kleene.plans.common.checks import Checks, as_events
 from kleene.plans.common.finalize import Candidate, Finalizer
-from kleene.plans.common.stream import Stream
 from kleene.plans.nfa.automaton import Automaton, Placement
 from kleene.plans.nfa.vector import Context, Generator
 

@@ -15,8 +15,8 @@ from collections.abc import Iterator, Mapping
 
 from kleene.compiler.analysis import Analysis, Variable
 from kleene.language.sase import ast as A
+from kleene.plans.common.arrivals import Stream
 from kleene.plans.common.checks import Binding, Checks
-from kleene.plans.common.stream import Stream
 
 __all__ = ["completed_at"]
 

@@ -28,9 +28,9 @@ from kleene.errors import KleeneError
 from kleene.events import Event, Watermark
 from kleene.matches import Match, Timeout
 from kleene.plans.base import Plan, register
+from kleene.plans.common.arrivals import Stream
 from kleene.plans.common.checks import Binding, Checks, as_events
 from kleene.plans.common.finalize import Finalizer, Partition
-from kleene.plans.common.stream import Stream
 from kleene.plans.reference.bindings import completed_at
 from kleene.plans.reference.runs import ResidualRun, Runs
 

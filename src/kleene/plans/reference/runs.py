@@ -15,7 +15,7 @@ may:
   condition instance it makes decidable holds;
 - *ignore* the event, as the strategy of the place the run waits at allows (the entry of a
   variable it may begin, the loop of a Kleene variable it holds events of;
-  `kleene.compiler.strategies`): never (strict contiguity); when the event is in another
+  `kleene.compiler.per_edge`): never (strict contiguity); when the event is in another
   partition (partition contiguity); when no direct take of it there is valid (skip till next
   match, relaxed contiguity); always (skip till any match). A run inside a loop never ignores
   an event of its partition that the loop's UNTIL condition holds for: the loop stops there
@@ -43,8 +43,8 @@ from kleene.compiler.evaluate import Env, evaluate
 from kleene.compiler.residuals import Arithmetic, Residual, Take, residual
 from kleene.events import Event
 from kleene.language.sase import ast as A
+from kleene.plans.common.arrivals import Stream
 from kleene.plans.common.checks import Binding, Checks
-from kleene.plans.common.stream import Stream
 
 __all__ = ["ResidualRun", "Runs"]
 
