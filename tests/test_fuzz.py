@@ -22,7 +22,7 @@ from hypothesis.extra.lark import from_lark
 from lark import Lark
 
 import kleene
-from kleene.io import readers
+from kleene.io.readers import csv_files
 
 CASES = sorted(p for p in (files("kleene").parent.parent / "tests" / "cases").iterdir())
 
@@ -198,7 +198,7 @@ def parquet_bytes(tmp_path_factory: pytest.TempPathFactory) -> bytes:
 def test_damaged_files_give_named_errors_or_counted_skips(
     suffix, on_error, tmp_path_factory, monkeypatch
 ):
-    monkeypatch.setattr(readers, "_CSV_BLOCK", 1 << 6)  # tiny blocks: straddling fields too
+    monkeypatch.setattr(csv_files, "_CSV_BLOCK", 1 << 6)  # tiny blocks: straddling fields too
     original = {"csv": CSV, "jsonl": JSONL}.get(suffix) or parquet_bytes(tmp_path_factory)
     folder = tmp_path_factory.mktemp("damaged")
 

@@ -195,7 +195,7 @@ def test_a_time_going_back_after_a_thinned_batch_names_its_row(id_column: str | 
     data = _stream(300)
     data["id"] = [f"e{i}" for i in range(300)]
     data["ts"][250] = 3  # the row after two thinned batches goes back
-    for reader in (from_arrow(pa.table(data).to_batches(100), id_column=id_column, name="s"),):
+    for reader in (from_arrow(pa.table(data).to_batches(100), id=id_column, name="s"),):
         with pytest.raises(kleene.EventError) as raised:
             kleene.match(_QUERY, reader)
         assert "s, row 251" in str(raised.value) and "earlier" in str(raised.value)
@@ -284,7 +284,7 @@ def test_an_error_in_a_condition_names_its_row_inside_a_thinned_batch(
     data["id"] = [f"e{i}" for i in range(300)]
     table = pa.table(data).append_column("y", pa.array([None] * 257 + ["x"] + [None] * 42))
     query = "PATTERN SEQ(A a, B b) WHERE a.x > 5 AND b.x < 1 AND a.y + 1 > 0 WITHIN 100"
-    reader = from_arrow(table.to_batches(100), id_column=id_column, name="s")
+    reader = from_arrow(table.to_batches(100), id=id_column, name="s")
     with pytest.raises(kleene.EventError, match=r"^s, row 258: cannot compute a.y \+ 1"):
         kleene.match(query, reader)
     assert reader.left_out > 0

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 import kleene
 from kleene.io import readers, write_columns
+from kleene.io.readers import csv_files
 from kleene.testing.workloads import StockStream
 
 
@@ -51,9 +52,7 @@ def test_column_mapping(tmp_path):
         "when,sym,px,key\n2024-05-01T10:00:00,IBM,1.5,k1\n2024-05-01T10:00:05+02:00,IBM,2,k2\n"
     )
     found = list(
-        kleene.read_events(
-            path, ts_column="when", event_type="Tick", id_column="key", tz="Europe/Paris"
-        )
+        kleene.read_events(path, ts="when", event_type="Tick", id="key", tz="Europe/Paris")
     )
     assert [e.type for e in found] == ["Tick", "Tick"]
     assert [e.id for e in found] == ["k1", "k2"]
@@ -68,7 +67,7 @@ def test_numeric_ids_and_date_timestamps(tmp_path):
         pa.table({"type": ["C", "P"], "ts": [date(2011, 1, 5), date(2011, 1, 6)], "id": [10, 11]}),
         path,
     )
-    found = list(kleene.read_events(path, id_column="id"))
+    found = list(kleene.read_events(path, id="id"))
     assert [e.id for e in found] == [10, 11]
     assert found[1].ts == datetime(2011, 1, 6, tzinfo=UTC)
 
@@ -102,7 +101,7 @@ def test_malformed_csv_rows_raise_naming_file_row_and_field(tmp_path):
     path = tmp_path / "bad.csv"
     path.write_text(BAD_CSV)
     with pytest.raises(kleene.EventError) as info:
-        list(kleene.read_events(path, id_column="id"))
+        list(kleene.read_events(path, id="id"))
     assert (info.value.source, info.value.row, info.value.field) == (str(path), 3, None)
     assert "expected 4 fields, found 3" in str(info.value)
 
@@ -110,7 +109,7 @@ def test_malformed_csv_rows_raise_naming_file_row_and_field(tmp_path):
 def test_malformed_rows_are_skipped_and_counted(tmp_path):
     path = tmp_path / "bad.csv"
     path.write_text(BAD_CSV)
-    reader = kleene.read_events(path, id_column="id", on_error="skip")
+    reader = kleene.read_events(path, id="id", on_error="skip")
     assert [e.id for e in reader] == ["a1", "b1", "a3"]
     assert reader.skipped == 3
     assert [(e.row, e.field) for e in reader.errors] == [(3, None), (4, "type"), (5, "ts")]
@@ -118,7 +117,7 @@ def test_malformed_rows_are_skipped_and_counted(tmp_path):
 
 
 def test_a_cell_that_does_not_fit_its_column_is_named(tmp_path, monkeypatch):
-    monkeypatch.setattr(readers, "_CSV_BLOCK", 64)
+    monkeypatch.setattr(csv_files, "_CSV_BLOCK", 64)
     rows = "".join(f"A,{n},{n}\n" for n in range(1, 20)) + "A,20,2.5\nA,21,lots\nA,22,7\n"
     path = tmp_path / "late.csv"
     path.write_text("type,ts,price\n" + rows)
@@ -361,7 +360,7 @@ def test_a_csv_row_of_too_many_fields_that_is_not_utf8_is_named(tmp_path, monkey
 
 
 def test_a_csv_field_longer_than_a_block_is_read(tmp_path, monkeypatch):
-    monkeypatch.setattr(readers, "_CSV_BLOCK", 1 << 10)  # 1 KiB blocks, as 4 MiB ones
+    monkeypatch.setattr(csv_files, "_CSV_BLOCK", 1 << 10)  # 1 KiB blocks, as 4 MiB ones
     long = "y" * 5000  # ... meet a field of 20 MiB
     path = tmp_path / "long.csv"
     path.write_text(
@@ -370,7 +369,7 @@ def test_a_csv_field_longer_than_a_block_is_read(tmp_path, monkeypatch):
     events = list(kleene.read_events(path))
     assert [e.ts for e in events] == list(range(60))
     assert events[40]["x"] == long and events[59]["x"] == "n"
-    monkeypatch.setattr(readers, "_CSV_LARGEST_BLOCK", 1 << 10)
+    monkeypatch.setattr(csv_files, "_CSV_LARGEST_BLOCK", 1 << 10)
     with pytest.raises(kleene.EventError, match=r"long.csv, row \d+: a field is longer than"):
         list(kleene.read_events(path))
 
@@ -512,7 +511,7 @@ def _read(columns, rows, by_row):
     names = list(_GOOD_CELLS)
 
     def batches(reader):
-        made = readers._Rows(reader)
+        made = readers.rows.Rows(reader)
         if by_row:
             yield (e for i, row in enumerate(rows, 1) if (e := made.event(row, "t", i)))
         else:

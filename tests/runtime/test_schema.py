@@ -61,7 +61,7 @@ def test_reading_the_id_column_by_its_name_is_an_error(tmp_path):
     path.write_text("type,ts,order_id,price\nA,1,7,10\nB,2,8,11\n")
     query = "PATTERN SEQ(A a, B b) WHERE b.order_id > a.order_id WITHIN 10"
     with pytest.raises(kleene.EventError, match="is the event's id column"):
-        kleene.match(query, kleene.read_events(path, id_column="order_id"))
+        kleene.match(query, kleene.read_events(path, id="order_id"))
 
 
 def test_without_a_schema_kleene_warns_once(caplog):

@@ -422,7 +422,7 @@ def test_iso_text_timestamps_in_json_lines_are_read_as_times(spark, tmp_path):
             for ts, kind, key, x, seq in _log(seed=3, count=150)]  # fmt: skip
     (folder / "part-0.jsonl").write_text("\n".join(rows) + "\n")
     query = "PATTERN SEQ(A a, B b) WHERE [k] AND a.x < b.x WITHIN 2 minutes"
-    expected = kleene.match(query, kleene.read_events(folder / "part-0.jsonl", id_column="seq"))
+    expected = kleene.match(query, kleene.read_events(folder / "part-0.jsonl", id="seq"))
     assert expected
     done = _kleene(
         "stream", query, "-i", str(folder), "--checkpoint", str(tmp_path / "ck"),
@@ -461,7 +461,7 @@ def test_iso_text_timestamps_in_json_lines_are_read_as_times(spark, tmp_path):
     assert done.returncode == 0, done.stderr
     assert "1 skipped" in done.stderr  # dropped and counted, as a row without a timestamp
     kept = kleene.match(
-        query, kleene.read_events(skipping / "part-0.jsonl", id_column="seq", on_error="skip")
+        query, kleene.read_events(skipping / "part-0.jsonl", id="seq", on_error="skip")
     )
     assert kept and kept != expected
     found = spark.read.parquet(str(tmp_path / "out3")).collect()

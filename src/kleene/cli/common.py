@@ -176,9 +176,9 @@ def skipping_reader(source: str, args: argparse.Namespace) -> EventReader:
     return read_events(
         source,
         args.format,
-        type_column=args.type_column,
-        ts_column=args.ts_column,
-        id_column=args.id_column,
+        type=args.type_column,
+        ts=args.ts_column,
+        id=args.id_column,
         event_type=args.event_type,
         on_error="skip",
     )

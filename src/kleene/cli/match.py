@@ -108,9 +108,9 @@ def _match(args: argparse.Namespace) -> int:
     reader = kleene.io.read_events(
         args.input,
         args.format,
-        type_column=args.type_column,
-        ts_column=args.ts_column,
-        id_column=args.id_column,
+        type=args.type_column,
+        ts=args.ts_column,
+        id=args.id_column,
         event_type=args.event_type,
         tz=args.tz,
         ts_unit=args.ts_unit,
