@@ -1,4 +1,4 @@
-"""The AFA paper's experiments (seed 004, section 6 and Appendix D) on the `afa` plan.
+"""The AFA paper's experiments (Chandramouli, Goldstein & Maier, VLDB 2010: section 6 and Appendix D) on the `afa` plan.
 
 `--experiment` picks one:
 

@@ -4,7 +4,7 @@ fraction of its events delayed, put back in order by `max_delay`.
 The stream is the SASE+ stock ticker; a `--fractions` share of its events is moved later in
 arrival, each by up to `--delay` time units (so the disorder is at most `--delay`, and no
 event is late). Both runs return the same matches; the table gives each disordered run's
-throughput over the sorted run's (issue goal: at least 1 / 1.3 at 10 % disorder).
+throughput over the sorted run's (the goal: at least 1 / 1.3 at 10 % disorder).
 
 >>> events = list(StockStream(size=300, symbols=2, seed=1).events())
 >>> moved = disordered(events, 0.1, 5, seed=1)

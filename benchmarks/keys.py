@@ -4,7 +4,7 @@ Each key (an RFID tag, a session) has a few events within the window and is neve
 again, so a plan that keeps what a gone key left grows with the stream, and one that lets
 quiet keys go stays flat. The engine's traced memory (tracemalloc: the Python objects
 allocated and still alive) is sampled at a quarter of the stream and at its end, beside the
-partition states held; `growth` is the end over the quarter (1.0: flat). Issue 22's goal:
+partition states held; `growth` is the end over the quarter (1.0: flat). The goal:
 every plan stays flat, as `nfa` does. `afa` takes events in any order, so it may forget
 only what a punctuation settles: it runs with `max_delay=0` (the engine punctuates at each
 event's time); without punctuations it must keep every key.

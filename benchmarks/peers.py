@@ -1,4 +1,4 @@
-"""kleene beside CORE, the peer to beat (issue 19), on the peers' workload
+"""kleene beside CORE, the peer to beat, on the peers' workload
 (`../shared/bench/peers/README.md` in the workplace): a stock-tick stream typed by symbol
 S0..S9 (S0 100x more frequent than S9), one tick per time unit, and five patterns run with
 skip-till-any-match, all matches, window 9 inclusive (CORE's exclusive `WITHIN 10`):

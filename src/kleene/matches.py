@@ -104,8 +104,8 @@ class Match:
         the pattern and each variable with its number of events: the bindings are made when
         first read. A plan that makes very many matches makes them so: a match is then two
         objects (itself and its events) where a dict of bindings takes one more per
-        variable, and each object that lives on costs the garbage collector (issue 19:
-        1.32x on the peers' P2).
+        variable, and each object that lives on costs the garbage collector (1.32x on
+        the CORE workload's P2: docs/benchmarks.md).
 
         >>> a, b1, b2 = Event("A", 1, id=0), Event("B", 2, id=1), Event("B", 3, id=2)
         >>> m = Match.laid_out((a, b1, b2), (3, 1, (0, 1, 2), ("p", (("a", 1), ("b", 2)))))

@@ -1,4 +1,4 @@
-"""kleene.to_pandas: matches as a DataFrame, flat or exploded (issue 21, "results are hard
+"""kleene.to_pandas: matches as a DataFrame, flat or exploded ("results are hard
 to use")."""
 
 import kleene

@@ -115,7 +115,7 @@ def test_reading_errors_point_at_the_text(text, column, message):
         ("PATTERN SEQ(A a) WHERE a.x + 1", "a.x + 1", "not a condition"),
         ("PATTERN SEQ(A a) WHERE 5", "5", "is a number, not a condition"),
         ("PATTERN SEQ(A a) WHERE skip_till_next_match(b) { a.x > 1 }", None, "unknown variable b"),
-        # what kleene adds for Flink and CORE users (issue 20)
+        # what kleene adds for Flink and CORE users
         ("PATTERN SEQ(A a, B b GREEDY)", "GREEDY", "shapes the loop of a Kleene variable"),
         ("PATTERN SEQ(A a, B b UNTIL (b.x > 1))", "UNTIL (b.x > 1)", "and b binds one event"),
         ("PATTERN SEQ(A a, B*? b[])", "B*? b[]", "may bind no event already"),
@@ -154,7 +154,7 @@ def test_reading_errors_point_at_the_text(text, column, message):
             "two clauses set the whole query's strategy",
         ),
         ("PATTERN SEQ(A a, B b) WHERE skip_till_next_match(a, c)", None, "unknown variable c"),
-        # each of these crashed with a Python error before (issue 22, item 6)
+        # each of these crashed with a Python error before
         ("PATTERN SEQ(A a) WHERE a.x = " + "9" * 5000, "9" * 5000, "a number of 5000 characters"),
         ("PATTERN SEQ(A a) WITHIN " + "9" * 400 + " ms", "9" * 400, "a number of 400 characters"),
         ("PATTERN SEQ(A a) WITHIN 1e15 ms", "1e15", "a window of at most 1e+12 units"),

@@ -1,4 +1,4 @@
-"""RETURN: the values each match reports (issue 21, "nothing chooses which fields come
+"""RETURN: the values each match reports ("nothing chooses which fields come
 back"), read, printed, checked, computed in-process, written, and on Spark (tests/spark)."""
 
 import json

@@ -1,4 +1,4 @@
-"""The `afa` plan (seed 004) beyond the conformance suite, which already holds it to
+"""The `afa` plan (the AFA paper) beyond the conformance suite, which already holds it to
 `reference` on streams in order: events in any order, input retractions, punctuations and
 the Cleanse factor, each checked against `reference` on the sorted stream."""
 

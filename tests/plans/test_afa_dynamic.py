@@ -1,4 +1,4 @@
-"""Dynamic patterns on the `afa` plan (seed 004, sections 2.3, 5.2 and 5.4): arcs added and
+"""Dynamic patterns on the `afa` plan (the AFA paper, sections 2.3, 5.2 and 5.4): arcs added and
 removed while the stream runs, in the default operation mode and with explicit lifetimes,
 checked against a brute-force reading of the paper's semantics: a match is a contiguous
 subsequence of the sorted stream that the AFA accepts, each arc firing only for the events

@@ -247,7 +247,7 @@ def test_nfa_backtrack_reports_on_advance_to():
 
 def test_send_takes_the_timestamps_the_readers_take(tmp_path):
     """ISO 8601 text, naive datetimes (as UTC) and dates: Engine.send refused what the file
-    readers accept (issue 21, item 6)."""
+    readers accept."""
     rows = [
         {"type": "A", "ts": "2026-01-02T03:00:00"},
         {"type": "B", "ts": datetime(2026, 1, 2, 3, 30)},

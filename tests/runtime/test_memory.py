@@ -17,7 +17,7 @@ from kleene.plans import PLANS
 EVENTS = 200_000
 #: A pattern every plan of SASE+ patterns runs, partitioned by k.
 PATTERN = "PATTERN SEQ(A a, NOT(B b), C c) WHERE [k] WITHIN 5"
-#: The issue's order without payment: once per order (no frame), or once per order and hour.
+#: An order without payment: once per order (no frame), or once per order and hour.
 RULE = "FROM A AS a, B AS b MATCH a Followed By not b Within 5 s PARTITION BY a.k EMIT Event U(a.k)"
 FRAMED = RULE.replace("PARTITION BY a.k", "PARTITION BY a.k, 10 s")
 

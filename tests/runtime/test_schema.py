@@ -1,4 +1,4 @@
-"""Issue 21: a misspelled attribute is never a silent empty result. With a schema (CSV,
+"""A misspelled attribute is never a silent empty result. With a schema (CSV,
 Parquet, Arrow, pandas) it is an error naming it and listing the columns, before matching;
 without one (dicts, JSON lines) kleene warns once, through logging and the metrics."""
 

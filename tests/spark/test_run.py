@@ -317,7 +317,7 @@ def test_kleene_run_reads_iso_text_timestamps_as_kleene_match_does(spark, tmp_pa
 
 
 def test_kleene_run_reads_csv_as_strictly_as_kleene_match(spark, tmp_path, capsys):
-    """Issue 22, item 8: Spark's permissive CSV reader kept a row with an extra field (and
+    """Spark's permissive CSV reader kept a row with an extra field (and
     found a match kleene match does not); now it is an error, or dropped under skip."""
     source = tmp_path / "extra.csv"
     source.write_text("type,ts,x\nA,1,1\nB,2,2,extra\nB,3,3\n")

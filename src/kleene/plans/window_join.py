@@ -10,7 +10,7 @@ the last of a match arrives it runs loops written for the query: one per variabl
 latest bound first, each condition tested in the loop where its last variable is bound,
 each negation between two neighbours tested by a bisect into the negated events' positions.
 No runs, no versioned buffer, no merging: CPython runs little more than the loops one would
-write by hand (issue 19).
+write by hand (docs/benchmarks.md: against CORE).
 
 It runs skip_till_any_match with WITHIN, all matches (output="all", selection "all"), over
 a SEQ of single-event variables with negations between two of them whose conditions read
@@ -164,7 +164,7 @@ class WindowJoinPlan(Plan[JoinState]):
         return ends, kept
 
     def step(self, state: JoinState, event: Event) -> list[Match]:
-        """`Plan.step`: the step written for the event's type (`_Code.step`; issue 19: a
+        """`Plan.step`: the step written for the event's type (`_Code.step`: a
         loop over the peers' P0 calling the step ran 1.16x the one interpreted step for
         every type)."""
         step = self._steps.get(event.type)
@@ -429,7 +429,7 @@ class _Code(Writer):
         before it, its events (`w<s>`) and their ids (`wi<s>`) before `bound`; for one just
         after it (whose later neighbour a SEQ's loops bind first), those after `bound` too
         (`es<s>`, `is<s>`). None of them: no match here, as the variable binds one event at
-        least. (Issue 19: made in the innermost loop, once per binding of both neighbours,
+        least. (Made in the innermost loop, once per binding of both neighbours,
         the lists cost 8 % of the peers' P2.)"""
         lines = []
         slot = bound - 1
@@ -620,7 +620,7 @@ class _Choices:
     They are made once per numbers, in the order of the events they pick (so one binding's
     matches come out as they sort, when the ids follow the stream), and kept while there
     are at most `KEPT`; beyond, made as they are read, so that an explosion stops at the
-    match guard before it is built. (Issue 19: a loop over each variable's `combinations`,
+    match guard before it is built. (A loop over each variable's `combinations`,
     unpacking each into a new tuple of events and one of ids, made the peers' P2 1.3x
     slower, and its sort 2x.)
 

@@ -142,7 +142,7 @@ KEPT = 16
 class NfaState(Partition):
     """One partition's needed events, undecided candidates, runs and buffer. An immediate
     plan reads no event back from the stream (a match's events are in the buffer), so its
-    stream keeps none and only counts positions (`base`). (Issue 19: on the keyed rally
+    stream keeps none and only counts positions (`base`). (On the keyed rally
     query, keeping them cost an event that meets a partition without runs about 1 µs of
     2.6; docs/benchmarks.md.)"""
 
