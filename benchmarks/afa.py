@@ -1,4 +1,5 @@
-"""The AFA paper's experiments (Chandramouli, Goldstein & Maier, VLDB 2010: section 6 and Appendix D) on the `afa` plan.
+"""The AFA paper's experiments (Chandramouli, Goldstein & Maier, VLDB 2010: section 6 and
+Appendix D) on the `afa` plan.
 
 `--experiment` picks one:
 
