@@ -1,12 +1,13 @@
 # Two commands: `make run` sets up and runs the main job (Spark, local) on generated sample
 # data; `make test` sets up and runs the whole suite (ruff, mypy, pytest). Both need Java 17.
+# `make check` is the quick loop while working: ruff, mypy and every test that needs no Spark.
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 SAMPLE := build/sample
 
-.PHONY: run test lint bench clean java
+.PHONY: run test check lint bench clean java
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,8 +37,12 @@ lint: $(VENV)/.test
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mypy
 
+# every core: the Spark tests share one worker (one Spark session), the rest spread out
 test: java lint
-	KLEENE_HYPOTHESIS=ci $(BIN)/pytest
+	KLEENE_HYPOTHESIS=ci $(BIN)/pytest -n auto --dist loadgroup
+
+check: lint
+	KLEENE_HYPOTHESIS=ci $(BIN)/pytest -m "not spark" -n auto
 
 # `make bench BENCH="lazy --patterns SEQ3"` runs any suite; see benchmarks/README.md.
 BENCH ?= nfa --events 20000 --predicates p2 --strategies s2 --windows 1000 --plans nfa --repeat 3

@@ -25,7 +25,9 @@ settings.load_profile(os.environ.get("KLEENE_HYPOTHESIS", "dev"))
 
 def pytest_collection_modifyitems(items):
     """Every test under tests/spark runs Spark: mark it `spark` (`pytest -m "not spark"`
-    runs the rest in a minute)."""
+    runs the rest, `make check`), and keep them on one worker of `pytest -n` (one Spark
+    session: `--dist loadgroup`)."""
     for item in items:
         if "tests/spark/" in item.path.as_posix():
             item.add_marker(pytest.mark.spark)
+            item.add_marker(pytest.mark.xdist_group("spark"))

@@ -458,10 +458,10 @@ def test_explain_draws_a_rules_net(tmp_path, capsys):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_bench_runs_a_suite_of_the_checkout(capsys):
+def test_bench_runs_a_suite_of_the_checkout(capfd):
     arguments = ["--events", "300", "--keys", "5", "--window", "5", "--game-events", "400"]
     assert main(["bench", "lead", *arguments, "--users", "20"]) == 0
-    out = capsys.readouterr().out
+    out = capfd.readouterr().out
     assert "`python -m benchmarks lead --events 300" in out and "| Figure 2 n=" in out
 
 

@@ -9,7 +9,6 @@ languages it runs: SASE+ patterns against `reference`, LEAD rules against the SA
 that means the same (where one is known). A query a plan cannot run is rejected (a plan says
 so by its `refusal`); a check a plan declares in its `limits` is skipped, and nothing else."""
 
-import functools
 import random
 
 import pytest
@@ -19,37 +18,15 @@ from hypothesis import strategies as st
 import kleene
 from kleene.compiler.analysis import analyze
 from kleene.compiler.options import Options
-from kleene.language.sase import ast as A
 from kleene.plans import PLANS
 from kleene.plans.base import STATE_FORMAT
 from kleene.plans.window_join import _Choices
 from kleene.testing import conformance
-from kleene.testing.strategies import cases, rule_cases
+from kleene.testing.strategies import cases_for, rule_cases
 
 NAMES = sorted(PLANS)
 #: The plans of SASE+ patterns.
 PATTERN_PLANS = sorted(n for n, cls in PLANS.items() if "sase" in cls.languages)
-
-
-@functools.cache
-def strategies(name):
-    """The strategies the plan runs (a plan may run only some)."""
-    cls = PLANS[name]
-    return tuple(
-        s
-        for s in A.STRATEGIES
-        if cls.refusal(
-            analyze(kleene.parse(f"PATTERN SEQ(A a, B b) WHERE {s} WITHIN 3")), Options()
-        )
-        is None
-    )
-
-
-@functools.cache
-def flat(name):
-    """Does the plan run only flat patterns (`window_join`)? Then draw only those."""
-    probe = analyze(kleene.parse("PATTERN SEQ(A a, AND(B b, C c)) WITHIN 3"))
-    return PLANS[name].refusal(probe, Options()) is not None
 
 
 options = st.one_of(
@@ -59,10 +36,6 @@ options = st.one_of(
     st.sampled_from(["earliest", "maximal", "earliest_maximal"]).map(lambda s: {"selection": s}),
     st.just({"timeouts": True}),  # timed-out partial matches, where a plan reports them
 )
-
-
-def test_every_pattern_plan_runs_some_strategy():
-    assert all(strategies(name) for name in PATTERN_PLANS)
 
 
 def test_every_plan_runs_some_language_the_suite_draws():
@@ -82,15 +55,7 @@ def test_every_plan_runs_some_language_the_suite_draws():
 @given(data=st.data())
 def test_conformance(name, check, data):
     if "sase" in PLANS[name].languages:
-        case = data.draw(
-            cases(
-                strategies=strategies(name),
-                max_events=8,
-                flat=flat(name),
-                extensions=PLANS[name].extensions,
-            ),
-            label="case",
-        )
+        case = data.draw(cases_for(name), label="case")
         query, events, twin = case.pattern, case.events, {}
         chosen = data.draw(options, label="options")
     else:

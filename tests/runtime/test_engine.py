@@ -14,7 +14,7 @@ import kleene
 from kleene.errors import KleeneError
 from kleene.plans import PLANS
 from kleene.testing import events, match_lines
-from kleene.testing.strategies import cases
+from kleene.testing.strategies import cases_for
 
 
 def test_ids_default_to_arrival_positions():
@@ -275,11 +275,12 @@ SASE_PLANS = sorted(n for n, cls in PLANS.items() if "sase" in cls.languages)
 
 @pytest.mark.parametrize("plan", SASE_PLANS)
 @settings(suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
-@given(case=cases(max_events=8), data=st.data())
-def test_send_many_reports_what_sending_one_by_one_does(plan, case, data):
+@given(data=st.data())
+def test_send_many_reports_what_sending_one_by_one_does(plan, data):
     """`send_many`'s loop (the plain case hoisted: `Engine._send_plain`) reports the same
     matches in the same order as `send`, event by event, and counts the same events; a
     batch cut anywhere gives the same too."""
+    case = data.draw(cases_for(plan), label="case")
     try:
         one = kleene.Engine(case.pattern, plan)
     except kleene.PlanError:
@@ -296,11 +297,12 @@ def test_send_many_reports_what_sending_one_by_one_does(plan, case, data):
 
 @pytest.mark.parametrize("plan", SASE_PLANS)
 @settings(suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
-@given(case=cases(max_events=8), data=st.data())
-def test_send_iter_reports_what_send_does(plan, case, data):
+@given(data=st.data())
+def test_send_iter_reports_what_send_does(plan, data):
     """`send_iter` hands out each event's matches (in the order made, so compared as a set
     per event), counts them, and, closed after any number of matches, leaves the engine
     where `send` leaves it: the events after give the same."""
+    case = data.draw(cases_for(plan), label="case")
     try:
         one = kleene.Engine(case.pattern, plan)
     except kleene.PlanError:

@@ -13,6 +13,7 @@ PARTITION BY an equivalence test), some from `RULES`, which have none.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -20,15 +21,27 @@ from typing import Any
 from hypothesis import reject
 from hypothesis import strategies as st
 
-from kleene.compiler.analysis import EXTENSIONS
+from kleene.compiler.analysis import EXTENSIONS, analyze
+from kleene.compiler.options import Options
 from kleene.compiler.per_edge import edges
+from kleene.compiler.pipeline import parse
 from kleene.compiler.validate import validate
 from kleene.errors import PatternError
 from kleene.events import Event
 from kleene.language import expr as E
 from kleene.language.sase import ast as A
+from kleene.plans import PLANS
 
-__all__ = ["RULES", "Case", "RuleCase", "asts", "cases", "rule_cases", "streams"]
+__all__ = [
+    "RULES",
+    "Case",
+    "RuleCase",
+    "asts",
+    "cases",
+    "cases_for",
+    "rule_cases",
+    "streams",
+]
 
 # ---- any AST ---------------------------------------------------------------------------
 
@@ -557,3 +570,23 @@ def rule_cases(draw: st.DrawFn, max_events: int = 8) -> RuleCase:
         twin += f" WITHIN {within}"
     options = {"output": "non_overlapping"} if policy == "every" else {}
     return RuleCase(rule, twin, options, stream)
+
+
+# ---- what one plan runs --------------------------------------------------------------------
+
+
+@functools.cache
+def _runs(plan: str, query: str) -> bool:
+    return PLANS[plan].refusal(analyze(parse(query)), Options()) is None
+
+
+def cases_for(plan: str, max_events: int = 8) -> st.SearchStrategy[Case]:
+    """`cases` a plan of SASE+ patterns runs: drawn with the strategies it runs, flat if it
+    runs only flat patterns (`window_join`), with what it runs of kleene's extensions (so
+    that few are drawn only to be refused)."""
+    strategies = tuple(
+        s for s in A.STRATEGIES if _runs(plan, f"PATTERN SEQ(A a, B b) WHERE {s} WITHIN 3")
+    )
+    flat = not _runs(plan, "PATTERN SEQ(A a, AND(B b, C c)) WITHIN 3")
+    extensions = PLANS[plan].extensions
+    return cases(strategies=strategies, max_events=max_events, flat=flat, extensions=extensions)

@@ -45,7 +45,7 @@ from kleene.plans.common.arrivals import Stream
 from kleene.plans.common.checks import Checks, as_events
 from kleene.plans.common.finalize import Candidate, Finalizer
 from kleene.plans.nfa.automaton import Automaton, Placement
-from kleene.plans.nfa.vector import Context, Generator
+from kleene.plans.nfa.vector import Context, VectorWriter
 
 __all__ = ["Negative", "NegativeFinalizer"]
 
@@ -80,7 +80,7 @@ _FUNCTIONS = known_functions()
 _NEGATION_HELPERS = {"_value": _value, "_ahead": _ahead, "_raise": _raise, "_Raised": _Raised}
 
 
-class _Writer(Generator):
+class _Writer(VectorWriter):
     """Writes a negative component's conditions: the negated variable is the event tested
     (`e`), every other term is read from the match `M`, ahead of the test unless it depends
     on i."""

@@ -42,7 +42,7 @@ from kleene.language import expr as E
 from kleene.language.sase.printer import expr_text
 from kleene.plans.nfa.automaton import Automaton, Edge, Placement, State
 
-__all__ = ["Compiled", "Context", "EdgeCode", "Generator", "Slot", "compile_automaton"]
+__all__ = ["Compiled", "Context", "EdgeCode", "Slot", "VectorWriter", "compile_automaton"]
 
 _FIELDS = ("ts", "type", "id")
 
@@ -204,7 +204,7 @@ class Compiled:
     source: str
 
 
-class Generator(Writer):
+class VectorWriter(Writer):
     """Writes the Python source of every edge's functions."""
 
     def __init__(self, analysis: Analysis, automaton: Automaton) -> None:
@@ -522,4 +522,4 @@ class Context:
 
 def compile_automaton(analysis: Analysis, automaton: Automaton) -> Compiled:
     """Generate and load the code of every edge of `automaton`."""
-    return Generator(analysis, automaton).generate()
+    return VectorWriter(analysis, automaton).generate()
