@@ -1,6 +1,6 @@
 """`python -m benchmarks NAME ...` (or `make bench`): run a benchmark suite and print its
 report, a Markdown table stamped with the date, Python, the machine and the git commit, for
-docs/benchmarks.md. Progress goes to stderr."""
+docs/benchmarks-journal.md. Progress goes to stderr."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The AFA paper's experiments (docs/benchmarks.md, "The afa plan"), in the order listed there.
+# The AFA paper's experiments (docs/benchmarks-journal.md, "The afa plan"), in the order listed there.
 # PLOTS: where the PNG figures go (default docs/img).
 set -e
 cd "$(dirname "$0")/.."

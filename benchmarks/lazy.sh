@@ -1,5 +1,5 @@
 #!/bin/sh
-# The lazy-NFA experiments (docs/benchmarks.md, "Lazy evaluation"), in the order listed there.
+# The lazy-NFA experiments (docs/benchmarks-journal.md, "Lazy evaluation"), in the order listed there.
 # PLOTS: where the PNG figures go (default docs/img).
 # NASDAQ: a folder of OpenCEP NASDAQ_*.txt minute bars (optional; the last experiment).
 set -e

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The SASE+ experiments (docs/benchmarks.md, "The SASE+ NFA^b"), in the order listed there.
+# The SASE+ experiments (docs/benchmarks-journal.md, "The SASE+ NFA^b"), in the order listed there.
 set -e
 cd "$(dirname "$0")/.."
 python=${PYTHON:-.venv/bin/python}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Spark pipeline benchmarks of docs/benchmarks.md (about 35 minutes on 2 cores).
+# The Spark pipeline benchmarks of docs/benchmarks-journal.md (about 35 minutes on 2 cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=.venv/bin/python

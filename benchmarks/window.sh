@@ -1,5 +1,5 @@
 #!/bin/sh
-# The match-window experiments (docs/benchmarks.md, "Match windows"), in the order listed there.
+# The match-window experiments (docs/benchmarks-journal.md, "Match windows"), in the order listed there.
 # DATA, SEPSIS: the folders of the BPIC 2011 and sepsis hospital logs (default:
 # ../shared/data/..., used when present).
 set -e

@@ -274,7 +274,7 @@ def _loop_for(names: tuple[str, ...], sparse: tuple[bool, ...]) -> Callable[...,
     """`checked_events`' loop written for these attribute names, a column that holds nulls
     (`sparse`) adding its attribute only where it has a value: each event's attributes are
     one dict display, not `dict(zip(names, row))` over a tuple made per row (0.83
-    against 1.62 µs per event of three attributes: docs/benchmarks.md).
+    against 1.62 µs per event of three attributes: docs/benchmarks-journal.md).
 
     >>> print(_loop_for(("x", "y"), (False, True)).source)  # doctest: +NORMALIZE_WHITESPACE
     def made(kinds, stamps, times, ids, c0, c1):

@@ -105,7 +105,7 @@ class Match:
         first read. A plan that makes very many matches makes them so: a match is then two
         objects (itself and its events) where a dict of bindings takes one more per
         variable, and each object that lives on costs the garbage collector (1.32x on
-        the CORE workload's P2: docs/benchmarks.md).
+        the CORE workload's P2: docs/benchmarks-journal.md).
 
         >>> a, b1, b2 = Event("A", 1, id=0), Event("B", 2, id=1), Event("B", 3, id=2)
         >>> m = Match.laid_out((a, b1, b2), (3, 1, (0, 1, 2), ("p", (("a", 1), ("b", 2)))))

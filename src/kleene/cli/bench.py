@@ -1,7 +1,7 @@
 """`kleene bench SUITE [ARGS...]`: run a benchmark suite of a source checkout (the same as
 `python -m benchmarks SUITE ...` there; benchmarks/README.md lists the suites). The
 benchmarks are not installed with the package: they read the papers' workloads and write
-their reports for docs/benchmarks.md."""
+their reports for docs/benchmarks-journal.md."""
 
 from __future__ import annotations
 

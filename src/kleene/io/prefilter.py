@@ -1,6 +1,6 @@
 """Which rows of an Arrow batch some part of a query can take, found in Arrow, so that a
 reader makes events only of those (an event costs about a microsecond to make, a row's test
-in Arrow a few nanoseconds: docs/benchmarks.md).
+in Arrow a few nanoseconds: docs/benchmarks-journal.md).
 
 What a query can take is what it declares (`kleene.compiler.query.Query.filters`): a row is
 kept when, for some filter (a SASE+ variable, a LEAD rule's streams), it has one of its

@@ -10,7 +10,7 @@ the last of a match arrives it runs loops written for the query: one per variabl
 latest bound first, each condition tested in the loop where its last variable is bound,
 each negation between two neighbours tested by a bisect into the negated events' positions.
 No runs, no versioned buffer, no merging: CPython runs little more than the loops one would
-write by hand (docs/benchmarks.md: against CORE).
+write by hand (docs/benchmarks-journal.md: against CORE).
 
 It runs skip_till_any_match with WITHIN, all matches (output="all", selection "all"), over
 a SEQ of single-event variables with negations between two of them whose conditions read

@@ -771,7 +771,7 @@ def fewer_collections() -> Iterator[None]:
     """Collect garbage less often while a batch of events runs. Matches, and the events
     and tuples they hold, are many small containers that live on; at CPython's default
     threshold the collector walks the growing heap again and again, which took 60 % of the
-    time on the peers' P4 (docs/benchmarks.md). The threshold of the first generation is
+    time on the peers' P4 (docs/benchmarks-journal.md). The threshold of the first generation is
     raised to `GC_BATCH` for the batch and put back after (the setting is the process's,
     so another thread sees it meanwhile); nothing goes uncollected.
 

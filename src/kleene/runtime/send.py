@@ -2,7 +2,7 @@
 sending them one by one does, with the work per event hoisted out of the loop.
 
 They are the engine's hot path: a measured third of the time on the CORE workload went to
-the engine's layers around the plan's step before they were hoisted (docs/benchmarks.md),
+the engine's layers around the plan's step before they were hoisted (docs/benchmarks-journal.md),
 so each loop is written out whole, and `_send_unkeyed` repeats `_send_plain` without the
 parts that do not apply to one state without timers.
 """

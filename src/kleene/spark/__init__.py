@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 #: Each name's module, imported when the name is first read: a Python worker unpickling
 #: `kleene.spark.worker`'s function imports this package, and needs neither the driver's
-#: modules nor pandas (0.65 s of each worker's start: docs/benchmarks.md).
+#: modules nor pandas (0.65 s of each worker's start: docs/benchmarks-journal.md).
 _MODULES = {
     "DetectJob": "batch",
     "detect": "batch",

@@ -73,7 +73,7 @@ ORDER = "_kleene_order"
 GROUP = "_kleene_group"
 KEY = "_kleene_key"
 #: How many hash buckets keys are grouped into by default (Spark's cost is per group and
-#: micro-batch; see docs/benchmarks.md).
+#: micro-batch; see docs/benchmarks-journal.md).
 BUCKETS = 64
 #: The name of the query's observed metrics (late events and matches per micro-batch).
 METRICS = "kleene"

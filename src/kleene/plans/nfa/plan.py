@@ -144,7 +144,7 @@ class NfaState(Partition):
     plan reads no event back from the stream (a match's events are in the buffer), so its
     stream keeps none and only counts positions (`base`). (On the keyed rally
     query, keeping them cost an event that meets a partition without runs about 1 µs of
-    2.6; docs/benchmarks.md.)"""
+    2.6; docs/benchmarks-journal.md.)"""
 
     runs: list[Run] = field(default_factory=list)
     #: The time of the latest event (a key seen within the window is not idle).
@@ -337,7 +337,7 @@ class Nfa(Plan[NfaState]):
 
         Written whole: it is the plan's hot path, and its end moved into a method of its
         own measured 2 % slower on the CORE workload's P0 (103.7k against 105.8k events/s,
-        best of 5 runs, twice; docs/benchmarks.md)."""
+        best of 5 runs, twice; docs/benchmarks-journal.md)."""
         stream = state.stream
         start = self.start_node
         begun = None  # the takes that begin a run, when found before
