@@ -409,3 +409,20 @@ def test_send_many_names_the_row_send_names(plan):
     with pytest.raises(kleene.EventError, match="mapping has no 'ts'") as missing:
         kleene.Engine(query, plan).send_many([stream[0], {"type": "B"}])
     assert missing.value.event is None
+
+
+def test_match_takes_a_dataframe_or_an_arrow_table_as_it_is():
+    """`kleene.match` reads a pandas DataFrame or an Arrow table as `from_pandas` and
+    `from_arrow` do with their default columns (`ts`, `type`), and checks the query's
+    attributes against their columns."""
+    import pandas as pd
+    import pyarrow as pa
+
+    rows = {"type": ["A", "B", "B"], "ts": [1, 2, 3], "x": [1, 2, 0]}
+    query = "PATTERN SEQ(A a, B b) WHERE b.x > a.x WITHIN 5"
+    expected = [{"a": (0,), "b": (1,)}]
+    for data in (pd.DataFrame(rows), pa.table(rows), pa.table(rows).to_batches()[0]):
+        assert [m.ids() for m in kleene.match(query, data)] == expected
+        assert [m.ids() for m in kleene.match_iter(query, data)] == expected
+    with pytest.raises(kleene.EventError, match="no column 'y'"):
+        kleene.match(query.replace("b.x >", "b.y >"), pd.DataFrame(rows))
