@@ -85,6 +85,13 @@ def test_an_undeclared_alias_points_at_it() -> None:
     assert "unknown stream alias 'bb'" in str(error) and "^^" in str(error)
 
 
+def test_a_number_beyond_a_float_points_at_it() -> None:
+    text = "FROM A AS a MATCH a EMIT CHECK FIRST WHERE (a.x > 1e999) EMIT Event X() END"
+    error = _error(text)
+    assert "1e999 is beyond the range of a number" in str(error)
+    assert (error.column, error.width) == (text.index("1e999") + 1, 5)
+
+
 def test_a_quantifier_over_a_non_list_points_at_it() -> None:
     error = _error(
         "FROM A AS a MATCH collect(a) terminate(count() == 2) AS xs "

@@ -11,10 +11,19 @@ from __future__ import annotations
 import difflib
 import math
 import re
+import sys
 from collections.abc import Collection, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NoReturn
 
-from lark import Lark, Token, UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+from lark import (
+    Lark,
+    Token,
+    Transformer,
+    UnexpectedCharacters,
+    UnexpectedInput,
+    UnexpectedToken,
+    v_args,
+)
 from lark.tree import Meta
 
 from kleene.errors import PatternError, PatternSyntaxError
@@ -34,6 +43,7 @@ __all__ = [
     "UNARY",
     "UNITS",
     "ExprPrinter",
+    "ExprReader",
     "check_nesting",
     "end_position",
     "expr_text",
@@ -234,6 +244,47 @@ def number_text(value: int | float) -> str:
 # Binding strength of each kind of expression; an operand weaker than its place gets ().
 OR, AND, NOT, COMPARE, SUM, PRODUCT, UNARY, ATOM = range(8)
 _BINARY = {"+": SUM, "-": SUM, "*": PRODUCT, "/": PRODUCT, "%": PRODUCT}
+
+
+class ExprReader(Transformer[Token, Any]):
+    """The parse-tree rules every language reads the same way: literals, and an error at
+    a place in the query text. Each language's reader subclasses it."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def _fail(self, message: str, at: E.Span | Meta | Token) -> NoReturn:
+        span = at if isinstance(at, E.Span) else span_of(at)
+        width = span.end - span.start if span.end_line == span.line else 1
+        raise PatternError(message, self.text, span.line, span.column, max(1, width))
+
+    def _number(self, token: Token) -> int | float:
+        """A number literal; one longer than `MAX_DIGITS` or beyond a float's range is an
+        error at its place."""
+        text = str(token)
+        if len(text) > MAX_DIGITS:
+            self._fail(f"a number of {len(text)} characters; kleene takes {MAX_DIGITS}", token)
+        if not any(c in text for c in ".eE"):
+            return int(text)
+        value = float(text)
+        if math.isinf(value):
+            self._fail(f"{text} is beyond the range of a number ({sys.float_info.max:.3g})", token)
+        return value
+
+    def number(self, children: list[Token]) -> E.Constant:
+        return E.Constant(self._number(children[0]), span=span_of(children[0]))
+
+    def string(self, children: list[Token]) -> E.Constant:
+        return E.Constant(unescape(str(children[0])), span=span_of(children[0]))
+
+    @v_args(meta=True)
+    def true(self, meta: Meta, children: list[Any]) -> E.Constant:
+        return E.Constant(True, span=span_of(meta))
+
+    @v_args(meta=True)
+    def false(self, meta: Meta, children: list[Any]) -> E.Constant:
+        return E.Constant(False, span=span_of(meta))
 
 
 class ExprPrinter:

@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 from functools import cache
 from importlib.resources import files
-from typing import Any, NoReturn
+from typing import Any
 
-from lark import Lark, Token, Transformer, UnexpectedInput, v_args
+from lark import Lark, Token, UnexpectedInput, v_args
 from lark.exceptions import VisitError
 from lark.tree import Meta
 
@@ -26,11 +26,11 @@ from kleene.language.lead import ast as L
 from kleene.language.text import (
     MAX_WINDOW,
     UNITS,
+    ExprReader,
     check_nesting,
     end_position,
     span_of,
     syntax_error,
-    unescape,
 )
 
 __all__ = ["AGGREGATES", "KEYWORDS", "is_rule", "read_rule"]
@@ -77,16 +77,7 @@ def read_rule(text: str) -> L.Rule:
     return rule
 
 
-class ToRule(Transformer[Token, Any]):
-    def __init__(self, text: str) -> None:
-        super().__init__()
-        self.text = text
-
-    def _fail(self, message: str, at: Meta | Token) -> NoReturn:
-        span = span_of(at)
-        width = span.end - span.start if span.end_line == span.line else 1
-        raise PatternError(message, self.text, span.line, span.column, max(1, width))
-
+class ToRule(ExprReader):
     # -- the rule ------------------------------------------------------------------------
 
     def start(self, children: list[Any]) -> L.Rule:
@@ -414,26 +405,6 @@ class ToRule(Transformer[Token, Any]):
         if isinstance(value, int | float) and not isinstance(value, bool):
             return E.Constant(-value, span=span_of(meta))
         return E.Unary("-", operand, span=span_of(meta))
-
-    def _number(self, token: Token) -> int | float:
-        text = str(token)
-        if len(text) > 100:
-            self._fail(f"a number of {len(text)} characters; kleene takes 100", token)
-        return float(text) if any(c in text for c in ".eE") else int(text)
-
-    def number(self, children: list[Token]) -> E.Constant:
-        return E.Constant(self._number(children[0]), span=span_of(children[0]))
-
-    def string(self, children: list[Token]) -> E.Constant:
-        return E.Constant(unescape(str(children[0])), span=span_of(children[0]))
-
-    @v_args(meta=True)
-    def true(self, meta: Meta, children: list[Any]) -> E.Constant:
-        return E.Constant(True, span=span_of(meta))
-
-    @v_args(meta=True)
-    def false(self, meta: Meta, children: list[Any]) -> E.Constant:
-        return E.Constant(False, span=span_of(meta))
 
     @v_args(meta=True)
     def attr(self, meta: Meta, children: list[Token]) -> E.Attr:

@@ -11,30 +11,26 @@ Compare(op='<', left=Attr(var='a', attr='x', index=None), right=Attr(var='b', at
 
 from __future__ import annotations
 
-import math
-import sys
 from dataclasses import dataclass, replace
 from functools import cache
 from importlib.resources import files
 from typing import Any, NoReturn
 
-from lark import Lark, Token, Transformer, UnexpectedInput, v_args
+from lark import Lark, Token, UnexpectedInput, v_args
 from lark.exceptions import VisitError
 from lark.tree import Meta
 
-from kleene.errors import PatternError
 from kleene.language import expr as E
 from kleene.language.sase import ast as A
 from kleene.language.sase.printer import expr_text
 from kleene.language.text import (
-    MAX_DIGITS,
     MAX_WINDOW,
     UNITS,
+    ExprReader,
     check_nesting,
     end_position,
     span_of,
     syntax_error,
-    unescape,
 )
 
 __all__ = ["KEYWORDS", "read"]
@@ -114,16 +110,7 @@ def _name(token: Token) -> str:
     return value[1:-1] if token.type == "QUOTED_NAME" else value
 
 
-class ToPattern(Transformer[Token, Any]):
-    def __init__(self, text: str) -> None:
-        super().__init__()
-        self.text = text
-
-    def _fail(self, message: str, at: E.Span | Meta | Token) -> NoReturn:
-        span = at if isinstance(at, E.Span) else span_of(at)
-        width = span.end - span.start if span.end_line == span.line else 1
-        raise PatternError(message, self.text, span.line, span.column, max(1, width))
-
+class ToPattern(ExprReader):
     def _expr(self, value: Any) -> E.Expr:
         if isinstance(value, _Slice):
             where = f"{value.var}[]" if value.upto is None else f"{value.var}[..i-{value.upto}]"
@@ -404,35 +391,8 @@ class ToPattern(Transformer[Token, Any]):
     def neg(self, meta: Meta, children: list[Any]) -> E.Expr:
         return E.negative(self._expr(children[-1]), span=span_of(meta))
 
-    def number(self, children: list[Token]) -> E.Constant:
-        return E.Constant(self._number(children[0]), span=span_of(children[0]))
-
-    def _number(self, token: Token) -> int | float:
-        """A number literal; one longer than `MAX_DIGITS` or beyond a float's range is an
-        error at its place."""
-        text = str(token)
-        if len(text) > MAX_DIGITS:
-            self._fail(f"a number of {len(text)} characters; kleene takes {MAX_DIGITS}", token)
-        if not any(c in text for c in ".eE"):
-            return int(text)
-        value = float(text)
-        if math.isinf(value):
-            self._fail(f"{text} is beyond the range of a number ({sys.float_info.max:.3g})", token)
-        return value
-
     def percent(self, children: list[Token]) -> E.Constant:
         return E.Constant(float(str(children[0])[:-1]) / 100, span=span_of(children[0]))
-
-    def string(self, children: list[Token]) -> E.Constant:
-        return E.Constant(unescape(str(children[0])), span=span_of(children[0]))
-
-    @v_args(meta=True)
-    def true(self, meta: Meta, children: list[Any]) -> E.Constant:
-        return E.Constant(True, span=span_of(meta))
-
-    @v_args(meta=True)
-    def false(self, meta: Meta, children: list[Any]) -> E.Constant:
-        return E.Constant(False, span=span_of(meta))
 
     @v_args(meta=True)
     def null(self, meta: Meta, children: list[Any]) -> E.Constant:
