@@ -125,10 +125,11 @@ def parse(query: str | object) -> Any:
 
 
 class PlanClass(Protocol):
-    """What the pipeline needs of a registered plan: its name, why it refuses a query,
-    and its constructor (`kleene.plans.base.Plan`)."""
+    """What the pipeline needs of a registered plan: its name, the languages it runs, why
+    it refuses a query, and its constructor (`kleene.plans.base.Plan`)."""
 
     name: str
+    languages: frozenset[str]
 
     def refusal(self, analysis: Query, options: Options) -> str | None: ...
 
@@ -143,20 +144,22 @@ def choose(
     preference: Sequence[str],
 ) -> list[PlanClass]:
     """The plans to try: the one named, or with "auto" those of `preference` that run the
-    query (an error saying why, when none does)."""
+    query's language and take the query (an error with each one's reason, when none does)."""
     if plan != "auto":
         if plan not in plans:
             known = ", ".join(["auto", *sorted(plans)])
             raise PlanError(f"unknown plan {plan!r}; the plans are: {known}")
         return [plans[plan]]
-    chosen = [plans[n] for n in preference if plans[n].refusal(analysis, options) is None]
+    runners = [plans[n] for n in preference if analysis.language in plans[n].languages]
+    if not runners:
+        raise PlanError(f"no plan in the registry runs {analysis.language!r} queries")
+    refusals = [(cls, cls.refusal(analysis, options)) for cls in runners]
+    chosen = [cls for cls, reason in refusals if reason is None]
     if chosen:
         return chosen
     reasons: dict[str, list[str]] = {}
-    for name in preference:
-        reason = plans[name].refusal(analysis, options)
-        if reason is not None and not reason.startswith("it runs "):  # another language's
-            reasons.setdefault(reason, []).append(name)
+    for cls, reason in refusals:
+        reasons.setdefault(str(reason), []).append(cls.name)
     told = [f"{', '.join(names)}: {reason}" for reason, names in reasons.items()]
     raise PlanError("no plan can run this query; " + "; ".join(told))
 
