@@ -89,3 +89,23 @@ def test_a_finished_partition_keeps_only_its_key() -> None:
     assert (engine.partitions, engine.finished) == (1, 3)
     assert engine.send({"type": "A", "ts": 21, "k": 0}) == []  # k = 0 ran once already
     assert [e.attrs for e in engine.close()] == [{"k": 3}]
+
+
+def test_each_partition_value_is_its_own_partition_a_missing_one_too() -> None:
+    """PARTITION BY groups as Spark's groupBy does: (1, missing) is a partition of its own,
+    not merged with other events lacking an attribute."""
+    engine = kleene.Engine("FROM A AS a MATCH a PARTITION BY a.k, a.j EMIT Event X(a.k, a.j)")
+    found = [
+        engine.send({"type": "A", "ts": t, **attrs})
+        for t, attrs in enumerate([{"k": 1}, {"k": 1}, {"j": 1}, {"k": 1, "j": 2}])
+    ]
+    assert [len(each) for each in found] == [1, 0, 1, 1]
+    assert engine.finished == 3
+
+
+def test_a_partition_value_that_cannot_be_a_key_names_its_attribute() -> None:
+    engine = kleene.Engine("FROM A AS a MATCH a PARTITION BY a.k EMIT Event X(a.k)")
+    engine.send({"type": "A", "ts": 0, "k": "fine"})
+    with pytest.raises(kleene.EventError, match="'k' holds list") as caught:
+        engine.send({"type": "A", "ts": 1, "k": [1, 2]})
+    assert (caught.value.field, caught.value.row) == ("k", 2)

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, ClassVar, Literal
 
+from kleene.errors import EventError
 from kleene.events import Event
 from kleene.language import expr as E
 from kleene.language.sase import ast as A
@@ -200,6 +201,40 @@ def _one_key(name: str, key: Callable[[Event], Hashable | None], event: Event) -
     return (value,) if type(value) in _ATOMS else key(event)
 
 
+def _group_by_one(name: str, event: Event) -> Hashable:
+    """`Partition.grouper` of one attribute."""
+    value = event.attrs.get(name)
+    if value is None or type(value) in _ATOMS:
+        return value
+    return _hashable(value, (name,), event)
+
+
+def _group_by(names: tuple[str, ...], event: Event) -> Hashable:
+    """`Partition.grouper` of several attributes."""
+    attrs = event.attrs
+    return _hashable(tuple([attrs.get(name) for name in names]), names, event)
+
+
+def _hashable(value: Any, names: tuple[str, ...], event: Event) -> Hashable:
+    """`value` as a partition key, or an `EventError` naming the attribute that cannot be
+    one."""
+    try:
+        hash(value)
+    except TypeError:
+        for name in names:
+            part = event.attrs.get(name)
+            try:
+                hash(part)
+            except TypeError:
+                raise EventError(
+                    f"the partition attribute {name!r} holds {type(part).__name__} "
+                    f"{part!r}; a partition key is a single value (text, a number, a time)",
+                    field=name,
+                ) from None
+    key: Hashable = value
+    return key
+
+
 @dataclass(frozen=True)
 class Partition:
     """The partition key: one attribute per equality class that covers every variable.
@@ -236,6 +271,23 @@ class Partition:
         except TypeError:
             return None
         return values
+
+    @property
+    def grouper(self) -> Callable[[Event], Hashable]:
+        """The key where the partition is the query's meaning (a LEAD rule's PARTITION
+        BY): the attributes' values as Spark groups them, a missing one a value of its own
+        (None) and a value that cannot be a key (a list, a mapping) an `EventError`.
+
+        >>> grouper = Partition((), {}, ("k", "j")).grouper
+        >>> grouper(Event("A", 1, {"k": 1})), Partition((), {}, ("k",)).grouper(Event("A", 1, {}))
+        ((1, None), None)
+        """
+        names = self.default
+        if names is None or len(set(self.by_type.values()) - {names}):
+            raise ValueError("a grouping partition keys every event type on the same attributes")
+        if len(names) == 1:
+            return partial(_group_by_one, names[0])
+        return partial(_group_by, names)
 
     @property
     def keyer(self) -> Callable[[Event], Hashable | None]:

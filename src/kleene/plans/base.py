@@ -190,12 +190,12 @@ class Plan(ABC, Generic[S]):
         Strict contiguity treats the stream as one partition, so a query where some run
         follows it never splits. Where the partition is part of the query's meaning
         (`Query.partition_is_meaning`: a LEAD rule runs once per key), the runtime must
-        split by it.
+        split by it, every value its own partition (`Partition.grouper`).
         """
         partition = self.analysis.partition
         if partition is None or self.analysis.strict:
             return None
-        return partition.keyer
+        return partition.grouper if self.analysis.partition_is_meaning else partition.keyer
 
     @abstractmethod
     def new_state(self) -> S:

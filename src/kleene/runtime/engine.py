@@ -523,10 +523,9 @@ class Engine(SendLoops):
         return iter(list(self._states.items()))
 
     def refresh(self, key: Hashable | None, state: Any) -> None:
-        """Count a changed state's runs (the guards checked) and schedule its deadline."""
-        self._count_live(key, state)
-        if self._timed:
-            self._schedule(key, state)
+        """Count a changed state's runs (the guards checked) and schedule its deadline, as
+        after a step."""
+        self._after_step(key, state)
 
     def report(self, found: list[Any]) -> list[Any]:
         """Report what a handle's change made: sorted, counted, with RETURN values, as

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
@@ -142,7 +142,6 @@ class PetriPlan(Plan[Marking]):
                 self.enrich.setdefault(stream, []).append(
                     (name, compile_value(value, self.names), alias)
                 )
-        self._partition = tuple(a.attr for a in rule.partition)
         frame = rule.frame
         #: PARTITION BY a time frame (its length in timestamp units) or a count frame.
         self.frame_length: float | None = None
@@ -160,18 +159,6 @@ class PetriPlan(Plan[Marking]):
                 "what to emit when time runs out with Wait and Within"
             )
         return None
-
-    @property
-    def partition_key(self) -> Callable[[Event], Hashable | None] | None:
-        """One marking per value of the PARTITION BY attributes (an event lacking one has
-        None there: events lacking it share that value's partition, as Spark groups them)."""
-        names = self._partition
-        if not names:
-            return None
-        if len(names) == 1:
-            (only,) = names
-            return lambda e: e.attrs.get(only)
-        return lambda e: tuple(e.attrs.get(n) for n in names)
 
     # -- the contract -----------------------------------------------------------------------
 
