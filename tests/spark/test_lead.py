@@ -67,6 +67,8 @@ def test_a_rule_reading_a_missing_column_fails_before_spark_runs(spark):
         detect(df, "FROM A AS a MATCH a.filter(a.y > 1) EMIT Event X()")
     with pytest.raises(kleene.KleeneError, match="its own partitions"):
         detect(df, "FROM A AS a MATCH a PARTITION BY a.x EMIT Event X(x)", partition_by=["x"])
+    with pytest.raises(kleene.PatternError, match="'key' would clash with the rows' own 'key'"):
+        detect(df, "FROM A AS a MATCH a PARTITION BY a.x EMIT Event X(a.ts AS key)")
 
 
 def test_a_rule_on_a_stream_is_refused_with_a_reason(spark, tmp_path):

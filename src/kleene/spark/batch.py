@@ -28,7 +28,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from kleene import plans
 from kleene.compiler.query import Field
-from kleene.errors import EventError, KleeneError
+from kleene.errors import EventError, KleeneError, PatternError
 from kleene.plans.base import Plan
 from kleene.runtime.reorder import delay_units
 from kleene.spark.pushdown import NUMERIC, EventColumns, col, prefilter
@@ -498,10 +498,12 @@ def output_schema(
         fields.insert(0, T.StructField("match_id", T.LongType(), False))
     if keys is not None:
         if any(f.name == "key" for f in output.fields):
-            raise EventError(
+            raise PatternError(
                 "an output's attribute 'key' would clash with the rows' own 'key' column on "
                 "Spark (the group's key values); name it otherwise (… AS name)",
-                field="key",
+                "",
+                0,
+                0,
             )
         key_fields = [T.StructField(name, T.StringType(), True) for name, _ in keys]
         after = "ts" if output.kind == "events" else "kind" if output.timeouts else "end_ts"
