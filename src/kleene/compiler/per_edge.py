@@ -35,8 +35,8 @@ from itertools import pairwise
 from typing import NoReturn
 
 from kleene.compiler.structure import positive
-from kleene.errors import PatternError
 from kleene.language.sase import ast as A
+from kleene.language.text import error_at
 
 __all__ = ["DEFAULT", "Strategies", "edges", "resolve"]
 
@@ -101,11 +101,7 @@ def resolve(pattern: A.Pattern) -> Strategies:
     text = pattern.text or ""
 
     def fail(message: str, clause: A.Strategy) -> NoReturn:
-        span = clause.span
-        if span is None or not text:
-            raise PatternError(message, "", 0, 0)
-        width = span.end - span.start if span.end_line == span.line else 1
-        raise PatternError(message, text, span.line, span.column, max(1, width))
+        raise error_at(message, text, clause.span)
 
     positives = set(A.positive_names(pattern.structure))
     default = DEFAULT

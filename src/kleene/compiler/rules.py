@@ -63,6 +63,7 @@ from kleene.language.expr import Span
 from kleene.language.lead import ast as L
 from kleene.language.lead.printer import rule_text
 from kleene.language.lead.reader import AGGREGATES
+from kleene.language.text import error_at
 
 __all__ = [
     "Env",
@@ -123,10 +124,7 @@ def check_rule(rule: L.Rule) -> None:
     text = rule.text
 
     def fail(message: str, span: Span | None) -> PatternError:
-        if span is None or not text:
-            return PatternError(message, "", 0, 0)
-        width = span.end - span.start if span.end_line == span.line else 1
-        return PatternError(message, text, span.line, span.column, max(1, width))
+        return error_at(message, text, span)
 
     aliases: set[str] = set()
     for stream in rule.streams:

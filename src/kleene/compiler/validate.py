@@ -13,12 +13,12 @@ from collections.abc import Iterator
 from typing import NoReturn
 
 from kleene.compiler.per_edge import resolve
-from kleene.errors import PatternError
 from kleene.language import expr as E
 from kleene.language.sase import ast as A
 from kleene.language.sase.printer import expr_text
 from kleene.language.sase.quantified import quantify
 from kleene.language.sase.reader import read
+from kleene.language.text import error_at
 
 __all__ = ["guarantees_event", "nullable", "parse", "validate"]
 
@@ -113,11 +113,7 @@ class _Validator:
                 todo.extend((child, level + 1) for child in _children(node))
 
     def fail(self, message: str, node: object | None = None) -> NoReturn:
-        span = getattr(node, "span", None)
-        if span is None or not self.text:
-            raise PatternError(message, "", 0, 0)
-        width = span.end - span.start if span.end_line == span.line else 1
-        raise PatternError(message, self.text, span.line, span.column, max(1, width))
+        raise error_at(message, self.text, getattr(node, "span", None))
 
     def run(self) -> None:
         pattern = self.pattern

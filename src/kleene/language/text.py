@@ -246,6 +246,21 @@ OR, AND, NOT, COMPARE, SUM, PRODUCT, UNARY, ATOM = range(8)
 _BINARY = {"+": SUM, "-": SUM, "*": PRODUCT, "/": PRODUCT, "%": PRODUCT}
 
 
+def error_at(message: str, text: str | None, span: E.Span | None) -> PatternError:
+    """The error of `message` at `span` of the query `text`, with a caret under it (the
+    message alone when there is no text or no place: a query built in Python).
+
+    >>> print(error_at("no such thing", "SEQ(A a)", E.Span(4, 5, 1, 5, 1, 6)))
+    line 1, column 5: no such thing
+      1 | SEQ(A a)
+        |     ^
+    """
+    if span is None or not text:
+        return PatternError(message, "", 0, 0)
+    width = span.end - span.start if span.end_line == span.line else 1
+    return PatternError(message, text, span.line, span.column, max(1, width))
+
+
 class ExprReader(Transformer[Token, Any]):
     """The parse-tree rules every language reads the same way: literals, and an error at
     a place in the query text. Each language's reader subclasses it."""
@@ -255,9 +270,7 @@ class ExprReader(Transformer[Token, Any]):
         self.text = text
 
     def _fail(self, message: str, at: E.Span | Meta | Token) -> NoReturn:
-        span = at if isinstance(at, E.Span) else span_of(at)
-        width = span.end - span.start if span.end_line == span.line else 1
-        raise PatternError(message, self.text, span.line, span.column, max(1, width))
+        raise error_at(message, self.text, at if isinstance(at, E.Span) else span_of(at))
 
     def _number(self, token: Token) -> int | float:
         """A number literal; one longer than `MAX_DIGITS` or beyond a float's range is an

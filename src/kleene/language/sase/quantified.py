@@ -38,9 +38,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import NoReturn
 
-from kleene.errors import PatternError
 from kleene.language import expr as E
 from kleene.language.sase import ast as A
+from kleene.language.text import error_at
 
 __all__ = ["quantify"]
 
@@ -66,11 +66,7 @@ def quantify(pattern: A.Pattern) -> A.Pattern:
     }
 
     def fail(message: str, node: E.Expr) -> NoReturn:
-        span = node.span
-        if span is None or not pattern.text:
-            raise PatternError(message, "", 0, 0)
-        width = span.end - span.start if span.end_line == span.line else 1
-        raise PatternError(message, pattern.text, span.line, span.column, max(1, width))
+        raise error_at(message, pattern.text, node.span)
 
     where = E.conjunction(*(_conjunct(c, kleene, fail) for c in E.conjuncts(pattern.where)))
     return replace(pattern, where=where)

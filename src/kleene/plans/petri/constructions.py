@@ -30,6 +30,7 @@ from kleene.errors import PatternError
 from kleene.events import Event
 from kleene.language import expr as E
 from kleene.language.lead import ast as L
+from kleene.language.text import error_at
 from kleene.plans.petri.net import Marking, Node, Token
 
 __all__ = ["STATEFUL", "Build", "construct"]
@@ -767,9 +768,4 @@ def _adjacent(p: L.Policy, b: Build) -> L.Pattern:
 
 
 def _error(b: Build, message: str, at: L.Pattern) -> PatternError:
-    span = at.span
-    text = b.names.text
-    if span is None or not text:
-        return PatternError(message, "", 0, 0)
-    width = span.end - span.start if span.end_line == span.line else 1
-    return PatternError(message, text, span.line, span.column, max(1, width))
+    return error_at(message, b.names.text, at.span)
