@@ -6,11 +6,12 @@ from pathlib import Path
 import pytest
 
 import kleene
+from kleene.compiler.pipeline import language_of
 from kleene.errors import PatternError, PatternSyntaxError
 from kleene.language import expr as E
 from kleene.language.lead import ast as L
 from kleene.language.lead.printer import rule_text
-from kleene.language.lead.reader import is_rule, read_rule
+from kleene.language.lead.reader import read_rule
 
 FIGURE_2 = (Path(__file__).parent / "figure2.lead").read_text()
 
@@ -68,8 +69,8 @@ def test_printing_round_trips(text: str) -> None:
 
 
 def test_a_rule_is_told_from_a_sase_query() -> None:
-    assert is_rule("  -- note\n from A as a match a emit event X()")
-    assert not is_rule("PATTERN SEQ(A a, B b)")
+    assert language_of("  -- note\n from A as a match a emit event X()").name == "lead"
+    assert language_of("PATTERN SEQ(A a, B b)").name == "sase"
     assert kleene.compile("FROM A AS a MATCH a EMIT Event X()").name == "petri"
 
 

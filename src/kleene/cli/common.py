@@ -17,9 +17,9 @@ from typing import Any
 
 from kleene.compiler.analysis import Analysis
 from kleene.compiler.growth import unbounded
+from kleene.compiler.pipeline import language_of
 from kleene.errors import EventError, KleeneError
 from kleene.io.readers import EventReader, read_events
-from kleene.language.lead.reader import is_rule
 from kleene.language.text import UNITS
 from kleene.runtime.engine import Engine
 
@@ -156,7 +156,8 @@ def query_text(text: str) -> tuple[str, str]:
         is_file = False
     if is_file:
         return path.read_text(encoding="utf-8"), path.stem
-    if "pattern" not in text.lower() and not is_afa(text) and not is_rule(text):
+    rule = language_of(text).name == "lead"
+    if "pattern" not in text.lower() and not is_afa(text) and not rule:
         raise KleeneError(f"no such query file: {text}")
     return text, "pattern"
 

@@ -11,7 +11,6 @@ FollowedBy(items=(Source(alias='a'), Source(alias='b')))
 
 from __future__ import annotations
 
-import re
 from functools import cache
 from importlib.resources import files
 from typing import Any
@@ -33,7 +32,7 @@ from kleene.language.text import (
     syntax_error,
 )
 
-__all__ = ["AGGREGATES", "KEYWORDS", "is_rule", "read_rule"]
+__all__ = ["AGGREGATES", "KEYWORDS", "read_rule"]
 
 #: The rule keywords (a misspelling of one is pointed out).
 KEYWORDS = (
@@ -51,16 +50,6 @@ _COMPARE = {"==": "=", "=": "=", "!=": "!=", "<>": "!=", "<": "<", "<=": "<=", "
 def _parser() -> Lark:
     grammar = files("kleene.language.lead").joinpath("grammar.lark").read_text(encoding="utf-8")
     return Lark(grammar, parser="lalr", propagate_positions=True)
-
-
-def is_rule(text: str) -> bool:
-    """Is this text a LEAD rule (it begins with FROM, after comments)?
-
-    >>> is_rule("-- a rule\\nFROM A AS a MATCH a EMIT Event X()"), is_rule("PATTERN SEQ(A a)")
-    (True, False)
-    """
-    body = re.sub(r"--[^\n]*", "", text).lstrip()
-    return re.match(r"from(?![A-Za-z0-9_])", body, re.IGNORECASE) is not None
 
 
 def read_rule(text: str) -> L.Rule:
