@@ -302,3 +302,25 @@ def test_anchors_keep_a_run_of_skipped_events_as_one_pmatch():
     for event in [*events[:30], *events[31:]]:
         late.step(state, event)
     assert late.step(state, events[30]) == []  # a skipped event, late: nothing changes
+
+
+def test_a_punctuation_keeps_the_negated_events_a_later_candidate_can_span() -> None:
+    """With no WITHIN and no partial match held, a punctuation forgot every negated event,
+    also those after it: the B at ts 1, which arrived before the events a later match
+    starts with, no longer spoiled that match."""
+    query = (
+        "PATTERN SEQ(_ v1, NOT(A n2), _+ v3[], NOT(B n4), _ v5) "
+        "WHERE skip_till_next_match { v3[i].x >= v3[i-1].x AND v1.x >= 0 }"
+    )
+    arrivals = [("A", 2, {}, 3), ("B", 1, {}, 2), ("A", 0, {"x": 0}, 1), ("A", 0, {}, 0)]
+    engine = kleene.Engine(query, "afa")
+    found = []
+    for kind, ts, attrs, id_ in arrivals:
+        found += engine.send(kleene.Event(kind, ts, attrs, id_))
+        if ts == 1:
+            found += engine.advance_to(-1)
+    found += engine.close()
+    in_order = sorted(arrivals, key=lambda e: e[1])  # equal times in arrival order
+    expected = kleene.match(query, [kleene.Event(k, t, a, i) for k, t, a, i in in_order])
+    assert [m.ids() for m in net(found)] == [m.ids() for m in expected]
+    assert [m.ids() for m in expected] == [{"v1": (1,), "v3": (0,), "v5": (2,)}]

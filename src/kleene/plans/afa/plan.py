@@ -187,7 +187,11 @@ class AfaPlan(Plan[AfaState]):
         if self.negations is None:
             return list(outputs)
         assert state.negation is not None, "new_state gives a query with negation one"
-        horizon = watermark.t if self.window is not None else self.machine.earliest(state)
+        # a later candidate starts at a pmatch held or at an event still to come (not before
+        # the punctuation): the negated events before both can go
+        horizon = watermark.t
+        if self.window is None:
+            horizon = min(horizon, self.machine.earliest(state))
         return list(self.negations.punctuate(state.negation, watermark, outputs, horizon))
 
     # -- dynamic patterns (section 2.3) ---------------------------------------------------
