@@ -5,6 +5,10 @@ assignment of events to the positive variables (every subset for a Kleene variab
 ones that fit the structure, the window, the conditions and the negations, and returns their
 keys. Exponential; for streams of a handful of events.
 
+`contiguous` states Flink CEP's contiguities over those matches, gap by gap: which of them
+a flat SEQ under `strict_contiguity`, `relaxed_contiguity` and `skip_till_any_match` clauses
+keeps.
+
 `non_overlapping`, `skipped` and `selected` state the output formats, AFTER MATCH SKIP and
 selections of docs/semantics.md (sections 7 and 10) over those keys, so the finalizer that every
 plan shares is checked too.
@@ -302,6 +306,117 @@ def _qualifies(
         if not _holds(conjunct, with_it):
             return False
     return True
+
+
+def contiguous(
+    pattern: A.Pattern,
+    events: Sequence[Event],
+    found: set[Key],
+    partition: Callable[[Event], Hashable | None] | None = None,
+) -> set[Key]:
+    """The matches of `found` (a flat SEQ's skip-till-any-match matches, event ids being
+    positions) that Flink's contiguities keep. Between two events a match takes, every event
+    is ignored where the later one is taken: in the loop of its variable when the earlier
+    one is of the same variable, else at its variable's entry (Flink leaves a loop, or
+    passes an optional element, only at the event right after the last take). There, strict
+    contiguity ignores nothing; relaxed contiguity ignores an event the variable could not
+    take as it stands (an event its UNTIL condition alone refuses counts as one it could
+    take, at the entry); skip till any match ignores everything; and no loop ignores an
+    event of the match's `partition` its UNTIL condition holds for."""
+    from kleene.compiler.per_edge import resolve
+
+    table = resolve(pattern)
+    variables = {v.name: v for v in A.event_vars(pattern.structure)}
+    order = list(variables)
+    kept = set()
+    for match in found:
+        taken = sorted((p, name) for name, ps in match for p in ps)
+        start = taken[0][0]
+        first = events[start]
+        same = [
+            a for c in E.conjuncts(pattern.where) if isinstance(c, E.Equivalence) for a in c.attrs
+        ]
+        bound: dict[str, tuple[Event, ...]] = {}
+        ok = True
+        for (before, previous), (at, name) in itertools.pairwise([(None, None), *taken]):
+            var = variables[name]
+            looping = previous == name
+            for earlier in order[: order.index(name)]:
+                if variables[earlier].quantifier is not None:
+                    bound.setdefault(earlier, ())
+            if before is not None:
+                strategy = table.loop(name) if looping else table.entry(name)
+                for gap in range(before + 1, at):
+                    event = events[gap]
+                    stops = (
+                        var.until is not None
+                        and (partition is None or partition(event) == partition(first))
+                        and all(attribute(event, a) == attribute(first, a) for a in same)
+                        and _holds(var.until, {name: (event,)})
+                    )
+                    if strategy == "strict_contiguity" or (looping and stops):
+                        ok = False
+                    elif strategy == "relaxed_contiguity":
+                        ok = not _could_take(pattern, var, event, bound, first, gap - start)
+                    if not ok:
+                        break
+            if not ok:
+                break
+            bound[name] = (*bound.get(name, ()), events[at])
+        if ok:
+            kept.add(match)
+    return kept
+
+
+def _could_take(
+    pattern: A.Pattern,
+    var: A.EventVar,
+    event: Event,
+    bound: dict[str, tuple[Event, ...]],
+    first: Event,
+    distance: int,
+) -> bool:
+    """Could a run holding `bound` (`var` still open) take the event into `var`: its type,
+    the window, the equivalences and every condition it can decide now."""
+    if not _takes(var, event):
+        return False
+    within = pattern.within
+    if within is not None and within.amount is not None:
+        span = event.t - first.t
+        if span > within.amount or (within.exclusive and span == within.amount):
+            return False
+    if within is not None and within.events is not None and distance > within.events:
+        return False
+    grown = {**bound, var.name: (*bound.get(var.name, ()), event)}
+    negated = _negated_names(pattern.structure)
+    for conjunct in E.conjuncts(pattern.where):
+        if isinstance(conjunct, E.Equivalence):
+            for name in conjunct.attrs:
+                value = attribute(event, name)
+                if value is None or value != attribute(first, name):
+                    return False
+            continue
+        names = {node.var for node in _references(conjunct)}
+        if names & negated or not names <= set(grown) or _waits(conjunct, var.name, grown):
+            continue
+        if not _holds(conjunct, grown):
+            return False
+    return True
+
+
+def _waits(conjunct: E.Expr, name: str, bound: dict[str, tuple[Event, ...]]) -> bool:
+    """Does the condition need more of the open variable `name` than it holds: all of it
+    (`b.len`, `b[b.len]`, `avg(b[].x)`), or an event it has not taken yet (`b[3]`)?"""
+    for node in E.walk(conjunct):
+        if isinstance(node, E.Len) and node.var == name:
+            return True
+        if isinstance(node, E.Aggregate) and node.var == name and node.upto is None:
+            return True
+        if isinstance(node, E.Attr) and node.var == name and node.index is not None:
+            index = node.index
+            if index.base == "last" or (index.base == "abs" and index.offset > len(bound[name])):
+                return True
+    return False
 
 
 def _positions(match: Key) -> list[int]:

@@ -33,12 +33,14 @@ from kleene.language.sase import ast as A
 from kleene.plans import PLANS
 
 __all__ = [
+    "FLINK_STRATEGIES",
     "RULES",
     "Case",
     "RuleCase",
     "asts",
     "cases",
     "cases_for",
+    "flink_cases",
     "rule_cases",
     "streams",
 ]
@@ -413,6 +415,33 @@ def cases(
             reject()
     if extensions is not False:
         pattern = _extended(draw, pattern, strategies, wanted)
+    return Case(pattern, draw(streams(max_events)))
+
+
+#: Flink CEP's three contiguities: `next()`, `followedBy()`, `followedByAny()` (and, in a
+#: loop, `consecutive()`, the default, `allowCombinations()`).
+FLINK_STRATEGIES = ("strict_contiguity", "relaxed_contiguity", "skip_till_any_match")
+
+
+@st.composite
+def flink_cases(draw: st.DrawFn, max_events: int = 7) -> Case:
+    """A pattern as Flink CEP writes it, and a stream: a flat SEQ of two to four variables,
+    some optional, some loops with an UNTIL condition, conditions, perhaps a window, and one
+    of Flink's three contiguities for the query and perhaps another for each edge and loop."""
+    leaves = tuple(draw(_leaf()) for _ in range(draw(st.integers(2, 4))))
+    structure = _loops(draw, _rename(A.Seq(leaves), [0]), frozenset({"optional", "until"}))
+    conditions = draw(_conditions(structure))
+    places = [list(edge) for edge in edges(structure)]
+    places += [[v.name] for v in A.event_vars(structure) if v.kleene]
+    clauses = [A.Strategy(draw(st.sampled_from(FLINK_STRATEGIES)))]
+    for names in places:
+        if draw(st.booleans()):
+            clauses.append(A.Strategy(draw(st.sampled_from(FLINK_STRATEGIES)), tuple(names)))
+    within = draw(st.one_of(st.none(), st.integers(1, 5).map(A.Within)))
+    where = E.conjunction(*conditions) if conditions else None
+    pattern = A.Pattern(structure, where, tuple(clauses), within)
+    if not _valid(pattern):
+        reject()
     return Case(pattern, draw(streams(max_events)))
 
 

@@ -17,14 +17,23 @@ may:
   variable it may begin, the loop of a Kleene variable it holds events of;
   `kleene.compiler.per_edge`): never (strict contiguity); when the event is in another
   partition (partition contiguity); when no direct take of it there is valid (skip till next
-  match, relaxed contiguity); always (skip till any match). A run inside a loop never ignores
-  an event of its partition that the loop's UNTIL condition holds for: the loop stops there
-  (and is closed when another AND part takes the event);
-- *leave* loops without an event (`Arithmetic.exits`), where it lands at a place that follows
-  relaxed contiguity (Flink's `followedBy`), or skip till any match past an UNTIL loop: a run
-  that took an event goes on both where it stands and past every loop it may leave, so it can
-  skip the loop's remaining events. A run that left a GREEDY loop cannot use or skip an event
-  the loop could take, until it takes one: the loop keeps it.
+  match, relaxed contiguity; an event the variable would take but for its UNTIL condition
+  counts as valid); always (skip till any match). A run inside a loop never ignores an event
+  of its partition that the loop's UNTIL condition holds for: the loop stops there (and is
+  closed when another AND part takes the event);
+- *leave* loops (and optional elements) without an event (`Arithmetic.exits`), where it
+  lands at a place that follows relaxed contiguity or skip till any match (Flink's
+  `followedBy` and `followedByAny`): a run that took an event goes on both where it stands
+  and past every loop it may leave. A run that left a GREEDY loop cannot use or skip an
+  event the loop could take, until it takes one: the loop keeps it.
+
+Proceeding is Flink's: a run that ignored an event of its partition since its last take has
+lost its proceed edges (Flink's loop and optional states go to an *ignore state* that has
+none), so it proceeds past a loop or an optional element only into a variable whose edge
+follows skip till next match (SASE+'s ignore-proceed nondeterminism); and having ignored an
+event of another partition, it no longer proceeds into a strict edge. The events between a
+loop's last event and the next element's first are thus ignored by the rule of the place
+the run lands at, as Flink ignores them.
 
 A run whose residual can finish after a take completes a match (closing what is still open,
 whose conditions must then hold) and, if it can still take events, also goes on. Every event
@@ -34,6 +43,7 @@ events, OR commits to the branch of the first event it takes.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -48,9 +58,14 @@ from kleene.plans.common.checks import Binding, Checks
 
 __all__ = ["ResidualRun", "Runs"]
 
-#: Where a run may land by leaving loops without an event: relaxed contiguity (Flink's
-#: proceed edges), and skip till any match past a loop an UNTIL may stop.
+#: Where a run may land by leaving loops without an event: Flink's `followedBy` and
+#: `followedByAny`, the places that ignore events by their own rule after a proceed.
 _LANDINGS = frozenset({"relaxed_contiguity", "skip_till_any_match"})
+#: The one edge a run proceeds into after ignoring events (SASE+'s proceed edge).
+_PROCEED_AFTER_IGNORING = "skip_till_next_match"
+#: What a run ignored since its last take: nothing, events of other partitions only, an
+#: event of its own partition.
+NOTHING, OTHERS, OWN = 0, 1, 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +81,10 @@ class ResidualRun:
     #: For a run that left a GREEDY loop without an event and has taken none since: the run
     #: as it stood in the loop.
     held: ResidualRun | None = None
+    #: What the run ignored since its last take (`NOTHING`, `OTHERS`, `OWN`): a run that
+    #: ignored an event keeps no proceed edge into a strict edge, one that ignored an event
+    #: of its partition none but into a skip till next match edge.
+    ignored: int = NOTHING
 
     @property
     def identity(self) -> tuple[Any, ...]:
@@ -96,7 +115,7 @@ class Runs:
         self.greedy = frozenset(v.name for v in analysis.positive if v.greedy)
         self.until = {v.name: v.until for v in analysis.positive if v.until is not None}
         #: May a run leave loops without an event anywhere?
-        self.leaving = "relaxed_contiguity" in self.strategies.used or bool(self.until)
+        self.leaving = bool(self.strategies.used & _LANDINGS)
 
     def key(self, event: Event) -> Hashable | None:
         return None if self.partition is None else self.partition.key(event)
@@ -119,12 +138,14 @@ class Runs:
             for take in self.shape.takes(run.residual):
                 moved = self.move(run, take, event, position, stream)
                 if moved is None:
+                    if take[2] and self.stopped_entry(run, take, event, position, stream):
+                        taken.add(take[0])  # nor can the run ignore it there
                     continue
                 if take[2]:
                     taken.add(take[0])
                 self.keep(moved, survivors, completed, stream)
             if self.ignorable(run, event, taken):
-                self.file(run, survivors)
+                self.file(self.ignoring(run, event), survivors)
         values = self.checks.equivalent([event])
         if values is not None:
             fresh = ResidualRun(
@@ -180,6 +201,12 @@ class Runs:
         for name in dict.fromkeys(t[0] for t in direct):
             yield name, bool(run.bound.get(name)) and name not in run.closed
 
+    def ignoring(self, run: ResidualRun, event: Event) -> ResidualRun:
+        """The run after ignoring the event: without its proceed edges, if the event is of
+        its partition."""
+        ignored = max(run.ignored, OWN if self.key(event) == run.key else OTHERS)
+        return run if ignored == run.ignored else dataclasses.replace(run, ignored=ignored)
+
     def strategy(self, name: str, in_loop: bool) -> str:
         return self.strategies.loop(name) if in_loop else self.strategies.entry(name)
 
@@ -216,19 +243,28 @@ class Runs:
     # -- taking --------------------------------------------------------------------------
 
     def move(
-        self, run: ResidualRun, take: Take, event: Event, position: int, stream: Stream
+        self,
+        run: ResidualRun,
+        take: Take,
+        event: Event,
+        position: int,
+        stream: Stream,
+        until: bool = True,
     ) -> ResidualRun | None:
-        """The run after taking the event as `take` says, or None if the take is not valid."""
+        """The run after taking the event as `take` says, or None if the take is not valid
+        (`until=False`: were it not for the variable's UNTIL condition)."""
         name, after, direct, closes = take
         if direct and name in run.closed:
             return None  # an UNTIL stopped the loop (at an event another AND part took)
+        if not direct and run.ignored and not self.proceeds(run, name):
+            return None  # the run lost its proceed edges by ignoring an event
         if not self.variables[name].takes(event.type) or self.expired(run, event):
             return None
         if self.partition is not None and self.key(event) != run.key:
             return None
         if run.values != self.checks.equivalent([event]):
             return None
-        if name in self.until and self.stops(name, run, event):
+        if until and name in self.until and self.stops(name, run, event):
             return None
         if not direct and self.greedy & closes:
             for loop in self.greedy & closes - run.closed:
@@ -240,6 +276,23 @@ class Runs:
         if not self.checks.new_instances_hold((run.bound, run.closed), (bound, closed), stream):
             return None
         return ResidualRun(after, bound, closed, run.start, run.key, run.values, run.origin)
+
+    def proceeds(self, run: ResidualRun, name: str) -> bool:
+        """May a run that ignored events since its last take proceed into `name`?"""
+        edge = self.strategies.entry(name)
+        if edge == "strict_contiguity":
+            return False
+        return edge == _PROCEED_AFTER_IGNORING or run.ignored == OTHERS
+
+    def stopped_entry(
+        self, run: ResidualRun, take: Take, event: Event, position: int, stream: Stream
+    ) -> bool:
+        """Is `take` a variable's first event that its UNTIL condition alone refuses (Flink:
+        a loop's entry neither takes nor ignores an event its condition accepts)?"""
+        name = take[0]
+        if name not in self.until or run.bound.get(name) or not self.stops(name, run, event):
+            return False
+        return self.move(run, take, event, position, stream, until=False) is not None
 
     def stopped(self, run: ResidualRun, name: str, event: Event) -> frozenset[str]:
         """The loops (of other AND parts) the run is inside that the event, taken into
@@ -299,8 +352,8 @@ class Runs:
 
     def leave(self, run: ResidualRun, survivors: dict[Any, ResidualRun], stream: Stream) -> None:
         """File the runs `run` becomes by leaving loops without an event: those landing
-        where relaxed contiguity (or skip till any match, past an UNTIL loop) lets a run
-        wait, whose closing conditions hold and that can still take an event."""
+        where relaxed contiguity or skip till any match lets a run wait, whose closing
+        conditions hold and that can still take an event."""
         for after, closes in self.shape.exits(run.residual):
             bound = self.closing(run.bound, closes)
             closed = run.closed | closes
@@ -308,12 +361,7 @@ class Runs:
             places = list(self.places(left))
             if not places:
                 continue
-            until = bool(closes & self.until.keys())
-            if not all(
-                self.strategy(name, in_loop) == "relaxed_contiguity"
-                or (until and self.strategy(name, in_loop) in _LANDINGS)
-                for name, in_loop in places
-            ):
+            if not all(self.strategy(name, in_loop) in _LANDINGS for name, in_loop in places):
                 continue
             if not self.checks.new_instances_hold((run.bound, run.closed), (bound, closed), stream):
                 continue
