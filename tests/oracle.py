@@ -38,7 +38,8 @@ def matches(
 ) -> set[Key]:
     """The skip-till-any-match matches, each as a set of (variable, event ids). A count
     window measures positions in `events`; an UNTIL condition stops a loop at events of the
-    match's `partition` (the plan's partition key; None: every event)."""
+    match's `partition`, and NOT NEXT looks at the next event of it (the pattern's partition
+    key; None: every event)."""
     positive, in_or = _positive_vars(pattern.structure)
     choices = []
     for var in positive:
@@ -68,7 +69,7 @@ def matches(
         bound = {n: tuple(events[p] for p in ps) for n, ps in assignment.items() if ps is not None}
         if not _conditions_hold(pattern, bound):
             continue
-        if _negations_spoil(pattern, assignment, bound, events, window, exclusive):
+        if _negations_spoil(pattern, assignment, bound, events, window, exclusive, partition):
             continue
         if _stopped(pattern, assignment, bound, events, partition):
             continue
@@ -253,12 +254,17 @@ def _negations_spoil(
     events: Sequence[Event],
     window: float | None,
     exclusive: bool,
+    partition: Callable[[Event], Hashable | None] | None,
 ) -> bool:
     own = {p for ps in assignment.values() if ps for p in ps}
     start = min(events[p].t for p in own)
     end = max(events[p].t for p in own)
     for var, path in _negations(pattern.structure):
         if not _taken(path, assignment):
+            continue
+        if var.name in A.next_negations(pattern.structure):
+            if _next_spoils(pattern, var, path, assignment, bound, events, partition):
+                return True
             continue
         before: list[int] = []
         after: list[int] = []
@@ -285,6 +291,33 @@ def _negations_spoil(
                 continue
             if _qualifies(pattern, var, event, bound):
                 return True
+    return False
+
+
+def _next_spoils(
+    pattern: A.Pattern,
+    var: A.EventVar,
+    path: tuple[tuple[A.Element, int], ...],
+    assignment: Assignment,
+    bound: dict[str, tuple[Event, ...]],
+    events: Sequence[Event],
+    partition: Callable[[Event], Hashable | None] | None,
+) -> bool:
+    """NOT NEXT: the first event of the match's partition after the last one bound before
+    the negation qualifies (whether or not the match binds it)."""
+    before = [
+        p
+        for ancestor, index in path
+        if isinstance(ancestor, A.Seq)
+        for item in ancestor.items[:index]
+        for p in _spots(item, assignment)
+    ]
+    if not before:
+        return False
+    last = events[max(before)]
+    for event in events[max(before) + 1 :]:
+        if partition is None or partition(event) == partition(last):
+            return _takes(var, event) and _qualifies(pattern, var, event, bound)
     return False
 
 
@@ -417,6 +450,28 @@ def _waits(conjunct: E.Expr, name: str, bound: dict[str, tuple[Event, ...]]) -> 
             if index.base == "last" or (index.base == "abs" and index.offset > len(bound[name])):
                 return True
     return False
+
+
+def consumed(
+    found: set[Key],
+    events: Sequence[Event],
+    partition: Callable[[Event], Hashable | None] | None,
+) -> set[Key]:
+    """CONSUME BY ANY (`partition` None) or PARTITION over every match: walking the stream,
+    each event that completes reported matches discards every partial match of their
+    partition, so a match is reported when no reported match of its partition ended at or
+    after its first event and before its last."""
+    kept: set[Key] = set()
+    for match in sorted(found, key=lambda m: max(_positions(m))):
+        first, last = min(_positions(match)), max(_positions(match))
+        key = None if partition is None else partition(events[first])
+        if not any(
+            first <= max(_positions(other)) < last
+            and (partition is None or partition(events[min(_positions(other))]) == key)
+            for other in kept
+        ):
+            kept.add(match)
+    return kept
 
 
 def _positions(match: Key) -> list[int]:

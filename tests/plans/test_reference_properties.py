@@ -35,6 +35,12 @@ LOOSER = {
 }
 
 
+def without_choices(pattern):
+    """The pattern without the clauses that choose among its matches (AFTER MATCH SKIP,
+    CONSUME BY)."""
+    return dataclasses.replace(pattern, after_match=None, consume=None)
+
+
 def keys(matches):
     return {frozenset(m.ids().items()) for m in matches}
 
@@ -56,14 +62,19 @@ def stated(pattern, events):
     It states no GREEDY loop: those are checked against Flink's examples and by the
     properties below."""
     assume(not any(v.greedy for v in A.event_vars(pattern.structure)))
-    partition = kleene.compile(pattern, plan="reference").partition_key
-    return oracle.matches(pattern, events, partition)
+    return oracle.matches(pattern, events, partition_of(pattern))
+
+
+def partition_of(pattern):
+    """The pattern's partition key (None: it has none), as the plan reads it."""
+    key = kleene.compile(pattern, plan="reference").analysis.partition
+    return None if key is None else key.keyer
 
 
 @given(cases(strategies=ANY, extensions=True))
 def test_extensions_equal_the_independent_enumerator(case):
     """Exclusive and count windows, optional elements, UNTIL loops."""
-    pattern = dataclasses.replace(case.pattern, after_match=None)
+    pattern = without_choices(case.pattern)
     found = kleene.match(pattern, case.events, plan="reference")
     assert len(found) == len(keys(found)), "a match is reported twice"
     assert keys(found) == stated(pattern, case.events)
@@ -73,7 +84,7 @@ def test_extensions_equal_the_independent_enumerator(case):
 def test_after_match_skip_equals_the_independent_statement(case):
     clause = case.pattern.after_match
     assume(clause is not None)
-    every = stated(dataclasses.replace(case.pattern, after_match=None), case.events)
+    every = stated(without_choices(case.pattern), case.events)
     found = kleene.match(case.pattern, case.events, plan="reference")
     assert len(found) == len(keys(found)), "a match is reported twice"
     partition = kleene.compile(case.pattern, plan="reference").partition_key
@@ -89,9 +100,11 @@ def test_an_exclusive_window_over_integer_times_is_one_unit_shorter(case, amount
 
 
 @given(cases(extensions=True))
-def test_no_skip_is_no_clause(case):
-    plain = dataclasses.replace(case.pattern, after_match=None)
-    no_skip = dataclasses.replace(case.pattern, after_match=A.AfterMatch("no_skip"))
+def test_no_skip_and_consume_by_none_are_no_clause(case):
+    plain = without_choices(case.pattern)
+    no_skip = dataclasses.replace(plain, after_match=A.AfterMatch("no_skip"))
+    assert keys(kleene.match(no_skip, case.events)) == keys(kleene.match(plain, case.events))
+    no_skip = dataclasses.replace(plain, consume=A.Consume("none"))
     assert keys(kleene.match(no_skip, case.events)) == keys(kleene.match(plain, case.events))
 
 
@@ -129,8 +142,7 @@ def test_flink_contiguities_equal_the_independent_statement(case):
     ignored where the later one is taken."""
     anyway = dataclasses.replace(case.pattern, strategies=())
     every = oracle.matches(anyway, case.events, kleene.compile(anyway).partition_key)
-    key = kleene.compile(case.pattern, plan="reference").analysis.partition
-    partition = None if key is None else key.keyer
+    partition = partition_of(case.pattern)
     found = kleene.match(case.pattern, case.events, plan="reference")
     assert len(found) == len(keys(found)), "a match is reported twice"
     assert keys(found) == oracle.contiguous(case.pattern, case.events, every, partition)
@@ -156,6 +168,21 @@ def test_relaxing_one_flink_clause_finds_a_superset(case, data):
     assert before <= after
 
 
+@given(cases(strategies=ANY, extensions=True))
+def test_consume_by_equals_the_independent_statement(case):
+    """CORE's consumption policies over every match: walking them by their last event, a
+    match is reported unless an earlier reported one (of its partition, with PARTITION)
+    ended at or after its first event."""
+    clause = case.pattern.consume
+    assume(clause is not None)
+    every = stated(without_choices(case.pattern), case.events)
+    found = kleene.match(case.pattern, case.events, plan="reference")
+    assert len(found) == len(keys(found)), "a match is reported twice"
+    partition = partition_of(case.pattern) if clause.policy == "partition" else None
+    expected = every if clause.policy == "none" else oracle.consumed(every, case.events, partition)
+    assert keys(found) == expected
+
+
 def strategies_of(pattern, choose):
     """`pattern` with its strategy clauses replaced: `choose(clause)` for each."""
     clauses = tuple(dataclasses.replace(c, name=choose(c)) for c in pattern.strategies)
@@ -164,7 +191,7 @@ def strategies_of(pattern, choose):
 
 @given(cases(extensions=True))
 def test_each_strategy_finds_a_subset_of_every_more_relaxed_one(case):
-    pattern = dataclasses.replace(case.pattern, after_match=None)
+    pattern = without_choices(case.pattern)
     found = {}
     for strategy in ORDER:
         uniform = dataclasses.replace(pattern, strategies=(A.Strategy(strategy),))
@@ -178,7 +205,7 @@ def test_each_strategy_finds_a_subset_of_every_more_relaxed_one(case):
 def test_relaxing_one_clause_finds_a_superset(case, data):
     """Per-edge strategies: moving one clause (an edge, a loop, or the query's) to a more
     relaxed strategy only adds matches."""
-    pattern = dataclasses.replace(case.pattern, after_match=None)
+    pattern = without_choices(case.pattern)
     clauses = pattern.strategies or (A.Strategy("skip_till_any_match"),)
     index = data.draw(st.integers(0, len(clauses) - 1))
     looser = data.draw(st.sampled_from(LOOSER[clauses[index].name]))
@@ -197,7 +224,7 @@ def test_clauses_that_all_agree_are_one_strategy(case):
     """A strategy written for every edge and loop, or for the whole query, is the same."""
     from kleene.compiler.per_edge import edges
 
-    pattern = dataclasses.replace(case.pattern, after_match=None)
+    pattern = without_choices(case.pattern)
     name = pattern.strategies[0].name if pattern.strategies else "skip_till_any_match"
     places = list(edges(pattern.structure))
     places += [(v.name,) for v in A.event_vars(pattern.structure) if v.kleene]
@@ -226,7 +253,7 @@ def without_loop_options(element):
 
 @given(cases(extensions=True))
 def test_greedy_and_until_only_rule_matches_out(case):
-    pattern = dataclasses.replace(case.pattern, after_match=None)
+    pattern = without_choices(case.pattern)
     plain = dataclasses.replace(pattern, structure=without_loop_options(pattern.structure))
     assert keys(kleene.match(pattern, case.events)) <= keys(kleene.match(plain, case.events))
 

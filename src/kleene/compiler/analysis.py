@@ -58,6 +58,8 @@ EXTENSIONS = {
     "until": "UNTIL loops",
     "count_window": "count windows (WITHIN n EVENTS)",
     "timeouts": "timed-out partial matches (timeouts=True)",
+    "not_next": "NOT NEXT (Flink's notNext)",
+    "consume": "CONSUME BY (CORE's consumption policies)",
 }
 
 
@@ -184,6 +186,8 @@ class Negated:
     after: frozenset[str]
     conditions: tuple[Condition, ...]
     branches: tuple[frozenset[str], ...] = ()
+    #: `NOT NEXT(T v)`: only the event right after the last one bound before it is looked at.
+    next: bool = False
 
     def applies(self, bound: Mapping[str, object]) -> bool:
         """Does the negation concern a match binding these variables?"""
@@ -242,6 +246,10 @@ class Analysis(Query):
         within = self.pattern.within
         if within is not None and within.events is not None:
             found.add("count_window")
+        if any(negation.next for negation in self.negations.values()):
+            found.add("not_next")
+        if self.consume is not None:
+            found.add("consume")
         return frozenset(found)
 
     @property
@@ -249,6 +257,15 @@ class Analysis(Query):
         """Does an AFTER MATCH SKIP rule out some matches (any clause but NO SKIP)?"""
         clause = self.pattern.after_match
         return clause is not None and clause.skip != "no_skip"
+
+    @property
+    def consume(self) -> str | None:
+        """CONSUME BY's policy ("any", or "partition" when the pattern has a partition
+        key), None for NONE or no clause."""
+        clause = self.pattern.consume
+        if clause is None or clause.policy == "none":
+            return None
+        return "partition" if clause.policy == "partition" and self.partition else "any"
 
     @property
     def properties(self) -> dict[str, tuple[Condition, ...]]:
@@ -367,6 +384,7 @@ def analyze(
             frozenset(v for v in variables if not variables[v].negated and name in before[v]),
             tuple(c for c in conditions if c.negated == name),
             branches.get(name, ()),
+            name in A.next_negations(pattern.structure),
         )
         for name, variable in variables.items()
         if variable.negated

@@ -380,6 +380,12 @@ class Query(ABC):
         return False
 
     @property
+    def consume(self) -> str | None:
+        """The partial matches a reported match discards: "any" (every one), "partition"
+        (those of its partition), None (none)."""
+        return None
+
+    @property
     def filters(self) -> tuple[EventFilter, ...] | None:
         """The events some part of the query can take; None when every event matters
         (a contiguity strategy, UNTIL, a count window: leaving one out changes a match)."""

@@ -120,12 +120,12 @@ class _Validator:
         self.depth()
         self.declarations()
         self.structure(pattern.structure, None)
-        if pattern.within is None or pattern.within.amount is None:
-            self.negation_windows()
+        self.negation_windows(pattern.within is None or pattern.within.amount is None)
         self.strategy()
         self.loops()
         self.window()
         self.after_match()
+        self.consume()
         self.predicates()
         self.returns()
 
@@ -208,7 +208,9 @@ class _Validator:
                     item,
                 )
 
-    def negation_windows(self) -> None:
+    def negation_windows(self, windowless: bool) -> None:
+        """A negation with no event on one side needs a time window to reach; NOT NEXT
+        needs an event before it (and no window)."""
         for event, negated, path in self.occurrences(self.pattern.structure):
             if not negated:
                 continue
@@ -217,11 +219,20 @@ class _Validator:
                 if isinstance(ancestor, A.Seq):
                     before |= any(guarantees_event(x) for x in ancestor.items[:index])
                     after |= any(guarantees_event(x) for x in ancestor.items[index + 1 :])
-            if not (before and after):
+            parent, index = path[-1]
+            assert isinstance(parent, A.Seq | A.And | A.Or)
+            node = parent.items[index]
+            if isinstance(node, A.Negation) and node.next:
+                if not isinstance(parent, A.Seq) or not before:
+                    self.fail(
+                        f"NOT NEXT({event.name}) is about the event right after the one "
+                        "before it: it needs an event that is not optional before it in a "
+                        "SEQ(...)",
+                        node,
+                    )
+                continue  # the next event decides it, whatever the window
+            if windowless and not (before and after):
                 side = "ahead" if before else "back"
-                parent, index = path[-1]
-                assert isinstance(parent, A.Seq | A.And | A.Or)
-                node = parent.items[index]
                 self.fail(
                     f"NOT({event.name}) needs WITHIN a time: with no event on its "
                     f"{'right' if before else 'left'} side, only a time window says how far "
@@ -299,6 +310,32 @@ class _Validator:
                 "to; name a variable the match binds",
                 clause,
             )
+
+    def consume(self) -> None:
+        """CONSUME BY discards partial matches as a match is reported: every match must be
+        decided when it completes, and no AFTER MATCH SKIP chooses among them too."""
+        clause = self.pattern.consume
+        if clause is None or clause.policy == "none":
+            return
+        if clause.policy not in A.CONSUMPTIONS:
+            self.fail(f"unknown CONSUME BY policy {clause.policy!r}; use one of {A.CONSUMPTIONS}")
+        skip = self.pattern.after_match
+        if skip is not None and skip.skip != "no_skip":
+            self.fail("CONSUME BY and AFTER MATCH SKIP both rule matches out; keep one", clause)
+        for event, negated, path in self.occurrences(self.pattern.structure):
+            after = any(
+                guarantees_event(x)
+                for ancestor, index in path
+                if isinstance(ancestor, A.Seq)
+                for x in ancestor.items[index + 1 :]
+            )
+            if negated and not after:
+                self.fail(
+                    f"CONSUME BY needs every match decided when it completes, and the "
+                    f"negation of {event.name} has no event after it, so it waits for later "
+                    "events; put an event after it, or drop CONSUME BY",
+                    clause,
+                )
 
     def unknown(self, name: str) -> str:
         close = difflib.get_close_matches(name, list(self.declared), n=1)

@@ -163,6 +163,11 @@ class Plan(ABC, Generic[S]):
                 "AFTER MATCH SKIP chooses among all matches; it does not combine with "
                 "output='non_overlapping' or a selection"
             )
+        if analysis.consume and (options.output != "all" or options.selection != "all"):
+            return (
+                "CONSUME BY decides which matches are reported as they complete; it does not "
+                "combine with output='non_overlapping' or a selection"
+            )
         if analysis.language == "sase":  # what kleene adds to SASE+, the plan runs or not
             wanted = analysis.extensions | ({"timeouts"} if options.timeouts else set())
             missing = sorted(wanted - cls.extensions)
@@ -188,12 +193,13 @@ class Plan(ABC, Generic[S]):
         """How the runtime may split the stream into independent partitions (None: it may not).
 
         Strict contiguity treats the stream as one partition, so a query where some run
-        follows it never splits. Where the partition is part of the query's meaning
+        follows it never splits; nor does one whose match consumes every partial match
+        (CONSUME BY ANY). Where the partition is part of the query's meaning
         (`Query.partition_is_meaning`: a LEAD rule runs once per key), the runtime must
         split by it, every value its own partition (`Partition.grouper`).
         """
         partition = self.analysis.partition
-        if partition is None or self.analysis.strict:
+        if partition is None or self.analysis.strict or self.analysis.consume == "any":
             return None
         return partition.grouper if self.analysis.partition_is_meaning else partition.keyer
 

@@ -25,7 +25,7 @@ from kleene.compiler.analysis import EXTENSIONS, analyze
 from kleene.compiler.options import Options
 from kleene.compiler.per_edge import edges
 from kleene.compiler.pipeline import parse
-from kleene.compiler.validate import validate
+from kleene.compiler.validate import guarantees_event, validate
 from kleene.errors import PatternError
 from kleene.events import Event
 from kleene.language import expr as E
@@ -398,6 +398,8 @@ def cases(
     )
     if wanted & {"optional", "greedy", "until"} and not flat and draw(st.integers(0, 2)) == 0:
         structure = _loops(draw, structure, wanted)
+    if "not_next" in wanted and draw(st.booleans()):
+        structure = _next_negations(draw, structure)
     strategy = draw(st.sampled_from(strategies))
     clauses: tuple[A.Strategy, ...] = ()
     if strategy != "skip_till_any_match" or draw(st.booleans()):
@@ -445,6 +447,18 @@ def flink_cases(draw: st.DrawFn, max_events: int = 7) -> Case:
     return Case(pattern, draw(streams(max_events)))
 
 
+def _next_negations(draw: st.DrawFn, element: A.Element) -> A.Element:
+    """`element` with some negations that follow an event in their SEQ made NOT NEXT."""
+    if isinstance(element, A.EventVar | A.Negation):
+        return element
+    items = [_next_negations(draw, item) for item in element.items]
+    if isinstance(element, A.Seq):
+        for index, item in enumerate(items):
+            if isinstance(item, A.Negation) and any(guarantees_event(x) for x in items[:index]):
+                items[index] = replace(item, next=draw(st.booleans()))
+    return type(element)(tuple(items))
+
+
 def _loops(draw: st.DrawFn, element: A.Element, wanted: frozenset[str]) -> A.Element:
     """`element` with some variables optional (`T? v`, `T{1,2}? v[]`) and some Kleene loops
     GREEDY or with an UNTIL condition on the event's x (of those `wanted`)."""
@@ -469,9 +483,13 @@ def _extended(
     draw: st.DrawFn, pattern: A.Pattern, strategies: tuple[str, ...], wanted: frozenset[str]
 ) -> A.Pattern:
     """What kleene adds to SASE+ for Flink and CORE users, some of it: an AFTER MATCH
-    clause, WITHIN ... EXCLUSIVE, and of those `wanted` a count window and per-edge strategy
-    clauses."""
-    if draw(st.booleans()):
+    clause, WITHIN ... EXCLUSIVE, and of those `wanted` a count window, per-edge strategy
+    clauses and a CONSUME BY clause (instead of AFTER MATCH)."""
+    if "consume" in wanted and draw(st.integers(0, 3)) == 0:
+        consume = A.Consume(draw(st.sampled_from(A.CONSUMPTIONS)))
+        if _valid(replace(pattern, consume=consume)):
+            pattern = replace(pattern, consume=consume)
+    if pattern.consume is None and draw(st.booleans()):
         pattern = replace(pattern, after_match=draw(_after_match(pattern.structure)))
     within = pattern.within
     if within is not None and draw(st.booleans()):

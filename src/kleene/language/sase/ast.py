@@ -18,11 +18,13 @@ from kleene.language.expr import Expr, Span, span_field
 
 __all__ = [
     "ANY",
+    "CONSUMPTIONS",
     "SASE_STRATEGIES",
     "SKIPS",
     "STRATEGIES",
     "AfterMatch",
     "And",
+    "Consume",
     "Element",
     "EventVar",
     "Negation",
@@ -36,6 +38,7 @@ __all__ = [
     "Within",
     "contains_or",
     "event_vars",
+    "next_negations",
     "positive_names",
 ]
 
@@ -52,6 +55,8 @@ STRATEGIES = (*SASE_STRATEGIES, "relaxed_contiguity")
 #: PAST LAST EVENT, SKIP TO FIRST v, SKIP TO LAST v.
 Skip: TypeAlias = Lit["no_skip", "to_next", "past_last", "to_first", "to_last"]
 SKIPS: tuple[Skip, ...] = ("no_skip", "to_next", "past_last", "to_first", "to_last")
+Consumption: TypeAlias = Lit["any", "partition", "none"]
+CONSUMPTIONS: tuple[Consumption, ...] = ("any", "partition", "none")
 #: The type that stands for any type: `_ x` (and a bare name in SES) takes every event.
 ANY = "_"
 
@@ -93,9 +98,12 @@ class EventVar:
 
 @dataclass(frozen=True, slots=True)
 class Negation:
-    """`~(T v)`: no qualifying event of type T where the pattern puts it."""
+    """`~(T v)`: no qualifying event of type T where the pattern puts it; with `next`,
+    `NOT NEXT(T v)` (Flink's `notNext`): the event right after the one before it does not
+    qualify."""
 
     event: EventVar
+    next: bool = False
     span: Span | None = span_field()
 
 
@@ -160,6 +168,15 @@ class AfterMatch:
 
 
 @dataclass(frozen=True, slots=True)
+class Consume:
+    """`CONSUME BY ANY | PARTITION | NONE` (CORE's consumption policies, docs/semantics.md
+    section 7): which partial matches a reported match discards."""
+
+    policy: Consumption
+    span: Span | None = span_field()
+
+
+@dataclass(frozen=True, slots=True)
 class Returned:
     """`RETURN expr AS name`: a value each match reports (MATCH_RECOGNIZE's MEASURES)."""
 
@@ -182,6 +199,8 @@ class Pattern:
     strategies: tuple[Strategy, ...] = ()
     within: Within | None = None
     after_match: AfterMatch | None = field(default=None, kw_only=True)
+    #: CONSUME BY: the partial matches a reported match discards (None: none, as NONE).
+    consume: Consume | None = field(default=None, kw_only=True)
     #: RETURN: the values each match reports, in order.
     returns: tuple[Returned, ...] = field(default=(), kw_only=True)
     text: str | None = field(default=None, compare=False, repr=False, kw_only=True)
@@ -214,6 +233,15 @@ def positive_names(element: Element) -> list[str]:
 
     visit(element)
     return list(names)
+
+
+def next_negations(element: Element) -> frozenset[str]:
+    """The names of the variables negated by `NOT NEXT(...)`."""
+    if isinstance(element, Negation):
+        return frozenset((element.event.name,)) if element.next else frozenset()
+    if isinstance(element, EventVar):
+        return frozenset()
+    return frozenset().union(*(next_negations(item) for item in element.items))
 
 
 def event_vars(element: Element) -> Iterator[EventVar]:

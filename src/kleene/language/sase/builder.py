@@ -51,6 +51,7 @@ __all__ = [
     "max_",
     "min_",
     "not_",
+    "not_next",
     "or_",
     "pattern",
     "prev",
@@ -331,6 +332,12 @@ def not_(item: Operand | A.EventVar) -> Any:
     if isinstance(item, A.EventVar):
         return A.Negation(item)
     return Expression(E.Unary("not", _node(item)))
+
+
+def not_next(item: A.EventVar) -> A.Negation:
+    """`NOT NEXT(T v)` (Flink's `notNext`): the event right after the element before it is
+    not a qualifying T."""
+    return A.Negation(item, next=True)
 
 
 # ---- structure -------------------------------------------------------------------------

@@ -61,6 +61,8 @@ def to_text(pattern: A.Pattern) -> str:
         lines.append(f"WITHIN {within_text(pattern.within)}")
     if pattern.after_match is not None:
         lines.append(after_match_text(pattern.after_match))
+    if pattern.consume is not None:
+        lines.append(f"CONSUME BY {pattern.consume.policy.upper()}")
     if pattern.returns:
         items = []
         for returned in pattern.returns:
@@ -124,7 +126,7 @@ def _element(element: A.Element) -> str:
     if isinstance(element, A.EventVar):
         return _event(element)
     if isinstance(element, A.Negation):
-        return f"NOT({_event(element.event)})"
+        return f"NOT{' NEXT' if element.next else ''}({_event(element.event)})"
     keyword = {A.Seq: "SEQ", A.And: "AND", A.Or: "OR"}[type(element)]
     return f"{keyword}({', '.join(_element(item) for item in element.items)})"
 

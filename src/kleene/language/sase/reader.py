@@ -126,7 +126,7 @@ class ToPattern(ExprReader):
 
     def start(self, children: list[Any]) -> A.Pattern:
         structure = children[0]
-        where = within = after_match = None
+        where = within = after_match = consume = None
         strategies: tuple[A.Strategy, ...] = ()
         returns: tuple[A.Returned, ...] = ()
         for child in children[1:]:
@@ -134,6 +134,8 @@ class ToPattern(ExprReader):
                 within = child
             elif isinstance(child, A.AfterMatch):
                 after_match = child
+            elif isinstance(child, A.Consume):
+                consume = child
             elif isinstance(child, list):
                 returns = tuple(child)
             else:
@@ -145,6 +147,7 @@ class ToPattern(ExprReader):
             strategies,
             within,
             after_match=after_match,
+            consume=consume,
             returns=returns,
             text=self.text,
             span=span,
@@ -165,6 +168,17 @@ class ToPattern(ExprReader):
     @v_args(meta=True)
     def skip_to_last(self, meta: Meta, children: list[Token]) -> A.AfterMatch:
         return A.AfterMatch("to_last", str(children[0]), span=span_of(meta))
+
+    @v_args(meta=True)
+    def consume_clause(self, meta: Meta, children: list[Token]) -> A.Consume:
+        policy = children[0].lower()
+        if policy not in A.CONSUMPTIONS:
+            self._fail(
+                f"CONSUME BY {children[0]}: the policies are ANY (a match discards every "
+                "partial match), PARTITION (those of its partition) and NONE",
+                children[0],
+            )
+        return A.Consume(policy, span=span_of(meta))
 
     @v_args(meta=True)
     def no_skip(self, meta: Meta, children: list[Token]) -> A.AfterMatch:
@@ -224,6 +238,10 @@ class ToPattern(ExprReader):
     @v_args(meta=True)
     def negation(self, meta: Meta, children: list[Any]) -> A.Negation:
         return A.Negation(children[-1], span=span_of(meta))
+
+    @v_args(meta=True)
+    def next_negation(self, meta: Meta, children: list[Any]) -> A.Negation:
+        return A.Negation(children[-1], next=True, span=span_of(meta))
 
     @v_args(meta=True)
     def event(self, meta: Meta, children: list[Any]) -> A.EventVar:

@@ -27,6 +27,7 @@ event is decided once time has passed that event by the window, as a selection's
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import deque
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
@@ -134,6 +135,8 @@ class Finalizer:
         #: AFTER MATCH's skip (None: every match is reported, as NO SKIP), and its v.
         self.skip = None if clause is None or clause.skip == "no_skip" else clause.skip
         self.skip_to = None if clause is None else clause.variable
+        #: CONSUME BY: "any" or "partition" (None: no partial match is discarded).
+        self.consume = analysis.consume
         self.name = options.name
         self.negations = tuple(analysis.negations.values() if negations is None else negations)
         #: Under OR two branches may complete one binding (`OR(SEQ(A a, B b), AND(A a, B
@@ -156,6 +159,8 @@ class Finalizer:
         key = None
         if (self.non_overlapping or self.skip) and partition is not None:
             key = partition(stream[first])
+        if self.consume == "partition":
+            key = self.consumer(stream[first])
         return Candidate(binding, first, last, stream[first].t, stream[last].t, key, None, events)
 
     def matches(self, reported: list[Candidate], stream: Stream) -> list[Match]:
@@ -237,6 +242,8 @@ class Finalizer:
                 elif verdict:
                     reported.append(candidate)
             pending.undecided = waiting
+            if self.consume:
+                reported = self.consumed(pending, reported)
             if self.selection == "all" and self.skip is None:
                 return reported
             for candidate in reported:
@@ -261,6 +268,29 @@ class Finalizer:
             if not queue:
                 del pending.queues[key]
         return reported
+
+    def consumer(self, event: Event) -> Hashable | None:
+        """The key of the partial matches a match that begins with the event consumes (None:
+        all of them)."""
+        partition = self.analysis.partition
+        if self.consume != "partition" or partition is None:
+            return None
+        return partition.key(event)
+
+    def consumed(self, pending: Pending, reported: list[Candidate]) -> list[Candidate]:
+        """CONSUME BY: the matches no partial match discarded before they completed. Every
+        match completed by one event is reported; then each partial match holding an event
+        up to that one (of its partition, or any) is discarded: later matches begin after
+        it (the partition's floor)."""
+        reported.sort(key=lambda c: (c.last, c.first, sorted(c.positions)))
+        floors = pending.floors
+        kept: list[Candidate] = []
+        for _, ending in itertools.groupby(reported, key=lambda c: c.last):
+            survivors = [c for c in ending if c.first >= floors.get(c.key, 0)]
+            for candidate in survivors:
+                floors[candidate.key] = candidate.last + 1
+            kept += survivors
+        return kept
 
     def selected(
         self,
@@ -358,6 +388,8 @@ class Finalizer:
         self, candidate: Candidate, negation: Negated, stream: Stream, watermark: Watermark
     ) -> bool | None:
         """Is there a qualifying event of the negated variable? None: not yet known."""
+        if negation.next:
+            return self.next_spoils(candidate, negation, stream, watermark)
         binding = candidate.binding
         before = [p for v in negation.before if v in binding for p in binding[v]]
         after = [p for v in negation.after if v in binding for p in binding[v]]
@@ -391,6 +423,32 @@ class Finalizer:
             ):
                 return True
         return False if settled else None
+
+    def next_spoils(
+        self, candidate: Candidate, negation: Negated, stream: Stream, watermark: Watermark
+    ) -> bool | None:
+        """NOT NEXT: does the event right after the last one bound before the negation (of
+        the match's partition; an event the match binds too) qualify? None: it has not come
+        yet. At the end of the stream, with no event after, nothing spoils."""
+        binding = candidate.binding
+        before = [p for v in negation.before if v in binding for p in binding[v]]
+        if not before:
+            return False
+        last = max(before)
+        partition = self.analysis.partition
+        key = None if partition is None else partition.keyer(stream[last])
+        for position in range(last + 1, stream.end):
+            event = stream[position]
+            if partition is not None and partition.keyer(event) != key:
+                continue
+            if not negation.variable.takes(event.type):
+                return False
+            values = self.checks.equivalences
+            some = stream[candidate.first]
+            if any(attribute(event, n) != attribute(some, n) for n in values):
+                return False
+            return self.conditions(candidate, negation, stream)(event)
+        return False if watermark.t == math.inf else None
 
     def conditions(
         self, candidate: Candidate, negation: Negated, stream: Stream

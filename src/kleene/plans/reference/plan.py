@@ -135,6 +135,13 @@ class Reference(Plan[ReferenceState]):
             )
         return super().unsupported(analysis, options)
 
+    def _consumed(self, run: ResidualRun, state: ReferenceState) -> bool:
+        """Did a reported match discard the run (CONSUME BY): does it hold an event from
+        before its partition's floor?"""
+        key = run.key if self.analysis.consume == "partition" else None
+        first = min(ps[0] for ps in run.bound.values() if ps)
+        return first < state.pending.floors.get(key, 0)
+
     def _timed_out(self, runs: list[ResidualRun], stream: Stream) -> list[Timeout]:
         """The runs whose window closed, as timeouts: those that had not completed their
         match (and only when timeouts are asked for)."""
@@ -168,6 +175,8 @@ class Reference(Plan[ReferenceState]):
 
     def _report(self, state: ReferenceState, watermark: Watermark) -> list[Match]:
         matches = self.finalizer.report(state, watermark)
+        if self.analysis.consume and state.runs and state.pending.floors:
+            state.runs = [run for run in state.runs if not self._consumed(run, state)]
         if state.timeouts:
             matches += state.timeouts
             state.timeouts = []
