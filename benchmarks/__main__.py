@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-from benchmarks import afa, disorder, keys, lazy, lead, nfa, peers, spark, stream, window
+from benchmarks import afa, disorder, flink, keys, lazy, lead, nfa, peers, spark, stream, window
 from benchmarks.harness import report
 from kleene.errors import KleeneError
 
@@ -21,6 +21,7 @@ SUITES: dict[str, ModuleType] = {
     "keys": keys,
     "afa": afa,
     "lead": lead,
+    "flink": flink,
     "peers": peers,
     "spark": spark,
     "stream": stream,

@@ -1,0 +1,131 @@
+"""The forms Flink CEP and CORE users write: four Flink-style queries (the CEP guide's `C A+ B`
+loop under followedBy, a fraud pattern of strict next() steps within a window, an optional
+element before an UNTIL loop, timed-out partial matches) and two CORE-style ones (contiguous
+iteration, CONSUME BY ANY), on a generated stream of keyed, priced events (`flink_stream`).
+
+Each runs on `auto` and on `reference` (their counts must agree), and the nearest query
+SASE+ writes runs on `nfa` beside them (its own count: it means something else). The ratio
+column divides each row's events/s by reference's in the same setting.
+
+>>> results, _, _ = run(argparse.Namespace(events=400, keys=4, queries=["loop", "consume"],
+...                                        repeat=1))
+>>> [(r.setting.split()[0], r.plan) for r in results]  # doctest: +NORMALIZE_WHITESPACE
+[('loop', 'reference'), ('loop', 'auto: reference'), ('loop', 'nfa (SASE+ form)'),
+ ('consume', 'reference'), ('consume', 'auto: reference'), ('consume', 'nfa (SASE+ form)')]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+from functools import partial
+from typing import Any
+
+import kleene
+from benchmarks.harness import Column, Result, best_of, engine_run
+from kleene.errors import KleeneError
+from kleene.events import Event
+
+__all__ = ["QUERIES", "arguments", "flink_stream", "run"]
+
+#: Setting → (the query, its engine options, the nearest SASE+ query, its options).
+QUERIES: dict[str, tuple[str, dict[str, Any], str, dict[str, Any]]] = {
+    # begin(c).followedBy(a).oneOrMore().followedBy(b), keyed, within 20
+    "loop": (
+        "PATTERN SEQ(C c, A+ a[], B b) WHERE relaxed_contiguity { [k] } WITHIN 20",
+        {},
+        "PATTERN SEQ(C c, A+ a[], B b) WHERE skip_till_next_match { [k] } WITHIN 20",
+        {},
+    ),
+    # begin(a).next(b).next(c) on a keyed stream: three rising prices in a row
+    "fraud": (
+        "PATTERN SEQ(A a, B b, C c) WHERE partition_contiguity"
+        " { [k] AND b.price > a.price AND c.price > b.price } WITHIN 10 EXCLUSIVE",
+        {},
+        "PATTERN SEQ(A a, B b, C c) WHERE skip_till_next_match"
+        " { [k] AND b.price > a.price AND c.price > b.price } WITHIN 10 EXCLUSIVE",
+        {},
+    ),
+    # begin(c).followedBy(b).optional().followedBy(a).oneOrMore().until(price > 90)
+    #   .followedBy(d)
+    "optional until": (
+        "PATTERN SEQ(C c, B? b, A+ a[] UNTIL (a.price > 90), D d)"
+        " WHERE relaxed_contiguity { [k] } WITHIN 20",
+        {},
+        "PATTERN SEQ(C c, A+ a[], D d) WHERE skip_till_next_match { [k] } WITHIN 20",
+        {},
+    ),
+    # a TimedOutPartialMatchHandler on begin(a).followedBy(b).followedBy(c).within(10)
+    "timeouts": (
+        "PATTERN SEQ(A a, B b, C c) WHERE relaxed_contiguity { [k] } WITHIN 10",
+        {"timeouts": True},
+        "PATTERN SEQ(A a, B b, C c) WHERE skip_till_next_match { [k] } WITHIN 10",
+        {},
+    ),
+    # CORE: (A as a):+ ; B as b WITHIN 10 [ts]
+    "contiguous iteration": (
+        "PATTERN SEQ(A+ a[], B b) WHERE skip_till_any_match strict_contiguity(a[]) WITHIN 10",
+        {},
+        "PATTERN SEQ(A+ a[], B b) WHERE strict_contiguity WITHIN 10",
+        {},
+    ),
+    # CORE: A as a ; B as b ; C as c WITHIN 10 [ts] CONSUME BY ANY
+    "consume": (
+        "PATTERN SEQ(A a, B b, C c) WITHIN 10 CONSUME BY ANY",
+        {},
+        "PATTERN SEQ(A a, B b, C c) WITHIN 10",
+        {"output": "non_overlapping"},
+    ),
+}
+
+
+def arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--events", type=int, default=100_000, help="stream size (100000)")
+    parser.add_argument("--keys", type=int, default=20, help="partition keys k (20)")
+    parser.add_argument(
+        "--queries", nargs="+", choices=list(QUERIES), default=list(QUERIES), help="which to run"
+    )
+
+
+def flink_stream(size: int, keys: int, seed: int = 7) -> list[Event]:
+    """Types A, B, C, D and X (A and B twice as often), a price in 1..100 and a key k, one
+    event per time unit."""
+    rng = random.Random(seed)
+    return [
+        Event(rng.choice("AABBCDX"), t, {"k": rng.randrange(keys), "price": rng.randint(1, 100)}, t)
+        for t in range(size)
+    ]
+
+
+def run(args: argparse.Namespace) -> tuple[list[Result], list[Column], str | None]:
+    events = flink_stream(args.events, args.keys)
+    results: list[Result] = []
+    for name in args.queries:
+        query, options, sase, sase_options = QUERIES[name]
+        setting = f"{name} n={args.events:,}"
+        chosen = kleene.compile(query, **options).name
+        measured = [
+            best_of(
+                args.repeat, partial(engine_run, query, events, "reference", setting, **options)
+            ),
+            best_of(
+                args.repeat,
+                partial(engine_run, query, events, "auto", setting, f"auto: {chosen}", **options),
+            ),
+            best_of(
+                args.repeat,
+                partial(
+                    engine_run, sase, events, "nfa", setting, "nfa (SASE+ form)", **sase_options
+                ),
+            ),
+        ]
+        if measured[0].matches != measured[1].matches:
+            raise KleeneError(
+                f"{setting}: reference found {measured[0].matches} matches, auto "
+                f"({chosen}) {measured[1].matches}"
+            )
+        for result in measured:
+            print(f"benchmarks: {result}", file=sys.stderr)
+        results += measured
+    return results, [], "reference"
