@@ -37,3 +37,13 @@ def test_auto_gives_the_reasons_of_the_plans_of_the_querys_language_only() -> No
 def test_a_plan_of_another_language_says_which_plans_run_it() -> None:
     with pytest.raises(PlanError, match="LEAD rules run on plan 'petri'"):
         kleene.compile("FROM A AS a MATCH a EMIT Event X()", "nfa")
+
+
+def test_a_pattern_too_deep_for_a_plans_generated_code_goes_to_another_plan() -> None:
+    """window_join nests a loop per variable; Python nests 20 blocks at most."""
+    query = "PATTERN SEQ(" + ", ".join(f"A a{i}" for i in range(22)) + ") WITHIN 30"
+    with pytest.raises(PlanError, match="nests a loop for each variable"):
+        kleene.compile(query, plan="window_join")
+    events = [{"type": "A", "ts": t} for t in range(23)]
+    assert kleene.compile(query).name != "window_join"
+    assert len(kleene.match(query, events)) == 23  # choose 22 of 23 in order

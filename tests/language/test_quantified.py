@@ -3,6 +3,7 @@ by the definition: a relationship on two Kleene variables holds for every pair o
 
 import operator
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -74,3 +75,9 @@ def test_a_variable_of_any_type_takes_every_event():
     """)
     found = sorted(match_lines(kleene.match("PATTERN SEQ(A a, _ m, B b)", stream, plan="nfa")))
     assert found == ["a=a1 m=x1 b=b1"]
+
+
+def test_an_unknown_variable_inside_prev_is_named_with_its_place() -> None:
+    with pytest.raises(kleene.PatternError, match="unknown variable q") as caught:
+        kleene.compile("PATTERN SEQ(A a, B+ p[]) WHERE prev(q.V) < p.V WITHIN 15")
+    assert "column 32" in str(caught.value)

@@ -72,6 +72,11 @@ class _Full(Exception):  # noqa: N818 - a signal, not an error: stop the loops
     """The matches of one event reached `max_matches_per_event` under on_limit="drop"."""
 
 
+#: The most variables a join nests loops for (Python allows 20 nested blocks; a condition
+#: between two variables takes one of its own).
+MAX_VARIABLES = 16
+
+
 @register
 class WindowJoinPlan(Plan[JoinState]):
     name = "window_join"
@@ -88,6 +93,12 @@ class WindowJoinPlan(Plan[JoinState]):
             return "it keeps the events of the window: the pattern needs WITHIN"
         if options.output != "all" or options.selection != "all" or analysis.skips:
             return "it reports every match (output='all', selection 'all', no AFTER MATCH SKIP)"
+        if len(analysis.positive) > MAX_VARIABLES:
+            return (
+                f"its generated code nests a loop for each variable, and Python nests 20 "
+                f"blocks at most: it joins up to {MAX_VARIABLES} variables, this pattern has "
+                f"{len(analysis.positive)}"
+            )
         return _shape(analysis)
 
     def __init__(self, analysis: Analysis, options: Options) -> None:

@@ -118,7 +118,12 @@ def _every(
     counted = E.Aggregate("count", var, side.attr, span=side.span)
     no_nulls: E.Expr = E.Compare("=", counted, E.Len(var), span=span)
     # with no event on the other side there is no pair, so no null matters either
-    empty_others = [_empty(name, span) for name in sorted(_indexed(rest)) if kleene[name].min == 0]
+    # (a name no Kleene variable has is validation's to report, with its place)
+    empty_others = [
+        _empty(name, span)
+        for name in sorted(_indexed(rest))
+        if name in kleene and kleene[name].min == 0
+    ]
     no_nulls = E.disjunction(*empty_others, no_nulls, span=span)
     if kleene[var].min > 0:
         return E.conjunction(no_nulls, *tests)
