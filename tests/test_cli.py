@@ -101,6 +101,17 @@ def test_match_skips_and_reports_bad_rows(tmp_path, capsys):
     assert "skipped 1 malformed row" in err
 
 
+@pytest.mark.parametrize("skip", [[], ["--on-error", "skip"]], ids=["stop", "skip"])
+def test_match_names_a_damaged_gzip_file(tmp_path, capsys, skip):
+    rows = "type,ts\n" + "".join(f"A,{t}\nB,{t}\n" for t in range(3000))
+    packed = gzip.compress(rows.encode())
+    path = tmp_path / "cut.csv.gz"
+    path.write_bytes(packed[: len(packed) // 2])
+    assert main(["match", "PATTERN SEQ(A a, B b) WITHIN 1", "-i", str(path), *skip]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"kleene: {path}: the gzip file is damaged after ")
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

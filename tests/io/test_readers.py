@@ -550,3 +550,18 @@ def test_a_time_out_of_range_is_named_or_skipped(tmp_path, ts, unit, message):
     reader = kleene.read_events(path, ts_unit=unit, on_error="skip")
     assert [event.id for event in reader] == [0, 1]
     assert reader.skipped == 1
+
+
+@pytest.mark.parametrize("suffix", ["csv", "jsonl", "parquet"])
+def test_a_damaged_gzip_file_is_a_named_error(stocks, tmp_path, suffix):
+    """A truncated gzip file names the file and how far it was read, whether its reader
+    streams it (CSV, JSON lines) or reads it whole (Parquet)."""
+    _, paths = stocks
+    packed = gzip.compress(paths[suffix].read_bytes())
+    cut = tmp_path / f"cut.{suffix}.gz"
+    cut.write_bytes(packed[: len(packed) * 2 // 3])
+    with pytest.raises(kleene.EventError, match=r"the gzip file is damaged after [\d,]+ bytes"):
+        list(kleene.read_events(cut))
+    with pytest.raises(kleene.EventError, match="damaged") as caught:
+        list(kleene.read_events(cut, on_error="skip"))
+    assert caught.value.source == str(cut)

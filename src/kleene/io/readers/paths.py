@@ -88,7 +88,9 @@ def read_events(
     is null, except in number columns, where `NA`, `N/A`, `NULL`, `nan` and the like
     (`NULL_TOKENS`) are null too; a number column's stray text is an error naming the row
     and cell (never a silent switch to text), and a header naming a column twice is an
-    error.
+    error. A damaged gzip file (truncated, corrupt) is an error naming it and how much of it
+    was read: the events before the damage were given, and `on_error="skip"` does not skip
+    it, since the fault is the file's, not a row's.
     """
     path = Path(path)
     if str(path) != STDIN and not path.exists():

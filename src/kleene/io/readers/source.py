@@ -20,6 +20,7 @@ from __future__ import annotations
 import gzip
 import io
 import sys
+import zlib
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -112,13 +113,69 @@ def gzipped(stream: Any) -> bool:
     return bool(stream.peek(2)[:2] == GZIP_MAGIC)
 
 
+class _Unzipped(gzip.GzipFile):
+    """A gzip file whose damage (a truncated file, a corrupt block) is an `EventError`
+    naming the file and how far it read, not a raw `EOFError` from the reader below; what
+    comes before the damage is read first."""
+
+    CHUNK = 1 << 16
+
+    def __init__(self, raw: Any, where: str) -> None:
+        super().__init__(fileobj=raw, mode="rb")
+        self.where = where
+        self.reached = 0
+        self.damage: Exception | None = None
+
+    def read(self, size: int | None = -1) -> bytes:
+        if self.damage is not None:
+            raise EventError(
+                f"the gzip file is damaged after {self.reached:,} bytes of what it holds "
+                f"({self.damage}); the events before were read",
+                source=self.where,
+            )
+        wanted = -1 if size is None or size < 0 else size
+        pieces: list[bytes] = []
+        got = 0
+        while wanted < 0 or got < wanted:
+            step = self.CHUNK if wanted < 0 else min(self.CHUNK, wanted - got)
+            try:
+                piece = super().read1(step)
+            except (EOFError, OSError, zlib.error) as error:
+                self.damage = error
+                self.reached += got
+                if not pieces or wanted < 0:  # a reader of the whole file gets nothing
+                    return self.read(size)
+                self.reached -= got
+                break
+            if not piece:
+                break
+            pieces.append(piece)
+            got += len(piece)
+        self.reached += got
+        return b"".join(pieces)
+
+    def read1(self, size: int = -1) -> bytes:
+        return self.read(size)
+
+    def readline(self, size: int | None = -1) -> bytes:
+        if self.damage is None:
+            try:
+                line = super().readline(size)
+            except (EOFError, OSError, zlib.error) as error:
+                self.damage = error
+            else:
+                self.reached += len(line)
+                return line
+        return self.read()
+
+
 @contextmanager
 def opened(path: Path) -> Iterator[io.BufferedIOBase]:
     """A file, or standard input (`-`), as bytes: decompressed when it is gzip, told by
-    its first bytes (whatever its name)."""
+    its first bytes (whatever its name); a damaged gzip file is an `EventError`."""
     if str(path) == STDIN:
         raw: Any = sys.stdin.buffer
-        yield gzip.GzipFile(fileobj=raw, mode="rb") if gzipped(raw) else raw
+        yield _Unzipped(raw, "standard input") if gzipped(raw) else raw
         return
     with path.open("rb") as raw:
         magic = raw.read(2)
@@ -126,7 +183,7 @@ def opened(path: Path) -> Iterator[io.BufferedIOBase]:
         if magic != GZIP_MAGIC:
             yield raw
             return
-        with gzip.GzipFile(fileobj=raw, mode="rb") as unzipped:
+        with _Unzipped(raw, str(path)) as unzipped:
             yield unzipped
 
 
