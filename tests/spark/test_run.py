@@ -208,6 +208,24 @@ def test_a_worker_error_is_one_line(spark, tmp_path, capsys):
         main([*arguments, "-o", str(tmp_path / "again.parquet"), "--verbose"])
 
 
+def test_a_nan_timestamp_gets_the_verdict_kleene_match_gives(spark, tmp_path, capsys):
+    """Spark reads `NaN` as a number: the job's time range leaves it to the worker, which
+    names the row as `kleene match` does (and drops it under --on-error skip)."""
+    events = tmp_path / "nan.csv"
+    events.write_text("type,ts,x\nA,1,1\nB,NaN,2\nA,3,0\nB,4,5\n")
+    query = "PATTERN SEQ(A a, B b) WITHIN 5"
+    verdict = f"kleene: {events}, row 2, field 'ts': 'NaN' is neither a number nor an ISO 8601 time"
+    assert main(["match", query, "-i", str(events)]) == 1
+    assert capsys.readouterr().err.splitlines()[-1] == verdict
+    arguments = ["run", query, "-i", str(events), "--master", "local[2]", "--overwrite"]
+    assert main([*arguments, "-o", str(tmp_path / "out.parquet")]) == 1
+    assert capsys.readouterr().err.splitlines()[-1].startswith(verdict)
+    out = tmp_path / "skipped.jsonl"
+    assert main([*arguments, "-o", str(out), "--on-error", "skip"]) == 0
+    found = [line for part in out.glob("part-*") for line in part.read_text().splitlines()]
+    assert len(found) == 2  # a1 b4 and a3 b4
+
+
 def test_a_value_clash_in_a_worker_names_the_row(spark, tmp_path, capsys):
     """A condition that cannot compute on a row's values fails in a worker, which knows no
     file row: kleene finds the row in-process and names it."""

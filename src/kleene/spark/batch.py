@@ -424,6 +424,7 @@ def _bounds(
     if plan.options.output == "non_overlapping" or plan.analysis.skips:
         return None
     t = _seconds(events)
+    t = F.when(~F.isnan(t), t)  # a NaN time is the worker's to name, by its row
     row = df.agg(F.min(t), F.max(t)).first()
     low, high = (None, None) if row is None else (row[0], row[1])
     if low is None or high is None or high <= low:
