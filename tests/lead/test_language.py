@@ -135,6 +135,21 @@ def test_syntax_errors_have_a_caret() -> None:
         kleene.lead.parse("FROM A AS a MATCH not a Within 3 fortnights EMIT Event X()")
 
 
+@pytest.mark.parametrize(
+    ("rule", "column", "said"),
+    [
+        ("all(a Followed By b Within 10) PARTITION BY a.k", 56, ""),
+        ("all(a Followed By b) Within 10 PARTITION BY a.k", 58, "; PARTITION is no unit"),
+    ],
+)
+def test_a_window_without_its_unit_says_so(rule: str, column: int, said: str) -> None:
+    """The parser would take the next word for the unit and stumble after it."""
+    with pytest.raises(PatternError, match="Within needs a time unit after its number") as caught:
+        kleene.compile(f"FROM A AS a, B AS b MATCH {rule} EMIT Event M(a.k AS k)")
+    assert caught.value.column == column
+    assert str(caught.value).splitlines()[0].endswith(said or "week)")
+
+
 def test_unbounded_constructs_are_refused() -> None:
     with pytest.raises(PatternError, match="negation needs a bound"):
         kleene.compile("FROM A AS a, B AS b MATCH not b EMIT Event X()")

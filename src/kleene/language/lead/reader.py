@@ -11,6 +11,7 @@ FollowedBy(items=(Source(alias='a'), Source(alias='b')))
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from importlib.resources import files
 from typing import Any
@@ -28,6 +29,7 @@ from kleene.language.text import (
     ExprReader,
     check_nesting,
     end_position,
+    error_at,
     span_of,
     syntax_error,
 )
@@ -58,12 +60,33 @@ def read_rule(text: str) -> L.Rule:
     try:
         tree = _parser().parse(text)
     except UnexpectedInput as error:
-        raise syntax_error(text, error, _parser(), KEYWORDS) from None
+        raise _unitless(text, error) or syntax_error(text, error, _parser(), KEYWORDS) from None
     try:
         rule: L.Rule = ToRule(text).transform(tree)
     except VisitError as error:
         raise error.orig_exc from None
     return rule
+
+
+_WITHIN_AMOUNT = re.compile(r"\bwithin\s+[0-9][0-9.eE+-]*(\s+(\w+))?\s*$", re.IGNORECASE)
+
+
+def _unitless(text: str, error: UnexpectedInput) -> PatternError | None:
+    """The error for `Within 10` with no unit after the number (the parser takes the next
+    word, `PARTITION` say, for the unit and stumbles after it), or None."""
+    position = getattr(error, "pos_in_stream", None)
+    if position is None:
+        position = len(text)
+    found = _WITHIN_AMOUNT.search(text[:position])
+    if found is None or (found.group(2) or "").lower() in UNITS:
+        return None
+    start, end = (found.start(2), found.end(2)) if found.group(2) else (found.end(), found.end())
+    line = text.count("\n", 0, start) + 1
+    column = start - (text.rfind("\n", 0, start) + 1) + 1
+    span = E.Span(start, max(end, start + 1), line, column, line, column + max(end - start, 1))
+    known = ", ".join(sorted({c for c, _ in UNITS.values()}))
+    word = f"; {found.group(2)} is no unit" if found.group(2) else ""
+    return error_at(f"Within needs a time unit after its number ({known}){word}", text, span)
 
 
 class ToRule(ExprReader):
