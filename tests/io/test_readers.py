@@ -295,6 +295,22 @@ def test_duplicate_csv_columns_are_an_error(tmp_path):
         list(kleene.read_events(path))
 
 
+def test_duplicate_parquet_and_arrow_columns_are_an_error(tmp_path):
+    """Two columns x would be one attribute of two values (0 matches, silently, before)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    columns = [pa.array(["A", "B"]), pa.array([1, 2]), pa.array([1, 2]), pa.array([9, 9])]
+    table = pa.Table.from_arrays(columns, names=["type", "ts", "x", "x"])
+    path = tmp_path / "twice.parquet"
+    pq.write_table(table, path)
+    with pytest.raises(kleene.EventError, match="its columns name 'x' more than once") as caught:
+        list(kleene.read_events(path))
+    assert caught.value.source == str(path)
+    with pytest.raises(kleene.EventError, match="its columns name 'x' more than once"):
+        kleene.match("PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 5", table)
+
+
 @pytest.mark.parametrize("suffix", ["csv", "jsonl", "parquet"])
 def test_gzip_is_read_by_its_extension_or_its_first_bytes(stocks, tmp_path, suffix):
     expected, paths = stocks

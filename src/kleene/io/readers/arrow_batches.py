@@ -21,7 +21,14 @@ from typing import Any
 from kleene.errors import EventError
 from kleene.events import LARGEST_TIME, Event
 from kleene.io.readers.rows import Rows, decoded, row_events
-from kleene.io.readers.source import BATCH_ROWS, Columns, EventReader, OnError, columns_of
+from kleene.io.readers.source import (
+    BATCH_ROWS,
+    Columns,
+    EventReader,
+    OnError,
+    columns_of,
+    named_once,
+)
 
 __all__ = ["UNKNOWN", "arrow_batches", "from_arrow", "from_pandas", "microseconds", "thinned"]
 
@@ -87,6 +94,7 @@ def arrow_batches(
     for batch in batches:
         names = batch.schema.names
         reader.names, reader.where = tuple(names), where
+        named_once(names, where, "its columns name")
         numbers = range(number + 1, number + 1 + batch.num_rows)
         number += batch.num_rows
         if reader.keep is not None:

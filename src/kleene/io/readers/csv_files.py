@@ -21,7 +21,7 @@ from kleene.errors import EventError
 from kleene.events import Event
 from kleene.io.readers.arrow_batches import UNKNOWN, thinned
 from kleene.io.readers.rows import Rows, decoded, row_events
-from kleene.io.readers.source import STDIN, EventReader, opened, where_of
+from kleene.io.readers.source import STDIN, EventReader, named_once, opened, where_of
 
 log = logging.getLogger("kleene")
 
@@ -91,14 +91,7 @@ def _csv_stream(
     if not header:
         return
     reader.names, reader.where = tuple(header), where
-    repeated = sorted({name for name in header if header.count(name) > 1})
-    if repeated:
-        raise EventError(
-            f"the header names {', '.join(map(repr, repeated))} more than once; rename the "
-            "columns so each is one attribute",
-            source=where,
-            row=0,
-        )
+    named_once(header, where, "the header names", row=0)
     bad_lines: list[tuple[int | None, str]] = []
 
     def invalid(row: Any) -> str:

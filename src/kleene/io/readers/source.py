@@ -46,6 +46,7 @@ __all__ = [
     "format_of",
     "gzipped",
     "named_format",
+    "named_once",
     "opened",
     "where_of",
     "zone",
@@ -111,6 +112,19 @@ def gzipped(stream: Any) -> bool:
     """Does a buffered stream (standard input) begin with gzip's magic bytes? It is not
     consumed."""
     return bool(stream.peek(2)[:2] == GZIP_MAGIC)
+
+
+def named_once(names: Sequence[str], where: str, naming: str, row: int | None = None) -> None:
+    """An `EventError` if a column name comes twice: it would be one attribute of two values
+    (a CSV header, a Parquet file, an Arrow table). `naming`: who names them, and the verb."""
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise EventError(
+            f"{naming} {', '.join(map(repr, repeated))} more than once; rename the "
+            "columns so each is one attribute",
+            source=where,
+            row=row,
+        )
 
 
 class _Unzipped(gzip.GzipFile):
