@@ -4,10 +4,13 @@ A query that explodes stops with a `LimitError` naming what grows and the fix, o
 on_limit="drop", goes on without what passes the limit and counts it.
 """
 
+import math
+
 import pytest
 
 import kleene
 from kleene.cli import main
+from kleene.events import Watermark
 from kleene.plans.base import PLANS
 
 RUNAWAY = "PATTERN SEQ(A a, B+ b[], C c) WITHIN 1000"
@@ -197,3 +200,16 @@ def test_non_overlapping_output_never_builds_the_matches_it_drops():
     for plan in ("nfa", "reference"):  # the same answer as the brute force on a smaller one
         small = sent(kleene.Engine(RUNAWAY, plan, output="non_overlapping"), runaway(8))
         assert [m.ids() for m in small] == [{"a": (0,), "b": tuple(range(1, 9)), "c": (9,)}]
+
+
+def test_nfa_backtrack_stops_an_explosion_before_it_is_built():
+    """Its runs complete one at a time, depth first: the guard stops them at the limit
+    (it built all 2**bs of them first: 2.8 GB for 25 B events)."""
+    plan = kleene.compile(RUNAWAY, plan="nfa_backtrack", max_matches_per_event=1000)
+    state = plan.new_state()
+    events = [kleene.Event(e["type"], e["ts"], {}, i) for i, e in enumerate(runaway(20))]
+    for event in events:
+        plan.step(state, event)
+    with pytest.raises(kleene.LimitError, match="more than 1,000 matches one event"):
+        plan.advance(state, Watermark(math.inf))  # the end of the stream: every run reads on
+    assert plan.counters(state)["completions"] == 1000

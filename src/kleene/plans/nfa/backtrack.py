@@ -100,6 +100,9 @@ class BacktrackState(Partition):
     singleton: Walk | None = None
     postponed: list[Walk] = field(default_factory=list)
     found: list[tuple[int, int, Binding]] = field(default_factory=list)  # heap by last event
+    #: How many matches each event (by position) completed of those not handed over yet,
+    #: for the guard on the matches one event completes.
+    completed: dict[int, int] = field(default_factory=dict)
     tiebreak: int = 0
     kept: int = 64
     begin: bool = True  # may an event begin a run (`matches_from`: only the first)
@@ -312,6 +315,13 @@ class NfaBacktrack(Plan[BacktrackState]):
     def _found(self, state: BacktrackState, bound: tuple[str, ...], path: Trail) -> None:
         positions: dict[str, list[int]] = {name: [] for name in bound}
         last = path[1] if path is not None else -1
+        number = state.completed.get(last, 0)
+        if number >= self.match_cap:  # runs complete one at a time: stop the explosion here
+            if self.options.on_limit != "drop":
+                raise self.too_many_matches(state.stream[last])
+            if number > self.match_cap:
+                return  # one past the cap is kept: the engine cuts there, and counts it
+        state.completed[last] = number + 1
         while path is not None:
             variable, position, path = path
             positions[variable].append(position)
@@ -329,7 +339,8 @@ class NfaBacktrack(Plan[BacktrackState]):
         frontier = min((r.next for r in runs), default=stream.end)
         released: list[Candidate] = []
         while state.found and state.found[0][0] < frontier:
-            _, _, binding = heapq.heappop(state.found)
+            last, _, binding = heapq.heappop(state.found)
+            state.completed.pop(last, None)
             released.append(self.finalizer.candidate(binding, stream, self.partition_key))
         if released:
             self.finalizer.add(state.pending, released)
