@@ -140,3 +140,21 @@ def test_events_made_from_columns_are_the_events_made_one_by_one(names, rows, da
     ]
     assert made == expected
     assert [list(e.attrs.items()) for e in made] == [list(e.attrs.items()) for e in expected]
+
+
+def test_events_may_share_an_id_and_stay_two_events():
+    """An id is a label (an order's id on each of its events): duplicates are two events,
+    matched apart; a retraction withdraws the earliest of that type, time and id."""
+    stream = [
+        {"type": "A", "ts": 1, "id": "o1"},
+        {"type": "B", "ts": 2, "id": "o1"},
+        {"type": "B", "ts": 2, "id": "o1"},
+    ]
+    found = kleene.match("PATTERN SEQ(A a, B b) WITHIN 5", stream)
+    assert [m.ids() for m in found] == [{"a": ("o1",), "b": ("o1",)}] * 2
+    assert found[0].bindings["b"][0] is not found[1].bindings["b"][0]
+    engine = kleene.Engine("PATTERN SEQ(A a, B b) WITHIN 5", plan="afa")
+    sent = [kleene.Event(e["type"], e["ts"], {}, e["id"]) for e in stream]
+    assert len(engine.send_many(sent)) == 2
+    changed = engine.retract(sent[2])  # withdraws one of the two matches, on the net
+    assert sum(-1 if isinstance(o, kleene.Retraction) else 1 for o in changed) == -1
