@@ -137,6 +137,14 @@ def test_explain(capsys):
     assert "a[1]: a[1].volume > 900" in out
 
 
+def test_explain_says_what_not_next_and_consume_by_mean(capsys):
+    query = "PATTERN SEQ(A a, NOT NEXT(C c), B b) WHERE [k] CONSUME BY PARTITION"
+    assert main(["explain", query]) == 0
+    out = capsys.readouterr().out
+    assert "c  C  negated: not the event right after a" in out
+    assert "consume by:     partition (a match discards its partition's partial matches)" in out
+
+
 def test_usage_errors_exit_with_2(capsys):
     with pytest.raises(SystemExit) as info:
         main(["match"])

@@ -146,9 +146,10 @@ def explain(plan: Plan[Any]) -> str:
         before = sorted(negation.before) if negation else []
         after = sorted(negation.after) if negation else []
         types = _types(variable)
-        lines.append(
-            f"  {name:<{width}}  {types:<{type_width}}  {_describe(variable, before, after)}"
-        )
+        said = _describe(variable, before, after)
+        if negation is not None and negation.next:
+            said = f"negated: not the event right after {', '.join(before)}"
+        lines.append(f"  {name:<{width}}  {types:<{type_width}}  {said}")
     lines.extend(_strategies(analysis))
     if pattern.within is None:
         growth = unbounded(analysis)
@@ -184,6 +185,11 @@ def explain(plan: Plan[Any]) -> str:
         lines.append(f"{'equivalence:':<16}[{', '.join(analysis.equivalences)}]")
     partition = analysis.partition
     lines.append(f"{'partition by:':<16}{partition.describe() if partition else 'nothing'}")
+    if analysis.consume is not None:
+        scope = "its partition's" if analysis.consume == "partition" else "every"
+        lines.append(
+            f"{'consume by:':<16}{analysis.consume} (a match discards {scope} partial matches)"
+        )
     order = sorted((a, b) for b, earlier in analysis.before.items() for a in earlier)
     lines.append(f"{'order:':<16}{', '.join(f'{a} < {b}' for a, b in order) or 'none'}")
     streamed = "one group: without a key, one Spark task holds all the state"
