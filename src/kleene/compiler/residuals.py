@@ -6,8 +6,8 @@ taken; `InOrder` (SEQ), `AnyOrder` (AND) and `OneOf` (OR) hold what is left of t
 bind next, either *directly* (the variable is where the run stands) or by *proceeding* past
 Kleene variables that have enough events (or optional ones that have none), which closes
 them (SASE+ proceed edges, taken together with the next state's begin). `Arithmetic.exits`
-lists the moves without an event that relaxed contiguity adds: leave such variables alone,
-closing them.
+lists the moves without an event that Flink's proceed edges add (a run landing where relaxed
+contiguity or skip till any match lets it wait): leave such variables alone, closing them.
 
 >>> from kleene import parse
 >>> from kleene.compiler.analysis import analyze
