@@ -110,6 +110,54 @@ def test_states_from_another_query_or_format_are_refused():
         plan.load_state(b"\x80\x04junk")
 
 
+class _Planted:
+    """A pickle that, unpickled, writes a file: what a forged checkpoint would run."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))
+
+
+def test_a_forged_checkpoint_runs_no_code(tmp_path):
+    """The header anyone can compute from the query, over a payload that runs code when
+    unpickled: refused by its signature before it is unpickled."""
+    import json
+    import pickle
+
+    plan = kleene.compile("PATTERN SEQ(A a, B b) WITHIN 10", "nfa")
+    planted = tmp_path / "ran"
+    header = {"format": STATE_FORMAT, "plan": plan.name, "query": plan.fingerprint}
+    payload = pickle.dumps(_Planted(str(planted)))
+    for forged in (header, {**header, "signature": "0" * 64}):
+        data = b"kleene-state\n" + json.dumps(forged).encode() + b"\n" + payload
+        with pytest.raises(kleene.errors.StateError, match="signature does not match"):
+            plan.load_state(data)
+        assert not planted.exists()
+    saved = plan.dump_state(plan.new_state(), key=b"the key it was saved with")
+    with pytest.raises(kleene.errors.StateError, match="saved with another key"):
+        plan.load_state(saved)
+    assert plan.load_state(saved, key=b"the key it was saved with") is not None
+    altered = saved + b"more"
+    with pytest.raises(kleene.errors.StateError, match="altered"):
+        plan.load_state(altered, key=b"the key it was saved with")
+
+
+def test_the_state_key_comes_from_the_environment_or_the_users_own_file(tmp_path, monkeypatch):
+    from kleene.plans import signing
+
+    monkeypatch.setenv(signing.ENVIRONMENT, "shared secret")
+    assert signing.state_key() == b"shared secret"
+    monkeypatch.delenv(signing.ENVIRONMENT)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    key = signing.state_key()
+    made = tmp_path / "kleene" / "state-key"
+    assert made.read_bytes() == key and len(key) == 64
+    assert made.stat().st_mode & 0o777 == 0o600
+    assert signing.state_key() == key  # made once
+
+
 EVICTING = [n for n in PATTERN_PLANS if PLANS[n].idle is not kleene.plans.Plan.idle]
 
 

@@ -47,6 +47,7 @@ kleene.errors.StateError: this state was saved by another query or other options
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import math
 import pickle
@@ -64,6 +65,7 @@ from kleene.compiler.query import Output, Query
 from kleene.errors import KleeneError, LimitError, PlanError, StateError
 from kleene.events import Event, Watermark
 from kleene.matches import Match
+from kleene.plans.signing import ENVIRONMENT, signature, state_key
 
 __all__ = [
     "LANGUAGES",
@@ -275,22 +277,29 @@ class Plan(ABC, Generic[S]):
         text = json.dumps([self.analysis.text(), settings], sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
-    def dump_state(self, state: S) -> bytes:
-        """The state as bytes, for a checkpoint: a header line (state format, plan,
-        query fingerprint) and the pickled state."""
+    def dump_state(self, state: S, key: bytes | None = None) -> bytes:
+        """The state as bytes, for a checkpoint: a header line (state format, plan, query
+        fingerprint, and the signature of the header and the state under `key`,
+        `kleene.plans.signing.state_key()` by default) and the pickled state."""
         header = {"format": STATE_FORMAT, "plan": self.name, "query": self.fingerprint}
-        line = json.dumps(header, sort_keys=True).encode() + b"\n"
-        return _MAGIC + line + pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+        core = json.dumps(header, sort_keys=True).encode()
+        payload = pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+        signed = signature(state_key() if key is None else key, core, payload)
+        line = json.dumps({**header, "signature": signed}, sort_keys=True).encode() + b"\n"
+        return _MAGIC + line + payload
 
-    def load_state(self, data: bytes) -> S:
-        """A state saved by `dump_state` of this plan, query and options. The header is
-        checked before anything is unpickled; a checkpoint is trusted data, as Spark's
-        own are (unpickling runs code)."""
+    def load_state(self, data: bytes, key: bytes | None = None) -> S:
+        """A state saved by `dump_state` of this plan, query and options, signed with
+        `key` (`kleene.plans.signing.state_key()` by default). The header and the
+        signature are checked before anything is unpickled (unpickling runs code): a state
+        someone without the key wrote or altered is refused with a `StateError`."""
         if not data.startswith(_MAGIC):
             raise StateError("these bytes are not a kleene plan state")
         line, _, payload = data[len(_MAGIC) :].partition(b"\n")
         try:
             header = json.loads(line)
+            if not isinstance(header, dict):
+                raise ValueError(line)
         except ValueError:
             raise StateError("the header of this kleene plan state is damaged") from None
         if header.get("format") != STATE_FORMAT:
@@ -307,6 +316,15 @@ class Plan(ABC, Generic[S]):
                 "this state was saved by another query or other options (fingerprint "
                 f"{header.get('query')}, this query's is {self.fingerprint}): start from a "
                 "fresh checkpoint, or run the query it was saved with"
+            )
+        signed = header.pop("signature", None)
+        core = json.dumps(header, sort_keys=True).encode()
+        expected = signature(state_key() if key is None else key, core, payload)
+        if not isinstance(signed, str) or not hmac.compare_digest(signed, expected):
+            raise StateError(
+                "this state's signature does not match the state key: it was saved with "
+                f"another key (set {ENVIRONMENT} to the one it was saved with) or written "
+                "or altered by someone without it, and it is not read"
             )
         state: S = pickle.loads(payload)
         return state

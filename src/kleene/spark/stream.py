@@ -57,6 +57,7 @@ from kleene.language.sase import ast as A
 from kleene.language.text import UNITS
 from kleene.matches import Match
 from kleene.plans.base import STATE_FORMAT, Plan
+from kleene.plans.signing import state_key
 from kleene.spark.batch import _event_columns, _keys, job_spec
 from kleene.spark.pushdown import EventColumns, col, prefilter
 from kleene.spark.worker import JobSpec, _events, _Output, _plan, _values
@@ -118,6 +119,9 @@ class StreamSpec:
     delay: float  # the watermark delay, in timestamp units
     zone: str  # the session's time zone (of the timestamps pandas hands over)
     grouping: str  # how keys are grouped (a key's state must stay in its group)
+    #: The driver's state key, which signs and checks the groups' saved states on every
+    #: worker (`kleene.plans.signing`).
+    state_key: bytes = field(default=b"", repr=False)
 
 
 def detect_stream(sdf: DataFrame, query: str | A.Pattern, **arguments: Any) -> DataFrame:
@@ -303,7 +307,9 @@ def detect_stream_job(
     event_fields = [df.schema[name] for name in event_names]
     job, schema = job_spec(compiled, events, event_fields, keys, 0, False)
     zone = str(spark.conf.get("spark.sql.session.timeZone", "UTC"))
-    spec = StreamSpec(job, len(keys or []), per_second, delay * per_second, zone, grouping)
+    spec = StreamSpec(
+        job, len(keys or []), per_second, delay * per_second, zone, grouping, state_key()
+    )
     output_schema = T.StructType(
         [*schema.fields, T.StructField(LATE, T.StructType(event_fields), True)]
     )
@@ -423,7 +429,7 @@ class StreamFunction:
         output = _Output(spec.job, plan.output)
         floor = state.getCurrentWatermarkMs()
         if state.exists:
-            current = load_stream_state(plan, state.get[0], spec.grouping)
+            current = load_stream_state(plan, state.get[0], spec.grouping, spec.state_key)
         else:
             current = StreamState(grouping=spec.grouping)
         # Every event before the query's watermark has arrived, and so has every event more
@@ -439,7 +445,7 @@ class StreamFunction:
         for key, found in release(plan, current, Watermark(current.frontier, inclusive=False)):
             output.extend(found, key)
         if current.held or current.states:
-            state.update((plan.dump_state(current),))
+            state.update((plan.dump_state(current, spec.state_key),))
             due = next_due(plan, current)
             if due is not None:
                 at = math.floor(due / spec.per_second * 1000)
@@ -556,10 +562,12 @@ def next_due(plan: Plan[Any], current: StreamState) -> float | None:
     return min(due, default=None)
 
 
-def load_stream_state(plan: Plan[Any], data: bytes, grouping: str) -> StreamState:
-    """A group's state from the state store; one of another layout, or grouped otherwise
-    (its keys' states would be looked for in other groups), is refused."""
-    loaded = plan.load_state(data)
+def load_stream_state(
+    plan: Plan[Any], data: bytes, grouping: str, key: bytes | None = None
+) -> StreamState:
+    """A group's state from the state store, signed with `key`; one of another layout, or
+    grouped otherwise (its keys' states would be looked for in other groups), is refused."""
+    loaded = plan.load_state(data, key)
     if not isinstance(loaded, StreamState) or loaded.layout != StreamState.LAYOUT:
         raise StateError(
             "this checkpoint holds state of another layout than this kleene's stream state "
