@@ -24,6 +24,7 @@ import heapq
 import math
 from collections.abc import Hashable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import timedelta
 from itertools import count
 from typing import Any, Protocol, runtime_checkable
@@ -33,7 +34,7 @@ from kleene.compiler.evaluate import returned_values
 from kleene.compiler.functions import known_functions
 from kleene.compiler.growth import tripped
 from kleene.compiler.schema import AttributeWatch, check_time_scale
-from kleene.errors import EventError, KleeneError, LimitError
+from kleene.errors import EventError, KleeneError, LimitError, StateError
 from kleene.events import Event, Watermark, as_event, numeric_time
 from kleene.language.text import UNITS
 from kleene.matches import Retraction, Timeout
@@ -55,6 +56,39 @@ class EventSource(Protocol):
     in one of them names its file and row, not its arrival number."""
 
     def locate(self, error: EventError) -> EventError: ...
+
+
+#: The engine fields a checkpoint holds: all that the stream changes (the rest comes from
+#: the query and the engine's settings).
+_CHECKPOINTED = (
+    "_metrics",
+    "_watch",
+    "_live",
+    "_total_live",
+    "_states",
+    "_finished",
+    "_evict_at",
+    "_retired",
+    "_timers",
+    "_scheduled",
+    "_arrivals",
+    "_positions",
+    "_sweep_in",
+    "_last_t",
+    "_datetimes",
+    "_ts_type",
+    "_watermark",
+    "_reorder",
+    "_latest",
+)
+
+
+@dataclass
+class EngineCheckpoint:
+    """What `Engine.checkpoint` saves: the settings it was made under, and the fields."""
+
+    settings: tuple[Any, ...]
+    fields: dict[str, Any]
 
 
 class Engine(SendLoops):
@@ -178,6 +212,39 @@ class Engine(SendLoops):
         if max_delay is not None:
             sigma = 0 if self._ordered else math.inf if speculation is None else speculation
             self._reorder = Reorder(delay_units(max_delay, compiled.options), on_late, sigma)
+        #: What a checkpoint must have been made under, besides the query and its options.
+        self._settings = (partition, max_delay, on_late, speculation)
+
+    def checkpoint(self) -> bytes:
+        """Everything the stream has changed in the engine (the plan's states by key, the
+        reorder buffer, timers, late events, metrics and counters) as bytes signed as
+        `Plan.dump_state` signs a state: `resume` them on an engine made with the same
+        query, options and settings, in this process or another, and it goes on as this
+        one would (`tests/runtime/test_checkpoint.py`).
+        """
+        self._ready()
+        fields = {name: getattr(self, name) for name in _CHECKPOINTED}
+        return self.plan.dump_state(EngineCheckpoint(self._settings, fields))
+
+    def resume(self, data: bytes) -> None:
+        """Take up the stream where `checkpoint` left it, on an engine that has received
+        nothing yet; a checkpoint of another query, options or settings (`max_delay`,
+        `partition`, ...), or one not signed with the state key, is a `StateError`."""
+        self._ready()
+        if self._arrivals:
+            raise KleeneError("resume a checkpoint on a new engine, before it receives events")
+        loaded = self.plan.load_state(data)
+        if not isinstance(loaded, EngineCheckpoint):
+            raise StateError("these bytes hold a plan's state, not an engine's checkpoint")
+        if loaded.settings != self._settings:
+            raise StateError(
+                f"this checkpoint was made by an engine with other settings (partition, "
+                f"max_delay, on_late, speculation = {loaded.settings!r}; this engine's are "
+                f"{self._settings!r})"
+            )
+        for name, value in loaded.fields.items():
+            setattr(self, name, value)
+        self._tiebreak = count(max((timer[1] for timer in self._timers), default=-1) + 1)
 
     def _ready(self) -> None:
         """Refuse a call to a closed engine, or one whose `send_iter` is under way."""

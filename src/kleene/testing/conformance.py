@@ -15,6 +15,9 @@ broke:
   partition is part of the query's meaning, the plan splits by it);
 - `pickling`: every partition's state saved with `dump_state` and loaded with `load_state`
   after any event gives the outputs of an uninterrupted run;
+- `checkpoints`: a `kleene.Engine` checkpointed after any event and resumed by a new one
+  (with and without a reorder buffer) reports as the uninterrupted engine, event by event,
+  and ends with the same metrics;
 - `idle_eviction`: dropping the states `plan.idle` calls idle, and keeping only the keys of
   those `plan.finished` calls finished (their later events go nowhere), after every event,
   changes nothing;
@@ -269,6 +272,37 @@ def pickling(plan: Plan[Any], oracle: Plan[Any], events: Sequence[Event]) -> Non
         )
 
 
+def checkpoints(plan: Plan[Any], oracle: Plan[Any], events: Sequence[Event]) -> None:
+    for delay in (None, 1):
+        expected = _engine_run(plan, events, delay)
+        for cut in range(len(events) + 1):
+            assert _engine_run(plan, events, delay, cut) == expected, (
+                f"an engine (max_delay={delay}) checkpointed after {cut} events and resumed "
+                "reports otherwise, or ends with other metrics"
+            )
+
+
+def _engine_run(
+    plan: Plan[Any], events: Sequence[Event], delay: float | None, cut: int | None = None
+) -> tuple[list[list[Key]], dict[str, Any]]:
+    """What an engine reports at each event and at the end, and its metrics; checkpointed
+    after `cut` events and resumed by a new engine."""
+    from kleene.runtime.engine import Engine
+
+    engine = Engine(plan, max_delay=delay)
+    reports = []
+    for index, event in enumerate([*events, None]):
+        if index == cut:
+            saved = engine.checkpoint()
+            engine = Engine(plan, max_delay=delay)
+            engine.resume(saved)
+        found = engine.close() if event is None else engine.send(event)
+        reports.append([key(f) for f in found])
+    metrics = engine.metrics.as_dict()
+    metrics.pop("seconds", None)
+    return reports, metrics
+
+
 def idle_eviction(plan: Plan[Any], oracle: Plan[Any], events: Sequence[Event]) -> None:
     kept = drive(plan, events)
     assert _flat(drive(plan, events, evict=True)) == _flat(kept), (
@@ -331,6 +365,7 @@ CHECKS: dict[str, Check] = {
     "same_matches": same_matches,
     "partitioning": partitioning,
     "pickling": pickling,
+    "checkpoints": checkpoints,
     "idle_eviction": idle_eviction,
     "deadlines": deadlines,
     "lazily": lazily,
