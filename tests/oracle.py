@@ -327,11 +327,8 @@ def _qualifies(
     with_it = {**bound, var.name: (event,)}
     for conjunct in E.conjuncts(pattern.where):
         if isinstance(conjunct, E.Equivalence):
-            some = next(e for es in bound.values() for e in es)
-            for name in conjunct.attrs:
-                value = attribute(event, name)
-                if value is None or value != attribute(some, name):
-                    return False
+            if not _shares(conjunct, event, next(e for es in bound.values() for e in es)):
+                return False
             continue
         names = {node.var for node in _references(conjunct)}
         if var.name not in names or not names <= set(with_it):
@@ -424,10 +421,8 @@ def _could_take(
     negated = _negated_names(pattern.structure)
     for conjunct in E.conjuncts(pattern.where):
         if isinstance(conjunct, E.Equivalence):
-            for name in conjunct.attrs:
-                value = attribute(event, name)
-                if value is None or value != attribute(first, name):
-                    return False
+            if not _shares(conjunct, event, first):
+                return False
             continue
         names = {node.var for node in _references(conjunct)}
         if names & negated or not names <= set(grown) or _waits(conjunct, var.name, grown):
@@ -472,6 +467,14 @@ def consumed(
         ):
             kept.add(match)
     return kept
+
+
+def _shares(equivalence: E.Equivalence, event: Event, other: Event) -> bool:
+    """Does the event have the other's (non-null) values of the equivalence's attributes?"""
+    return all(
+        (value := attribute(event, name)) is not None and value == attribute(other, name)
+        for name in equivalence.attrs
+    )
 
 
 def _positions(match: Key) -> list[int]:
