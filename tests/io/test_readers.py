@@ -581,3 +581,15 @@ def test_a_damaged_gzip_file_is_a_named_error(stocks, tmp_path, suffix):
     with pytest.raises(kleene.EventError, match="damaged") as caught:
         list(kleene.read_events(cut, on_error="skip"))
     assert caught.value.source == str(cut)
+
+
+@pytest.mark.parametrize("on_error", ["raise", "skip"])
+def test_an_unclosed_quote_is_an_error_at_its_cell(tmp_path, on_error):
+    """The rest of the file would be one cell (2 events read of 4, silently, before)."""
+    path = tmp_path / "quote.csv"
+    path.write_text('type,ts,x\nA,1,1\nB,2,"2\nA,3,0\nB,4,5\n')
+    with pytest.raises(kleene.EventError, match="a quote opened in this cell is not closed") as e:
+        list(kleene.read_events(path, on_error=on_error))
+    assert (e.value.row, e.value.field) == (2, "x")
+    path.write_text('type,ts,x\nA,1,"1"\nB,2,"two, three"\n')  # closed quotes are cells
+    assert [e.attrs["x"] for e in kleene.read_events(path)] == ["1", "two, three"]

@@ -6,6 +6,7 @@ columns, where `NULL_TOKENS` are null too.
 
 from __future__ import annotations
 
+import bisect
 import csv
 import io
 import logging
@@ -145,6 +146,7 @@ def _csv_stream(
         table: dict[str, Any] = {}  # each column in Arrow, or as values where read cell by cell
         good = [True] * batch.num_rows
         for name, binary in zip(batch.schema.names, batch.columns, strict=True):
+            _closed_quotes(binary, name, where, numbers)
             column = decoded(binary, name, reader, where, numbers, good)
             if name in textual:
                 table[name] = column
@@ -164,6 +166,28 @@ def _csv_stream(
         yield row_events(rows, names, columns, numbers, where, good)
     for number, message in bad_lines:
         reader.fail(EventError(message, source=where, row=number))
+
+
+def _closed_quotes(column: Any, name: str, where: str, numbers: list[int]) -> None:
+    """A cell that holds a line break was opened with a quote that its line never closes:
+    the rest of the file would be read as that one cell (and rows silently lost), so it is
+    an error, whatever `on_error` says."""
+    _, bounds, data = column.buffers()
+    if data is None or len(column) == 0:
+        return
+    # where each cell of this batch's slice starts in the data (32-bit offsets, as CSV's)
+    offsets = memoryview(bounds).cast("i")[column.offset : column.offset + len(column) + 1]
+    at = memoryview(data)[offsets[0] : offsets[-1]].tobytes().find(b"\n")
+    if at >= 0:
+        broken = bisect.bisect_right(offsets, offsets[0] + at) - 1
+        raise EventError(
+            "a quote opened in this cell is not closed on its line, so the rest of the file "
+            "would be read as this one cell; close the quote (kleene reads no line breaks "
+            "inside cells)",
+            source=where,
+            row=numbers[broken],
+            field=name,
+        )
 
 
 def _csv_thinned(
