@@ -213,3 +213,20 @@ def test_nfa_backtrack_stops_an_explosion_before_it_is_built():
     with pytest.raises(kleene.LimitError, match="more than 1,000 matches one event"):
         plan.advance(state, Watermark(math.inf))  # the end of the stream: every run reads on
     assert plan.counters(state)["completions"] == 1000
+
+
+def test_afa_without_punctuations_says_so_at_start_and_in_the_guard(caplog):
+    """afa forgets a key's state only at a punctuation: max_delay gives them (its state
+    stays bounded as keys come and go); without them a warning, and the guard names both."""
+    query = "PATTERN SEQ(A a, B b) WHERE [k] WITHIN 10"
+    ever_new = [{"type": "A", "ts": t, "k": t} for t in range(300)]
+    with caplog.at_level("WARNING", logger="kleene"):
+        bounded = kleene.Engine(query, plan="afa", max_delay=5)
+    assert not caplog.records
+    bounded.send_many(ever_new)
+    assert bounded.partitions <= 64  # idle states go once there are 64 (of 300 keys)
+    with caplog.at_level("WARNING", logger="kleene"):
+        engine = kleene.Engine(query, plan="afa", max_partial_matches=50)
+    assert "forgets a partition's state only at a punctuation" in caplog.text
+    with pytest.raises(kleene.LimitError, match=r"give max_delay= .* engine.advance_to\(t\)"):
+        engine.send_many(ever_new)

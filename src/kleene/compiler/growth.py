@@ -22,6 +22,8 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from kleene.compiler.analysis import Analysis
 from kleene.compiler.query import Query
 from kleene.language.sase import ast as A
@@ -99,9 +101,11 @@ def _widest_and(element: A.Element) -> int:
     return max(inner, len(element.items)) if isinstance(element, A.And) else inner
 
 
-def tripped(analysis: Query | None, option: str, limit: int, where: str) -> str:
-    """The message of a guard that tripped: what passed its limit, why the query grows,
-    and the ways on.
+def tripped(
+    analysis: Query | None, option: str, limit: int, where: str, more: Sequence[str] = ()
+) -> str:
+    """The message of a guard that tripped: what passed its limit, why the query grows (and
+    the `more` causes the caller knows of), and the ways on.
 
     >>> from kleene.compiler.analysis import analyze
     >>> from kleene.compiler.validate import parse
@@ -114,7 +118,7 @@ def tripped(analysis: Query | None, option: str, limit: int, where: str) -> str:
     Fix the query, raise the limit (max_matches_per_event=..., N
     """
     found = sources(analysis) if isinstance(analysis, Analysis) else []
-    causes = ["- " + cause for cause in found]
+    causes = ["- " + cause for cause in [*found, *more]]
     reason = "\n".join(["The query grows because of:", *causes]) if causes else ""
     return "\n".join(
         line

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import gc
 import heapq
+import logging
 import math
 from collections.abc import Hashable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -57,6 +58,15 @@ class EventSource(Protocol):
 
     def locate(self, error: EventError) -> EventError: ...
 
+
+log = logging.getLogger("kleene")
+
+#: Why the state of a plan taking events in any order grows, and the cure.
+_UNPUNCTUATED = (
+    "plan %r takes events in any order and forgets a partition's state only at a "
+    "punctuation: give max_delay= (its watermark punctuates), or call engine.advance_to(t) "
+    "as time passes, or its state grows with every key"
+)
 
 #: The engine fields a checkpoint holds: all that the stream changes (the rest comes from
 #: the query and the engine's settings).
@@ -214,6 +224,8 @@ class Engine(SendLoops):
             self._reorder = Reorder(delay_units(max_delay, compiled.options), on_late, sigma)
         #: What a checkpoint must have been made under, besides the query and its options.
         self._settings = (partition, max_delay, on_late, speculation)
+        if not self._ordered and max_delay is None:
+            log.warning(_UNPUNCTUATED, compiled.name)
 
     def checkpoint(self) -> bytes:
         """Everything the stream has changed in the engine (the plan's states by key, the
@@ -382,14 +394,10 @@ class Engine(SendLoops):
                 if not per_key
                 else "in the one partition"
             )
-            raise LimitError(
-                tripped(
-                    self.plan.analysis,
-                    option,
-                    int(limit),
-                    f"{where}, after {self._arrivals:,} events",
-                )
-            )
+            unpunctuated = not self._ordered and self._reorder is None and self._watermark is None
+            more = [_UNPUNCTUATED % self.plan.name] if unpunctuated else []
+            where = f"{where}, after {self._arrivals:,} events"
+            raise LimitError(tripped(self.plan.analysis, option, int(limit), where, more))
         keep = min(self._cap_key, live - max(0, self._total_live - self._cap_total))
         dropped = self.plan.shed(state, max(0, int(keep)))
         self._metrics.partials_dropped += dropped
