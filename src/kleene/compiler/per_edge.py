@@ -18,12 +18,18 @@ one listing the fewest variables decides. Clauses that tie and disagree, and a c
 covers nothing, are errors. Everything no clause covers, and every edge from or to a group
 (`AND(...)`, `OR(...)`), follows the query's strategy.
 
+Where no run can leave a loop or pass an optional element (the pattern has no Kleene or
+optional variable), relaxed contiguity is skip till next match, and is read as such: the
+plans that run SASE+'s strategies then run it.
+
 >>> from kleene import parse
 >>> table = resolve(parse('''PATTERN SEQ(C c, A+ a[], B b)
 ...     WHERE relaxed_contiguity skip_till_any_match(a[])'''))
 >>> table.entry("a"), table.loop("a"), table.entry("b"), table.uniform
 ('relaxed_contiguity', 'skip_till_any_match', 'relaxed_contiguity', None)
 >>> resolve(parse("PATTERN SEQ(A+ a[], B b) WHERE skip_till_next_match(a[], b)")).uniform
+'skip_till_next_match'
+>>> resolve(parse("PATTERN SEQ(A a, B b, C c) WHERE relaxed_contiguity")).uniform
 'skip_till_next_match'
 """
 
@@ -167,7 +173,14 @@ def resolve(pattern: A.Pattern) -> Strategies:
                 "in a SEQ (the edge between them), or one Kleene variable alone (its loop)",
                 clause,
             )
+    if not any(v.kleene or v.optional for v in A.event_vars(pattern.structure)):
+        default = _NEXT.get(default, default)
+        entries = {name: _NEXT.get(s, s) for name, s in entries.items()}
     return Strategies(default, entries, loops)
+
+
+#: Relaxed contiguity where nothing can be left without an event.
+_NEXT = {"relaxed_contiguity": "skip_till_next_match"}
 
 
 def _clause_text(clause: A.Strategy) -> str:
