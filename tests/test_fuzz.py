@@ -7,6 +7,7 @@ nothing hangs. The CI profile runs a small budget; KLEENE_HYPOTHESIS=thorough a 
 
 from __future__ import annotations
 
+import gzip
 import re
 import signal
 from collections.abc import Iterator
@@ -193,13 +194,16 @@ def parquet_bytes(tmp_path_factory: pytest.TempPathFactory) -> bytes:
     return path.read_bytes()
 
 
-@pytest.mark.parametrize("suffix", ["csv", "jsonl", "parquet"])
+@pytest.mark.parametrize("suffix", ["csv", "jsonl", "parquet", "csv.gz", "jsonl.gz"])
 @pytest.mark.parametrize("on_error", ["raise", "skip"])
 def test_damaged_files_give_named_errors_or_counted_skips(
     suffix, on_error, tmp_path_factory, monkeypatch
 ):
     monkeypatch.setattr(csv_files, "_CSV_BLOCK", 1 << 6)  # tiny blocks: straddling fields too
-    original = {"csv": CSV, "jsonl": JSONL}.get(suffix) or parquet_bytes(tmp_path_factory)
+    plain = {"csv": CSV, "jsonl": JSONL}.get(suffix.removesuffix(".gz"))
+    original = plain or parquet_bytes(tmp_path_factory)
+    if suffix.endswith(".gz"):  # damage to the compressed bytes: truncated, corrupt blocks
+        original = gzip.compress(original)
     folder = tmp_path_factory.mktemp("damaged")
 
     @fuzz

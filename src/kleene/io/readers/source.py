@@ -171,6 +171,14 @@ class _Unzipped(gzip.GzipFile):
     def read1(self, size: int = -1) -> bytes:
         return self.read(size)
 
+    def peek(self, size: int = 0) -> bytes:
+        if self.damage is None:
+            try:
+                return super().peek(size)
+            except (EOFError, OSError, zlib.error) as error:
+                self.damage = error
+        return self.read()
+
     def readline(self, size: int | None = -1) -> bytes:
         if self.damage is None:
             try:
