@@ -18,6 +18,10 @@ broke:
 - `checkpoints`: a `kleene.Engine` checkpointed after any event and resumed by a new one
   (with and without a reorder buffer) reports as the uninterrupted engine, event by event,
   and ends with the same metrics;
+- `guards`: an engine with `max_partial_matches` one below the most partial matches the
+  plan held at once stops with a `LimitError` naming it, and at that most it reports as
+  without a limit (the guard on matches per event is checked on every plan by
+  `tests/runtime/test_guards.py`: what one event completes is the plan's to count);
 - `idle_eviction`: dropping the states `plan.idle` calls idle, and keeping only the keys of
   those `plan.finished` calls finished (their later events go nowhere), after every event,
   changes nothing;
@@ -54,7 +58,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import islice
 from typing import Any
 
@@ -303,6 +307,32 @@ def _engine_run(
     return reports, metrics
 
 
+def guards(plan: Plan[Any], oracle: Plan[Any], events: Sequence[Event]) -> None:
+    from kleene.errors import LimitError
+    from kleene.runtime.engine import Engine
+
+    def run(**limits: Any) -> tuple[list[list[Key]], Any]:
+        engine = Engine(type(plan)(plan.analysis, replace(plan.options, **limits)))
+        found = [[key(f) for f in engine.send(event)] for event in events]
+        return [*found, [key(f) for f in engine.close()]], engine.metrics
+
+    option = "max_partial_matches"
+    unguarded, metrics = run(max_partial_matches=None, max_partial_matches_per_key=None)
+    peak = metrics.peak_runs
+    if peak < 1:
+        return  # the plan holds no partial match (or does not count them)
+    assert run(**{option: peak, "max_partial_matches_per_key": None})[0] == unguarded, (
+        f"{option}={peak} (the most the stream needs) changes the outputs"
+    )
+    tripped = None
+    try:
+        run(**{option: peak - 1, "max_partial_matches_per_key": None})
+    except LimitError as error:
+        tripped = str(error)
+    assert tripped is not None, f"{option}={peak - 1} (below what the stream needs) never trips"
+    assert f"({option}=" in tripped, f"the guard that tripped is not {option}: {tripped}"
+
+
 def idle_eviction(plan: Plan[Any], oracle: Plan[Any], events: Sequence[Event]) -> None:
     kept = drive(plan, events)
     assert _flat(drive(plan, events, evict=True)) == _flat(kept), (
@@ -366,6 +396,7 @@ CHECKS: dict[str, Check] = {
     "partitioning": partitioning,
     "pickling": pickling,
     "checkpoints": checkpoints,
+    "guards": guards,
     "idle_eviction": idle_eviction,
     "deadlines": deadlines,
     "lazily": lazily,
