@@ -17,6 +17,7 @@ plan shares is checked too.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import Any
 
@@ -315,8 +316,13 @@ def _next_spoils(
     if not before:
         return False
     last = events[max(before)]
+    within = pattern.within
+    start = min(e.t for es in bound.values() for e in es)
+    reach = math.inf if within is None or within.amount is None else start + within.amount
     for event in events[max(before) + 1 :]:
         if partition is None or partition(event) == partition(last):
+            if event.t > reach or (within is not None and within.exclusive and event.t == reach):
+                return False  # beyond the window
             return _takes(var, event) and _qualifies(pattern, var, event, bound)
     return False
 

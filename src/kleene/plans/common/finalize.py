@@ -429,7 +429,8 @@ class Finalizer:
     ) -> bool | None:
         """NOT NEXT: does the event right after the last one bound before the negation (of
         the match's partition; an event the match binds too) qualify? None: it has not come
-        yet. At the end of the stream, with no event after, nothing spoils."""
+        yet. As every negation, it reaches no further than the window from the match's
+        start; at the end of the stream, with no event after, nothing spoils."""
         binding = candidate.binding
         before = [p for v in negation.before if v in binding for p in binding[v]]
         if not before:
@@ -437,10 +438,13 @@ class Finalizer:
         last = max(before)
         partition = self.analysis.partition
         key = None if partition is None else partition.keyer(stream[last])
+        reach = math.inf if self.window is None else candidate.start + self.window
         for position in range(last + 1, stream.end):
             event = stream[position]
             if partition is not None and partition.keyer(event) != key:
                 continue
+            if event.t > reach or (self.exclusive and event.t == reach):
+                return False  # the next event is beyond the window
             if not negation.variable.takes(event.type):
                 return False
             values = self.checks.equivalences
@@ -448,7 +452,7 @@ class Finalizer:
             if any(attribute(event, n) != attribute(some, n) for n in values):
                 return False
             return self.conditions(candidate, negation, stream)(event)
-        return False if watermark.t == math.inf else None
+        return False if watermark.settles(reach) else None
 
     def conditions(
         self, candidate: Candidate, negation: Negated, stream: Stream
