@@ -66,6 +66,8 @@ _PROCEED_AFTER_IGNORING = "skip_till_next_match"
 #: What a run ignored since its last take: nothing, events of other partitions only, an
 #: event of its own partition.
 NOTHING, OTHERS, OWN = 0, 1, 2
+#: How many residuals' takes a `Runs` remembers at most.
+MEMO = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,8 +116,19 @@ class Runs:
         self.partition = analysis.partition
         self.greedy = frozenset(v.name for v in analysis.positive if v.greedy)
         self.until = {v.name: v.until for v in analysis.positive if v.until is not None}
+        self._takes: dict[Residual, tuple[Take, ...]] = {}
         #: May a run leave loops without an event anywhere?
         self.leaving = bool(self.strategies.used & _LANDINGS)
+
+    def takes(self, r: Residual) -> tuple[Take, ...]:
+        """`Arithmetic.takes` of a residual, remembered (a pure memo, emptied when it holds
+        `MEMO` residuals: a long loop's counts are all distinct)."""
+        found = self._takes.get(r)
+        if found is None:
+            if len(self._takes) >= MEMO:
+                self._takes.clear()
+            found = self._takes[r] = tuple(self.shape.takes(r))
+        return found
 
     def key(self, event: Event) -> Hashable | None:
         return None if self.partition is None else self.partition.key(event)
@@ -135,7 +148,7 @@ class Runs:
             if run.held is not None and self.keeps(run.held, run, event, position, stream):
                 continue  # the GREEDY loop it left takes the event: this run can do nothing
             taken: set[str] = set()
-            for take in self.shape.takes(run.residual):
+            for take in self.takes(run.residual):
                 moved = self.move(run, take, event, position, stream)
                 if moved is None:
                     if take[2] and self.stopped_entry(run, take, event, position, stream):
@@ -151,7 +164,7 @@ class Runs:
             fresh = ResidualRun(
                 self.start, {}, frozenset(), event.t, self.key(event), values, event.seq
             )
-            for take in self.shape.takes(self.start):
+            for take in self.takes(self.start):
                 moved = self.move(fresh, take, event, position, stream)
                 if moved is not None:
                     self.keep(moved, survivors, completed, stream)
@@ -196,7 +209,7 @@ class Runs:
         """The variables the run may bind next where it stands, each with whether it is
         inside that variable's loop: its direct takes, or (a loop that holds all it can)
         the variables it must proceed to."""
-        takes = [t for t in self.shape.takes(run.residual) if not (t[2] and t[0] in run.closed)]
+        takes = [t for t in self.takes(run.residual) if not (t[2] and t[0] in run.closed)]
         direct = [t for t in takes if t[2]] or takes
         for name in dict.fromkeys(t[0] for t in direct):
             yield name, bool(run.bound.get(name)) and name not in run.closed
@@ -324,7 +337,7 @@ class Runs:
         """Could the run take the event into `name` where it stands?"""
         return any(
             take[2] and take[0] == name and self.move(run, take, event, position, stream)
-            for take in self.shape.takes(run.residual)
+            for take in self.takes(run.residual)
         )
 
     def keeps(
@@ -345,7 +358,7 @@ class Runs:
         shape = self.shape
         if self.complete(run, stream):
             completed.append(self.closing(run.bound, shape.open_vars(run.residual)))
-        if any(True for _ in shape.takes(run.residual)):
+        if self.takes(run.residual):
             self.file(run, survivors)
         if self.leaving:
             self.leave(run, survivors, stream)
