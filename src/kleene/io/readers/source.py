@@ -127,6 +127,10 @@ def named_once(names: Sequence[str], where: str, naming: str, row: int | None = 
         )
 
 
+#: What a damaged gzip file raises as it is read.
+_DAMAGE = (EOFError, OSError, zlib.error)
+
+
 class _Unzipped(gzip.GzipFile):
     """A gzip file whose damage (a truncated file, a corrupt block) is an `EventError`
     naming the file and how far it read, not a raw `EOFError` from the reader below; what
@@ -140,13 +144,16 @@ class _Unzipped(gzip.GzipFile):
         self.reached = 0
         self.damage: Exception | None = None
 
+    def damaged(self) -> EventError:
+        return EventError(
+            f"the gzip file is damaged after {self.reached:,} bytes of what it holds "
+            f"({self.damage}); the events before were read",
+            source=self.where,
+        )
+
     def read(self, size: int | None = -1) -> bytes:
         if self.damage is not None:
-            raise EventError(
-                f"the gzip file is damaged after {self.reached:,} bytes of what it holds "
-                f"({self.damage}); the events before were read",
-                source=self.where,
-            )
+            raise self.damaged()
         wanted = -1 if size is None or size < 0 else size
         pieces: list[bytes] = []
         got = 0
@@ -154,13 +161,12 @@ class _Unzipped(gzip.GzipFile):
             step = self.CHUNK if wanted < 0 else min(self.CHUNK, wanted - got)
             try:
                 piece = super().read1(step)
-            except (EOFError, OSError, zlib.error) as error:
+            except _DAMAGE as error:
                 self.damage = error
-                self.reached += got
-                if not pieces or wanted < 0:  # a reader of the whole file gets nothing
-                    return self.read(size)
-                self.reached -= got
-                break
+                if not pieces or wanted < 0:  # a reader of the whole file gets the error
+                    self.reached += got
+                    raise self.damaged() from None
+                break  # the part before the damage now, the error at the next read
             if not piece:
                 break
             pieces.append(piece)
@@ -175,20 +181,20 @@ class _Unzipped(gzip.GzipFile):
         if self.damage is None:
             try:
                 return super().peek(size)
-            except (EOFError, OSError, zlib.error) as error:
+            except _DAMAGE as error:
                 self.damage = error
-        return self.read()
+        raise self.damaged()
 
     def readline(self, size: int | None = -1) -> bytes:
         if self.damage is None:
             try:
                 line = super().readline(size)
-            except (EOFError, OSError, zlib.error) as error:
+            except _DAMAGE as error:
                 self.damage = error
             else:
                 self.reached += len(line)
                 return line
-        return self.read()
+        raise self.damaged()
 
 
 @contextmanager

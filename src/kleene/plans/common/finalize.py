@@ -159,8 +159,9 @@ class Finalizer:
         key = None
         if (self.non_overlapping or self.skip) and partition is not None:
             key = partition(stream[first])
-        if self.consume == "partition":
-            key = self.consumer(stream[first])
+        if self.consume == "partition":  # (without a partition key, CONSUME BY is ANY)
+            assert self.analysis.partition is not None
+            key = self.analysis.partition.key(stream[first])
         return Candidate(binding, first, last, stream[first].t, stream[last].t, key, None, events)
 
     def matches(self, reported: list[Candidate], stream: Stream) -> list[Match]:
@@ -268,14 +269,6 @@ class Finalizer:
             if not queue:
                 del pending.queues[key]
         return reported
-
-    def consumer(self, event: Event) -> Hashable | None:
-        """The key of the partial matches a match that begins with the event consumes (None:
-        all of them)."""
-        partition = self.analysis.partition
-        if self.consume != "partition" or partition is None:
-            return None
-        return partition.key(event)
 
     def consumed(self, pending: Pending, reported: list[Candidate]) -> list[Candidate]:
         """CONSUME BY: the matches no partial match discarded before they completed. Every
@@ -408,21 +401,30 @@ class Finalizer:
             ahead = candidate.start + window
             high = stream.last_before(ahead) if self.exclusive else stream.last_until(ahead)
             settled = watermark.settles(ahead)
-        takes = negation.variable.takes
-        equivalences = self.checks.equivalences
-        some = stream[candidate.first]
-        values = [(name, attribute(some, name)) for name in equivalences]
-        holds = self.conditions(candidate, negation, stream)
+        qualifies = self.qualifier(candidate, negation, stream)
         for position in range(max(low, stream.base), high + 1):
-            event = stream[position]
-            if (
-                takes(event.type)
-                and position not in candidate.positions
-                and all(v is not None and attribute(event, n) == v for n, v in values)
-                and holds(event)
-            ):
+            if position not in candidate.positions and qualifies(stream[position]):
                 return True
         return False if settled else None
+
+    def qualifier(
+        self, candidate: Candidate, negation: Negated, stream: Stream
+    ) -> Callable[[Event], bool]:
+        """A test of an event for the negated variable: its type, the match's equivalence
+        values, and the negation's conditions."""
+        takes = negation.variable.takes
+        some = stream[candidate.first]
+        values = [(name, attribute(some, name)) for name in self.checks.equivalences]
+        holds = self.conditions(candidate, negation, stream)
+
+        def qualifies(event: Event) -> bool:
+            return (
+                takes(event.type)
+                and all(v is not None and attribute(event, n) == v for n, v in values)
+                and holds(event)
+            )
+
+        return qualifies
 
     def next_spoils(
         self, candidate: Candidate, negation: Negated, stream: Stream, watermark: Watermark
@@ -437,21 +439,15 @@ class Finalizer:
             return False
         last = max(before)
         partition = self.analysis.partition
-        key = None if partition is None else partition.keyer(stream[last])
+        key = None if partition is None else partition.key(stream[last])
         reach = math.inf if self.window is None else candidate.start + self.window
         for position in range(last + 1, stream.end):
             event = stream[position]
-            if partition is not None and partition.keyer(event) != key:
+            if partition is not None and partition.key(event) != key:
                 continue
             if event.t > reach or (self.exclusive and event.t == reach):
                 return False  # the next event is beyond the window
-            if not negation.variable.takes(event.type):
-                return False
-            values = self.checks.equivalences
-            some = stream[candidate.first]
-            if any(attribute(event, n) != attribute(some, n) for n in values):
-                return False
-            return self.conditions(candidate, negation, stream)(event)
+            return self.qualifier(candidate, negation, stream)(event)
         return False if watermark.settles(reach) else None
 
     def conditions(
