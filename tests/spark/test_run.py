@@ -385,3 +385,37 @@ def test_kleene_run_names_a_timestamp_that_is_not_one(spark, tmp_path, capsys, t
     err = capsys.readouterr().err
     assert f"{len(local)} matches" in err
     assert "skipped 1 row without timestamp or type, or with a timestamp that is not one" in err
+
+
+@pytest.mark.parametrize("on_error", ["raise", "skip"])
+def test_kleene_run_refuses_an_unclosed_quote_as_kleene_match_does(
+    spark, tmp_path, capsys, on_error
+):
+    """Spark read a CSV line whose quote never closes as if it closed at the line's end
+    (4 events and 3 matches, where `kleene match` refuses the file): now `kleene run`
+    gives `kleene match`'s verdict, whatever --on-error says."""
+    events = tmp_path / "open.csv"
+    events.write_text('type,ts,x\nA,1,1\nB,2,"2\nA,3,0\nB,4,5\n')
+    query = "PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 5"
+    verdict = f"kleene: {events}, row 2, field 'x': a quote opened in this cell is not closed"
+    assert main(["match", query, "-i", str(events), "--on-error", on_error]) == 1
+    assert capsys.readouterr().err.splitlines()[-1].startswith(verdict)
+    arguments = ["run", query, "-i", str(events), "--master", "local[1]", "--on-error", on_error]
+    assert main([*arguments, "-o", str(tmp_path / "out.jsonl")]) == 1
+    assert capsys.readouterr().err.splitlines()[-1].startswith(verdict)
+
+
+def test_kleene_run_reads_quotes_inside_quotes_as_kleene_match_does(spark, tmp_path, capsys):
+    """A quote inside a quoted cell is written twice; Spark's own default took a backslash
+    for it, and read `"a""b"` as that whole text, quotes and all."""
+    events = tmp_path / "quotes.csv"
+    events.write_text('type,ts,x\nA,1,"say ""hi"", then go"\nB,2,"a""b"\n')
+    query = "PATTERN SEQ(A a, B b) WITHIN 5"
+    out = tmp_path / "out.jsonl"
+    assert main(["run", query, "-i", str(events), "-o", str(out), "--master", "local[1]"]) == 0
+    [row] = [
+        json.loads(line) for part in out.glob("part-*") for line in part.read_text().splitlines()
+    ]
+    [local] = kleene.match(query, kleene.read_events(events))
+    assert row["a"][0]["x"] == local.bindings["a"][0]["x"] == 'say "hi", then go'
+    assert row["b"][0]["x"] == local.bindings["b"][0]["x"] == 'a"b'

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import kleene
+from kleene.cli import main
 from kleene.errors import EventError, KleeneError, StateError
 from kleene.spark import detect
 from kleene.spark.stream import detect_stream, detect_stream_job, progress
@@ -467,3 +468,29 @@ def test_iso_text_timestamps_in_json_lines_are_read_as_times(spark, tmp_path):
     found = spark.read.parquet(str(tmp_path / "out3")).collect()
     pairs = sorted((row.a[0]["seq"], row.b[0]["seq"]) for row in found)
     assert pairs == sorted((m.bindings["a"][0].id, m.bindings["b"][0].id) for m in kept)
+
+
+@pytest.mark.parametrize(
+    "schema", [None, "ts long, type string, x string", "ts long, type string, x long"]
+)
+def test_an_unclosed_quote_gets_the_verdict_kleene_match_gives(spark, tmp_path, capsys, schema):
+    """Spark reads a CSV file's lines apart and closed a quote left open at a line's end
+    without a word, so `kleene stream` read four events where `kleene match` refuses the
+    file. A file there at the start is looked at before the stream starts; one that
+    arrives later (as here, with the columns given) fails the query on its cell, a text
+    cell or a number cell alike, and is then named as `kleene match` names it."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.csv").write_text('type,ts,x\nA,1,1\nB,2,"2\nA,3,0\nB,4,5\n')
+    query = "PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 5"
+    verdict = (
+        f"kleene: {folder / 'a.csv'}, row 2, field 'x': a quote opened in this cell is not "
+        "closed on its line"
+    )
+    assert main(["match", query, "-i", str(folder / "a.csv")]) == 1
+    assert capsys.readouterr().err.splitlines()[-1].startswith(verdict)
+    given = [] if schema is None else ["--schema", schema]
+    arguments = ["stream", query, "-i", str(folder), "--checkpoint", str(tmp_path / "ck")]
+    outputs = ["-o", str(tmp_path / "out"), "--available-now", "--master", "local[1]"]
+    assert main([*arguments, *outputs, *given]) == 1
+    assert capsys.readouterr().err.splitlines()[-1].startswith(verdict)

@@ -103,6 +103,7 @@ def _run(args: argparse.Namespace) -> int:
         raise KleeneError(str(error)) from None
     from pyspark.errors import StreamingQueryException
 
+    from kleene.spark.files import unclosed_quotes
     from kleene.spark.session import local_cores, worker_error
     from kleene.spark.stream import detect_stream_job
 
@@ -156,6 +157,8 @@ def _run(args: argparse.Namespace) -> int:
         found = worker_error(error)
         if found is not None:
             found = locate_failure(found, args.input, args, plan)
+        if (args.format or format_of(Path(args.input))) == "csv":
+            found = unclosed_quotes(args.input) or found  # what the worker saw, located
         raise found or _failure(error) from None
     if interrupted:
         log.info("stopped; run the same command to go on from the checkpoint")
@@ -173,7 +176,7 @@ def _source(spark: Any, args: argparse.Namespace) -> Any:
     kind = args.format or format_of(folder)
     from pyspark.sql.types import StringType
 
-    from kleene.spark.files import read_events_frame, text_times
+    from kleene.spark.files import CSV_OPTIONS, one_line_cells, read_events_frame, text_times
 
     schema, sample = args.schema, None
     if schema is None:
@@ -188,7 +191,10 @@ def _source(spark: Any, args: argparse.Namespace) -> Any:
     if args.max_files:
         reader = reader.option("maxFilesPerTrigger", args.max_files)
     if kind == "csv":
-        frame = reader.option("header", True).option("mode", "FAILFAST").csv(args.input)
+        # each file read whole, so that a quote left open runs to the next line, and fails
+        # the query here (`one_line_cells`), where Spark would close it at the line's end
+        reader = reader.options(**CSV_OPTIONS).option("multiLine", True)
+        frame = one_line_cells(reader.option("mode", "FAILFAST").csv(args.input))
     elif kind == "jsonl":
         frame = reader.option("mode", "FAILFAST").json(args.input)
     else:

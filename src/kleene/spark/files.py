@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -10,9 +11,22 @@ from pyspark.sql import types as T
 
 from kleene.errors import EventError, KleeneError
 from kleene.io.readers import GZIP_MAGIC, format_of
+from kleene.io.readers.csv_files import OPEN_QUOTE, UNCLOSED_QUOTE, unclosed_quote
 from kleene.io.writers import output_format
 
-__all__ = ["check_output", "read_events_frame", "text_times", "write_matches_frame"]
+__all__ = [
+    "CSV_OPTIONS",
+    "check_output",
+    "one_line_cells",
+    "read_events_frame",
+    "text_times",
+    "unclosed_quotes",
+    "write_matches_frame",
+]
+
+#: How Spark must read CSV to read it as kleene's reader does: a quote inside a quoted cell
+#: written twice (`""`), not after a backslash (Spark's default).
+CSV_OPTIONS: dict[str, bool | str] = {"header": True, "escape": '"'}
 
 
 def check_output(path: str, *, overwrite: bool = False) -> str:
@@ -93,12 +107,64 @@ def _read_frame(
                     "name it with .gz at the end"
                 )
     if kind == "csv":
+        _closed_quotes(spark, path)
         mode = "FAILFAST" if on_error == "raise" else "DROPMALFORMED"
-        reader = spark.read.option("header", True).option("inferSchema", True)
+        reader = spark.read.options(**CSV_OPTIONS).option("inferSchema", True)
         return reader.option("mode", mode).csv(path)
     if kind == "jsonl":
         return spark.read.json(path)
     return spark.read.parquet(path)
+
+
+def _closed_quotes(spark: SparkSession, path: str) -> None:
+    """Spark reads a CSV file's lines apart, and closes a quote left open at a line's end
+    without a word, where kleene's reader refuses the file (`unclosed_quote`): one pass
+    over the lines as text finds the first such line, whatever `on_error` says; its row
+    and field are then read in-process, on this error path only."""
+    found = (
+        spark.read.text(path)
+        .where(F.col("value").rlike(OPEN_QUOTE))
+        .select(F.input_file_name(), "value")
+        .first()
+    )
+    if found is None:
+        return
+    file = Path(unquote(urlparse(found[0]).path))
+    raise unclosed_quotes(str(file)) or EventError(
+        f"a quote opened on the line {found[1]!r} is not closed on it", source=found[0]
+    )
+
+
+def one_line_cells(frame: DataFrame) -> DataFrame:
+    """A CSV frame read with Spark's `multiLine`, failing on a text cell that holds a line
+    break, as kleene's reader does (a quote left open on its line), for a stream, whose
+    files arrive after `_closed_quotes` could look at them. (A number column's cell that
+    runs on fails the read itself; `unclosed_quotes` then names its row.)"""
+
+    def checked(name: str) -> Column:
+        cell = F.col(f"`{name}`")
+        text = F.concat(F.input_file_name(), F.lit(f", field {name!r}: {UNCLOSED_QUOTE}"))
+        return F.when(cell.contains("\n"), F.raise_error(text)).otherwise(cell).alias(name)
+
+    return frame.select(
+        *(
+            checked(f.name) if isinstance(f.dataType, T.StringType) else F.col(f"`{f.name}`")
+            for f in frame.schema.fields
+        )
+    )
+
+
+def unclosed_quotes(path: str) -> EventError | None:
+    """The first line, in the CSV files at `path` (a file or a folder's visible files, in
+    name order), that ends inside a quote it opened, as kleene's reader names it: read
+    in-process, on an error path only."""
+    root = Path(path)
+    files = [root] if root.is_file() else sorted(root.rglob("*"))
+    for file in files:
+        hidden = any(part.startswith((".", "_")) for part in file.relative_to(root).parts)
+        if file.is_file() and not hidden and (found := unclosed_quote(file)) is not None:
+            return found
+    return None
 
 
 def write_matches_frame(matches: DataFrame, path: str, *, overwrite: bool = False) -> int:

@@ -26,7 +26,14 @@ from kleene.io.readers.source import STDIN, EventReader, named_once, opened, whe
 
 log = logging.getLogger("kleene")
 
-__all__ = ["CSV_TYPES", "NULL_TOKENS", "csv_batches"]
+__all__ = [
+    "CSV_TYPES",
+    "NULL_TOKENS",
+    "OPEN_QUOTE",
+    "UNCLOSED_QUOTE",
+    "csv_batches",
+    "unclosed_quote",
+]
 
 _CSV_BLOCK = 1 << 22  # bytes pyarrow reads per CSV block
 _CSV_LARGEST_BLOCK = 1 << 30  # ... and at most, for a file with long fields
@@ -168,6 +175,49 @@ def _csv_stream(
         reader.fail(EventError(message, source=where, row=number))
 
 
+#: A CSV field, complete, and the comma after it: quoted (`""` a quote inside), with what
+#: follows the closing quote up to the comma read as text, as pyarrow and Spark read it; or
+#: bare; or empty. Possessive, so a line is read once, left to right, as the readers read it.
+_FIELD = r'(?:"(?:[^"]|"")*+"[^,]*|[^",][^,]*)?,'
+#: A CSV line that ends inside a quote one of its fields opened. The same text is a Java
+#: regular expression, for Spark, which reads a file's lines apart and closes such a quote
+#: at the line's end without a word.
+OPEN_QUOTE = rf'^(?:{_FIELD})*+"(?:[^"]|"")*+$'
+UNCLOSED_QUOTE = (
+    "a quote opened in this cell is not closed on its line, so the rest of the file would be "
+    "read as this one cell; close the quote (kleene reads no line breaks inside cells)"
+)
+
+
+def unclosed_quote(path: Path, where: str | None = None) -> EventError | None:
+    """The first line of a CSV file that ends inside a quote it opened (`OPEN_QUOTE`), as
+    the error kleene's reader gives for it (its data row and field); None when every quote
+    closes on its line.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = Path(folder) / "in.csv"
+    ...     _ = path.write_text('type,ts,x\\nA,1,"a, ""b"" c"\\nB,2,"2\\nA,3,0\\n')
+    ...     print(unclosed_quote(path, "in.csv"))
+    in.csv, row 2, field 'x': a quote opened in this cell is not closed on its line, ...
+    """
+    open_quote, field = re.compile(OPEN_QUOTE), re.compile(_FIELD)
+    with opened(path) as raw:
+        header: list[str] = []
+        for number, ended in enumerate(raw):
+            line = ended.decode("utf-8", "replace").rstrip("\r\n")
+            if number == 0:
+                header = next(csv.reader([line]), [])
+            if open_quote.match(line) is None:
+                continue
+            at, fields = 0, 0
+            while (complete := field.match(line, at)) is not None:
+                at, fields = complete.end(), fields + 1
+            name = header[fields] if number and fields < len(header) else None
+            return EventError(UNCLOSED_QUOTE, source=where or str(path), row=number, field=name)
+    return None
+
+
 def _closed_quotes(column: Any, name: str, where: str, numbers: list[int]) -> None:
     """A cell that holds a line break was opened with a quote that its line never closes:
     the rest of the file would be read as that one cell (and rows silently lost), so it is
@@ -181,9 +231,7 @@ def _closed_quotes(column: Any, name: str, where: str, numbers: list[int]) -> No
     if at >= 0:
         broken = bisect.bisect_right(offsets, offsets[0] + at) - 1
         raise EventError(
-            "a quote opened in this cell is not closed on its line, so the rest of the file "
-            "would be read as this one cell; close the quote (kleene reads no line breaks "
-            "inside cells)",
+            UNCLOSED_QUOTE,
             source=where,
             row=numbers[broken],
             field=name,
