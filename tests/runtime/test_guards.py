@@ -215,6 +215,29 @@ def test_nfa_backtrack_stops_an_explosion_before_it_is_built():
     assert plan.counters(state)["completions"] == 1000
 
 
+def test_nfa_backtrack_drops_runs_past_the_partial_match_limit():
+    """Depth first holds one run at a time, but every run that reads an event is a partial
+    match alive at it: past max_partial_matches_per_key runs of one event it stops (or
+    under on_limit="drop", stops following the rest and counts them), so the work stays
+    bounded where it was 2**25 runs (minutes) before."""
+    events = runaway(25)
+    engine = kleene.Engine(RUNAWAY, plan="nfa_backtrack", max_partial_matches_per_key=1000)
+    with pytest.raises(kleene.LimitError, match="more than 1,000 partial matches held in one"):
+        sent(engine, events)
+    engine = kleene.Engine(
+        RUNAWAY, plan="nfa_backtrack", max_partial_matches_per_key=1000, on_limit="drop"
+    )
+    found = sent(engine, events)
+    counts = engine.metrics.as_dict()
+    assert counts["runs_created"] <= 1000 * len(events)
+    assert counts["partials_dropped"] > 0
+    assert 0 < len(found) <= 1000
+    for match in found:  # each a match of the query, none twice
+        ids = match.ids()
+        assert ids["a"] == (0,) and ids["c"] == (26,) and list(ids["b"]) == sorted(set(ids["b"]))
+    assert len({m.ids()["b"] for m in found}) == len(found)
+
+
 def test_afa_without_punctuations_says_so_at_start_and_in_the_guard(caplog):
     """afa forgets a key's state only at a punctuation: max_delay gives them (its state
     stays bounded as keys come and go); without them a warning, and the guard names both."""

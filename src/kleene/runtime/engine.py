@@ -349,8 +349,8 @@ class Engine(SendLoops):
         except EventError as error:
             error.event = error.event or item
             raise
-        if len(found) > self._cap_matches:
-            found = self._cut(found, item)
+        if len(found) > self._metrics.peak_matches:
+            found = self._peak(found, item)
         self._after_step(key, state)
         return found
 
@@ -407,8 +407,15 @@ class Engine(SendLoops):
     def _advanced(self, state: Any, watermark: Watermark) -> list[Any]:
         """What the plan reports as time reaches `watermark`, within the guard."""
         found = self.plan.advance(state, watermark)
+        if len(found) > self._metrics.peak_matches:
+            return self._peak(found, f"as time reached {watermark.t!r}")
+        return found
+
+    def _peak(self, found: list[Any], where: Event | str) -> list[Any]:
+        """More matches at once than ever before: the new peak, within the guard."""
         if len(found) > self._cap_matches:
-            return self._cut(found, f"as time reached {watermark.t!r}")
+            found = self._cut(found, where)
+        self._metrics.peak_matches = max(self._metrics.peak_matches, len(found))
         return found
 
     def _cut(self, found: list[Any], where: Event | str) -> list[Any]:

@@ -19,6 +19,8 @@ class Metrics:
     - `partitions`: partition states created (1 when the pattern has no partition key);
     - `peak_runs`: the most partial matches (runs) alive at once, over all partitions, for
       plans that keep runs;
+    - `peak_matches`: the most matches one event completed in its partition (or one
+      partition reported as time passed), to set `max_matches_per_event` by;
     - `run_steps`: the runs alive after each event, summed (over `events`: the mean number of
       runs per event, the SASE+ paper's "runs per time step");
     - `late`: events dropped because they came later than `max_delay` allows (see
@@ -40,6 +42,7 @@ class Metrics:
     timeouts: int = 0
     partitions: int = 0
     peak_runs: int = 0
+    peak_matches: int = 0
     run_steps: int = 0
     late: int = 0
     partials_dropped: int = 0

@@ -19,9 +19,13 @@ broke:
   (with and without a reorder buffer) reports as the uninterrupted engine, event by event,
   and ends with the same metrics;
 - `guards`: an engine with `max_partial_matches` one below the most partial matches the
-  plan held at once stops with a `LimitError` naming it, and at that most it reports as
-  without a limit (the guard on matches per event is checked on every plan by
-  `tests/runtime/test_guards.py`: what one event completes is the plan's to count);
+  plan held at once (`peak_runs`), or with `max_matches_per_event` one below the most
+  matches one event completed (`peak_matches`), stops with a `LimitError` naming it; at
+  that most it reports as without a limit; and under on_limit="drop" the event past the
+  limit reports that many of its matches, no others, and is counted (`cut_events`). (Where
+  the query chooses among an event's matches, a plan may build and count more than it
+  reports, and trip at that most; a plan that reports a match after the event that
+  completed it may report one event's matches in parts: only the trip below it is checked.)
 - `idle_eviction`: dropping the states `plan.idle` calls idle, and keeping only the keys of
   those `plan.finished` calls finished (their later events go nowhere), after every event,
   changes nothing;
@@ -66,6 +70,7 @@ from kleene import plans
 from kleene.compiler.options import Options
 from kleene.compiler.pipeline import LANGUAGES, language_of, parse
 from kleene.events import Event, Watermark
+from kleene.language.sase import ast as A
 from kleene.matches import Retraction, Timeout, net
 from kleene.plans.base import LIMITS, Plan, plan_class
 
@@ -308,7 +313,7 @@ def _engine_run(
 
 
 def guards(plan: Plan[Any], oracle: Plan[Any], events: Sequence[Event]) -> None:
-    from kleene.errors import LimitError
+    from kleene.errors import LimitError, PlanError
     from kleene.runtime.engine import Engine
 
     def run(**limits: Any) -> tuple[list[list[Key]], Any]:
@@ -316,21 +321,66 @@ def guards(plan: Plan[Any], oracle: Plan[Any], events: Sequence[Event]) -> None:
         found = [[key(f) for f in engine.send(event)] for event in events]
         return [*found, [key(f) for f in engine.close()]], engine.metrics
 
-    option = "max_partial_matches"
-    unguarded, metrics = run(max_partial_matches=None, max_partial_matches_per_key=None)
+    def trips(option: str, **limits: Any) -> None:
+        tripped = None
+        try:
+            run(**limits)
+        except LimitError as error:
+            tripped = str(error)
+        assert tripped is not None, f"{option}={limits[option]} (below what it needs) never trips"
+        assert f"({option}=" in tripped, f"the guard that tripped is not {option}: {tripped}"
+
+    free = {"max_partial_matches": None, "max_partial_matches_per_key": None}
+    unguarded, metrics = run(**free, max_matches_per_event=None)
     peak = metrics.peak_runs
-    if peak < 1:
-        return  # the plan holds no partial match (or does not count them)
-    assert run(**{option: peak, "max_partial_matches_per_key": None})[0] == unguarded, (
-        f"{option}={peak} (the most the stream needs) changes the outputs"
+    if peak >= 1:  # else the plan holds no partial match (or does not count them)
+        assert run(**{**free, "max_partial_matches": peak})[0] == unguarded, (
+            f"max_partial_matches={peak} (the most the stream needs) changes the outputs"
+        )
+        trips("max_partial_matches", **{**free, "max_partial_matches": peak - 1})
+    most = metrics.peak_matches
+    if most < 2:
+        return
+    trips("max_matches_per_event", max_matches_per_event=most - 1)
+    if _chooses(plan) or "prompt_emission" in plan.limits:
+        return  # the plan may build, and count, matches it does not report (yet)
+    assert run(max_matches_per_event=most)[0] == unguarded, (
+        f"max_matches_per_event={most} (the most one event completes) changes the outputs"
     )
-    tripped = None
     try:
-        run(**{option: peak - 1, "max_partial_matches_per_key": None})
-    except LimitError as error:
-        tripped = str(error)
-    assert tripped is not None, f"{option}={peak - 1} (below what the stream needs) never trips"
-    assert f"({option}=" in tripped, f"the guard that tripped is not {option}: {tripped}"
+        dropped, metrics = run(max_matches_per_event=most - 1, on_limit="drop")
+    except PlanError:
+        return  # the plan cannot count what a guard drops, and says so at compile time
+    cut = next(at for at, found in enumerate(unguarded) if len(found) == most)
+    assert dropped[:cut] == unguarded[:cut], "on_limit='drop' changes what comes before a cut"
+    assert len(dropped[cut]) == most - 1, (
+        f"on_limit='drop' at max_matches_per_event={most - 1} reports another number there"
+    )
+    assert not Counter(dropped[cut]) - Counter(unguarded[cut]), (
+        "on_limit='drop' reports at the cut what it would not report there without the limit"
+    )
+    assert metrics.as_dict().get("cut_events", 0) >= 1, "on_limit='drop' cut matches uncounted"
+
+
+def _has_or(node: Any) -> bool:
+    return isinstance(node, A.Or) or any(_has_or(item) for item in getattr(node, "items", ()))
+
+
+def _chooses(plan: Plan[Any]) -> bool:
+    """Does the query choose among the matches an event completes (an AFTER MATCH SKIP, a
+    selection strategy, non-overlapping output, a negation, CONSUME BY, or an OR whose
+    branches may complete one match twice)? A plan may then build, and hold to
+    `max_matches_per_event`, more matches than it reports."""
+    analysis, options = plan.analysis, plan.options
+    pattern = getattr(analysis, "pattern", None)
+    return bool(
+        (pattern is not None and _has_or(pattern.structure))
+        or getattr(analysis, "negations", None)
+        or getattr(analysis, "skips", False)
+        or getattr(analysis, "consume", None)
+        or options.selection != "all"
+        or options.output != "all"
+    )
 
 
 def idle_eviction(plan: Plan[Any], oracle: Plan[Any], events: Sequence[Event]) -> None:

@@ -30,7 +30,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kleene.compiler.analysis import Analysis
+from kleene.compiler.growth import tripped
 from kleene.compiler.options import Options
+from kleene.errors import LimitError
 from kleene.events import Event, Watermark
 from kleene.matches import Match
 from kleene.plans.base import Plan, begin_at_first, register
@@ -103,6 +105,9 @@ class BacktrackState(Partition):
     #: How many matches each event (by position) completed of those not handed over yet,
     #: for the guard on the matches one event completes.
     completed: dict[int, int] = field(default_factory=dict)
+    #: How many runs read each event (by position): the partial matches alive at it, which
+    #: depth first holds one at a time, for the guard on partial matches per partition.
+    reads: dict[int, int] = field(default_factory=dict)
     tiebreak: int = 0
     kept: int = 64
     begin: bool = True  # may an event begin a run (`matches_from`: only the first)
@@ -127,6 +132,9 @@ class NfaBacktrack(Plan[BacktrackState]):
         #: The automaton, its compiled formulas and the finalizer, shared with `nfa`.
         self.nfa = Nfa(analysis, options)
         self.finalizer = self.nfa.finalizer
+        cap = options.max_partial_matches_per_key
+        #: The most runs that may read one event (inf: no limit).
+        self.run_cap: float = math.inf if cap is None else cap
 
     @property
     def partition_key(self) -> Callable[[Event], Hashable | None] | None:
@@ -248,11 +256,19 @@ class NfaBacktrack(Plan[BacktrackState]):
         stream = state.stream
         window = self.window
         counters = state.counters
+        reads, cap = state.reads, self.run_cap
         while run is not None and run.next <= upto:
             position = run.next
             event = stream[position]
             if window is not None and event.t - run.start > window:
                 return None
+            read = reads.get(position, 0) + 1
+            if read > cap:  # runs read one at a time: stop the explosion here
+                if self.options.on_limit != "drop":
+                    raise self._too_many_runs(event)
+                counters["partials_dropped"] = counters.get("partials_dropped", 0) + 1
+                return None
+            reads[position] = read
             branches: list[Walk] = []
             taken = False
             key = None if self.nfa.partition is None else self.nfa.partition.key(event)
@@ -303,6 +319,8 @@ class NfaBacktrack(Plan[BacktrackState]):
         if self.nfa.negated and self.window is not None:
             cut -= self.window
         stream.drop_before(cut)
+        if len(state.reads) > 2 * (stream.end - stream.base) + state.kept:
+            state.reads = {p: n for p, n in state.reads.items() if p >= needed}
 
     def _ignores(self, run: Walk, key: Hashable | None, taken: bool) -> bool:
         nfa = self.nfa
@@ -311,6 +329,13 @@ class NfaBacktrack(Plan[BacktrackState]):
         if nfa.ignore_unless_taken:
             return not taken
         return nfa.ignore_other_keys and key != run.key
+
+    def _too_many_runs(self, event: Event) -> LimitError:
+        """More runs read `event` than the partition may hold partial matches."""
+        where = f"at event {event.id!r} (ts {event.ts!r})"
+        more = ["the backtrack algorithm follows every partial match apart (nfa merges them)"]
+        option = "max_partial_matches_per_key"
+        return LimitError(tripped(self.analysis, option, int(self.run_cap), where, more))
 
     def _found(self, state: BacktrackState, bound: tuple[str, ...], path: Trail) -> None:
         positions: dict[str, list[int]] = {name: [] for name in bound}
