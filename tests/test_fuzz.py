@@ -165,14 +165,21 @@ JSONL = (
 )
 
 
+#: The bytes `damaged` writes: line breaks, quotes, commas, braces, letters, digits, and
+#: bytes that are no text (NUL, and what UTF-8 never starts or ends a character with).
+DAMAGE = (0, 0x0A, 0x22, 0x2C, 0x7B, 0x80, 0xC3, 0xFF, 0x41, 0x31)
+#: Those of them that are text: damage to a file's structure, not to its encoding.
+TEXTUAL = (0x0A, 0x22, 0x2C, 0x7B, 0x7D, 0x3A, 0x20, 0x41, 0x31, 0x2E)
+
+
 @st.composite
-def damaged(draw: st.DrawFn, data: bytes) -> bytes:
+def damaged(draw: st.DrawFn, data: bytes, alphabet: tuple[int, ...] = DAMAGE) -> bytes:
     """`data` with bytes flipped, inserted, deleted, or cut off."""
     result = bytearray(data)
     for _ in range(draw(st.integers(1, 5))):
         at = draw(st.integers(0, len(result)))
         kind = draw(st.sampled_from(["flip", "insert", "delete", "cut"]))
-        byte = draw(st.sampled_from([0, 0x0A, 0x22, 0x2C, 0x7B, 0x80, 0xC3, 0xFF, 0x41, 0x31]))
+        byte = draw(st.sampled_from(alphabet))
         if kind == "flip" and at < len(result):
             result[at] = byte
         elif kind == "insert":

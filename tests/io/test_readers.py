@@ -593,3 +593,35 @@ def test_an_unclosed_quote_is_an_error_at_its_cell(tmp_path, on_error):
     assert (e.value.row, e.value.field) == (2, "x")
     path.write_text('type,ts,x\nA,1,"1"\nB,2,"two, three"\n')  # closed quotes are cells
     assert [e.attrs["x"] for e in kleene.read_events(path)] == ["1", "two, three"]
+
+
+@pytest.mark.parametrize("on_error", ["raise", "skip"])
+def test_a_missing_role_column_is_the_inputs_fault_not_each_rows(tmp_path, on_error):
+    """A header without the type column made every row an error, each skipped under
+    --on-error skip: 0 events and no word of why, where `kleene run` refused the file."""
+    path = tmp_path / "events.csv"
+    path.write_text("kind,ts,x\nA,1,1\nB,2,2\n")
+    with pytest.raises(kleene.EventError) as raised:
+        list(kleene.read_events(path, on_error=on_error))
+    assert str(raised.value) == (
+        f"{path}, field 'type': no column 'type' (the event type); it has kind, ts, x"
+    )
+    parquet = tmp_path / "events.parquet"
+    pq.write_table(pa.table({"type": ["A"], "time": [1]}), parquet)
+    with pytest.raises(kleene.EventError, match="no column 'ts' \\(the timestamp\\)"):
+        list(kleene.read_events(parquet, on_error=on_error))
+    with pytest.raises(kleene.EventError, match="no column 'seq' \\(the id\\)"):
+        list(kleene.read_events(path, type="kind", id="seq", on_error=on_error))
+
+
+def test_empty_lines_before_the_header_are_passed_over(tmp_path):
+    """As Spark and pyarrow pass over empty lines: the header was read as empty, and the
+    file as no events at all, without a word."""
+    path = tmp_path / "events.csv"
+    path.write_text('\n\r\ntype,ts,x\nA,1,1\n\nB,2,"2\n')
+    with pytest.raises(kleene.EventError) as raised:
+        list(kleene.read_events(path))
+    assert str(raised.value).startswith(f"{path}, row 2, field 'x': a quote opened")
+    assert str(kleene.io.readers.csv_files.unclosed_quote(path)) == str(raised.value)
+    path.write_text("\n\ntype,ts\nA,1\nB,2\n")
+    assert [e.type for e in kleene.read_events(path)] == ["A", "B"]

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from datetime import timedelta
 from itertools import chain
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from kleene.compiler.analysis import Analysis
 from kleene.compiler.growth import unbounded
@@ -172,8 +172,10 @@ def is_afa(text: str) -> bool:
 log = logging.getLogger("kleene")
 
 
-def skipping_reader(source: str, args: argparse.Namespace) -> EventReader:
-    """kleene's own reader over the job's input, skipping malformed rows."""
+def skipping_reader(
+    source: str, args: argparse.Namespace, on_error: Literal["raise", "skip"] = "skip"
+) -> EventReader:
+    """kleene's own reader over the job's input, skipping malformed rows (or raising)."""
     return read_events(
         source,
         args.format,
@@ -181,8 +183,22 @@ def skipping_reader(source: str, args: argparse.Namespace) -> EventReader:
         ts=args.ts_column,
         id=args.id_column,
         event_type=args.event_type,
-        on_error="skip",
+        on_error=on_error,
     )
+
+
+def malformed_row(source: str, args: argparse.Namespace) -> KleeneError | None:
+    """The first row kleene's own reader refuses in the job's input (within
+    `LOCATE_SECONDS`), for a Spark reader's failure that names neither file nor row: on
+    that error path only."""
+    deadline = time.monotonic() + LOCATE_SECONDS
+    try:
+        for _ in skipping_reader(source, args, on_error="raise"):
+            if time.monotonic() > deadline:
+                return None
+    except KleeneError as error:
+        return error
+    return None
 
 
 def locate_failure(
@@ -235,6 +251,24 @@ def _missing(found: KleeneError, reader: EventReader, args: argparse.Namespace) 
                 return KleeneError(f"{error} (--on-error skip drops such rows)")
         checked = len(reader.errors)
     return found
+
+
+def spark_failure(error: BaseException, source: str, args: argparse.Namespace) -> KleeneError:
+    """A Spark failure that is not kleene's, in one line: a CSV row that does not fit the
+    header, by its text; else the row kleene's own reader refuses, found in-process; else
+    the innermost cause Spark gives (the trace is --verbose's)."""
+    text = str(error)
+    malformed = re.search(r"Malformed CSV record: (.*?)(?: SQLSTATE|$)", text, re.MULTILINE)
+    if malformed:
+        return KleeneError(
+            f"{source}: a row does not have the header's fields: {malformed.group(1)} "
+            "(--on-error skip drops such rows)"
+        )
+    located = malformed_row(source, args)
+    if located is not None:
+        return located
+    causes = re.findall(r"Caused by: [\w.$]+: (.*)", text) or text.strip().splitlines()[:1]
+    return KleeneError(f"{source}: {causes[-1] if causes else type(error).__name__}")
 
 
 def warn_growth(plan: Any) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import re
 import shutil
 import sys
 import tempfile
@@ -27,11 +26,12 @@ from kleene.cli.common import (
     quiet_argument,
     skipping_reader,
     spark_arguments,
+    spark_failure,
     warn_growth,
 )
 from kleene.cli.plan_options import pair, plan_options
 from kleene.compiler.schema import check_columns
-from kleene.errors import KleeneError
+from kleene.errors import EventError, KleeneError
 from kleene.io.readers import STDIN, gzipped
 
 __all__ = ["add"]
@@ -112,6 +112,10 @@ def _job(args: argparse.Namespace, source: str) -> int:
         frame = read_events_frame(
             spark, source, args.format, ts=args.ts_column, tz=args.tz, on_error=args.on_error
         )
+        if not frame.columns:  # empty files only: no events, as kleene match reads them
+            written = write_matches_frame(spark.createDataFrame([], "pattern string"), args.output)
+            log.info(f"0 events read (the input is empty), {written} matches")
+            return 0
         job = detect_job(
             frame,
             text,
@@ -125,13 +129,16 @@ def _job(args: argparse.Namespace, source: str) -> int:
         )
         matches = job.matches.persist() if args.show else job.matches
         written = write_matches_frame(matches, args.output, overwrite=args.overwrite)
+    except EventError as error:  # the frame does not fit the query: in which input
+        error.source = error.source or source
+        raise
     except (CapturedException, Py4JJavaError) as error:  # a worker or a reader failed
         if args.verbose:
             raise
         found = worker_error(error)
         if found is not None:
             found = locate_failure(found, source, args, plan)
-        raise found or _spark_error(error, source) from None
+        raise found or spark_failure(error, source, args) from None
     finished = time.perf_counter()
     counts = job.counts()
     log.info(
@@ -164,20 +171,6 @@ def _job(args: argparse.Namespace, source: str) -> int:
         for number, row in enumerate(shown, 1):
             print(f"{number:>3}. {_short_row(row, variables, id_field)}")
     return 0
-
-
-def _spark_error(error: BaseException, source: str) -> KleeneError:
-    """A Spark failure that is not kleene's, in one line: a CSV row that does not fit the
-    header, by its text; else the innermost cause Spark gives (the trace is --verbose's)."""
-    text = str(error)
-    malformed = re.search(r"Malformed CSV record: (.*?)(?: SQLSTATE|$)", text, re.MULTILINE)
-    if malformed:
-        return KleeneError(
-            f"{source}: a row does not have the header's fields: {malformed.group(1)} "
-            "(--on-error skip drops such rows)"
-        )
-    causes = re.findall(r"Caused by: [\w.$]+: (.*)", text) or text.strip().splitlines()[:1]
-    return KleeneError(causes[-1] if causes else type(error).__name__)
 
 
 def _check_columns(plan: kleene.Plan[Any], source: str, args: argparse.Namespace) -> None:

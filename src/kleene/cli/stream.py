@@ -21,10 +21,11 @@ from kleene.cli.common import (
     query_text,
     quiet_argument,
     spark_arguments,
+    spark_failure,
     warn_growth,
 )
 from kleene.cli.plan_options import pair, plan_options
-from kleene.errors import KleeneError
+from kleene.errors import EventError, KleeneError
 from kleene.io.readers import format_of
 
 __all__ = ["add"]
@@ -101,7 +102,9 @@ def _run(args: argparse.Namespace) -> int:
         from kleene.spark import spark_session
     except ImportError as error:
         raise KleeneError(str(error)) from None
+    from py4j.protocol import Py4JJavaError
     from pyspark.errors import StreamingQueryException
+    from pyspark.errors.exceptions.captured import CapturedException
 
     from kleene.spark.files import unclosed_quotes
     from kleene.spark.session import local_cores, worker_error
@@ -123,17 +126,24 @@ def _run(args: argparse.Namespace) -> int:
     spark = spark_session(args.master, conf | dict(pair(item) for item in args.conf))
     if not args.verbose:  # kleene says what failed, in one line; Spark's traces are noise
         spark.sparkContext.setLogLevel("OFF")
-    frame = _source(spark, args)
-    job = detect_stream_job(
-        frame,
-        text,
-        **spark_arguments(args),
-        arrival=args.arrival,
-        watermark=args.watermark,
-        buckets=args.buckets,
-        on_late="collect" if args.late else "count",
-        **settings,
-    )
+    try:
+        job = detect_stream_job(
+            _source(spark, args),
+            text,
+            **spark_arguments(args),
+            arrival=args.arrival,
+            watermark=args.watermark,
+            buckets=args.buckets,
+            on_late="collect" if args.late else "count",
+            **settings,
+        )
+    except EventError as error:  # the input does not fit the query: say which input
+        error.source = error.source or args.input
+        raise
+    except (CapturedException, Py4JJavaError) as error:  # reading the files there failed
+        if args.verbose:
+            raise
+        raise spark_failure(error, args.input, args) from None
     query = job.start(
         args.output,
         checkpoint=args.checkpoint,

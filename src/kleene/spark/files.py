@@ -106,13 +106,13 @@ def _read_frame(
                     f"{path} is gzip-compressed; Spark tells compression by the name, so "
                     "name it with .gz at the end"
                 )
+    mode = "FAILFAST" if on_error == "raise" else "DROPMALFORMED"
     if kind == "csv":
         _closed_quotes(spark, path)
-        mode = "FAILFAST" if on_error == "raise" else "DROPMALFORMED"
         reader = spark.read.options(**CSV_OPTIONS).option("inferSchema", True)
         return reader.option("mode", mode).csv(path)
-    if kind == "jsonl":
-        return spark.read.json(path)
+    if kind == "jsonl":  # a line that is not a JSON object fails, or is dropped, as a CSV row
+        return spark.read.option("mode", mode).json(path)
     return spark.read.parquet(path)
 
 

@@ -94,6 +94,7 @@ def arrow_batches(
     for batch in batches:
         names = batch.schema.names
         reader.names, reader.where = tuple(names), where
+        reader.has_roles()
         named_once(names, where, "its columns name")
         numbers = range(number + 1, number + 1 + batch.num_rows)
         number += batch.num_rows

@@ -92,13 +92,16 @@ def _csv_stream(
     import pyarrow.csv as pacsv
 
     first = raw.readline()
+    while first and not first.rstrip(b"\r\n"):  # empty lines before the header are passed
+        first = raw.readline()  # over, as Spark and pyarrow pass over empty lines
     try:
         header = next(csv.reader([first.decode("utf-8-sig").rstrip("\r\n")]), None)
     except UnicodeDecodeError:
         raise EventError("the header is not UTF-8 text", source=where, row=0) from None
     if not header:
-        return
+        return  # an empty file: no events
     reader.names, reader.where = tuple(header), where
+    reader.has_roles()
     named_once(header, where, "the header names", row=0)
     bad_lines: list[tuple[int | None, str]] = []
 
@@ -203,18 +206,21 @@ def unclosed_quote(path: Path, where: str | None = None) -> EventError | None:
     """
     open_quote, field = re.compile(OPEN_QUOTE), re.compile(_FIELD)
     with opened(path) as raw:
-        header: list[str] = []
-        for number, ended in enumerate(raw):
+        header: list[str] | None = None
+        number = 0  # the data row, from 1 (blank lines are passed over, as the readers do)
+        for ended in raw:
             line = ended.decode("utf-8", "replace").rstrip("\r\n")
-            if number == 0:
-                header = next(csv.reader([line]), [])
-            if open_quote.match(line) is None:
+            if not line:
                 continue
-            at, fields = 0, 0
-            while (complete := field.match(line, at)) is not None:
-                at, fields = complete.end(), fields + 1
-            name = header[fields] if number and fields < len(header) else None
-            return EventError(UNCLOSED_QUOTE, source=where or str(path), row=number, field=name)
+            if open_quote.match(line) is not None:
+                at, fields = 0, 0
+                while (complete := field.match(line, at)) is not None:
+                    at, fields = complete.end(), fields + 1
+                name = header[fields] if header is not None and fields < len(header) else None
+                return EventError(UNCLOSED_QUOTE, source=where or str(path), row=number, field=name)
+            if header is None:
+                header = next(csv.reader([line]), [])
+            number += 1
     return None
 
 

@@ -39,6 +39,7 @@ def parquet_batches(
             ) from None
         with file:
             reader.names, reader.where = tuple(file.schema_arrow.names), where
+            reader.has_roles()
             yield from arrow_batches(reader, _parquet_read(file, where), where)
 
 

@@ -197,6 +197,9 @@ class _Unzipped(gzip.GzipFile):
         raise self.damaged()
 
 
+_ROLES = {"ts": "the timestamp", "type": "the event type", "id": "the id"}
+
+
 @contextmanager
 def opened(path: Path) -> Iterator[io.BufferedIOBase]:
     """A file, or standard input (`-`), as bytes: decompressed when it is gzip, told by
@@ -360,6 +363,19 @@ class EventReader:
         if columns.id is not None:
             roles[columns.id] = "id"
         return roles
+
+    def has_roles(self) -> None:
+        """The input's columns (`names`) are known: a column a role names (ts, type, id) that
+        is not among them is an error whatever `on_error` says, the input's fault and no
+        row's (as `kleene run` refuses it)."""
+        names = self.names or ()
+        for name, role in self.roles().items():
+            if name not in names:
+                raise EventError(
+                    f"no column {name!r} ({_ROLES[role]}); it has {', '.join(names)}",
+                    source=self.where or self.source,
+                    field=name,
+                )
 
     def __iter__(self) -> Iterator[Event]:
         for batch in self.batches(self):
