@@ -2,10 +2,10 @@
 stream` give one verdict on one file (the same matches, or each an error naming the file),
 and none shows a traceback.
 
-The damage is to the files' structure (line breaks, quotes, commas, braces, text), made
-before gzip compresses them. Damage to the encoding (bytes that are not UTF-8, a NUL after
-a JSON object, a damaged gzip header) still gets different verdicts from Spark's readers,
-which read past it (docs/spark.md says which)."""
+The damage is to the files' structure (line breaks, quotes, commas, braces, text) and
+bytes that are not UTF-8, made before gzip compresses them. A NUL or text after a JSON
+object on its line, and a damaged gzip header, still get different verdicts from Spark's
+readers, which read past them (docs/spark.md says so)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 
 from kleene.cli import main
 from tests.test_fuzz import CSV, DAMAGE, JSONL, QUERY, TEXTUAL, damaged, parquet_bytes
@@ -46,6 +46,19 @@ def _verdict(code: int, err: str, out: Path | None, names: str = "events.") -> t
     return ("matches", found)
 
 
+def _read_past(data: bytes) -> bool:
+    """Does a line hold text after a JSON object, which Spark reads past (docs/spark.md)?"""
+    decoder = json.JSONDecoder()
+    for line in data.decode("utf-8", "replace").splitlines():
+        try:
+            _, end = decoder.raw_decode(line.lstrip())
+        except ValueError:
+            continue
+        if line.lstrip()[end:].strip():
+            return True
+    return False
+
+
 def _bound(row: dict, variable: str) -> list[dict]:
     return row["bindings"][variable] if "bindings" in row else row[variable]
 
@@ -63,6 +76,7 @@ def test_kleene_run_gives_kleene_matchs_verdict_on_damaged_files(
     @spark_fuzz
     @given(damaged(original, TEXTUAL if plain else DAMAGE))
     def check(data: bytes) -> None:
+        assume(not (suffix.startswith("jsonl") and _read_past(data)))
         case = folder / str(next(count))
         case.mkdir()
         path = case / f"events.{suffix}"
@@ -98,6 +112,7 @@ def test_kleene_stream_gives_kleene_matchs_verdict_on_damaged_files(
     @stream_fuzz
     @given(damaged(original, TEXTUAL))
     def check(data: bytes) -> None:
+        assume(not (suffix.startswith("jsonl") and _read_past(data)))
         case = folder / str(next(count))
         (case / "in").mkdir(parents=True)
         path = case / "in" / f"events.{suffix}"
@@ -111,6 +126,8 @@ def test_kleene_stream_gives_kleene_matchs_verdict_on_damaged_files(
         options = ["--available-now", "--output-format", "json", "--watermark", "0 seconds"]
         code = main([*arguments, "-o", str(out), *options, "--master", "local[1]"])
         err = capsys.readouterr().err  # (an error names the file, or the input folder)
+        if expected == ("matches", []) and "holds only empty files yet" in err:
+            return  # a stream learns its columns from the files there: it asks for --schema
         verdict, found = _verdict(code, err, out if out.exists() else None, f"{case}/in")
         assert verdict == expected[0], f"{data!r}: kleene stream {verdict}, kleene match {expected}"
         if verdict == "matches":

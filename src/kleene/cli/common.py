@@ -20,6 +20,7 @@ from kleene.compiler.growth import unbounded
 from kleene.compiler.pipeline import language_of
 from kleene.errors import EventError, KleeneError
 from kleene.io.readers import EventReader, read_events
+from kleene.io.readers.csv_files import UNCLOSED_QUOTE
 from kleene.language.text import UNITS
 from kleene.runtime.engine import Engine
 
@@ -205,17 +206,21 @@ def locate_failure(
     found: KleeneError, source: str, args: argparse.Namespace, plan: Any
 ) -> KleeneError:
     """A Spark worker failed on a row, and knows neither its file nor its row: find them
-    in-process, on this error path only. A row without timestamp or type, or with a
+    in-process, on this error path only. A cell that is not UTF-8 text or holds a line
+    break is found by kleene's own reader, which refuses it too; a row without timestamp or
+    type, or with a
     timestamp that is not one, is found by reading the input again; an event whose values
     clash in a condition, or whose timestamp is of another kind than those before it, by
     running the plan over it in-process (within `LOCATE_SECONDS`; rows out of time order,
     which Spark sorts, are passed over). When nothing is found, the worker's own line
     stands."""
+    text = str(found)
+    if "not UTF-8 text" in text or UNCLOSED_QUOTE in text:  # kleene's reader refuses it too
+        return malformed_row(source, args) or found
     try:
         reader = skipping_reader(source, args)
     except KleeneError:
         return found
-    text = str(found)
     mixed = "timestamps mix" in text
     if not mixed and (" is missing" in text or f"field {args.ts_column!r}: " in text):
         return _missing(found, reader, args)

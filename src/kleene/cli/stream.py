@@ -186,7 +186,7 @@ def _source(spark: Any, args: argparse.Namespace) -> Any:
     kind = args.format or format_of(folder)
     from pyspark.sql.types import StringType
 
-    from kleene.spark.files import CSV_OPTIONS, one_line_cells, read_events_frame, text_times
+    from kleene.spark.files import CSV_OPTIONS, checked_text, read_events_frame, text_times
 
     schema, sample = args.schema, None
     if schema is None:
@@ -196,17 +196,23 @@ def _source(spark: Any, args: argparse.Namespace) -> Any:
                 "('ts timestamp, type string, ...')"
             )
         sample = read_events_frame(spark, args.input, kind)
+        if not sample.columns:
+            raise KleeneError(
+                f"{args.input} holds only empty files yet, no columns to learn; give --schema "
+                "('ts timestamp, type string, ...')"
+            )
         schema = sample.schema
     reader = spark.readStream.schema(schema)
     if args.max_files:
         reader = reader.option("maxFilesPerTrigger", args.max_files)
     if kind == "csv":
         # each file read whole, so that a quote left open runs to the next line, and fails
-        # the query here (`one_line_cells`), where Spark would close it at the line's end
+        # the query here (`checked_text`), where Spark would close it at the line's end
         reader = reader.options(**CSV_OPTIONS).option("multiLine", True)
-        frame = one_line_cells(reader.option("mode", "FAILFAST").csv(args.input))
+        frame = reader.option("mode", "FAILFAST").csv(args.input)
+        frame = checked_text(frame, args.on_error, line_breaks=True)
     elif kind == "jsonl":
-        frame = reader.option("mode", "FAILFAST").json(args.input)
+        frame = checked_text(reader.option("mode", "FAILFAST").json(args.input), args.on_error)
     else:
         frame = reader.parquet(args.input)
     ts = args.ts_column

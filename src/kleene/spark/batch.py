@@ -194,6 +194,8 @@ def detect_job(
         df = df.withColumn(POSITION, F.row_number().over(Window.orderBy(events.ts, SEQ)) - 1)
     condition = prefilter(compiled.analysis.filters, events)
     if condition is not None:
+        if on_error == "raise" and events.type is not None:  # the worker names such a row
+            condition = condition | col(events.type).isNull()
         df = df.filter(condition)
     kept = Observation("kleene_kept")
     df = df.observe(kept, F.count(F.lit(1)).alias("kept"))
@@ -281,6 +283,13 @@ def _event_columns(
     """Check the DataFrame against the query; normalize the timestamp, type and id columns."""
     names = set(df.columns)
     listing = ", ".join(df.columns)
+    for name in df.columns:
+        if name.startswith("."):
+            raise EventError(
+                f"Spark cannot hand a column named {name!r} to its Python workers (a name "
+                "that starts with a dot); rename it",
+                field=name,
+            )
 
     def missing(name: str, role: str) -> EventError:
         return EventError(

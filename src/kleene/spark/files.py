@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import operator
+from functools import reduce
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -17,7 +19,7 @@ from kleene.io.writers import output_format
 __all__ = [
     "CSV_OPTIONS",
     "check_output",
-    "one_line_cells",
+    "checked_text",
     "read_events_frame",
     "text_times",
     "unclosed_quotes",
@@ -110,9 +112,9 @@ def _read_frame(
     if kind == "csv":
         _closed_quotes(spark, path)
         reader = spark.read.options(**CSV_OPTIONS).option("inferSchema", True)
-        return reader.option("mode", mode).csv(path)
+        return checked_text(reader.option("mode", mode).csv(path), on_error)
     if kind == "jsonl":  # a line that is not a JSON object fails, or is dropped, as a CSV row
-        return spark.read.option("mode", mode).json(path)
+        return checked_text(spark.read.option("mode", mode).json(path), on_error)
     return spark.read.parquet(path)
 
 
@@ -135,23 +137,38 @@ def _closed_quotes(spark: SparkSession, path: str) -> None:
     )
 
 
-def one_line_cells(frame: DataFrame) -> DataFrame:
-    """A CSV frame read with Spark's `multiLine`, failing on a text cell that holds a line
-    break, as kleene's reader does (a quote left open on its line), for a stream, whose
-    files arrive after `_closed_quotes` could look at them. (A number column's cell that
-    runs on fails the read itself; `unclosed_quotes` then names its row.)"""
+#: What Spark reads bytes that are not UTF-8 as (kleene's reader names their row).
+REPLACED = "\ufffd"
+
+
+def checked_text(frame: DataFrame, on_error: str, *, line_breaks: bool = False) -> DataFrame:
+    """A CSV or JSON lines frame whose text cells kleene's reader would refuse fail the
+    job, naming the file and field (kleene then finds the row in-process): a cell that held
+    bytes that are not UTF-8, which Spark reads as U+FFFD, and with `line_breaks` (a CSV
+    read with `multiLine`, as a stream reads it) a cell holding a line break, where a
+    quote was left open on its line. (A number column's cell that runs on fails the read
+    itself.) Under on_error="skip" a row with bytes that are not UTF-8 is dropped instead.
+    """
+    texts = [f.name for f in frame.schema.fields if isinstance(f.dataType, T.StringType)]
+    if not texts:
+        return frame
+    if on_error == "skip":
+        replaced = [
+            F.coalesce(F.col(f"`{name}`").contains(REPLACED), F.lit(False)) for name in texts
+        ]
+        frame = frame.where(~reduce(operator.or_, replaced))
 
     def checked(name: str) -> Column:
         cell = F.col(f"`{name}`")
-        text = F.concat(F.input_file_name(), F.lit(f", field {name!r}: {UNCLOSED_QUOTE}"))
-        return F.when(cell.contains("\n"), F.raise_error(text)).otherwise(cell).alias(name)
+        where = F.concat(F.input_file_name(), F.lit(f", field {name!r}: "))
+        checks = [] if on_error == "skip" else [(cell.contains(REPLACED), "not UTF-8 text")]
+        if line_breaks:
+            checks.append((cell.contains("\n"), UNCLOSED_QUOTE))
+        for bad, message in checks:
+            cell = F.when(bad, F.raise_error(F.concat(where, F.lit(message)))).otherwise(cell)
+        return cell.alias(name)
 
-    return frame.select(
-        *(
-            checked(f.name) if isinstance(f.dataType, T.StringType) else F.col(f"`{f.name}`")
-            for f in frame.schema.fields
-        )
-    )
+    return frame.select(*(checked(n) if n in texts else F.col(f"`{n}`") for n in frame.columns))
 
 
 def unclosed_quotes(path: str) -> EventError | None:
