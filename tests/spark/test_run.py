@@ -419,3 +419,28 @@ def test_kleene_run_reads_quotes_inside_quotes_as_kleene_match_does(spark, tmp_p
     [local] = kleene.match(query, kleene.read_events(events))
     assert row["a"][0]["x"] == local.bindings["a"][0]["x"] == 'say "hi", then go'
     assert row["b"][0]["x"] == local.bindings["b"][0]["x"] == 'a"b'
+
+
+@pytest.mark.parametrize("slices", [None, "1"])
+def test_a_column_with_a_dot_in_its_name_reaches_the_workers(spark, tmp_path, capsys, slices):
+    """Spark read `10.5` in a column's name as a struct's field and failed the job (so
+    any such header, `px.usd`, failed kleene run); such columns now travel to the workers
+    under another name, keyed or in time slices, and come out under their own."""
+    events = tmp_path / "dotted.csv"
+    events.write_text("type,ts,.k,px.usd\nA,1,x,1.5\nB,2,x,2.5\nA,3,y,0.5\nB,4,y,3.5\n")
+    query = "PATTERN SEQ(A a, B b) WITHIN 5"
+    out = tmp_path / "out.jsonl"
+    extra = [] if slices is None else ["--slices", slices]
+    assert (
+        main(["run", query, "-i", str(events), "-o", str(out), "--master", "local[1]", *extra]) == 0
+    )
+    rows = [
+        json.loads(line) for part in out.glob("part-*") for line in part.read_text().splitlines()
+    ]
+    found = sorted((r["a"][0]["px.usd"], r["a"][0][".k"], r["b"][0]["px.usd"]) for r in rows)
+    local = kleene.match(query, kleene.read_events(events))
+    expected = sorted(
+        (m.bindings["a"][0]["px.usd"], m.bindings["a"][0][".k"], m.bindings["b"][0]["px.usd"])
+        for m in local
+    )
+    assert found == expected == [(0.5, "y", 3.5), (1.5, "x", 2.5), (1.5, "x", 3.5)]

@@ -222,7 +222,8 @@ def locate_failure(
     except KleeneError:
         return found
     mixed = "timestamps mix" in text
-    if not mixed and (" is missing" in text or f"field {args.ts_column!r}: " in text):
+    roles = (f"field {args.ts_column!r}: ", f"field {args.type_column!r}: ")
+    if not mixed and (" is missing" in text or any(role in text for role in roles)):
         return _missing(found, reader, args)
     engine = Engine(plan)
     deadline = time.monotonic() + LOCATE_SECONDS

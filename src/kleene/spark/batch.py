@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
@@ -33,6 +33,7 @@ from kleene.plans.base import Plan
 from kleene.runtime.reorder import delay_units
 from kleene.spark.pushdown import NUMERIC, EventColumns, col, prefilter
 from kleene.spark.worker import (
+    CARRIED,
     GROUP,
     HOME,
     POSITION,
@@ -195,32 +196,39 @@ def detect_job(
     condition = prefilter(compiled.analysis.filters, events)
     if condition is not None:
         if on_error == "raise" and events.type is not None:  # the worker names such a row
-            condition = condition | col(events.type).isNull()
+            typed = col(events.type)
+            condition = condition | typed.isNull() | (typed.cast("string") == F.lit(""))
         df = df.filter(condition)
     kept = Observation("kleene_kept")
     df = df.observe(kept, F.count(F.lit(1)).alias("kept"))
 
     event_names = [name for name in df.columns if name not in (SEQ, POSITION)]
+    # Spark cannot hand the workers a column with a dot in its name (it reads it as a
+    # field of a struct): such columns travel under another name, and get theirs back there
+    carried = {name: f"{CARRIED}{i}" for i, name in enumerate(event_names) if "." in name}
+    event_columns = [col(n).alias(carried[n]) if n in carried else col(n) for n in event_names]
     helpers = [col(POSITION)] if counted else []
     key_names: tuple[str, ...] = ()
     if keys is not None:
         key_names = tuple(name for name, _ in keys)
         grouped = df.select(
             *(expr.cast("string").alias(f"{GROUP}{g}") for g, (_, expr) in enumerate(keys)),
-            *(col(n) for n in event_names),
+            *event_columns,
             *helpers,
             col(SEQ),
         )
         grouped = grouped.repartition(*(col(f"{GROUP}{g}") for g in range(len(keys))))
         groups, sliced, grouping = len(keys), False, "by " + ", ".join(key_names)
     else:
-        grouped, count = _slices(df, events, event_names, compiled.window, bounds, helpers)
+        grouped, count = _slices(df, events, event_columns, compiled.window, bounds, helpers)
         groups, sliced, grouping = 1, count > 1, f"{count} time slice{'s' if count != 1 else ''}"
-    order = [col(f"{GROUP}{g}") for g in range(groups)] + [col(events.ts), col(SEQ)]
+    ts = carried.get(events.ts, events.ts)
+    order = [col(f"{GROUP}{g}") for g in range(groups)] + [col(ts), col(SEQ)]
     grouped = grouped.sortWithinPartitions(*order).drop(SEQ)
 
     event_fields = [df.schema[name] for name in event_names]
     spec, schema = job_spec(compiled, events, event_fields, keys, groups, sliced, counted)
+    spec = replace(spec, carried={alias: name for name, alias in carried.items()})
     peak = df.sparkSession.sparkContext.accumulator(0, PeakParam())
     matches = grouped.mapInArrow(match_batches(spec, peak), schema)
     return DetectJob(matches, compiled, grouping, read, skipped, kept, peak, late)
@@ -283,13 +291,6 @@ def _event_columns(
     """Check the DataFrame against the query; normalize the timestamp, type and id columns."""
     names = set(df.columns)
     listing = ", ".join(df.columns)
-    for name in df.columns:
-        if name.startswith("."):
-            raise EventError(
-                f"Spark cannot hand a column named {name!r} to its Python workers (a name "
-                "that starts with a dot); rename it",
-                field=name,
-            )
 
     def missing(name: str, role: str) -> EventError:
         return EventError(
@@ -458,7 +459,7 @@ def _bounds(
 def _slices(
     df: DataFrame,
     events: EventColumns,
-    names: list[str],
+    columns: Sequence[Column],
     window: float | None,
     bounds: tuple[float, float, int] | None,
     helpers: Sequence[Column] = (),
@@ -470,7 +471,7 @@ def _slices(
         single = df.select(
             F.lit(0).alias(f"{GROUP}0"),
             F.lit(0).alias(HOME),
-            *(col(n) for n in names),
+            *columns,
             *helpers,
             col(SEQ),
         ).repartition(1)
@@ -487,7 +488,7 @@ def _slices(
             f"{GROUP}0"
         ),
         slot(t).alias(HOME),
-        *(col(n) for n in names),
+        *columns,
         *helpers,
         col(SEQ),
     ).filter(col(f"{GROUP}0").between(0, count - 1))

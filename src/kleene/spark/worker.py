@@ -39,7 +39,7 @@ from kleene.matches import Match, Retraction, Timeout
 from kleene.plans.base import Plan
 from kleene.runtime.engine import fewer_collections
 
-__all__ = ["GROUP", "HOME", "POSITION", "SEQ", "JobSpec", "PeakParam", "match_batches"]
+__all__ = ["CARRIED", "GROUP", "HOME", "POSITION", "SEQ", "JobSpec", "PeakParam", "match_batches"]
 
 #: Helper columns detect() adds: the group (key columns or slice), an event's home slice, and
 #: the arrival sequence.
@@ -48,6 +48,8 @@ HOME = "_kleene_home"
 SEQ = "_kleene_seq"
 #: An event's position in the whole stream (`Event.seq`), for a count window.
 POSITION = "_kleene_position"
+#: The prefix of the names columns travel to the workers under (their own hold a dot).
+CARRIED = "_kleene_column"
 _END = Watermark(float("inf"))
 _OUTPUT_ROWS = 4096
 #: How many rows an unordered plan's group takes between punctuations.
@@ -70,6 +72,8 @@ class JobSpec:
     sliced: bool  # groups are time slices: keep a match only in its start event's home slice
     schema: pa.Schema = field(compare=False)  # the output batches' Arrow schema
     key_names: tuple[str, ...] = ()
+    #: The columns that travel under another name (`CARRIED`...), by it: their own names.
+    carried: Mapping[str, str] = field(default_factory=dict)
     positions: bool = False  # the rows carry their stream positions (POSITION)
 
 
@@ -237,7 +241,8 @@ def match_batches(
         scale = plan.analysis.real_time
         with fewer_collections():  # a worker process runs one job: its threshold only
             for batch in batches:
-                table = {name: _values(batch, name) for name in batch.schema.names}
+                names = batch.schema.names
+                table = {spec.carried.get(n, n): _values(batch, n) for n in names}
                 columns = [table[f"{GROUP}{g}"] for g in range(spec.groups)]
                 keys = zip(*columns, strict=True) if columns else repeat(())
                 for event, key in zip(_events(spec, table, batch.num_rows), keys, strict=False):
