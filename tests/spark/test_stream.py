@@ -494,3 +494,21 @@ def test_an_unclosed_quote_gets_the_verdict_kleene_match_gives(spark, tmp_path, 
     outputs = ["-o", str(tmp_path / "out"), "--available-now", "--master", "local[1]"]
     assert main([*arguments, *outputs, *given]) == 1
     assert capsys.readouterr().err.splitlines()[-1].startswith(verdict)
+
+
+def test_a_column_with_a_dot_in_its_name_reaches_the_stream_workers(spark, tmp_path, capsys):
+    """A header such as `px.usd` failed the stream (Spark read the dot as a struct's
+    field): such a column travels under another name and comes out under its own."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "e.csv").write_text(
+        "type,ts,k,px.usd\nA,1,x,1.5\nB,2,x,2.5\nA,3,y,0.5\nB,4,y,3.5\nZ,100,x,0\n"
+    )
+    query = "PATTERN SEQ(A a, B b) WHERE [k] WITHIN 5"
+    arguments = ["stream", query, "-i", str(folder), "--checkpoint", str(tmp_path / "ck")]
+    out = tmp_path / "out"
+    options = ["--available-now", "--watermark", "0 seconds", "--master", "local[1]"]
+    assert main([*arguments, "-o", str(out), *options]) == 0
+    rows = spark.read.parquet(str(out)).collect()
+    found = sorted((r["a"][0]["px.usd"], r["b"][0]["px.usd"]) for r in rows)
+    assert found == [(0.5, 3.5), (1.5, 2.5)]

@@ -35,7 +35,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, ClassVar
@@ -60,7 +60,7 @@ from kleene.plans.base import STATE_FORMAT, Plan
 from kleene.plans.signing import state_key
 from kleene.spark.batch import _event_columns, _keys, job_spec
 from kleene.spark.pushdown import EventColumns, col, prefilter
-from kleene.spark.worker import JobSpec, _events, _Output, _plan, _values
+from kleene.spark.worker import CARRIED, JobSpec, _events, _Output, _plan, _values
 
 __all__ = ["LATE", "StreamJob", "detect_stream", "detect_stream_job", "progress"]
 
@@ -293,6 +293,7 @@ def detect_stream_job(
 
     keys = _keys(compiled, events, partition_by)
     event_names = [n for n in df.columns if n not in (TIME, ORDER)]
+    event_fields = [df.schema[name] for name in event_names]
     if buckets is None:  # not from the session's settings: a checkpoint pins the grouping
         buckets = 0 if keys is None else BUCKETS
     if buckets < 0:
@@ -300,12 +301,16 @@ def detect_stream_job(
     groups, grouping = _groups(keys, buckets)
     key_columns = [e.cast("string").alias(f"{KEY}{i}") for i, (_, e) in enumerate(keys or [])]
 
-    data = data.select(*(col(n) for n in event_names), col(ORDER), *key_columns)
+    # a column with a dot in its name travels under another (Spark reads the dot as a
+    # struct's field), and gets its own back in the worker
+    carried = {name: f"{CARRIED}{i}" for i, name in enumerate(event_names) if "." in name}
+    event_columns = [col(n).alias(carried[n]) if n in carried else col(n) for n in event_names]
+    data = data.select(*event_columns, col(ORDER), *key_columns)
     data = data.select(*groups, *(col(n) for n in data.columns), F.lit(_FAR).alias(NEVER))
     df = _with_clock(data, df, delay)
 
-    event_fields = [df.schema[name] for name in event_names]
     job, schema = job_spec(compiled, events, event_fields, keys, 0, False)
+    job = replace(job, carried={alias: name for name, alias in carried.items()})
     zone = str(spark.conf.get("spark.sql.session.timeZone", "UTC"))
     spec = StreamSpec(
         job, len(keys or []), per_second, delay * per_second, zone, grouping, state_key()
@@ -472,7 +477,8 @@ class StreamFunction:
         if frame.empty:
             return -math.inf
         batch = pa.RecordBatch.from_pandas(frame, preserve_index=False)
-        table = {name: self.values(batch, name) for name in batch.schema.names}
+        carried = self.spec.job.carried
+        table = {carried.get(n, n): self.values(batch, n) for n in batch.schema.names}
         orders, clock = table[ORDER], table[NEVER]
         keys = [table[f"{KEY}{i}"] for i in range(self.spec.keys)]
         latest = -math.inf
