@@ -185,8 +185,9 @@ MAX_STATES = 4096
 def _too_many(analysis: Analysis) -> str:
     widest = _widest_and(analysis.structure)
     cause = (
-        f"an AND of {widest} elements has 2^{widest} orders to track"
-        if widest > 8
+        f"an AND of {widest} elements tracks each combination of how far each has come: "
+        f"2^{widest} or more"
+        if widest > 1
         else "a Kleene variable's count is tracked up to a large number: {n} or a[n]"
     )
     return (
