@@ -32,7 +32,7 @@ from kleene.cli.common import (
 from kleene.cli.plan_options import pair, plan_options
 from kleene.compiler.schema import check_columns
 from kleene.errors import EventError, KleeneError
-from kleene.io.readers import STDIN, gzipped
+from kleene.io.readers import STDIN, format_of, gzipped
 
 __all__ = ["add"]
 
@@ -87,7 +87,12 @@ def _job(args: argparse.Namespace, source: str) -> int:
     from py4j.protocol import Py4JJavaError
     from pyspark.errors.exceptions.captured import CapturedException
 
-    from kleene.spark.files import check_output, read_events_frame, write_matches_frame
+    from kleene.spark.files import (
+        absent_as_null,
+        check_output,
+        read_events_frame,
+        write_matches_frame,
+    )
     from kleene.spark.session import worker_error
 
     text, name = query_text(args.query)
@@ -116,6 +121,8 @@ def _job(args: argparse.Namespace, source: str) -> int:
             written = write_matches_frame(spark.createDataFrame([], "pattern string"), args.output)
             log.info(f"0 events read (the input is empty), {written} matches")
             return 0
+        if (args.format or format_of(source)) == "jsonl":
+            frame = absent_as_null(frame, plan.analysis.reads, source)
         job = detect_job(
             frame,
             text,

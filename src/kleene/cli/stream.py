@@ -128,7 +128,7 @@ def _run(args: argparse.Namespace) -> int:
         spark.sparkContext.setLogLevel("OFF")
     try:
         job = detect_stream_job(
-            _source(spark, args),
+            _source(spark, args, plan),
             text,
             **spark_arguments(args),
             arrival=args.arrival,
@@ -175,7 +175,7 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _source(spark: Any, args: argparse.Namespace) -> Any:
+def _source(spark: Any, args: argparse.Namespace, plan: kleene.Plan[Any]) -> Any:
     """The input folder as a streaming DataFrame; malformed rows fail the query (FAILFAST)
     rather than becoming nulls, and a `ts` column of text is read as `kleene run` reads it
     (`text_times`, deciding between numbers and times on the files there so far)."""
@@ -186,7 +186,13 @@ def _source(spark: Any, args: argparse.Namespace) -> Any:
     kind = args.format or format_of(folder)
     from pyspark.sql.types import StringType
 
-    from kleene.spark.files import CSV_OPTIONS, checked_text, read_events_frame, text_times
+    from kleene.spark.files import (
+        CSV_OPTIONS,
+        absent_as_null,
+        checked_text,
+        read_events_frame,
+        text_times,
+    )
 
     schema, sample = args.schema, None
     if schema is None:
@@ -213,6 +219,7 @@ def _source(spark: Any, args: argparse.Namespace) -> Any:
         frame = checked_text(frame, args.on_error, line_breaks=True)
     elif kind == "jsonl":
         frame = checked_text(reader.option("mode", "FAILFAST").json(args.input), args.on_error)
+        frame = absent_as_null(frame, plan.analysis.reads, args.input)
     else:
         frame = reader.parquet(args.input)
     ts = args.ts_column

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import operator
+from collections.abc import Iterable
 from functools import reduce
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -11,6 +13,8 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from kleene.compiler.query import Read
+from kleene.compiler.schema import FIELDS
 from kleene.errors import EventError, KleeneError
 from kleene.io.readers import GZIP_MAGIC, format_of
 from kleene.io.readers.csv_files import OPEN_QUOTE, UNCLOSED_QUOTE, unclosed_quote
@@ -18,6 +22,7 @@ from kleene.io.writers import output_format
 
 __all__ = [
     "CSV_OPTIONS",
+    "absent_as_null",
     "check_output",
     "checked_text",
     "read_events_frame",
@@ -25,6 +30,8 @@ __all__ = [
     "unclosed_quotes",
     "write_matches_frame",
 ]
+
+log = logging.getLogger("kleene")
 
 #: How Spark must read CSV to read it as kleene's reader does: a quote inside a quoted cell
 #: written twice (`""`), not after a backslash (Spark's default).
@@ -139,6 +146,21 @@ def _closed_quotes(spark: SparkSession, path: str) -> None:
 
 #: What Spark reads bytes that are not UTF-8 as (kleene's reader names their row).
 REPLACED = "\ufffd"
+
+
+def absent_as_null(frame: DataFrame, reads: Iterable[Read], source: str) -> DataFrame:
+    """JSON lines have no schema: an attribute the query reads that no line of `frame` holds
+    becomes a column of nulls (logged), as `kleene match` reads such events: they lack it."""
+    present = set(frame.columns)
+    for read in sorted({r.attr: r for r in reads}.values(), key=lambda r: r.attr):
+        if read.attr in present or read.attr in FIELDS:
+            continue
+        log.warning(
+            f"{source}: no line holds {read.attr!r}, which the query reads ({read.place}): "
+            "no event has it"
+        )
+        frame = frame.withColumn(read.attr, F.lit(None).cast("string"))
+    return frame
 
 
 def checked_text(frame: DataFrame, on_error: str, *, line_breaks: bool = False) -> DataFrame:

@@ -95,17 +95,23 @@ def _csv_stream(
     while first and not first.rstrip(b"\r\n"):  # empty lines before the header are passed
         first = raw.readline()  # over, as Spark and pyarrow pass over empty lines
     try:
-        header = next(csv.reader([first.decode("utf-8-sig").rstrip("\r\n")]), None)
+        line = first.decode("utf-8-sig").rstrip("\r\n")
     except UnicodeDecodeError:
         raise EventError("the header is not UTF-8 text", source=where, row=0) from None
+    if re.match(OPEN_QUOTE, line):
+        raise EventError(UNCLOSED_QUOTE, source=where, row=0)
+    header = next(csv.reader([line]), None)
     if not header:
         return  # an empty file: no events
     reader.names, reader.where = tuple(header), where
     reader.has_roles()
     named_once(header, where, "the header names", row=0)
     bad_lines: list[tuple[int | None, str]] = []
+    broken: list[int | None] = []  # rows a quote left open ran on from
 
     def invalid(row: Any) -> str:
+        if "\n" in (row.text or ""):  # a quote its line leaves open ran on: an error, always
+            broken.append(row.number)
         bad_lines.append(
             (row.number, f"expected {row.expected_columns} fields, found {row.actual_columns}")
         )
@@ -141,6 +147,8 @@ def _csv_stream(
     skipped_lines: set[int] = set()  # data rows pyarrow dropped as malformed
     row = read.rows  # the data row number of the last row handed out
     for batch in _batches(stream, where):
+        for number in broken:
+            raise EventError(UNCLOSED_QUOTE, source=where, row=number)
         for number, message in bad_lines:
             if number is not None:
                 skipped_lines.add(number)
@@ -174,6 +182,8 @@ def _csv_stream(
                 continue
         columns = [c if isinstance(c, list) else c.to_pylist() for c in table.values()]
         yield row_events(rows, names, columns, numbers, where, good)
+    for number in broken:
+        raise EventError(UNCLOSED_QUOTE, source=where, row=number)
     for number, message in bad_lines:
         reader.fail(EventError(message, source=where, row=number))
 
