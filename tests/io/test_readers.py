@@ -625,3 +625,17 @@ def test_empty_lines_before_the_header_are_passed_over(tmp_path):
     assert str(kleene.io.readers.csv_files.unclosed_quote(path)) == str(raised.value)
     path.write_text("\n\ntype,ts\nA,1\nB,2\n")
     assert [e.type for e in kleene.read_events(path)] == ["A", "B"]
+
+
+@pytest.mark.parametrize("on_error", ["raise", "skip"])
+def test_a_quote_left_open_is_an_error_in_the_header_and_where_it_ran_on(tmp_path, on_error):
+    """A quote left open ran on to the end of the file: in a row, the row then had too few
+    fields and was skipped under --on-error skip (and the rest of the file with it, as one
+    skipped row); in the header, Python's reader closed it at the line's end."""
+    path = tmp_path / "events.csv"
+    path.write_text('type,ts,x\nA,1,1\n",2,2\nB,3,3\n')
+    with pytest.raises(kleene.EventError, match="row 2: a quote opened in this cell is not"):
+        list(kleene.read_events(path, on_error=on_error))
+    path.write_text('type,ts,"x\nA,1,1\n')
+    with pytest.raises(kleene.EventError, match="row 0: a quote opened in this cell is not"):
+        list(kleene.read_events(path, on_error=on_error))

@@ -444,3 +444,20 @@ def test_a_column_with_a_dot_in_its_name_reaches_the_workers(spark, tmp_path, ca
         for m in local
     )
     assert found == expected == [(0.5, "y", 3.5), (1.5, "x", 2.5), (1.5, "x", 3.5)]
+
+
+def test_an_attribute_no_json_line_holds_is_absent_as_for_kleene_match(spark, tmp_path, capsys):
+    """JSON lines have no schema: Spark's refusal of a query reading an attribute no line
+    holds gave another verdict than kleene match (whose events lack it)."""
+    events = tmp_path / "events.jsonl"
+    lines = [{"type": "A", "ts": 1, "p": 1}, {"type": "B", "ts": 2}, {"type": "B", "ts": 3}]
+    events.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    query = "PATTERN SEQ(A a, B b) WHERE b.q > a.p OR a.p > 0 WITHIN 5"
+    local = kleene.match(query, kleene.read_events(events))
+    out = tmp_path / "out.jsonl"
+    assert main(["run", query, "-i", str(events), "-o", str(out), "--master", "local[1]"]) == 0
+    rows = [
+        json.loads(line) for part in out.glob("part-*") for line in part.read_text().splitlines()
+    ]
+    assert len(rows) == len(local) == 2
+    assert "no line holds 'q', which the query reads (b.q)" in capsys.readouterr().err
