@@ -18,6 +18,7 @@ from typing import Any, Literal
 from kleene.compiler.analysis import Analysis
 from kleene.compiler.growth import unbounded
 from kleene.compiler.pipeline import language_of
+from kleene.compiler.schema import check_columns
 from kleene.errors import EventError, KleeneError
 from kleene.io.readers import EventReader, read_events
 from kleene.io.readers.csv_files import UNCLOSED_QUOTE
@@ -186,6 +187,29 @@ def skipping_reader(
         event_type=args.event_type,
         on_error=on_error,
     )
+
+
+def role_types(args: argparse.Namespace) -> dict[str, str]:
+    """The columns of the events' roles by name, with the Spark type a missing one reads as
+    (all nulls): the timestamp, the type (unless --event-type gives it), the id if named."""
+    roles = {args.ts_column: "long"}
+    if args.event_type is None:
+        roles[args.type_column] = "string"
+    if args.id_column is not None:
+        roles[args.id_column] = "string"
+    return roles
+
+
+def check_input_columns(plan: Any, source: str, args: argparse.Namespace) -> None:
+    """Check the attributes the query reads against the input's columns (CSV header,
+    Parquet schema) the way `kleene match` does, before Spark starts: its first rows are read
+    by kleene's own reader. JSON lines have no schema; Spark checks them later."""
+    reader = skipping_reader(source, args)  # malformed rows are the job's to report
+    next(iter(reader), None)  # opens the input: its columns are known now
+    if reader.names is not None:
+        check_columns(
+            plan.analysis.reads, reader.names, reader.where or reader.source, reader.roles()
+        )
 
 
 def malformed_row(source: str, args: argparse.Namespace) -> KleeneError | None:

@@ -15,6 +15,7 @@ from typing import Any
 import kleene
 import kleene.io
 from kleene.cli.common import (
+    check_input_columns,
     disorder_options,
     input_options,
     is_afa,
@@ -24,15 +25,14 @@ from kleene.cli.common import (
     query_and_input,
     query_text,
     quiet_argument,
-    skipping_reader,
+    role_types,
     spark_arguments,
     spark_failure,
     warn_growth,
 )
 from kleene.cli.plan_options import pair, plan_options
-from kleene.compiler.schema import check_columns
 from kleene.errors import EventError, KleeneError
-from kleene.io.readers import STDIN, format_of, gzipped
+from kleene.io.readers import STDIN, gzipped
 
 __all__ = ["add"]
 
@@ -88,8 +88,8 @@ def _job(args: argparse.Namespace, source: str) -> int:
     from pyspark.errors.exceptions.captured import CapturedException
 
     from kleene.spark.files import (
-        absent_as_null,
         check_output,
+        query_columns,
         read_events_frame,
         write_matches_frame,
     )
@@ -103,7 +103,7 @@ def _job(args: argparse.Namespace, source: str) -> int:
     options = plan_options(args.option)
     plan = kleene.compile(text, args.plan, time_unit=args.time_unit, **options)
     warn_growth(plan)
-    _check_columns(plan, source, args)  # query and schema errors come before Spark starts
+    check_input_columns(plan, source, args)  # query and schema errors before Spark starts
     check_output(args.output, overwrite=args.overwrite)
     if args.column_type:
         raise KleeneError("--column-type applies to kleene match; Spark infers column types")
@@ -114,15 +114,20 @@ def _job(args: argparse.Namespace, source: str) -> int:
         spark.sparkContext.setLogLevel("OFF")
     ready = time.perf_counter()
     try:  # reading the frame and preparing the job run Spark jobs of their own
+        columns = query_columns(plan.analysis.reads, role_types(args))
         frame = read_events_frame(
-            spark, source, args.format, ts=args.ts_column, tz=args.tz, on_error=args.on_error
+            spark,
+            source,
+            args.format,
+            ts=args.ts_column,
+            tz=args.tz,
+            on_error=args.on_error,
+            columns=columns,
         )
         if not frame.columns:  # empty files only: no events, as kleene match reads them
             written = write_matches_frame(spark.createDataFrame([], "pattern string"), args.output)
             log.info(f"0 events read (the input is empty), {written} matches")
             return 0
-        if (args.format or format_of(source)) == "jsonl":
-            frame = absent_as_null(frame, plan.analysis.reads, source)
         job = detect_job(
             frame,
             text,
@@ -178,18 +183,6 @@ def _job(args: argparse.Namespace, source: str) -> int:
         for number, row in enumerate(shown, 1):
             print(f"{number:>3}. {_short_row(row, variables, id_field)}")
     return 0
-
-
-def _check_columns(plan: kleene.Plan[Any], source: str, args: argparse.Namespace) -> None:
-    """Check the attributes the query reads against the input's columns (CSV header,
-    Parquet schema) the way `kleene match` does, before Spark starts: its first rows are read
-    by kleene's own reader. JSON lines have no schema; Spark checks them later."""
-    reader = skipping_reader(source, args)  # malformed rows are the job's to report
-    next(iter(reader), None)  # opens the input: its columns are known now
-    if reader.names is not None:
-        check_columns(
-            plan.analysis.reads, reader.names, reader.where or reader.source, reader.roles()
-        )
 
 
 @contextmanager

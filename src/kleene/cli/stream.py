@@ -14,12 +14,14 @@ from typing import Any
 
 import kleene
 from kleene.cli.common import (
+    check_input_columns,
     input_options,
     locate_failure,
     log,
     plan_arguments,
     query_text,
     quiet_argument,
+    role_types,
     spark_arguments,
     spark_failure,
     warn_growth,
@@ -118,6 +120,9 @@ def _run(args: argparse.Namespace) -> int:
     warn_growth(plan)
     if args.column_type:
         raise KleeneError("--column-type applies to kleene match; give --schema instead")
+    folder = Path(args.input)
+    if folder.is_dir() and any(not p.name.startswith((".", "_")) for p in folder.iterdir()):
+        check_input_columns(plan, args.input, args)  # the files there now, before Spark starts
     started = time.perf_counter()
     conf = {"spark.ui.showConsoleProgress": str(args.verbose).lower()}
     cores = local_cores(args.master)
@@ -188,8 +193,8 @@ def _source(spark: Any, args: argparse.Namespace, plan: kleene.Plan[Any]) -> Any
 
     from kleene.spark.files import (
         CSV_OPTIONS,
-        absent_as_null,
         checked_text,
+        query_columns,
         read_events_frame,
         text_times,
     )
@@ -201,7 +206,8 @@ def _source(spark: Any, args: argparse.Namespace, plan: kleene.Plan[Any]) -> Any
                 f"{args.input} holds no files yet to learn the columns from; give --schema "
                 "('ts timestamp, type string, ...')"
             )
-        sample = read_events_frame(spark, args.input, kind)
+        columns = query_columns(plan.analysis.reads, role_types(args))
+        sample = read_events_frame(spark, args.input, kind, columns=columns)
         if not sample.columns:
             raise KleeneError(
                 f"{args.input} holds only empty files yet, no columns to learn; give --schema "
@@ -219,7 +225,6 @@ def _source(spark: Any, args: argparse.Namespace, plan: kleene.Plan[Any]) -> Any
         frame = checked_text(frame, args.on_error, line_breaks=True)
     elif kind == "jsonl":
         frame = checked_text(reader.option("mode", "FAILFAST").json(args.input), args.on_error)
-        frame = absent_as_null(frame, plan.analysis.reads, args.input)
     else:
         frame = reader.parquet(args.input)
     ts = args.ts_column

@@ -89,16 +89,20 @@ class DetectJob:
 
 
 def _observed(observation: Observation | None, name: str) -> int:
-    """A counter an observation gathered; 0 when there is none, or when the input had no
-    rows (Spark then plans the observed step away, and its result fails an assertion)."""
+    """A counter an observation gathered (0 when there is none)."""
     if observation is None:
         return 0
     from py4j.protocol import Py4JJavaError
 
+    from kleene.spark.session import KEEP_OBSERVATIONS, OBSERVED_RULES
+
     try:
         return int(observation.get.get(name) or 0)
-    except Py4JJavaError:
-        return 0
+    except Py4JJavaError:  # every row was filtered away, and the step that counted them
+        raise KleeneError(  # was replaced by an empty one after it ran
+            f"Spark did not deliver the count of rows {name}: set {OBSERVED_RULES}="
+            f"{KEEP_OBSERVATIONS} (kleene's spark_session does)"
+        ) from None
 
 
 def detect(df: DataFrame, query: Any, **arguments: Any) -> DataFrame:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import operator
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import reduce
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -22,9 +22,9 @@ from kleene.io.writers import output_format
 
 __all__ = [
     "CSV_OPTIONS",
-    "absent_as_null",
     "check_output",
     "checked_text",
+    "query_columns",
     "read_events_frame",
     "text_times",
     "unclosed_quotes",
@@ -56,13 +56,16 @@ def read_events_frame(
     ts: str | None = None,
     tz: str = "UTC",
     on_error: str = "raise",
+    columns: Mapping[str, str] | None = None,
 ) -> DataFrame:
     """A CSV (with a header; types inferred), JSON lines or Parquet file or folder as a
     DataFrame. A `ts` column of text is read as kleene match reads it (`text_times`). A CSV row
     with more or fewer fields than the header fails the job (`on_error="raise"`) or is
     dropped ("skip"), as kleene match treats it, instead of Spark's default of keeping it
-    (extra fields cut, missing ones null)."""
-    frame = _read_frame(spark, path, format, on_error)
+    (extra fields cut, missing ones null). JSON lines have no schema: of the `columns` the
+    query needs (`query_columns`), one that no line holds is read as nulls of its type
+    (logged), as `kleene match` reads events that lack it."""
+    frame = _read_frame(spark, path, format, on_error, columns or {})
     if ts in frame.columns and isinstance(frame.schema[ts].dataType, T.StringType):
         frame = frame.withColumn(ts, text_times(frame, path, ts, tz, on_error))
     return frame
@@ -104,6 +107,7 @@ def _read_frame(
     path: str,
     format: str | None,  # noqa: A002
     on_error: str,
+    columns: Mapping[str, str],
 ) -> DataFrame:
     if not Path(path).exists():
         raise EventError(f"no such file or folder: {path}")
@@ -121,7 +125,15 @@ def _read_frame(
         reader = spark.read.options(**CSV_OPTIONS).option("inferSchema", True)
         return checked_text(reader.option("mode", mode).csv(path), on_error)
     if kind == "jsonl":  # a line that is not a JSON object fails, or is dropped, as a CSV row
-        return checked_text(spark.read.option("mode", mode).json(path), on_error)
+        frame = spark.read.option("mode", mode).json(path)
+        lacking = [T.StructField(n, _TYPES[kind]) for n, kind in columns.items()]
+        lacking = [f for f in lacking if f.name not in frame.columns]
+        if frame.columns and lacking:  # read again, with them: the files hold nulls there
+            for field in lacking:
+                log.warning(f"{path}: no line holds {field.name!r}: no event has it")
+            schema = T.StructType([*frame.schema.fields, *lacking])
+            frame = spark.read.schema(schema).option("mode", mode).json(path)
+        return checked_text(frame, on_error)
     return spark.read.parquet(path)
 
 
@@ -148,19 +160,18 @@ def _closed_quotes(spark: SparkSession, path: str) -> None:
 REPLACED = "\ufffd"
 
 
-def absent_as_null(frame: DataFrame, reads: Iterable[Read], source: str) -> DataFrame:
-    """JSON lines have no schema: an attribute the query reads that no line of `frame` holds
-    becomes a column of nulls (logged), as `kleene match` reads such events: they lack it."""
-    present = set(frame.columns)
-    for read in sorted({r.attr: r for r in reads}.values(), key=lambda r: r.attr):
-        if read.attr in present or read.attr in FIELDS:
-            continue
-        log.warning(
-            f"{source}: no line holds {read.attr!r}, which the query reads ({read.place}): "
-            "no event has it"
-        )
-        frame = frame.withColumn(read.attr, F.lit(None).cast("string"))
-    return frame
+#: The types `query_columns` names.
+_TYPES: dict[str, T.DataType] = {"long": T.LongType(), "string": T.StringType()}
+
+
+def query_columns(reads: Iterable[Read], roles: Mapping[str, str]) -> dict[str, str]:
+    """The columns a query needs, with the Spark type each reads as when no JSON line holds
+    it: the `roles` (name: type) and the attributes it reads (text)."""
+    columns = dict(roles)
+    for read in reads:
+        if read.attr not in FIELDS:
+            columns.setdefault(read.attr, "string")
+    return columns
 
 
 def checked_text(frame: DataFrame, on_error: str, *, line_breaks: bool = False) -> DataFrame:

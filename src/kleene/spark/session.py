@@ -12,7 +12,14 @@ from pyspark.sql import SparkSession
 
 from kleene.errors import KleeneError
 
-__all__ = ["local_cores", "spark_session", "worker_error"]
+__all__ = ["KEEP_OBSERVATIONS", "OBSERVED_RULES", "local_cores", "spark_session", "worker_error"]
+
+#: The setting of the adaptive optimizer's rules left out, and the rule kleene leaves out:
+#: when every row is filtered away, it replaces the steps before with an empty relation
+#: once they ran, and the observations there (the rows read, skipped and kept that
+#: `DetectJob.counts` reports) are never delivered.
+OBSERVED_RULES = "spark.sql.adaptive.optimizer.excludedRules"
+KEEP_OBSERVATIONS = "org.apache.spark.sql.execution.adaptive.AQEPropagateEmptyRelation"
 
 
 def local_cores(master: str) -> int | None:
@@ -40,12 +47,17 @@ def spark_session(
     Workers must import kleene, so they use `sys.executable` (the one kleene is installed
     in) unless PYSPARK_PYTHON says otherwise. Timestamps are read in UTC. On a local master,
     shuffles default to four partitions a core rather than Spark's 200 (each partition is a
-    Python task). Spark's own log prints errors only (`log4j2.properties` beside this
+    Python task). Adaptive execution keeps a step that turned out empty (`KEEP_OBSERVATIONS`).
+    Spark's own log prints errors only (`log4j2.properties` beside this
     module), unless `spark.driver.extraJavaOptions` names another log4j configuration.
     `conf` overrides any of this.
     """
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    settings = {"spark.sql.session.timeZone": "UTC", "spark.ui.showConsoleProgress": "true"}
+    settings = {
+        "spark.sql.session.timeZone": "UTC",
+        "spark.ui.showConsoleProgress": "true",
+        OBSERVED_RULES: KEEP_OBSERVATIONS,
+    }
     cores = local_cores(master)
     if cores is not None:
         settings["spark.sql.shuffle.partitions"] = str(4 * cores)

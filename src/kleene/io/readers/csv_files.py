@@ -110,7 +110,7 @@ def _csv_stream(
     broken: list[int | None] = []  # rows a quote left open ran on from
 
     def invalid(row: Any) -> str:
-        if "\n" in (row.text or ""):  # a quote its line leaves open ran on: an error, always
+        if re.match(OPEN_QUOTE, row.text or ""):  # a quote left open ran on: always an error
             broken.append(row.number)
         bad_lines.append(
             (row.number, f"expected {row.expected_columns} fields, found {row.actual_columns}")
@@ -333,6 +333,8 @@ def _unreadable(
         )
     row = re.search(r"Row #(\d+)", str(error))  # a malformed row pyarrow could not hand over
     number = None if row is None else int(row.group(1))
+    if "\n" in str(error):  # the row it quotes ran on over lines: a quote left open
+        return EventError(UNCLOSED_QUOTE, source=where, row=number)
     return EventError(f"cannot read the CSV: {error}{hint}", source=where, row=number)
 
 
