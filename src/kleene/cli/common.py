@@ -22,6 +22,7 @@ from kleene.compiler.schema import check_columns
 from kleene.errors import EventError, KleeneError
 from kleene.io.readers import EventReader, read_events
 from kleene.io.readers.csv_files import UNCLOSED_QUOTE
+from kleene.io.readers.source import Columns
 from kleene.language.text import UNITS
 from kleene.runtime.engine import Engine
 
@@ -192,12 +193,8 @@ def skipping_reader(
 def role_types(args: argparse.Namespace) -> dict[str, str]:
     """The columns of the events' roles by name, with the Spark type a missing one reads as
     (all nulls): the timestamp, the type (unless --event-type gives it), the id if named."""
-    roles = {args.ts_column: "long"}
-    if args.event_type is None:
-        roles[args.type_column] = "string"
-    if args.id_column is not None:
-        roles[args.id_column] = "string"
-    return roles
+    columns = Columns(args.type_column, args.ts_column, args.id_column, args.event_type)
+    return {name: "long" if role == "ts" else "string" for name, role in columns.roles().items()}
 
 
 def check_input_columns(plan: Any, source: str, args: argparse.Namespace) -> None:

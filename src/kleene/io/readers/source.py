@@ -259,13 +259,17 @@ class Columns:
     tz: str = "UTC"
     ts_unit: str | None = None
 
-    def special(self) -> set[str]:
-        names = {self.ts}
+    def roles(self) -> dict[str, str]:
+        """The columns that are no attribute, by their role (ts, type, id)."""
+        roles = {self.ts: "ts"}
         if self.event_type is None:
-            names.add(self.type)
+            roles[self.type] = "type"
         if self.id is not None:
-            names.add(self.id)
-        return names
+            roles[self.id] = "id"
+        return roles
+
+    def special(self) -> set[str]:
+        return set(self.roles())
 
 
 @dataclass
@@ -356,13 +360,7 @@ class EventReader:
 
     def roles(self) -> dict[str, str]:
         """The columns that are no attribute, by their role (ts, type, id)."""
-        columns = self.columns
-        roles = {columns.ts: "ts"}
-        if columns.event_type is None:
-            roles[columns.type] = "type"
-        if columns.id is not None:
-            roles[columns.id] = "id"
-        return roles
+        return self.columns.roles()
 
     def has_roles(self) -> None:
         """The input's columns (`names`) are known: a column a role names (ts, type, id) that
