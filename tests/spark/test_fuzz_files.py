@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -59,6 +60,18 @@ def _read_past(data: bytes) -> bool:
     return False
 
 
+def _quoted_then_text(data: bytes) -> bool:
+    """Does a CSV line hold text after a quoted cell's closing quote (`"a"b`), which the
+    readers read apart (docs/spark.md)?"""
+    for line in data.decode("utf-8", "replace").splitlines():
+        for cell in re.finditer(r'(?:^|,)("(?:[^"]|"")*+"?[^,]*|[^",][^,]*)', line):
+            text = cell.group(1)
+            closed = text.count('"') % 2 == 0  # (an open one is an error, in every reader)
+            if text.startswith('"') and closed and not re.fullmatch(r'"(?:[^"]|"")*"', text):
+                return True
+    return False
+
+
 def _bound(row: dict, variable: str) -> list[dict]:
     return row["bindings"][variable] if "bindings" in row else row[variable]
 
@@ -77,6 +90,7 @@ def test_kleene_run_gives_kleene_matchs_verdict_on_damaged_files(
     @given(damaged(original, TEXTUAL if plain else DAMAGE))
     def check(data: bytes) -> None:
         assume(not (suffix.startswith("jsonl") and _read_past(data)))
+        assume(not (suffix.startswith("csv") and _quoted_then_text(data)))
         case = folder / str(next(count))
         case.mkdir()
         path = case / f"events.{suffix}"
@@ -117,6 +131,7 @@ def test_kleene_stream_gives_kleene_matchs_verdict_on_damaged_files(
     @given(damaged(original, TEXTUAL))
     def check(data: bytes) -> None:
         assume(not (suffix.startswith("jsonl") and _read_past(data)))
+        assume(not (suffix.startswith("csv") and _quoted_then_text(data)))
         case = folder / str(next(count))
         (case / "in").mkdir(parents=True)
         path = case / "in" / f"events.{suffix}"
