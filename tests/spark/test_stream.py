@@ -512,3 +512,31 @@ def test_a_column_with_a_dot_in_its_name_reaches_the_stream_workers(spark, tmp_p
     rows = spark.read.parquet(str(out)).collect()
     found = sorted((r["a"][0]["px.usd"], r["b"][0]["px.usd"]) for r in rows)
     assert found == [(0.5, 3.5), (1.5, 2.5)]
+
+
+@pytest.mark.parametrize(
+    ("query", "files", "said"),
+    [
+        ("FROM A AS a MATCH a EMIT Event X()", True, "writes matches, and this query reports"),
+        ("PATTERN SEQ(A a, B b) WITHIN 3 EVENTS", True, "a count window (WITHIN n EVENTS)"),
+        ("PATTERN SEQ(A a, B b) WITHIN 1 min", False, "holds no files yet to tell the format"),
+    ],
+)
+def test_kleene_stream_refuses_before_spark_starts(
+    tmp_path, capsys, monkeypatch, query, files, said
+):
+    """A LEAD rule, a count window and an empty folder without --format were refused after
+    20-30 s of Spark start-up: now before any session (starting one fails here)."""
+    import kleene.spark
+
+    def no_spark(*args, **kwargs):
+        raise AssertionError("Spark was started")
+
+    monkeypatch.setattr(kleene.spark, "spark_session", no_spark)
+    folder = tmp_path / "in"
+    folder.mkdir()
+    if files:
+        (folder / "a.csv").write_text("type,ts\nA,1\nB,2\n")
+    arguments = ["stream", query, "-i", str(folder), "--checkpoint", str(tmp_path / "ck")]
+    assert main([*arguments, "-o", str(tmp_path / "out")]) == 1
+    assert said in capsys.readouterr().err

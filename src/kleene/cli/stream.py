@@ -110,7 +110,7 @@ def _run(args: argparse.Namespace) -> int:
 
     from kleene.spark.files import unclosed_quotes
     from kleene.spark.session import local_cores, worker_error
-    from kleene.spark.stream import detect_stream_job
+    from kleene.spark.stream import detect_stream_job, streamable
 
     text, name = query_text(args.query)
     options = plan_options(args.option)
@@ -120,8 +120,17 @@ def _run(args: argparse.Namespace) -> int:
     warn_growth(plan)
     if args.column_type:
         raise KleeneError("--column-type applies to kleene match; give --schema instead")
+    streamable(plan)
     folder = Path(args.input)
-    if folder.is_dir() and any(not p.name.startswith((".", "_")) for p in folder.iterdir()):
+    present = folder.is_dir() and any(not p.name.startswith((".", "_")) for p in folder.iterdir())
+    if not present and args.format is None:
+        raise KleeneError(f"{args.input} holds no files yet to tell the format by; give --format")
+    if not present and args.schema is None:
+        raise KleeneError(
+            f"{args.input} holds no files yet to learn the columns from; give --schema "
+            "('ts timestamp, type string, ...')"
+        )
+    if present:
         check_input_columns(plan, args.input, args)  # the files there now, before Spark starts
     started = time.perf_counter()
     conf = {"spark.ui.showConsoleProgress": str(args.verbose).lower()}
@@ -185,10 +194,7 @@ def _source(spark: Any, args: argparse.Namespace, plan: kleene.Plan[Any]) -> Any
     rather than becoming nulls, and a `ts` column of text is read as `kleene run` reads it
     (`text_times`, deciding between numbers and times on the files there so far)."""
     folder = Path(args.input)
-    present = folder.is_dir() and any(not p.name.startswith(".") for p in folder.iterdir())
-    if args.format is None and not present:
-        raise KleeneError(f"{args.input} holds no files yet to tell the format by; give --format")
-    kind = args.format or format_of(folder)
+    kind = args.format or format_of(folder)  # (`_run` checked there is a way to tell)
     from pyspark.sql.types import StringType
 
     from kleene.spark.files import (
@@ -201,11 +207,6 @@ def _source(spark: Any, args: argparse.Namespace, plan: kleene.Plan[Any]) -> Any
 
     schema, sample = args.schema, None
     if schema is None:
-        if not present:
-            raise KleeneError(
-                f"{args.input} holds no files yet to learn the columns from; give --schema "
-                "('ts timestamp, type string, ...')"
-            )
         columns = query_columns(plan.analysis.reads, role_types(args))
         sample = read_events_frame(spark, args.input, kind, columns=columns)
         if not sample.columns:

@@ -62,7 +62,7 @@ from kleene.spark.batch import _event_columns, _keys, job_spec
 from kleene.spark.pushdown import EventColumns, col, prefilter
 from kleene.spark.worker import CARRIED, JobSpec, _events, _Output, _plan, _values
 
-__all__ = ["LATE", "StreamJob", "detect_stream", "detect_stream_job", "progress"]
+__all__ = ["LATE", "StreamJob", "detect_stream", "detect_stream_job", "progress", "streamable"]
 
 #: The column of the operator's output that carries a late event (null on a match row).
 LATE = "_kleene_late"
@@ -242,18 +242,7 @@ def detect_stream_job(
     if not sdf.isStreaming:
         raise KleeneError("detect_stream takes a streaming DataFrame; for a batch one use detect")
     compiled = plans.compile(query, plan, **options)
-    if compiled.output.kind != "matches":
-        raise KleeneError(
-            f"detect_stream writes matches, and this query reports {compiled.output.noun} (a "
-            "LEAD rule): run it on a batch DataFrame with detect(), or in-process with "
-            "kleene.Engine"
-        )
-    if compiled.count_window is not None:
-        raise KleeneError(
-            "a count window (WITHIN n EVENTS) counts positions in the whole stream, which a "
-            "stream read in micro-batches and split by key does not number; use a time "
-            "window here, or detect() on a batch DataFrame"
-        )
+    streamable(compiled)
     if on_error not in ("raise", "skip"):
         raise KleeneError(f"on_error is 'raise' or 'skip', not {on_error!r}")
     if on_late not in ("count", "collect"):
@@ -334,6 +323,23 @@ def detect_stream_job(
     )
     matches = output.filter(~late).drop(LATE)
     return StreamJob(matches, output, compiled, grouping, on_late)
+
+
+def streamable(compiled: Plan[Any]) -> None:
+    """Refuse a query a stream cannot run (a LEAD rule's emitted events, a count window),
+    with the way on; `kleene stream` asks before Spark starts."""
+    if compiled.output.kind != "matches":
+        raise KleeneError(
+            f"detect_stream writes matches, and this query reports {compiled.output.noun} (a "
+            "LEAD rule): run it on a batch DataFrame with detect(), or in-process with "
+            "kleene.Engine"
+        )
+    if compiled.count_window is not None:
+        raise KleeneError(
+            "a count window (WITHIN n EVENTS) counts positions in the whole stream, which a "
+            "stream read in micro-batches and split by key does not number; use a time "
+            "window here, or detect() on a batch DataFrame"
+        )
 
 
 def _with_clock(data: DataFrame, rows: DataFrame, delay: float) -> DataFrame:
