@@ -461,3 +461,27 @@ def test_an_attribute_no_json_line_holds_is_absent_as_for_kleene_match(spark, tm
     ]
     assert len(rows) == len(local) == 2
     assert "no line holds 'q': no event has it" in capsys.readouterr().err
+
+
+def test_kleene_run_writes_timed_out_partial_matches_to_their_own_output(spark, tmp_path, capsys):
+    """As `kleene match --timeouts FILE`: the partial matches whose window closed first go
+    to their own output, the matches to theirs (one Spark job, read once)."""
+    path = tmp_path / "orders.csv"
+    path.write_text("type,ts,order\nOrder,0,1\nOrder,5,2\nPayment,8,2\nOrder,30,3\n")
+    query = "PATTERN SEQ(Order o, Payment p) WHERE relaxed_contiguity { [order] } WITHIN 10"
+    matches, late = tmp_path / "m.jsonl", tmp_path / "late.parquet"
+    args = ["run", query, "-i", str(path), "-o", str(matches), "--master", "local[1]"]
+    assert main([*args, "--timeouts", str(late)]) == 0
+    assert "1 matches, 2 timed-out partial matches" in capsys.readouterr().err
+    rows = [json.loads(line) for part in matches.glob("part-*") for line in part.open()]
+    assert [r["o"][0]["order"] for r in rows] == [2]
+    assert "kind" not in rows[0]
+    found = spark.read.parquet(str(late)).collect()
+    assert sorted((r["kind"], r["o"][0]["order"]) for r in found) == [
+        ("timeout", 1),
+        ("timeout", 3),
+    ]
+    local = kleene.match(query, kleene.read_events(path), timeouts=True)
+    assert len([m for m in local if isinstance(m, kleene.Timeout)]) == len(found)
+    assert main([*args[:-2], "-o", str(tmp_path / "n.jsonl"), "--timeouts", "late.txt"]) == 1
+    assert "late.txt" in capsys.readouterr().err

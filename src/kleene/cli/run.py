@@ -60,6 +60,13 @@ def add(commands: Any) -> None:
     run.add_argument(
         "--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting"
     )
+    run.add_argument(
+        "--timeouts",
+        metavar="PATH",
+        help="also write the partial matches whose time window closed before they completed "
+        "(Flink CEP's timed-out partial matches; plan reference) to PATH, in the format its "
+        "extension names",
+    )
     run.add_argument("--show", type=int, default=0, metavar="N", help="print the first N matches")
     run.add_argument(
         "--verbose", action="store_true", help="show Spark's progress bars and its traces on errors"
@@ -86,6 +93,7 @@ def _job(args: argparse.Namespace, source: str) -> int:
         raise KleeneError(str(error)) from None
     from py4j.protocol import Py4JJavaError
     from pyspark.errors.exceptions.captured import CapturedException
+    from pyspark.sql import functions as F
 
     from kleene.spark.files import (
         check_output,
@@ -101,10 +109,14 @@ def _job(args: argparse.Namespace, source: str) -> int:
             "kleene run takes a query; an AFA written directly runs with kleene match"
         )
     options = plan_options(args.option)
+    if args.timeouts is not None:
+        options["timeouts"] = True
     plan = kleene.compile(text, args.plan, time_unit=args.time_unit, **options)
     warn_growth(plan)
     check_input_columns(plan, source, args)  # query and schema errors before Spark starts
     check_output(args.output, overwrite=args.overwrite)
+    if args.timeouts is not None:
+        check_output(args.timeouts, overwrite=args.overwrite)
     if args.column_type:
         raise KleeneError("--column-type applies to kleene match; Spark infers column types")
     started = time.perf_counter()
@@ -139,7 +151,14 @@ def _job(args: argparse.Namespace, source: str) -> int:
             name=name,
             **options,
         )
-        matches = job.matches.persist() if args.show else job.matches
+        matches = job.matches.persist() if args.show or args.timeouts else job.matches
+        timed_out = None
+        if args.timeouts is not None:  # one job's outputs, in two: matches and timeouts
+            kind = F.col("kind")
+            timed_out = write_matches_frame(
+                matches.filter(kind == "timeout"), args.timeouts, overwrite=args.overwrite
+            )
+            matches = matches.filter(kind == "match").drop("kind")
         written = write_matches_frame(matches, args.output, overwrite=args.overwrite)
     except EventError as error:  # the frame does not fit the query: in which input
         error.source = error.source or source
@@ -155,8 +174,9 @@ def _job(args: argparse.Namespace, source: str) -> int:
     counts = job.counts()
     log.info(
         f"{counts['read']:,} events read, {counts['kept']:,} after filtering, "
-        f"{written:,} {job.plan.output.noun} in "
-        f"{finished - ready:.1f} s (+{ready - started:.1f} s Spark start; "
+        f"{written:,} {job.plan.output.noun}"
+        + ("" if timed_out is None else f", {timed_out:,} timed-out partial matches")
+        + f" in {finished - ready:.1f} s (+{ready - started:.1f} s Spark start; "
         f"plan {job.plan.name}, grouped {job.grouping})"
     )
     if counts["skipped"]:
