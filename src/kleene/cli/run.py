@@ -137,8 +137,9 @@ def _job(args: argparse.Namespace, source: str) -> int:
             columns=columns,
         )
         if not frame.columns:  # empty files only: no events, as kleene match reads them
-            written = write_matches_frame(spark.createDataFrame([], "pattern string"), args.output)
-            log.info(f"0 events read (the input is empty), {written} matches")
+            for path in filter(None, (args.output, args.timeouts)):
+                write_matches_frame(spark.createDataFrame([], "pattern string"), path)
+            log.info("0 events read (the input is empty), 0 matches")
             return 0
         job = detect_job(
             frame,

@@ -31,7 +31,7 @@ from kleene.compiler.query import Field
 from kleene.errors import EventError, KleeneError, PatternError
 from kleene.plans.base import Plan
 from kleene.runtime.reorder import delay_units
-from kleene.spark.pushdown import NUMERIC, EventColumns, col, prefilter
+from kleene.spark.pushdown import NUMERIC, EventColumns, carried, col, prefilter
 from kleene.spark.worker import (
     CARRIED,
     GROUP,
@@ -207,10 +207,7 @@ def detect_job(
     df = df.observe(kept, F.count(F.lit(1)).alias("kept"))
 
     event_names = [name for name in df.columns if name not in (SEQ, POSITION)]
-    # Spark cannot hand the workers a column with a dot in its name (it reads it as a
-    # field of a struct): such columns travel under another name, and get theirs back there
-    carried = {name: f"{CARRIED}{i}" for i, name in enumerate(event_names) if "." in name}
-    event_columns = [col(n).alias(carried[n]) if n in carried else col(n) for n in event_names]
+    renamed, event_columns = carried(event_names, CARRIED)
     helpers = [col(POSITION)] if counted else []
     key_names: tuple[str, ...] = ()
     if keys is not None:
@@ -226,13 +223,13 @@ def detect_job(
     else:
         grouped, count = _slices(df, events, event_columns, compiled.window, bounds, helpers)
         groups, sliced, grouping = 1, count > 1, f"{count} time slice{'s' if count != 1 else ''}"
-    ts = carried.get(events.ts, events.ts)
+    ts = renamed.get(events.ts, events.ts)
     order = [col(f"{GROUP}{g}") for g in range(groups)] + [col(ts), col(SEQ)]
     grouped = grouped.sortWithinPartitions(*order).drop(SEQ)
 
     event_fields = [df.schema[name] for name in event_names]
     spec, schema = job_spec(compiled, events, event_fields, keys, groups, sliced, counted)
-    spec = replace(spec, carried={alias: name for name, alias in carried.items()})
+    spec = replace(spec, carried={alias: name for name, alias in renamed.items()})
     peak = df.sparkSession.sparkContext.accumulator(0, PeakParam())
     matches = grouped.mapInArrow(match_batches(spec, peak), schema)
     return DetectJob(matches, compiled, grouping, read, skipped, kept, peak, late)

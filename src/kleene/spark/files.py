@@ -126,7 +126,7 @@ def _read_frame(
         return checked_text(reader.option("mode", mode).csv(path), on_error)
     if kind == "jsonl":  # a line that is not a JSON object fails, or is dropped, as a CSV row
         frame = spark.read.option("mode", mode).json(path)
-        lacking = [T.StructField(n, _TYPES[kind]) for n, kind in columns.items()]
+        lacking = [T.StructField(name, _TYPES[typed]) for name, typed in columns.items()]
         lacking = [f for f in lacking if f.name not in frame.columns]
         if frame.columns and lacking:  # read again, with them: the files hold nulls there
             for field in lacking:

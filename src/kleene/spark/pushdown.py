@@ -19,7 +19,7 @@ from pyspark.sql import types as T
 from kleene.compiler.query import EventFilter
 from kleene.language import expr as E
 
-__all__ = ["NUMERIC", "EventColumns", "column", "prefilter"]
+__all__ = ["NUMERIC", "EventColumns", "carried", "column", "prefilter"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,15 @@ class EventColumns:
 def col(name: str) -> Column:
     """A column by exact name (backquoted, so dots and colons stay part of the name)."""
     return F.col("`" + name.replace("`", "``") + "`")
+
+
+def carried(names: Sequence[str], prefix: str) -> tuple[dict[str, str], list[Column]]:
+    """The columns `names` as Spark hands them to Python workers: one with a dot in its name
+    travels under `prefix` and a number (Spark reads the dot as a struct's field, even
+    backquoted), and gets its own name back there. The names it travels under, by their
+    own, and the columns to select."""
+    renamed = {name: f"{prefix}{i}" for i, name in enumerate(names) if "." in name}
+    return renamed, [col(n).alias(renamed[n]) if n in renamed else col(n) for n in names]
 
 
 #: Spark's number types (for kleene, all one kind of value).

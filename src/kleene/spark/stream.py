@@ -59,7 +59,7 @@ from kleene.matches import Match
 from kleene.plans.base import STATE_FORMAT, Plan
 from kleene.plans.signing import state_key
 from kleene.spark.batch import _event_columns, _keys, job_spec
-from kleene.spark.pushdown import EventColumns, col, prefilter
+from kleene.spark.pushdown import EventColumns, carried, col, prefilter
 from kleene.spark.worker import CARRIED, JobSpec, _events, _Output, _plan, _values
 
 __all__ = ["LATE", "StreamJob", "detect_stream", "detect_stream_job", "progress", "streamable"]
@@ -290,16 +290,13 @@ def detect_stream_job(
     groups, grouping = _groups(keys, buckets)
     key_columns = [e.cast("string").alias(f"{KEY}{i}") for i, (_, e) in enumerate(keys or [])]
 
-    # a column with a dot in its name travels under another (Spark reads the dot as a
-    # struct's field), and gets its own back in the worker
-    carried = {name: f"{CARRIED}{i}" for i, name in enumerate(event_names) if "." in name}
-    event_columns = [col(n).alias(carried[n]) if n in carried else col(n) for n in event_names]
+    renamed, event_columns = carried(event_names, CARRIED)
     data = data.select(*event_columns, col(ORDER), *key_columns)
     data = data.select(*groups, *(col(n) for n in data.columns), F.lit(_FAR).alias(NEVER))
     df = _with_clock(data, df, delay)
 
     job, schema = job_spec(compiled, events, event_fields, keys, 0, False)
-    job = replace(job, carried={alias: name for name, alias in carried.items()})
+    job = replace(job, carried={alias: name for name, alias in renamed.items()})
     zone = str(spark.conf.get("spark.sql.session.timeZone", "UTC"))
     spec = StreamSpec(
         job, len(keys or []), per_second, delay * per_second, zone, grouping, state_key()
@@ -483,8 +480,8 @@ class StreamFunction:
         if frame.empty:
             return -math.inf
         batch = pa.RecordBatch.from_pandas(frame, preserve_index=False)
-        carried = self.spec.job.carried
-        table = {carried.get(n, n): self.values(batch, n) for n in batch.schema.names}
+        own = self.spec.job.carried
+        table = {own.get(n, n): self.values(batch, n) for n in batch.schema.names}
         orders, clock = table[ORDER], table[NEVER]
         keys = [table[f"{KEY}{i}"] for i in range(self.spec.keys)]
         latest = -math.inf

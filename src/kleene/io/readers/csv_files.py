@@ -147,8 +147,8 @@ def _csv_stream(
     skipped_lines: set[int] = set()  # data rows pyarrow dropped as malformed
     row = read.rows  # the data row number of the last row handed out
     for batch in _batches(stream, where):
-        for number in broken:
-            raise EventError(UNCLOSED_QUOTE, source=where, row=number)
+        if broken:
+            raise EventError(UNCLOSED_QUOTE, source=where, row=broken[0])
         for number, message in bad_lines:
             if number is not None:
                 skipped_lines.add(number)
@@ -182,8 +182,8 @@ def _csv_stream(
                 continue
         columns = [c if isinstance(c, list) else c.to_pylist() for c in table.values()]
         yield row_events(rows, names, columns, numbers, where, good)
-    for number in broken:
-        raise EventError(UNCLOSED_QUOTE, source=where, row=number)
+    if broken:
+        raise EventError(UNCLOSED_QUOTE, source=where, row=broken[0])
     for number, message in bad_lines:
         reader.fail(EventError(message, source=where, row=number))
 

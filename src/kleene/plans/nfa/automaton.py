@@ -182,18 +182,21 @@ def _escape(text: str) -> str:
 MAX_STATES = 4096
 
 
-def _too_many(analysis: Analysis) -> str:
+def _too_many(analysis: Analysis, caps: Mapping[str, int]) -> str:
+    """Why the automaton grows past `MAX_STATES`: a wide AND, a count tracked far (`caps`)."""
     widest = _widest_and(analysis.structure)
-    cause = (
-        f"an AND of {widest} elements tracks each combination of how far each has come: "
-        f"2^{widest} or more"
-        if widest > 1
-        else "a Kleene variable's count is tracked up to a large number: {n} or a[n]"
-    )
+    causes = []
+    if widest > 1:
+        causes.append(
+            f"an AND of {widest} elements tracks each combination of how far each has come: "
+            f"2^{widest} or more"
+        )
+    if not causes or max(caps.values(), default=0) > MAX_STATES**0.5:
+        causes.append("a Kleene variable's count is tracked up to a large number: {n} or a[n]")
     return (
-        f"the nfa automaton of this pattern would have more than {MAX_STATES} states ({cause}); "
-        "plan='lazy_chain' runs wide ANDs under skip_till_any_match, and plan='reference' runs "
-        "anything, slowly"
+        f"the nfa automaton of this pattern would have more than {MAX_STATES} states "
+        f"({'; '.join(causes)}); plan='lazy_chain' runs wide ANDs under skip_till_any_match, "
+        "and plan='reference' runs anything, slowly"
     )
 
 
@@ -249,7 +252,7 @@ def build(analysis: Analysis) -> Automaton:
                 key = (after, new_counts, closed)
                 if key not in index:
                     if len(states) >= MAX_STATES:
-                        raise PlanError(_too_many(analysis))
+                        raise PlanError(_too_many(analysis, caps))
                     index[key] = len(states)
                     states.append(State(len(states), after, new_counts, closed))
                     queue.append(states[-1])
