@@ -37,7 +37,8 @@ broke:
   event nets what never sending it does), `punctuations` (a match that ends before a
   punctuation, once reported, is never withdrawn, and the net is the oracle's).
 
-A query the plan cannot run (`PlanError` from its `refusal`) is `UnsupportedError`.
+A query the plan cannot run (`PlanError` from its `refusal`, or from building it: an
+automaton too large) is `UnsupportedError`.
 
 >>> from kleene.testing import events
 >>> stream = events('''
@@ -69,6 +70,7 @@ from typing import Any
 from kleene import plans
 from kleene.compiler.options import Options
 from kleene.compiler.pipeline import LANGUAGES, language_of, parse
+from kleene.errors import PlanError
 from kleene.events import Event, Watermark
 from kleene.language.sase import ast as A
 from kleene.matches import Retraction, Timeout, net
@@ -482,7 +484,10 @@ def check(
     reason = cls.refusal(analysis, settings)
     if reason is not None:
         raise UnsupportedError(f"plan {name!r} cannot run this query: {reason}")
-    plan = plans.compile(tree, name, **options)
+    try:
+        plan = plans.compile(tree, name, **options)
+    except PlanError as error:  # one it finds too large to build (an automaton's states)
+        raise UnsupportedError(str(error)) from error
     unknown = plan.limits - LIMITS
     assert not unknown, f"plan {name!r} declares unknown limits {sorted(unknown)}"
     wanted = [c for c in checks if applies(c, cls)]

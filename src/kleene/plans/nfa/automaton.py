@@ -15,7 +15,11 @@ Each edge takes the event into one variable:
   one; the paper's proceed edge taken only together with the next state's begin (step 6).
 
 Ignore edges are not listed: their formula is the strategy's (step 3), and the plan applies
-it. Every condition instance is placed on the edge where it becomes decidable (step 2): the
+it. With `leaving` (Flink's relaxed contiguity and any-match edges, `kleene.plans.nfa.
+leaving`), a state also lists its *exits*: the moves without an event that leave loops (and
+optional elements) for a later state whose every place lets a run wait by relaxed
+contiguity or skip till any match, each with the condition instances closing them decides.
+Every condition instance is placed on the edge where it becomes decidable (step 2): the
 instance `i` of a condition over `b[i]` on the take of the i-th event of b, a condition over
 `b[b.len]` on the edge that closes b, a condition naming c on c's begin. The window (step 4)
 is tested on every edge (step 5) by the plan.
@@ -35,11 +39,12 @@ a[i]
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
 from kleene.compiler.analysis import Analysis, Condition, Variable
+from kleene.compiler.per_edge import Strategies
 from kleene.compiler.residuals import (
     DONE,
     AnyOrder,
@@ -54,7 +59,7 @@ from kleene.compiler.structure import positive
 from kleene.errors import PlanError
 from kleene.language.sase import ast as A
 
-__all__ = ["Automaton", "Edge", "Placement", "State", "build"]
+__all__ = ["LANDINGS", "Automaton", "Edge", "Exit", "Placement", "State", "build", "places"]
 
 Counts = tuple[tuple[str, int], ...]  # bound variables (sorted) and their capped counts
 
@@ -107,6 +112,23 @@ class Edge:
         return text
 
 
+@dataclass(frozen=True)
+class Exit:
+    """A move without an event (Flink's proceed edge, followed by an ignore): the loops and
+    optional elements it closes, the state it lands at and the condition instances closing
+    them decides."""
+
+    source: int
+    target: int
+    closes: frozenset[str]
+    instances: tuple[Placement, ...]
+    after: Counts  # counts at the target
+
+    @property
+    def formula(self) -> str:
+        return " and ".join(i.condition.text for i in self.instances)
+
+
 @dataclass
 class State:
     id: int
@@ -115,6 +137,13 @@ class State:
     closed: frozenset[str]
     label: str = ""
     edges: tuple[Edge, ...] = ()
+    exits: tuple[Exit, ...] = ()
+
+    def bound(self, variables: Mapping[str, Variable]) -> tuple[str, ...]:
+        """The variables a run here has bound (a closed Kleene variable with no event
+        among them), in pattern order."""
+        counted = dict(self.counts)
+        return tuple(n for n in variables if n in counted)
 
 
 @dataclass
@@ -142,6 +171,10 @@ class Automaton:
             for edge in state.edges:
                 formula = f"  if {edge.formula}" if edge.formula else ""
                 lines.append(f"  {edge.kind} {edge.variable} -> {self.target(edge)}{formula}")
+            for way in state.exits:
+                formula = f"  if {way.formula}" if way.formula else ""
+                left = ", ".join(sorted(way.closes))
+                lines.append(f"  leave {left} -> {self.states[way.target].label}{formula}")
         return "\n".join(lines)
 
     def dot(self, strategy: str = "skip_till_any_match") -> str:
@@ -169,6 +202,11 @@ class Automaton:
                     targets.append("F")
                 for target in targets:
                     lines.append(f'  s{state.id} -> {target} [style={style}, label="{label}"];')
+            for way in state.exits:
+                label = _escape(f"leave {', '.join(sorted(way.closes))}")
+                if way.formula:
+                    label += "\\n" + _escape(way.formula)
+                lines.append(f'  s{state.id} -> s{way.target} [style=dashed, label="{label}"];')
         lines.append("}")
         return "\n".join(lines)
 
@@ -207,8 +245,27 @@ def _widest_and(element: A.Element) -> int:
     return max(own, *(_widest_and(item) for item in element.items))
 
 
-def build(analysis: Analysis) -> Automaton:
-    """The NFA^b of a pattern's positive structure."""
+#: Where a run may wait after leaving loops without an event (Flink's `followedBy` and
+#: `followedByAny`).
+LANDINGS = frozenset({"relaxed_contiguity", "skip_till_any_match"})
+
+
+def places(
+    shape: Arithmetic, r: Residual, counts: Mapping[str, int], closed: frozenset[str]
+) -> list[tuple[str, bool]]:
+    """The variables a run at (r, counts, closed) may bind next where it stands, each with
+    whether it is inside that variable's loop: its direct takes, or (a loop that holds all
+    it can) the variables it must proceed to."""
+    takes = [t for t in shape.takes(r) if not (t[2] and t[0] in closed)]
+    direct = [t for t in takes if t[2]] or takes
+    return [
+        (name, counts.get(name, 0) > 0 and name not in closed)
+        for name in dict.fromkeys(t[0] for t in direct)
+    ]
+
+
+def build(analysis: Analysis, leaving: bool = False) -> Automaton:
+    """The NFA^b of a pattern's positive structure; with `leaving`, each state's exits."""
     structure = positive(analysis.structure)
     assert structure is not None, "validation guarantees a positive event"
     variables = {n: v for n, v in analysis.variables.items() if not v.negated}
@@ -235,33 +292,42 @@ def build(analysis: Analysis) -> Automaton:
     }
     queue = deque([start])
     pending: list[tuple[State, list[dict[str, object]]]] = []
+
+    def reach(r: Residual, counts: Counts, closed: frozenset[str]) -> int:
+        key = (r, counts, closed)
+        if key not in index:
+            if len(states) >= MAX_STATES:
+                raise PlanError(_too_many(analysis, caps))
+            index[key] = len(states)
+            states.append(State(len(states), r, counts, closed))
+            queue.append(states[-1])
+        return index[key]
+
+    strategies = analysis.strategies
     while queue:
         state = queue.popleft()
+        if leaving:
+            state.exits = tuple(_exits(state, shape, capped, conditions, caps, strategies, reach))
         edges: list[dict[str, object]] = []
         for name, residual_after, direct, closes in shape.takes(state.residual):
             after = capped(residual_after)
             counts = dict(state.counts)
             for closing in closes:
-                counts.setdefault(closing, 0)
+                if variables[closing].kleene:  # an optional single one stays unbound
+                    counts.setdefault(closing, 0)
             before_count = counts.get(name, 0)
             counts[name] = before_count + 1  # uncapped: `_placed` compares it with first_i
             closed = state.closed | closes
             new_counts = tuple(sorted((n, min(c, caps[n])) for n, c in counts.items()))
             target: int | None = None
             if any(True for _ in shape.takes(after)):
-                key = (after, new_counts, closed)
-                if key not in index:
-                    if len(states) >= MAX_STATES:
-                        raise PlanError(_too_many(analysis, caps))
-                    index[key] = len(states)
-                    states.append(State(len(states), after, new_counts, closed))
-                    queue.append(states[-1])
-                target = index[key]
+                target = reach(after, new_counts, closed)
             completes = shape.nullable(after)
             final_closed = closed | shape.open_vars(after) if completes else closed
             final_counts = dict(counts)
             for closing in final_closed:
-                final_counts.setdefault(closing, 0)
+                if variables[closing].kleene:
+                    final_counts.setdefault(closing, 0)
             before = dict(state.counts)
             instances = _placed(conditions, caps, name, before, state.closed, counts, closed)
             if completes:
@@ -292,6 +358,38 @@ def build(analysis: Analysis) -> Automaton:
         state.edges = tuple(Edge(**e) for e in edges)  # type: ignore[arg-type]
         state.label = _label(state, variables, caps)
     return Automaton(states, caps, variables)
+
+
+def _exits(
+    state: State,
+    shape: Arithmetic,
+    capped: Callable[[Residual], Residual],
+    conditions: tuple[Condition, ...],
+    caps: Mapping[str, int],
+    strategies: Strategies,
+    reach: Callable[[Residual, Counts, frozenset[str]], int],
+) -> Iterator[Exit]:
+    """The state's exits: those landing where every place lets a run wait by relaxed
+    contiguity or skip till any match (`LANDINGS`)."""
+    before = dict(state.counts)
+    for left, closes in shape.exits(state.residual):
+        counts = dict(before)
+        for closing in closes:
+            if shape.variables[closing].kleene:
+                counts.setdefault(closing, 0)
+        closed = state.closed | closes
+        after = capped(left)
+        waits = places(shape, after, counts, closed)
+        if not waits:
+            continue
+        if not all(
+            (strategies.loop(name) if in_loop else strategies.entry(name)) in LANDINGS
+            for name, in_loop in waits
+        ):
+            continue
+        instances = _placed(conditions, caps, None, before, state.closed, counts, closed)
+        new_counts = tuple(sorted(counts.items()))
+        yield Exit(state.id, reach(after, new_counts, closed), closes, instances, new_counts)
 
 
 def _caps(variables: Mapping[str, Variable], conditions: tuple[Condition, ...]) -> dict[str, int]:

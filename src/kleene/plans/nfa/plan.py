@@ -27,20 +27,23 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from kleene.compiler.analysis import Analysis
+from kleene.compiler.analysis import EXTENSIONS, Analysis
 from kleene.compiler.evaluate import shared_values
 from kleene.compiler.options import Options
+from kleene.errors import KleeneError
 from kleene.events import Event, Watermark
 from kleene.language.sase import ast as A
-from kleene.matches import Match
+from kleene.matches import Match, Timeout
 from kleene.plans.base import Plan, begin_at_first, register
 from kleene.plans.common.checks import Checks
 from kleene.plans.common.finalize import Candidate, Partition
-from kleene.plans.nfa.automaton import Automaton, Edge, build
+from kleene.plans.nfa.automaton import LANDINGS, Automaton, Edge, build
 from kleene.plans.nfa.buffer import Buffer, Entry, History, Memo, Version, in_order
+from kleene.plans.nfa.leaving import NOTHING, OTHERS, OWN, Held, Leaving
 from kleene.plans.nfa.negation import NegativeFinalizer
 from kleene.plans.nfa.vector import Compiled, compile_automaton
 
@@ -128,6 +131,64 @@ class Run:
         self.memo = memo
 
 
+class Contiguous(Run):
+    """A run under Flink's and CORE's rules (`leaving.py`): what it ignored since its last
+    take, whether it got where it stands by leaving loops without an event (`landed`: it
+    leaves no further), where a GREEDY loop it left holds it (None: nowhere), its first
+    event's stream position (`seq`, for a count window), and whether it stands as a
+    completed match (`done`, for timeouts)."""
+
+    __slots__ = ("done", "held", "ignored", "landed", "seq")
+
+    def __init__(
+        self,
+        node: int,
+        vector: tuple[Any, ...],
+        key: Hashable | None,
+        values: tuple[Hashable, ...],
+        start: float,
+        origin: int,
+        horizon: int,
+        version: Version,
+        last: Entry | None,
+        memo: Memo | None = None,
+        *,
+        seq: int | None = None,
+        ignored: int = NOTHING,
+        landed: bool = False,
+        held: Held | None = None,
+        done: bool = False,
+    ) -> None:
+        super().__init__(node, vector, key, values, start, origin, horizon, version, last, memo)
+        self.seq = seq
+        self.ignored = ignored
+        self.landed = landed
+        self.held = held
+        self.done = done
+
+    def moved(
+        self, node: int, ignored: int, held: Held | None, version: Version | None = None
+    ) -> Contiguous:
+        """This run standing elsewhere without a take (its history shared)."""
+        return Contiguous(
+            node,
+            self.vector,
+            self.key,
+            self.values,
+            self.start,
+            self.origin,
+            self.horizon,
+            self.version if version is None else version,
+            self.last,
+            self.memo,
+            seq=self.seq,
+            ignored=ignored,
+            landed=True,
+            held=held,
+            done=self.done,
+        )
+
+
 #: Where a completion's histories are read from when they are read lazily (`step_lazily`):
 #: the run's last entry and version, the window's start (None: no WITHIN), its memo, and
 #: the edge that completed it.
@@ -155,6 +216,8 @@ class NfaState(Partition):
     versions: int = 0
     kept: int = KEPT
     begin: bool = True  # may an event begin a run (`matches_from`: only the first)
+    #: Partial matches whose window closed, not reported yet (with timeouts=True).
+    timeouts: list[Timeout] = field(default_factory=list)
     counters: dict[str, int] = field(
         default_factory=lambda: dict.fromkeys(
             ("runs_created", "runs_merged", "final_takes", "completions"), 0
@@ -188,10 +251,13 @@ class Nfa(Plan[NfaState]):
 
     name = "nfa"
     analysis: Analysis
+    extensions = frozenset(EXTENSIONS)
 
     def __init__(self, analysis: Analysis, options: Options) -> None:
         super().__init__(analysis, options)
-        self.automaton: Automaton = build(analysis)
+        #: Does a run follow Flink's or CORE's rules (`leaving.py`), or only SASE+'s?
+        self.flink = bool(analysis.extensions) or options.timeouts
+        self.automaton: Automaton = build(analysis, leaving=_leaves(analysis, options))
         self.code: Compiled = compile_automaton(analysis, self.automaton)
         self.checks = Checks(analysis, compiled=True)
         self.finalizer = NegativeFinalizer(analysis, self.checks, self.window, options)
@@ -203,6 +269,7 @@ class Nfa(Plan[NfaState]):
             and options.output == "all"
             and options.selection == "all"
             and self.finalizer.skip is None
+            and analysis.consume is None
         )
         #: Non-overlapping output without negations reports, of the matches one event
         #: completes, only the first (see `finalize.py`): each run reads only its first
@@ -222,9 +289,32 @@ class Nfa(Plan[NfaState]):
         self.nodes = self._nodes()
         self.start_node = self.nodes[0]
         self.values = equivalence_values(self.equivalences)
+        self.leaving = Leaving(
+            analysis, self.automaton, self.code.exits, self.nodes, _leaves(analysis, options)
+        )
+        #: A run's own matches and timeouts are read one history at a time: under a count
+        #: window or timeouts runs are not merged (a merged run would hold histories that
+        #: leave the window at other times).
+        self.merging = self.merge and not options.timeouts and self.count_window is None
+        #: The variables a run at each node has bound (for its timeout).
+        self.bound = [s.bound(self.automaton.variables) for s in self.automaton.states]
+        if self.flink:
+            self.step = self._step_flink  # type: ignore[method-assign]
 
     @classmethod
     def unsupported(cls, analysis: Analysis, options: Options) -> str | None:
+        within = analysis.pattern.within
+        if options.timeouts and (within is None or within.amount is None):
+            return (
+                "a partial match times out when its time window closes (timeouts=True), and "
+                "this query has no WITHIN time"
+            )
+        if _leaves(analysis, options) and _contains_and(analysis.structure):
+            return (
+                "a run leaving a loop or an optional element without an event (relaxed "
+                "contiguity, skip till any match with GREEDY or UNTIL) inside or beside an "
+                "AND (plan 'reference' runs it)"
+            )
         if not options.construct and options.output != "all":
             return (
                 "construct=False needs output='all' "
@@ -302,6 +392,8 @@ class Nfa(Plan[NfaState]):
         return dropped
 
     def idle(self, state: NfaState, watermark: Watermark) -> bool:
+        if self.options.timeouts and (state.runs or state.timeouts):
+            return False  # they time out at their deadline, which comes first
         starts = [run.start for run in state.runs]
         if not self._expired(starts, watermark) or not self.finalizer.quiet(state, watermark):
             return False
@@ -522,6 +614,242 @@ class Nfa(Plan[NfaState]):
             buffer.expire(t - window)
         return matches
 
+    def _step_flink(
+        self, state: NfaState, event: Event, walks: list[_Walk] | None = None
+    ) -> list[Match]:
+        """`step` under Flink's and CORE's rules (`leaving.py`): per-edge strategies, runs
+        that leave loops and optional elements without an event, UNTIL and GREEDY loops,
+        count windows, timeouts."""
+        if self.count_window is not None and event.seq is None:
+            raise KleeneError(
+                "a count window (WITHIN n EVENTS) measures each event's position in the "
+                "stream, which kleene.Engine gives it (Event.with_seq); this event has none"
+            )
+        stream = state.stream
+        values = self.values(event)
+        t = state.latest = event.t
+        if self.immediate:
+            position = stream.base
+            stream.base = position + 1
+        else:
+            position = stream.append(event)
+        key = None if self.keyer is None else self.keyer(event)
+        leaving = self.leaving
+        buffer = state.buffer
+        construct = self.construct
+        survivors: list[Run] = []
+        completed: list[tuple[History, Edge]] = []
+        expired: list[Contiguous] = []
+        evaluations = created = finals = 0
+        cut = False
+        horizon = position + 1
+        runs: list[Contiguous] = state.runs  # type: ignore[assignment]
+        for run in runs:
+            if self._gone(run, event):
+                expired.append(run)
+                continue
+            own = run.key == key
+            same = own and run.values == values
+            if same and run.held is not None and leaving.keeps(run.held, event):
+                continue  # the GREEDY loop it left takes the event: it can do nothing
+            found: list[tuple[_Move, tuple[Any, ...]]] = []
+            direct: AbstractSet[str] = _EMPTY
+            taken: AbstractSet[str] = _EMPTY
+            if same:
+                found, direct, taken, evaluated = leaving.moves(
+                    run.node, run.vector, run.ignored, event
+                )
+                evaluations += evaluated
+            ignored = leaving.ignorable(run.node, same, own, event, taken)
+            level = max(run.ignored, OWN if own else OTHERS)
+            branches: list[tuple[Edge, tuple[Any, ...], int, bool]] = []
+            for move, vector in found:
+                done = move.completes and (move.final is None or move.final(event, vector))
+                if done:
+                    finals += 1
+                    if construct and self._complete(
+                        run, move.edge, position, event, completed, state, walks
+                    ):
+                        cut = True
+                if move.target is not None:
+                    branches.append((move.edge, vector, move.target, done))
+            landings: list[tuple[int, Held | None]] = []
+            if not run.landed and run.ignored != OWN and (own or not ignored):
+                for way in leaving.ways[run.node]:
+                    if way.greedy and way.greedy & direct:
+                        continue  # the loop it leaves keeps the event
+                    if way.check is not None and not way.check(event, run.vector):
+                        continue
+                    there: AbstractSet[str] = _EMPTY
+                    if same:
+                        _, _, there, evaluated = leaving.moves(
+                            way.target, run.vector, NOTHING, event
+                        )
+                        evaluations += evaluated
+                    if leaving.ignorable(way.target, same, own, event, there):
+                        held = (run.node, run.vector, way.greedy) if way.greedy else None
+                        landings.append((way.target, held))
+            if not (ignored or branches or landings):
+                continue
+            horizon = min(horizon, run.horizon)
+            created += len(branches)
+            if not ignored and len(branches) + len(landings) == 1:
+                # the run goes on one way: it keeps its version (and its object)
+                if branches:
+                    edge, run.vector, run.node, run.done = branches[0]
+                    run.last = buffer.add(
+                        edge.stack, edge.variable, position, event, run.version, run.last
+                    )
+                    run.ignored, run.landed, run.held = NOTHING, False, None
+                else:
+                    run.node, run.held = landings[0]
+                    run.ignored, run.landed = level, True
+                survivors.append(run)
+                continue
+            base = run.version
+            for edge, vector, target, done in branches:
+                version = (*base, run.children)
+                run.children += 1
+                last = buffer.add(edge.stack, edge.variable, position, event, version, run.last)
+                survivors.append(
+                    Contiguous(
+                        target,
+                        vector,
+                        run.key,
+                        run.values,
+                        run.start,
+                        run.origin,
+                        run.horizon,
+                        version,
+                        last,
+                        run.memo,
+                        seq=run.seq,
+                        done=done,
+                    )
+                )
+            for target, held in landings:
+                version = (*base, run.children)
+                run.children += 1
+                survivors.append(run.moved(target, level, held, version))
+            if ignored:
+                run.version = (*base, run.children)
+                run.children = 0
+                run.ignored = level
+                survivors.append(run)
+        if values is not None and state.begin:
+            initial = self.code.initial
+            begun, _, _, evaluated = leaving.moves(0, initial, NOTHING, event)
+            if begun:
+                evaluations += evaluated
+            for move, vector in begun:
+                edge = move.edge
+                done = move.completes and (move.final is None or move.final(event, vector))
+                if done:
+                    finals += 1
+                    if construct:
+                        fresh = Run(0, initial, key, values, t, position, position, (), None)
+                        if self._complete(fresh, edge, position, event, completed, state, walks):
+                            cut = True
+                if move.target is not None:
+                    state.versions += 1
+                    version = (state.versions,)
+                    last = buffer.add(edge.stack, edge.variable, position, event, version, None)
+                    survivors.append(
+                        Contiguous(
+                            move.target,
+                            vector,
+                            key,
+                            values,
+                            t,
+                            position,
+                            position,
+                            version,
+                            last,
+                            seq=event.seq,
+                            done=done,
+                        )
+                    )
+                    created += 1
+                    horizon = min(horizon, position)
+        counters = state.counters
+        state.evaluations += evaluations
+        counters["runs_created"] += created
+        counters["final_takes"] += finals
+        if cut:
+            counters["cut_events"] = counters.get("cut_events", 0) + 1
+        if self.merging and len(survivors) > 1:
+            survivors = self._merged(state, survivors)
+        state.runs = survivors
+        if expired:
+            state.timeouts += self._timed_out(state, expired)
+        matches = self._finish(state, completed, event, position)
+        if horizon > buffer.first:
+            buffer.prune(horizon)
+        if self.window is not None and len(buffer.joins) > buffer.kept:
+            buffer.expire(t - self.window)
+        return matches
+
+    def _gone(self, run: Contiguous, event: Event) -> bool:
+        """Has the event left the run's windows (time, or count of stream positions)?"""
+        window = self.window
+        if window is not None and event.t - run.start > window:
+            return True
+        count = self.count_window
+        return count is not None and event.seq - run.seq > count  # type: ignore[operator]
+
+    def _finish(
+        self,
+        state: NfaState,
+        completed: list[tuple[History, Edge]],
+        event: Event,
+        position: int,
+    ) -> list[Match]:
+        """One step's completions as matches (or candidates for the finalizer), what time
+        settles, and the timeouts waiting."""
+        found: list[Match] = []
+        if completed:
+            state.counters["completions"] += len(completed)
+            if self.immediate:
+                found = [self._match(history, edge, event) for history, edge in completed]
+                if self.twins:
+                    found = list({_identity(m.bindings): m for m in found}.values())
+            else:
+                self.finalizer.add(
+                    state.pending,
+                    [self._candidate(state, h, edge, position, event) for h, edge in completed],
+                )
+        if not self.immediate and state.pending:
+            found = self._settle(state, Watermark(event.t, inclusive=False))
+        elif len(state.stream.events) > state.kept:
+            self._forget(state, Watermark(event.t, inclusive=False))
+        if state.timeouts:
+            found += state.timeouts
+            state.timeouts = []
+        return found
+
+    def _timed_out(self, state: NfaState, runs: list[Contiguous]) -> list[Timeout]:
+        """The runs whose window closed, as timeouts: those that had not completed their
+        match, each binding once (`reference`'s rule)."""
+        if not self.options.timeouts:
+            return []
+        window = self.window
+        assert window is not None, "unsupported: timeouts need a time window"
+        found: dict[tuple[Any, ...], Timeout] = {}
+        for run in runs:
+            if run.done:
+                continue
+            for history in state.buffer.histories(run.last, run.version):
+                bound = {
+                    n: events for n in self.bound[run.node] if (events := history.events.get(n, ()))
+                }
+                identity = _identity(bound)
+                if identity not in found:
+                    last = max(e.t for events in bound.values() for e in events)
+                    found[identity] = Timeout(
+                        bound, self.pattern_name, (run.start, last), deadline=run.start + window
+                    )
+        return list(found.values())
+
     @staticmethod
     def _spawn(
         buffer: Buffer,
@@ -586,8 +914,20 @@ class Nfa(Plan[NfaState]):
             completed.extend((history, edge) for history in firsts)
             return False
         room = self.match_cap - len(completed)
-        histories = buffer.histories(run.last, run.version, since, run.memo, room)
-        if len(histories) > room:
+        if self.exclusive and window is not None:
+            # the guard counts the matches kept: those that began less than a window back
+            histories, inside = [], 0
+            for history in buffer.each_history(run.last, run.version, since, run.memo):
+                histories.append(history)
+                if history.first is None or t - history.first.t < window:
+                    inside += 1
+                    if inside > room:
+                        break
+            over = inside > room
+        else:
+            histories = buffer.histories(run.last, run.version, since, run.memo, room)
+            over = len(histories) > room
+        if over:
             if self.options.on_limit != "drop":
                 raise self.too_many_matches(event)
             kept = self._inside(histories, t)[: max(0, int(room))]
@@ -658,8 +998,12 @@ class Nfa(Plan[NfaState]):
         """Merge runs with equal state, partition, equivalence values and masked V (a run
         whose V holds a list, say a price history, is kept apart)."""
         groups: dict[Hashable, list[Run]] = {}
+        flink = self.flink
         for run in runs:
-            key = (run.node, run.key, run.values, self.nodes[run.node].mask(run.vector))
+            key: Hashable = (run.node, run.key, run.values, self.nodes[run.node].mask(run.vector))
+            if flink:  # runs that ignored or left differently go on differently
+                assert isinstance(run, Contiguous)
+                key = (key, run.ignored, run.landed, run.held)
             try:
                 groups.setdefault(key, []).append(run)
             except TypeError:
@@ -675,36 +1019,62 @@ class Nfa(Plan[NfaState]):
             version = (state.versions,)
             join = state.buffer.join(version, [(r.last, r.version, r.start, r.memo) for r in group])
             youngest = max(group, key=lambda r: r.start)
-            merged.append(
-                Run(
-                    youngest.node,
-                    youngest.vector,
-                    youngest.key,
-                    youngest.values,
-                    youngest.start,
-                    max(r.origin for r in group),
-                    min(r.horizon for r in group),
-                    version,
-                    join,
-                )
+            fields = (
+                youngest.node,
+                youngest.vector,
+                youngest.key,
+                youngest.values,
+                youngest.start,
+                max(r.origin for r in group),
+                min(r.horizon for r in group),
+                version,
+                join,
             )
+            if isinstance(youngest, Contiguous):
+                merged.append(
+                    Contiguous(
+                        *fields,
+                        ignored=youngest.ignored,
+                        landed=youngest.landed,
+                        held=youngest.held,
+                    )
+                )
+            else:
+                merged.append(Run(*fields))
             state.counters["runs_merged"] += len(group)
         return merged
 
     # -- time ---------------------------------------------------------------------------
 
     def advance(self, state: NfaState, watermark: Watermark) -> list[Match]:
-        if self.window is not None:
-            state.runs = [r for r in state.runs if watermark.t - r.start <= self.window]
-        return self._settle(state, watermark)
+        window = self.window
+        if window is not None and self.options.timeouts:
+            # a run is over once every event its window holds is in (`reference`'s time)
+            expired = [r for r in state.runs if watermark.settles(r.start + window)]
+            if expired:
+                state.runs = [r for r in state.runs if not watermark.settles(r.start + window)]
+                state.timeouts += self._timed_out(state, expired)  # type: ignore[arg-type]
+        elif window is not None:
+            state.runs = [r for r in state.runs if watermark.t - r.start <= window]
+        matches = self._settle(state, watermark)
+        if state.timeouts:
+            matches += state.timeouts
+            state.timeouts = []
+        return matches
 
     @property
     def timed(self) -> bool:
-        """Only candidates waiting for time (`immediate` is False) have deadlines."""
-        return not self.immediate
+        """Only candidates waiting for time (`immediate` is False) and runs that may time
+        out have deadlines."""
+        return not self.immediate or self.options.timeouts
 
     def deadline(self, state: NfaState) -> float | None:
-        return self.finalizer.deadline(state)
+        deadline = self.finalizer.deadline(state)
+        if self.options.timeouts and state.runs:
+            assert self.window is not None, "unsupported: timeouts need a time window"
+            closes = min(run.start for run in state.runs) + self.window
+            deadline = closes if deadline is None else min(deadline, closes)
+        return deadline
 
     def _settle(self, state: NfaState, watermark: Watermark) -> list[Match]:
         matches = self.finalizer.report(state, watermark)
@@ -714,6 +1084,14 @@ class Nfa(Plan[NfaState]):
             ends = state.pending.last_end
             state.runs = [
                 r for r in state.runs if r.origin > ends.get(r.key if by_key else None, -1)
+            ]
+        elif matches and self.analysis.consume:
+            # a run holding an event up to the last a reported match bound is discarded
+            # (a merged run's origin is its latest: its older histories the finalizer drops)
+            by_key = self.analysis.consume == "partition"
+            floors = state.pending.floors
+            state.runs = [
+                r for r in state.runs if r.origin >= floors.get(r.key if by_key else None, 0)
             ]
         elif matches and self.finalizer.skip:
             # a run that started before the floor (AFTER MATCH SKIP) completes nothing kept
@@ -742,6 +1120,29 @@ class Nfa(Plan[NfaState]):
             cut = min(cut, watermark.t - 2 * self.window)  # a negation looks back a window
         stream.drop_before(cut)
         state.kept = 2 * len(stream.events) + KEPT  # forget again when it has doubled
+
+
+_EMPTY: frozenset[str] = frozenset()
+
+
+def _contains_and(element: A.Element) -> bool:
+    if isinstance(element, A.EventVar | A.Negation):
+        return False
+    return isinstance(element, A.And) or any(_contains_and(item) for item in element.items)
+
+
+def _leaves(analysis: Analysis, options: Options) -> bool:
+    """Do runs leave loops and optional elements without an event (Flink's proceed edges
+    into relaxed contiguity and any-match places; `leaving.py`)? Under skip till any match
+    alone, a run that ignores events and then proceeds finds the same (SASE+'s rule), but
+    for a GREEDY or UNTIL loop, which hold a run to the events they take."""
+    if not (analysis.extensions or options.timeouts):
+        return False
+    if not analysis.strategies.used & LANDINGS:
+        return False
+    return analysis.strategy != "skip_till_any_match" or any(
+        v.greedy or v.until is not None for v in analysis.positive
+    )
 
 
 def _run_start(run: Run) -> tuple[float, int]:

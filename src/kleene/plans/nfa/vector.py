@@ -17,7 +17,9 @@ per automaton; no expression tree is walked per event):
 - `update(V, e)`: V after the take;
 - `late(e, V)`: the few instances that need V after the take (`b[..i]`, or `b[..i-1]`
   decided only once b is closed);
-- `final(e, V)`: the instances decided when the run completes, on V after the take.
+- `final(e, V)`: the instances decided when the run completes, on V after the take;
+
+and each exit's (`automaton.Exit`) closing instances, on V as it stands.
 
 Values follow `kleene.compiler.evaluate` exactly: SQL nulls, three-valued logic, type clashes
 as `EventError`.
@@ -40,7 +42,7 @@ from kleene.errors import EventError
 from kleene.events import Event
 from kleene.language import expr as E
 from kleene.language.sase.printer import expr_text
-from kleene.plans.nfa.automaton import Automaton, Edge, Placement, State
+from kleene.plans.nfa.automaton import Automaton, Edge, Exit, Placement, State
 
 __all__ = ["Compiled", "Context", "EdgeCode", "Slot", "VectorWriter", "compile_automaton"]
 
@@ -202,6 +204,8 @@ class Compiled:
     edges: dict[tuple[int, int], EdgeCode]  # (state id, edge number) -> code
     masks: dict[int, tuple[int, ...]]  # state id -> the columns of V it may still read
     source: str
+    #: (state id, exit number) -> the test of the conditions leaving decides (None: none)
+    exits: dict[tuple[int, int], Callable[[Event, tuple[Any, ...]], bool] | None]
 
 
 class VectorWriter(Writer):
@@ -216,8 +220,9 @@ class VectorWriter(Writer):
         # the attributes "all" instances read of each variable's elements
         self.element_attrs: dict[str, list[str]] = {}
         for state in automaton.states:
-            for edge in state.edges:
-                for instance in edge.instances:
+            moves: tuple[Edge | Exit, ...] = (*state.edges, *state.exits)
+            for move in moves:
+                for instance in move.instances:
                     if instance.kind == "all" and instance.over is not None:
                         attrs = self.element_attrs.setdefault(instance.over, [])
                         for node in E.walk(instance.condition.expr):
@@ -376,6 +381,26 @@ class VectorWriter(Writer):
         self.updates.append((number, edge, before))
         return names
 
+    def exit(self, number: int, way: Exit) -> str | None:
+        """Write the conditions an exit's closing decides, on V as it stands; return the
+        function's name (None: nothing to test)."""
+        if not way.instances:
+            return None
+        counts = dict(way.after)
+        caps = self.automaton.caps
+        written = len(self.functions)
+        codes = [
+            self.condition(i, Context(None, i.kind, i.over, counts, caps, True))
+            for i in way.instances
+        ]
+        name = f"exit{number}"
+        fast = " and ".join(f for f, _ in codes)
+        safe = " and ".join(s for _, s in codes)
+        self.functions.append(self.function(name, "e, V", fast, safe))
+        text = "".join(self.functions[written:])
+        self.exit_reads[way.source] |= {c for c in self.slots.values() if f"V[{c}]" in text}
+        return name
+
     def update(self, number: int, edge: Edge, before: int) -> str:
         var = edge.variable
         values: list[str] = []
@@ -432,10 +457,14 @@ class VectorWriter(Writer):
         self.functions: list[str] = []
         self.updates: list[tuple[int, Edge, int]] = []
         self.reads: dict[int, set[int]] = {}
+        self.exit_reads: dict[int, set[int]] = {s.id: set() for s in self.automaton.states}
         numbered: list[tuple[State, int, dict[str, str | None]]] = []
+        exits: dict[tuple[int, int], str | None] = {}
         for state in self.automaton.states:
             for edge in state.edges:
                 numbered.append((state, len(numbered), self.edge(len(numbered), edge)))
+            for position, way in enumerate(state.exits):
+                exits[state.id, position] = self.exit(len(exits), way)
         # updates last: every slot is known once all formulas are written
         touched = set()
         for number, edge, before in self.updates:
@@ -456,7 +485,8 @@ class VectorWriter(Writer):
             )
         slots = [slot for slot, _ in sorted(self.slots.items(), key=lambda item: item[1])]
         masks = self.masks([(state, number) for state, number, _ in numbered], slots)
-        return Compiled(slots, tuple(s.initial for s in slots), edges, masks, source)
+        closings = {where: None if n is None else namespace[n] for where, n in exits.items()}
+        return Compiled(slots, tuple(s.initial for s in slots), edges, masks, source, closings)
 
     def load(self, source: str, helpers: Mapping[str, Any] | None = None) -> dict[str, Any]:
         return super().load(source, {**_HELPERS, **(helpers or {})})
@@ -466,11 +496,12 @@ class VectorWriter(Writer):
     ) -> dict[int, tuple[int, ...]]:
         """For each state, the columns of V that any edge from it on may read, with the
         columns their updates derive them from."""
-        reads: dict[int, set[int]] = {state.id: set() for state in self.automaton.states}
+        reads = {state.id: set(self.exit_reads[state.id]) for state in self.automaton.states}
         for state, number in numbered:
             reads[state.id] |= self.reads[number]
         successors = {
             state.id: {e.target for e in state.edges if e.target is not None}
+            | {way.target for way in state.exits}
             for state in self.automaton.states
         }
         masks = {}

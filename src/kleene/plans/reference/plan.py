@@ -149,16 +149,22 @@ class Reference(Plan[ReferenceState]):
             return []
         window = self.window
         assert window is not None, "unsupported: timeouts need a time window"
-        found = []
+        found: dict[tuple[tuple[str, tuple[int, ...]], ...], Timeout] = {}
         for run in runs:
             if self.automaton.complete(run, stream):
                 continue
-            bindings = as_events(self._ordered(run.bound), stream)
-            last = max(stream[ps[-1]].t for ps in run.bound.values() if ps)
-            found.append(
-                Timeout(bindings, self.pattern_name, (run.start, last), deadline=run.start + window)
+            bound = {n: ps for n, ps in self._ordered(run.bound).items() if ps}
+            identity = tuple(bound.items())
+            if identity in found:
+                continue  # a run left a loop or an optional element: one partial match
+            last = max(stream[ps[-1]].t for ps in bound.values())
+            found[identity] = Timeout(
+                as_events(bound, stream),
+                self.pattern_name,
+                (run.start, last),
+                deadline=run.start + window,
             )
-        return found
+        return list(found.values())
 
     def deadline(self, state: ReferenceState) -> float | None:
         deadline = self.finalizer.deadline(state)

@@ -1,0 +1,261 @@
+"""Flink's and CORE's forms on the automaton: per-edge strategies, relaxed contiguity, loops
+and optional elements left without an event, GREEDY and UNTIL loops, count windows.
+
+The rules are `reference`'s (`kleene.plans.reference.runs`, docs/semantics.md, section 5),
+read off the automaton's states once, at compile time:
+
+- a run ignores an event as the strategy of every *place* it waits at allows (`Place`): the
+  entry of a variable, or the loop of a Kleene variable it is inside;
+- a run remembers what it ignored since its last take (`NOTHING`, `OTHERS`, `OWN`): having
+  ignored an event of its own partition it proceeds only into skip till next match edges,
+  having ignored one of another partition into no strict edge (`Gate.levels`: Flink's
+  loop and optional states go to an ignore state without proceed edges);
+- a run that just took an event also stands past every loop and optional element it may
+  leave (`automaton.Exit`), where relaxed contiguity or skip till any match lets it wait.
+  `reference` files those runs at once; here they stay *virtual* while the run's proceed
+  takes do what they would, and become runs of their own (`Contiguous.landed`) at the
+  first event of the run's partition they ignore, or at an event of another partition the
+  run itself cannot ignore. So no match is found twice along two ways;
+- an UNTIL condition refuses the event to its loop; inside the loop the run may not ignore
+  it, and at the loop's entry it may neither take nor ignore an event only the condition
+  refuses;
+- a GREEDY loop keeps an event it can take from a run proceeding past it, and from a run
+  that left it (`Contiguous.held`) until that run takes one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kleene.compiler.analysis import Analysis
+from kleene.compiler.codegen import compile_condition
+from kleene.compiler.residuals import Arithmetic
+from kleene.events import Event
+from kleene.plans.nfa.automaton import Automaton, Edge, places
+
+if TYPE_CHECKING:  # the plan's run and node types; plan.py imports this module
+    from kleene.plans.nfa.plan import _Move, _Node
+
+__all__ = ["NOTHING", "OTHERS", "OWN", "Gate", "Held", "Leaving", "Place", "Way"]
+
+#: What a run ignored since its last take: nothing, events of other partitions only, an
+#: event of its own partition.
+NOTHING, OTHERS, OWN = 0, 1, 2
+
+Test = Callable[[Event], bool]
+#: Where a run stood in the GREEDY loops it left: its node, V, and the loops.
+Held = tuple[int, tuple[Any, ...], frozenset[str]]
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """A variable a run may bind next where it stands: inside its loop or at its entry,
+    the strategy there, and the loop's UNTIL test (None: none, or not inside the loop)."""
+
+    name: str
+    strategy: str
+    until: Test | None
+
+
+@dataclass(frozen=True, slots=True)
+class Gate:
+    """What an edge adds to its formulas under Flink's rules: the ignored levels a run may
+    take it from (`levels`), the UNTIL test of the variable it takes into, whether it is
+    the variable's first event (`entry`), and the GREEDY loops it proceeds past."""
+
+    levels: frozenset[int]
+    until: Test | None
+    entry: bool
+    greedy: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Way:
+    """An exit as a run reads it: the node it lands at, the test of what closing decides
+    (on the event and V), and the GREEDY loops it leaves."""
+
+    target: int
+    check: Callable[[Event, tuple[Any, ...]], bool] | None
+    greedy: frozenset[str]
+
+
+class Leaving:
+    """The tables of one compiled automaton: each node's places, exits and gated edges."""
+
+    def __init__(
+        self,
+        analysis: Analysis,
+        automaton: Automaton,
+        exits: Mapping[tuple[int, int], Callable[[Event, tuple[Any, ...]], bool] | None],
+        nodes: list[_Node],
+        leaving: bool,
+    ) -> None:
+        """`leaving`: do runs leave loops without an event (else they proceed after
+        ignoring events, by SASE+'s rule)?"""
+        self.leaving = leaving
+        strategies = analysis.strategies
+        shape = Arithmetic(analysis.variables)
+        greedy = frozenset(v.name for v in analysis.positive if v.greedy)
+        self.until: dict[str, Test] = {
+            v.name: _until(v.name, v.until, analysis)
+            for v in analysis.positive
+            if v.until is not None
+        }
+        self.partitioned = analysis.partition is not None
+        self.variables = analysis.variables
+        self.places: list[tuple[Place, ...]] = []
+        self.ways: list[tuple[Way, ...]] = []
+        #: Per node, by event type: its edges (`_Move`) each with its `Gate`.
+        self.gated: list[dict[str, tuple[tuple[_Move, Gate], ...]]] = []
+        self.other: list[tuple[tuple[_Move, Gate], ...]] = []
+        #: Per node: each GREEDY loop with the node's direct edges into it.
+        self.loops: list[dict[str, tuple[_Move, ...]]] = []
+        for state, node in zip(automaton.states, nodes, strict=True):
+            counts = dict(state.counts)
+            self.places.append(
+                tuple(
+                    Place(
+                        name,
+                        strategies.loop(name) if inside else strategies.entry(name),
+                        self.until.get(name) if inside else None,
+                    )
+                    for name, inside in places(shape, state.residual, counts, state.closed)
+                )
+            )
+            self.ways.append(
+                tuple(
+                    Way(way.target, exits[state.id, number], greedy & way.closes - state.closed)
+                    for number, way in enumerate(state.exits)
+                )
+            )
+            gates: dict[int, Gate] = {}
+            for moves in (*node.by_type.values(), node.other):
+                for move in moves:
+                    gates[id(move)] = self._gate(move.edge, state.closed, greedy, strategies.entry)
+            self.gated.append(
+                {t: tuple((m, gates[id(m)]) for m in moves) for t, moves in node.by_type.items()}
+            )
+            self.other.append(tuple((m, gates[id(m)]) for m in node.other))
+            self.loops.append(
+                {
+                    loop: tuple(
+                        m
+                        for moves in (*node.by_type.values(), node.other)
+                        for m in moves
+                        if m.direct and m.edge.variable == loop
+                    )
+                    for loop in greedy - state.closed
+                }
+            )
+
+    def _gate(
+        self,
+        edge: Edge,
+        closed: frozenset[str],
+        greedy: frozenset[str],
+        entry: Callable[[str], str],
+    ) -> Gate:
+        levels = {NOTHING, OTHERS, OWN}
+        if not edge.direct and self.leaving:
+            strategy = entry(edge.variable)
+            if strategy == "strict_contiguity":
+                levels = {NOTHING}
+            elif strategy != "skip_till_next_match":
+                levels = {NOTHING, OTHERS}
+        return Gate(
+            frozenset(levels),
+            self.until.get(edge.variable),
+            edge.kind == "begin",
+            greedy & edge.closes - closed if not edge.direct else frozenset(),
+        )
+
+    def moves(
+        self, node: int, vector: tuple[Any, ...], ignored: int, event: Event
+    ) -> tuple[list[tuple[_Move, tuple[Any, ...]]], set[str], set[str], int]:
+        """The valid takes of the event (of the run's partition and equivalence values) by
+        a run at `node` with V `vector` that ignored `ignored` since its last take: each
+        edge with V after it; the variables it takes directly; those and the entries only
+        an UNTIL condition refuses (`taken`: where skip till next match and relaxed
+        contiguity may not ignore the event); and how many edges were evaluated."""
+        table = self.gated[node].get(event.type, self.other[node])
+        found: list[tuple[_Move, tuple[Any, ...], Gate]] = []
+        direct: set[str] = set()
+        taken: set[str] = set()
+        for move, gate in table:
+            ok = (move.local is None or move.local(event)) and (
+                move.check is None or move.check(event, vector)
+            )
+            after = vector
+            if ok:
+                after = vector if move.update is None else move.update(vector, event)
+                ok = move.late is None or move.late(event, after)
+            if gate.until is not None and gate.until(event):
+                if ok and gate.entry:
+                    taken.add(move.edge.variable)  # neither taken nor ignored there
+                continue
+            if not ok or ignored not in gate.levels:
+                continue
+            if move.direct:
+                direct.add(move.edge.variable)
+            found.append((move, after, gate))
+        # a GREEDY loop keeps an event it takes from the runs proceeding past it
+        kept = [(m, v) for m, v, gate in found if not (gate.greedy and gate.greedy & direct)]
+        return kept, direct, taken | direct, len(table)
+
+    def ignorable(
+        self, node: int, same: bool, own: bool, event: Event, taken: AbstractSet[str]
+    ) -> bool:
+        """May a run at `node` skip the event, by the strategy of every place it waits at
+        (`same`: the event is of its partition and equivalence values; `own`: of its
+        partition)?"""
+        for place in self.places[node]:
+            if place.until is not None and same and place.until(event):
+                return False  # the loop stops at the event
+            strategy = place.strategy
+            if strategy == "skip_till_any_match":
+                continue
+            if strategy in ("skip_till_next_match", "relaxed_contiguity"):
+                if place.name in taken:
+                    return False
+            elif strategy == "partition_contiguity":
+                if not self.partitioned or own:
+                    return False
+            else:
+                return False
+        return True
+
+    def keeps(self, held: Held, event: Event) -> bool:
+        """Would a GREEDY loop a run left (standing at node `held[0]` with V `held[1]`)
+        take the event (of the run's partition and equivalence values) into one of the
+        loops `held[2]`?"""
+        node, vector, loops = held
+        for loop in loops:
+            if not self.variables[loop].takes(event.type):
+                continue
+            for move in self.loops[node].get(loop, ()):
+                if move.local is not None and not move.local(event):
+                    continue
+                if move.check is not None and not move.check(event, vector):
+                    continue
+                if move.late is not None:
+                    after = vector if move.update is None else move.update(vector, event)
+                    if not move.late(event, after):
+                        continue
+                until = self.until.get(loop)
+                if until is None or not until(event):
+                    return True
+        return False
+
+
+def _until(name: str, condition: Any, analysis: Analysis) -> Test:
+    """The test of a loop's UNTIL condition on one event (true, not null)."""
+    check = compile_condition(condition, analysis.functions)
+
+    def until(event: Event) -> bool:
+        return check({name: (event,)}, None) is True
+
+    until.__name__ = f"until_{name}"
+    return until
