@@ -529,7 +529,7 @@ def test_match_writes_timed_out_partial_matches_to_their_own_file(tmp_path, caps
     ]
     assert main([*args[:-2], "--timeouts", "late.txt"]) == 1
     assert "late.txt" in capsys.readouterr().err
-    assert main([*args[:-2], "--timeouts", str(late), "--plan", "nfa"]) == 1
+    assert main([*args[:-2], "--timeouts", str(late), "--plan", "lazy_chain"]) == 1
     assert "does not run timed-out partial matches" in capsys.readouterr().err
 
 

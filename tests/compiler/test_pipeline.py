@@ -30,7 +30,8 @@ def test_auto_gives_the_reasons_of_the_plans_of_the_querys_language_only() -> No
     message = str(caught.value)
     assert message.startswith("no plan can run this query; ")
     assert "reference: it always builds its matches" in message
-    assert "timed-out partial matches" in message
+    assert "lazy_chain, afa: it does not run timed-out partial matches" in message
+    assert "nfa: construct=False builds no match" in message
     assert "petri" not in message and "LEAD" not in message
 
 

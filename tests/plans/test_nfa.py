@@ -2,19 +2,20 @@
 output formats, with and without merging; and the shared versioned buffer by itself."""
 
 import pytest
-from hypothesis import given
+from hypothesis import given, reject
 from hypothesis import strategies as st
 
 import kleene
-from kleene.testing.strategies import cases
+from kleene.testing.strategies import cases, flink_cases
 
 OUTPUTS = ("all", "non_overlapping")
 
 
 def ids(matches):
     """The matches as comparable values, in a canonical order (the engine orders matches by
-    end, start and event ids; ties between different bindings of one set of events remain)."""
-    return sorted(sorted(m.ids().items()) for m in matches)
+    end, start and event ids; ties between different bindings of one set of events remain),
+    a timed-out partial match marked as one."""
+    return sorted((type(m).__name__, sorted(m.ids().items())) for m in matches)
 
 
 @given(cases(max_events=9), st.sampled_from(OUTPUTS), st.booleans())
@@ -22,6 +23,30 @@ def test_nfa_equals_reference(case, output, merge):
     expected = ids(kleene.match(case.pattern, case.events, plan="reference", output=output))
     actual = ids(kleene.match(case.pattern, case.events, plan="nfa", output=output, merge=merge))
     assert actual == expected
+
+
+@given(flink_cases(max_events=9), st.booleans(), st.booleans())
+def test_nfa_runs_flink_forms_as_reference_does(case, merge, timeouts):
+    """Flink's three contiguities per edge and loop, optional elements, UNTIL loops: the
+    same matches, and with a window the same timed-out partial matches."""
+    if timeouts and case.pattern.within is None:
+        timeouts = False
+    options = {"timeouts": timeouts}
+    expected = ids(kleene.match(case.pattern, case.events, plan="reference", **options))
+    actual = ids(kleene.match(case.pattern, case.events, plan="nfa", merge=merge, **options))
+    assert actual == expected
+
+
+@given(cases(max_events=9, extensions=True), st.sampled_from(OUTPUTS), st.booleans())
+def test_nfa_runs_kleenes_extensions_as_reference_does(case, output, merge):
+    """Optional, GREEDY and UNTIL loops, per-edge strategies, count windows, NOT NEXT,
+    CONSUME BY and AFTER MATCH on random patterns (those nfa refuses aside)."""
+    try:
+        plan = kleene.compile(case.pattern, "nfa", output=output, merge=merge)
+        expected = ids(kleene.match(case.pattern, case.events, plan="reference", output=output))
+    except kleene.PlanError:
+        reject()
+    assert ids(kleene.match(plan, case.events)) == expected
 
 
 @given(cases(max_events=9), st.sampled_from(OUTPUTS))

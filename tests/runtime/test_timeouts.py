@@ -77,7 +77,8 @@ def test_timeouts_need_a_time_window_and_a_plan_that_reports_them():
     with pytest.raises(kleene.PlanError, match="no WITHIN time"):
         kleene.compile("PATTERN SEQ(A a, B b) WITHIN 5 EVENTS", timeouts=True)
     with pytest.raises(kleene.PlanError, match="does not run timed-out partial matches"):
-        kleene.compile("PATTERN SEQ(A a, B b) WITHIN 5", "nfa", timeouts=True)
+        kleene.compile("PATTERN SEQ(A a, B b) WITHIN 5", "lazy_chain", timeouts=True)
+    assert kleene.compile("PATTERN SEQ(A a, B b) WITHIN 5", timeouts=True).name == "nfa"
     rule = "FROM A AS a MATCH a EMIT Event X(a.x)"
     with pytest.raises(kleene.PlanError, match="a LEAD rule says what to emit"):
         kleene.compile(rule, timeouts=True)

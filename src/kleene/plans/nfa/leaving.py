@@ -28,16 +28,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kleene.compiler.analysis import Analysis
 from kleene.compiler.codegen import compile_condition
 from kleene.compiler.residuals import Arithmetic
 from kleene.events import Event
 from kleene.plans.nfa.automaton import Automaton, Edge, places
-
-if TYPE_CHECKING:  # the plan's run and node types; plan.py imports this module
-    from kleene.plans.nfa.plan import _Move, _Node
+from kleene.plans.nfa.vector import Move, Node
 
 __all__ = ["NOTHING", "OTHERS", "OWN", "Gate", "Held", "Leaving", "Place", "Way"]
 
@@ -90,11 +88,11 @@ class Leaving:
         analysis: Analysis,
         automaton: Automaton,
         exits: Mapping[tuple[int, int], Callable[[Event, tuple[Any, ...]], bool] | None],
-        nodes: list[_Node],
+        nodes: list[Node],
         leaving: bool,
     ) -> None:
-        """`leaving`: do runs leave loops without an event (else they proceed after
-        ignoring events, by SASE+'s rule)?"""
+        """`leaving`: do runs leave loops without an event (else they proceed into any-match
+        edges after ignoring events, by SASE+'s rule)?"""
         self.leaving = leaving
         strategies = analysis.strategies
         shape = Arithmetic(analysis.variables)
@@ -108,11 +106,11 @@ class Leaving:
         self.variables = analysis.variables
         self.places: list[tuple[Place, ...]] = []
         self.ways: list[tuple[Way, ...]] = []
-        #: Per node, by event type: its edges (`_Move`) each with its `Gate`.
-        self.gated: list[dict[str, tuple[tuple[_Move, Gate], ...]]] = []
-        self.other: list[tuple[tuple[_Move, Gate], ...]] = []
+        #: Per node, by event type: its edges (`Move`) each with its `Gate`.
+        self.gated: list[dict[str, tuple[tuple[Move, Gate], ...]]] = []
+        self.other: list[tuple[tuple[Move, Gate], ...]] = []
         #: Per node: each GREEDY loop with the node's direct edges into it.
-        self.loops: list[dict[str, tuple[_Move, ...]]] = []
+        self.loops: list[dict[str, tuple[Move, ...]]] = []
         for state, node in zip(automaton.states, nodes, strict=True):
             counts = dict(state.counts)
             self.places.append(
@@ -159,10 +157,12 @@ class Leaving:
         entry: Callable[[str], str],
     ) -> Gate:
         levels = {NOTHING, OTHERS, OWN}
-        if not edge.direct and self.leaving:
+        if not edge.direct:
             strategy = entry(edge.variable)
             if strategy == "strict_contiguity":
                 levels = {NOTHING}
+            elif strategy == "skip_till_any_match" and not self.leaving:
+                pass  # no run waits past the loop: this one proceeds (SASE+'s rule)
             elif strategy != "skip_till_next_match":
                 levels = {NOTHING, OTHERS}
         return Gate(
@@ -174,14 +174,14 @@ class Leaving:
 
     def moves(
         self, node: int, vector: tuple[Any, ...], ignored: int, event: Event
-    ) -> tuple[list[tuple[_Move, tuple[Any, ...]]], set[str], set[str], int]:
+    ) -> tuple[list[tuple[Move, tuple[Any, ...]]], set[str], set[str], int]:
         """The valid takes of the event (of the run's partition and equivalence values) by
         a run at `node` with V `vector` that ignored `ignored` since its last take: each
         edge with V after it; the variables it takes directly; those and the entries only
         an UNTIL condition refuses (`taken`: where skip till next match and relaxed
         contiguity may not ignore the event); and how many edges were evaluated."""
         table = self.gated[node].get(event.type, self.other[node])
-        found: list[tuple[_Move, tuple[Any, ...], Gate]] = []
+        found: list[tuple[Move, tuple[Any, ...], Gate]] = []
         direct: set[str] = set()
         taken: set[str] = set()
         for move, gate in table:

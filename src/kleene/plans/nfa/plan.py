@@ -29,7 +29,7 @@ import operator
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from kleene.compiler.analysis import EXTENSIONS, Analysis
 from kleene.compiler.evaluate import shared_values
@@ -45,43 +45,9 @@ from kleene.plans.nfa.automaton import LANDINGS, Automaton, Edge, build
 from kleene.plans.nfa.buffer import Buffer, Entry, History, Memo, Version, in_order
 from kleene.plans.nfa.leaving import NOTHING, OTHERS, OWN, Held, Leaving
 from kleene.plans.nfa.negation import NegativeFinalizer
-from kleene.plans.nfa.vector import Compiled, compile_automaton
+from kleene.plans.nfa.vector import Compiled, Move, Node, compile_automaton
 
 __all__ = ["Nfa", "NfaState", "Run", "equivalence_values", "moves"]
-
-
-class _Move(NamedTuple):
-    """An edge as the run loop reads it: its compiled formulas unpacked, where it leads."""
-
-    edge: Edge
-    local: Callable[[Event], bool] | None
-    check: Callable[[Event, tuple[Any, ...]], bool] | None
-    update: Callable[[tuple[Any, ...], Event], tuple[Any, ...]] | None
-    late: Callable[[Event, tuple[Any, ...]], bool] | None
-    final: Callable[[Event, tuple[Any, ...]], bool] | None
-    target: int | None  # the index of the node it leads to (None: it can only complete)
-    direct: bool
-    completes: bool
-
-
-class _Node:
-    """A state at run time: its edges by event type (`other`: for a type no variable names,
-    the edges of variables of any type), and how to read its merge key."""
-
-    __slots__ = ("by_type", "id", "label", "mask", "other")
-
-    def __init__(
-        self,
-        id: int,  # noqa: A002 - the automaton state's id
-        label: str,
-        by_type: dict[str, tuple[_Move, ...]],
-        mask: Callable[[tuple[Any, ...]], Any],
-    ) -> None:
-        self.id = id
-        self.label = label
-        self.by_type = by_type
-        self.mask = mask
-        self.other: tuple[_Move, ...] = ()
 
 
 class Run:
@@ -309,12 +275,19 @@ class Nfa(Plan[NfaState]):
                 "a partial match times out when its time window closes (timeouts=True), and "
                 "this query has no WITHIN time"
             )
+        if _until_in_and(analysis.structure):
+            return (
+                "an UNTIL loop inside AND stops at an event another part takes "
+                "(plan 'reference' runs it)"
+            )
         if _leaves(analysis, options) and _contains_and(analysis.structure):
             return (
                 "a run leaving a loop or an optional element without an event (relaxed "
                 "contiguity, skip till any match with GREEDY or UNTIL) inside or beside an "
                 "AND (plan 'reference' runs it)"
             )
+        if not options.construct and options.timeouts:
+            return "construct=False builds no match, and no timed-out partial match either"
         if not options.construct and options.output != "all":
             return (
                 "construct=False needs output='all' "
@@ -322,22 +295,22 @@ class Nfa(Plan[NfaState]):
             )
         return None
 
-    def _nodes(self) -> list[_Node]:
+    def _nodes(self) -> list[Node]:
         variables = self.automaton.variables
-        nodes: list[_Node] = []
+        nodes: list[Node] = []
         for state in self.automaton.states:
             mask = self.code.masks[state.id]
             getter: Callable[[tuple[Any, ...]], Any] = (
                 operator.itemgetter(*mask) if mask else _nothing
             )
-            nodes.append(_Node(state.id, state.label, {}, getter))
+            nodes.append(Node(state.id, state.label, {}, getter))
         named = sorted({t for v in variables.values() for t in v.types or ()})
         for state in self.automaton.states:
-            by_type: dict[str, list[_Move]] = {}
-            other: list[_Move] = []
+            by_type: dict[str, list[Move]] = {}
+            other: list[Move] = []
             for position, edge in enumerate(state.edges):
                 code = self.code.edges[state.id, position]
-                move = _Move(
+                move = Move(
                     edge,
                     code.local,
                     code.check,
@@ -652,7 +625,7 @@ class Nfa(Plan[NfaState]):
             same = own and run.values == values
             if same and run.held is not None and leaving.keeps(run.held, event):
                 continue  # the GREEDY loop it left takes the event: it can do nothing
-            found: list[tuple[_Move, tuple[Any, ...]]] = []
+            found: list[tuple[Move, tuple[Any, ...]]] = []
             direct: AbstractSet[str] = _EMPTY
             taken: AbstractSet[str] = _EMPTY
             if same:
@@ -940,9 +913,9 @@ class Nfa(Plan[NfaState]):
 
     def step_lazily(self, state: NfaState, event: Event) -> Iterable[Match]:
         """`Plan.step_lazily`: with every match reported at once (`immediate`, no OR that
-        may complete one twice), the state moves on now and the matches are read from the
-        buffer as they are asked for; else `step`'s list."""
-        if not self.immediate or self.twins:
+        may complete one twice, no timeouts), the state moves on now and the matches are read
+        from the buffer as they are asked for; else `step`'s list."""
+        if not self.immediate or self.twins or self.options.timeouts:
             return self.step(state, event)
         walks: list[_Walk] = []
         self.step(state, event, walks)
@@ -1131,6 +1104,16 @@ def _contains_and(element: A.Element) -> bool:
     return isinstance(element, A.And) or any(_contains_and(item) for item in element.items)
 
 
+def _until_in_and(element: A.Element, inside: bool = False) -> bool:
+    """Is a variable with an UNTIL condition part of an AND?"""
+    if isinstance(element, A.EventVar):
+        return inside and element.until is not None
+    if isinstance(element, A.Negation):
+        return False
+    inside = inside or isinstance(element, A.And)
+    return any(_until_in_and(item, inside) for item in element.items)
+
+
 def _leaves(analysis: Analysis, options: Options) -> bool:
     """Do runs leave loops and optional elements without an event (Flink's proceed edges
     into relaxed contiguity and any-match places; `leaving.py`)? Under skip till any match
@@ -1150,7 +1133,7 @@ def _run_start(run: Run) -> tuple[float, int]:
 
 
 def moves(
-    node: _Node, vector: tuple[Any, ...], event: Event
+    node: Node, vector: tuple[Any, ...], event: Event
 ) -> list[tuple[Edge, tuple[Any, ...], int | None, bool]]:
     """The takes a run standing at `node` with `vector` may make on `event`: each edge whose
     formulas hold, with V after the take, the state it leads to (None: it can only complete)
@@ -1197,6 +1180,6 @@ def equivalence_values(attrs: tuple[str, ...]) -> Callable[[Event], tuple[Hashab
     return lambda event: shared_values([event], attrs)
 
 
-def _moves(node: _Node, event_type: str) -> tuple[_Move, ...] | None:
+def _moves(node: Node, event_type: str) -> tuple[Move, ...] | None:
     """The node's edges an event of this type may take; None when there are none."""
     return node.by_type.get(event_type, node.other) or None

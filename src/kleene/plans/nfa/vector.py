@@ -30,7 +30,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 from kleene.compiler.analysis import Analysis
 from kleene.compiler.codegen import Writer
@@ -44,7 +44,16 @@ from kleene.language import expr as E
 from kleene.language.sase.printer import expr_text
 from kleene.plans.nfa.automaton import Automaton, Edge, Exit, Placement, State
 
-__all__ = ["Compiled", "Context", "EdgeCode", "Slot", "VectorWriter", "compile_automaton"]
+__all__ = [
+    "Compiled",
+    "Context",
+    "EdgeCode",
+    "Move",
+    "Node",
+    "Slot",
+    "VectorWriter",
+    "compile_automaton",
+]
 
 _FIELDS = ("ts", "type", "id")
 
@@ -206,6 +215,40 @@ class Compiled:
     source: str
     #: (state id, exit number) -> the test of the conditions leaving decides (None: none)
     exits: dict[tuple[int, int], Callable[[Event, tuple[Any, ...]], bool] | None]
+
+
+class Move(NamedTuple):
+    """An edge as the run loop reads it: its compiled formulas unpacked, where it leads."""
+
+    edge: Edge
+    local: Callable[[Event], bool] | None
+    check: Callable[[Event, tuple[Any, ...]], bool] | None
+    update: Callable[[tuple[Any, ...], Event], tuple[Any, ...]] | None
+    late: Callable[[Event, tuple[Any, ...]], bool] | None
+    final: Callable[[Event, tuple[Any, ...]], bool] | None
+    target: int | None  # the index of the node it leads to (None: it can only complete)
+    direct: bool
+    completes: bool
+
+
+class Node:
+    """A state at run time: its edges by event type (`other`: for a type no variable names,
+    the edges of variables of any type), and how to read its merge key."""
+
+    __slots__ = ("by_type", "id", "label", "mask", "other")
+
+    def __init__(
+        self,
+        id: int,  # noqa: A002 - the automaton state's id
+        label: str,
+        by_type: dict[str, tuple[Move, ...]],
+        mask: Callable[[tuple[Any, ...]], Any],
+    ) -> None:
+        self.id = id
+        self.label = label
+        self.by_type = by_type
+        self.mask = mask
+        self.other: tuple[Move, ...] = ()
 
 
 class VectorWriter(Writer):

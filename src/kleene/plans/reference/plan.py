@@ -135,12 +135,16 @@ class Reference(Plan[ReferenceState]):
             )
         return super().unsupported(analysis, options)
 
-    def _consumed(self, run: ResidualRun, state: ReferenceState) -> bool:
-        """Did a reported match discard the run (CONSUME BY): does it hold an event from
-        before its partition's floor?"""
-        key = run.key if self.analysis.consume == "partition" else None
+    def _discarded(self, run: ResidualRun, state: ReferenceState) -> bool:
+        """Did a reported match discard the run (CONSUME BY), or rule out every match it can
+        complete (AFTER MATCH SKIP, as Flink prunes its partial matches): does it hold an
+        event from before its partition's floor?"""
+        if self.analysis.consume:
+            by_key = self.analysis.consume == "partition"
+        else:
+            by_key = self.partition_key is not None
         first = min(ps[0] for ps in run.bound.values() if ps)
-        return first < state.pending.floors.get(key, 0)
+        return first < state.pending.floors.get(run.key if by_key else None, 0)
 
     def _timed_out(self, runs: list[ResidualRun], stream: Stream) -> list[Timeout]:
         """The runs whose window closed, as timeouts: those that had not completed their
@@ -181,8 +185,8 @@ class Reference(Plan[ReferenceState]):
 
     def _report(self, state: ReferenceState, watermark: Watermark) -> list[Match]:
         matches = self.finalizer.report(state, watermark)
-        if self.analysis.consume and state.runs and state.pending.floors:
-            state.runs = [run for run in state.runs if not self._consumed(run, state)]
+        if state.runs and state.pending.floors:
+            state.runs = [run for run in state.runs if not self._discarded(run, state)]
         if state.timeouts:
             matches += state.timeouts
             state.timeouts = []
