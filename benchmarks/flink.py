@@ -10,8 +10,8 @@ column divides each row's events/s by reference's in the same setting.
 >>> results, _, _ = run(argparse.Namespace(events=400, keys=4, queries=["loop", "consume"],
 ...                                        repeat=1))
 >>> [(r.setting.split()[0], r.plan) for r in results]  # doctest: +NORMALIZE_WHITESPACE
-[('loop', 'reference'), ('loop', 'auto: reference'), ('loop', 'nfa (SASE+ form)'),
- ('consume', 'reference'), ('consume', 'auto: reference'), ('consume', 'nfa (SASE+ form)')]
+[('loop', 'reference'), ('loop', 'auto: nfa'), ('loop', 'nfa (SASE+ form)'),
+ ('consume', 'reference'), ('consume', 'auto: nfa'), ('consume', 'nfa (SASE+ form)')]
 """
 
 from __future__ import annotations

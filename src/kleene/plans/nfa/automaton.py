@@ -357,6 +357,10 @@ def build(analysis: Analysis, leaving: bool = False) -> Automaton:
     for state, edges in pending:
         state.edges = tuple(Edge(**e) for e in edges)  # type: ignore[arg-type]
         state.label = _label(state, variables, caps)
+    labels = [state.label for state in states]
+    for state in states:  # one place, several pasts (what a run there has bound)
+        if labels.count(state.label) > 1 and state.label != "F":
+            state.label += f" ({', '.join(state.bound(variables)) or 'nothing'} bound)"
     return Automaton(states, caps, variables)
 
 

@@ -105,6 +105,9 @@ class Leaving:
         self.partitioned = analysis.partition is not None
         self.variables = analysis.variables
         self.places: list[tuple[Place, ...]] = []
+        #: Per node: does a run there ignore every event (skip till any match at every
+        #: place, no UNTIL)?
+        self.always: list[bool] = []
         self.ways: list[tuple[Way, ...]] = []
         #: Per node, by event type: its edges (`Move`) each with its `Gate`.
         self.gated: list[dict[str, tuple[tuple[Move, Gate], ...]]] = []
@@ -121,6 +124,11 @@ class Leaving:
                         self.until.get(name) if inside else None,
                     )
                     for name, inside in places(shape, state.residual, counts, state.closed)
+                )
+            )
+            self.always.append(
+                all(
+                    p.strategy == "skip_till_any_match" and p.until is None for p in self.places[-1]
                 )
             )
             self.ways.append(

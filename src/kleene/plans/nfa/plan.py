@@ -118,7 +118,6 @@ class Contiguous(Run):
         version: Version,
         last: Entry | None,
         memo: Memo | None = None,
-        *,
         seq: int | None = None,
         ignored: int = NOTHING,
         landed: bool = False,
@@ -147,11 +146,11 @@ class Contiguous(Run):
             self.version if version is None else version,
             self.last,
             self.memo,
-            seq=self.seq,
-            ignored=ignored,
-            landed=True,
-            held=held,
-            done=self.done,
+            self.seq,
+            ignored,
+            True,
+            held,
+            self.done,
         )
 
 
@@ -221,8 +220,9 @@ class Nfa(Plan[NfaState]):
 
     def __init__(self, analysis: Analysis, options: Options) -> None:
         super().__init__(analysis, options)
-        #: Does a run follow Flink's or CORE's rules (`leaving.py`), or only SASE+'s?
-        self.flink = bool(analysis.extensions) or options.timeouts
+        #: Does a run follow Flink's or CORE's rules (`leaving.py`), or only SASE+'s? (NOT
+        #: NEXT and CONSUME BY are the finalizer's: they change nothing of a run.)
+        self.flink = _flink(analysis, options)
         self.automaton: Automaton = build(analysis, leaving=_leaves(analysis, options))
         self.code: Compiled = compile_automaton(analysis, self.automaton)
         self.checks = Checks(analysis, compiled=True)
@@ -598,6 +598,10 @@ class Nfa(Plan[NfaState]):
                 "a count window (WITHIN n EVENTS) measures each event's position in the "
                 "stream, which kleene.Engine gives it (Event.with_seq); this event has none"
             )
+        if not state.runs and (self.immediate or not state.pending):
+            opening = self.start_node.by_type.get(event.type, self.start_node.other)
+            if not (state.begin and any(m.local is None or m.local(event) for m in opening)):
+                return Nfa.step(self, state, event)  # idle, and it begins nothing: passes by
         stream = state.stream
         values = self.values(event)
         t = state.latest = event.t
@@ -617,10 +621,16 @@ class Nfa(Plan[NfaState]):
         cut = False
         horizon = position + 1
         runs: list[Contiguous] = state.runs  # type: ignore[assignment]
+        window, count, seq = self.window, self.count_window, event.seq
+        gated, other, always, ways = leaving.gated, leaving.other, leaving.always, leaving.ways
+        event_type = event.type
         for run in runs:
-            if self._gone(run, event):
+            if (window is not None and t - run.start > window) or (
+                count is not None and seq - run.seq > count  # type: ignore[operator]
+            ):
                 expired.append(run)
                 continue
+            node = run.node
             own = run.key == key
             same = own and run.values == values
             if same and run.held is not None and leaving.keeps(run.held, event):
@@ -628,12 +638,12 @@ class Nfa(Plan[NfaState]):
             found: list[tuple[Move, tuple[Any, ...]]] = []
             direct: AbstractSet[str] = _EMPTY
             taken: AbstractSet[str] = _EMPTY
-            if same:
+            if same and gated[node].get(event_type, other[node]):
                 found, direct, taken, evaluated = leaving.moves(
-                    run.node, run.vector, run.ignored, event
+                    node, run.vector, run.ignored, event
                 )
                 evaluations += evaluated
-            ignored = leaving.ignorable(run.node, same, own, event, taken)
+            ignored = always[node] or leaving.ignorable(node, same, own, event, taken)
             level = max(run.ignored, OWN if own else OTHERS)
             branches: list[tuple[Edge, tuple[Any, ...], int, bool]] = []
             for move, vector in found:
@@ -648,20 +658,25 @@ class Nfa(Plan[NfaState]):
                     branches.append((move.edge, vector, move.target, done))
             landings: list[tuple[int, Held | None]] = []
             if not run.landed and run.ignored != OWN and (own or not ignored):
-                for way in leaving.ways[run.node]:
+                for way in ways[node]:
                     if way.greedy and way.greedy & direct:
                         continue  # the loop it leaves keeps the event
                     if way.check is not None and not way.check(event, run.vector):
                         continue
-                    there: AbstractSet[str] = _EMPTY
-                    if same:
-                        _, _, there, evaluated = leaving.moves(
-                            way.target, run.vector, NOTHING, event
-                        )
-                        evaluations += evaluated
-                    if leaving.ignorable(way.target, same, own, event, there):
-                        held = (run.node, run.vector, way.greedy) if way.greedy else None
-                        landings.append((way.target, held))
+                    target = way.target
+                    if always[target]:
+                        there_ignores = True
+                    else:
+                        there: AbstractSet[str] = _EMPTY
+                        if same:
+                            _, _, there, evaluated = leaving.moves(
+                                target, run.vector, NOTHING, event
+                            )
+                            evaluations += evaluated
+                        there_ignores = leaving.ignorable(target, same, own, event, there)
+                    if there_ignores:
+                        held = (node, run.vector, way.greedy) if way.greedy else None
+                        landings.append((target, held))
             if not (ignored or branches or landings):
                 continue
             horizon = min(horizon, run.horizon)
@@ -696,8 +711,11 @@ class Nfa(Plan[NfaState]):
                         version,
                         last,
                         run.memo,
-                        seq=run.seq,
-                        done=done,
+                        run.seq,
+                        NOTHING,
+                        False,
+                        None,
+                        done,
                     )
                 )
             for target, held in landings:
@@ -738,8 +756,12 @@ class Nfa(Plan[NfaState]):
                             position,
                             version,
                             last,
-                            seq=event.seq,
-                            done=done,
+                            None,
+                            event.seq,
+                            NOTHING,
+                            False,
+                            None,
+                            done,
                         )
                     )
                     created += 1
@@ -758,17 +780,9 @@ class Nfa(Plan[NfaState]):
         matches = self._finish(state, completed, event, position)
         if horizon > buffer.first:
             buffer.prune(horizon)
-        if self.window is not None and len(buffer.joins) > buffer.kept:
-            buffer.expire(t - self.window)
+        if window is not None and len(buffer.joins) > buffer.kept:
+            buffer.expire(t - window)
         return matches
-
-    def _gone(self, run: Contiguous, event: Event) -> bool:
-        """Has the event left the run's windows (time, or count of stream positions)?"""
-        window = self.window
-        if window is not None and event.t - run.start > window:
-            return True
-        count = self.count_window
-        return count is not None and event.seq - run.seq > count  # type: ignore[operator]
 
     def _finish(
         self,
@@ -1007,9 +1021,11 @@ class Nfa(Plan[NfaState]):
                 merged.append(
                     Contiguous(
                         *fields,
-                        ignored=youngest.ignored,
-                        landed=youngest.landed,
-                        held=youngest.held,
+                        None,
+                        youngest.seq,
+                        youngest.ignored,
+                        youngest.landed,
+                        youngest.held,
                     )
                 )
             else:
@@ -1114,14 +1130,17 @@ def _until_in_and(element: A.Element, inside: bool = False) -> bool:
     return any(_until_in_and(item, inside) for item in element.items)
 
 
+def _flink(analysis: Analysis, options: Options) -> bool:
+    """Does a run follow Flink's or CORE's rules (`leaving.py`)?"""
+    return bool(analysis.extensions - {"not_next", "consume"}) or options.timeouts
+
+
 def _leaves(analysis: Analysis, options: Options) -> bool:
     """Do runs leave loops and optional elements without an event (Flink's proceed edges
     into relaxed contiguity and any-match places; `leaving.py`)? Under skip till any match
     alone, a run that ignores events and then proceeds finds the same (SASE+'s rule), but
     for a GREEDY or UNTIL loop, which hold a run to the events they take."""
-    if not (analysis.extensions or options.timeouts):
-        return False
-    if not analysis.strategies.used & LANDINGS:
+    if not _flink(analysis, options) or not analysis.strategies.used & LANDINGS:
         return False
     return analysis.strategy != "skip_till_any_match" or any(
         v.greedy or v.until is not None for v in analysis.positive
