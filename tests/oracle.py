@@ -275,6 +275,13 @@ def _negations_spoil(
                     before.extend(_spots(item, assignment))
                 for item in ancestor.items[index + 1 :]:
                     after.extend(_spots(item, assignment))
+        since = A.followed_negations(pattern.structure).get(var.name)
+        if since is not None:
+            # Flink's notFollowedBy: none from the first event of the variable before it
+            # up to the first after it; none looked for when nothing after it is bound
+            if not after:
+                continue
+            before = [min(assignment[since])]
         for position, event in enumerate(events):
             if position in own or not _takes(var, event):
                 continue
@@ -471,6 +478,23 @@ def consumed(
             and (partition is None or partition(events[min(_positions(other))]) == key)
             for other in kept
         ):
+            kept.add(match)
+    return kept
+
+
+def used_up(found: set[Key]) -> set[Key]:
+    """CONSUME BY EVENTS over every match: in the order the matches complete (their last
+    event; ties: the earliest first event, then the positions, then the binding), each is
+    reported unless it holds an event of one reported before."""
+    used: set[int] = set()
+    kept: set[Key] = set()
+    order = sorted(
+        found,
+        key=lambda m: (max(_positions(m)), min(_positions(m)), sorted(_positions(m)), sorted(m)),
+    )
+    for match in order:
+        if used.isdisjoint(_positions(match)):
+            used.update(_positions(match))
             kept.add(match)
     return kept
 

@@ -149,6 +149,11 @@ def explain(plan: Plan[Any]) -> str:
         said = _describe(variable, before, after)
         if negation is not None and negation.next:
             said = f"negated: not the event right after {', '.join(before)}"
+        elif negation is not None and negation.since is not None:
+            said = (
+                f"negated: absent from {negation.since}'s first event to the first of "
+                f"{', '.join(after)} (nothing looked for if none binds one)"
+            )
         lines.append(f"  {name:<{width}}  {types:<{type_width}}  {said}")
     lines.extend(_strategies(analysis))
     if pattern.within is None:
@@ -186,10 +191,12 @@ def explain(plan: Plan[Any]) -> str:
     partition = analysis.partition
     lines.append(f"{'partition by:':<16}{partition.describe() if partition else 'nothing'}")
     if analysis.consume is not None:
-        scope = "its partition's" if analysis.consume == "partition" else "every"
-        lines.append(
-            f"{'consume by:':<16}{analysis.consume} (a match discards {scope} partial matches)"
-        )
+        meaning = {
+            "any": "a match discards every partial match",
+            "partition": "a match discards its partition's partial matches",
+            "events": "a match uses up its events: no later match holds one of them",
+        }[analysis.consume]
+        lines.append(f"{'consume by:':<16}{analysis.consume} ({meaning})")
     order = sorted((a, b) for b, earlier in analysis.before.items() for a in earlier)
     lines.append(f"{'order:':<16}{', '.join(f'{a} < {b}' for a, b in order) or 'none'}")
     streamed = "one group: without a key, one Spark task holds all the state"

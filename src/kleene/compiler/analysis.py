@@ -59,6 +59,7 @@ EXTENSIONS = {
     "count_window": "count windows (WITHIN n EVENTS)",
     "timeouts": "timed-out partial matches (timeouts=True)",
     "not_next": "NOT NEXT (Flink's notNext)",
+    "not_followed": "NOT FOLLOWED (Flink's notFollowedBy)",
     "consume": "CONSUME BY (CORE's consumption policies)",
 }
 
@@ -188,6 +189,8 @@ class Negated:
     branches: tuple[frozenset[str], ...] = ()
     #: `NOT NEXT(T v)`: only the event right after the last one bound before it is looked at.
     next: bool = False
+    #: `NOT FOLLOWED(T v)`: the variable right before it, from whose first event on it looks.
+    since: str | None = None
 
     def applies(self, bound: Mapping[str, object]) -> bool:
         """Does the negation concern a match binding these variables?"""
@@ -248,6 +251,8 @@ class Analysis(Query):
             found.add("count_window")
         if any(negation.next for negation in self.negations.values()):
             found.add("not_next")
+        if any(negation.since for negation in self.negations.values()):
+            found.add("not_followed")
         if self.consume is not None:
             found.add("consume")
         return frozenset(found)
@@ -260,11 +265,13 @@ class Analysis(Query):
 
     @property
     def consume(self) -> str | None:
-        """CONSUME BY's policy ("any", or "partition" when the pattern has a partition
-        key), None for NONE or no clause."""
+        """CONSUME BY's policy ("any", "events", or "partition" when the pattern has a
+        partition key), None for NONE or no clause."""
         clause = self.pattern.consume
         if clause is None or clause.policy == "none":
             return None
+        if clause.policy == "events":
+            return "events"
         return "partition" if clause.policy == "partition" and self.partition else "any"
 
     @property
@@ -385,6 +392,7 @@ def analyze(
             tuple(c for c in conditions if c.negated == name),
             branches.get(name, ()),
             name in A.next_negations(pattern.structure),
+            A.followed_negations(pattern.structure).get(name),
         )
         for name, variable in variables.items()
         if variable.negated

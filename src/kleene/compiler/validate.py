@@ -231,6 +231,26 @@ class _Validator:
                         node,
                     )
                 continue  # the next event decides it, whatever the window
+            if isinstance(node, A.Negation) and node.followed:
+                previous = parent.items[index - 1] if index > 0 else None
+                if (
+                    not isinstance(parent, A.Seq)
+                    or not isinstance(previous, A.EventVar)
+                    or not guarantees_event(previous)
+                ):
+                    self.fail(
+                        f"NOT FOLLOWED({event.name}) looks from the first event of the "
+                        "variable right before it: it needs a variable that is not optional "
+                        "right before it in a SEQ(...)",
+                        node,
+                    )
+                if index == len(parent.items) - 1:
+                    self.fail(
+                        f"NOT FOLLOWED({event.name}) looks up to the first event after it, "
+                        "as Flink's notFollowedBy: it needs an element after it in its SEQ(...)",
+                        node,
+                    )
+                continue  # with nothing bound after it, nothing is looked for
             if windowless and not (before and after):
                 side = "ahead" if before else "back"
                 self.fail(

@@ -398,8 +398,9 @@ def cases(
     )
     if wanted & {"optional", "greedy", "until"} and not flat and draw(st.integers(0, 2)) == 0:
         structure = _loops(draw, structure, wanted)
-    if "not_next" in wanted and draw(st.booleans()):
-        structure = _next_negations(draw, structure)
+    readings = frozenset(wanted & {"not_next", "not_followed"})
+    if readings and draw(st.booleans()) is True:
+        structure = _negation_readings(draw, structure, readings)
     strategy = draw(st.sampled_from(strategies))
     clauses: tuple[A.Strategy, ...] = ()
     if strategy != "skip_till_any_match" or draw(st.booleans()):
@@ -447,15 +448,30 @@ def flink_cases(draw: st.DrawFn, max_events: int = 7) -> Case:
     return Case(pattern, draw(streams(max_events)))
 
 
-def _next_negations(draw: st.DrawFn, element: A.Element) -> A.Element:
-    """`element` with some negations that follow an event in their SEQ made NOT NEXT."""
+def _negation_readings(draw: st.DrawFn, element: A.Element, readings: frozenset[str]) -> A.Element:
+    """`element` with some negations made NOT NEXT (those that follow an event in their
+    SEQ) or NOT FOLLOWED (those right after a variable that binds an event, and before
+    another element), of the `readings` wanted."""
     if isinstance(element, A.EventVar | A.Negation):
         return element
-    items = [_next_negations(draw, item) for item in element.items]
+    items = [_negation_readings(draw, item, readings) for item in element.items]
     if isinstance(element, A.Seq):
         for index, item in enumerate(items):
-            if isinstance(item, A.Negation) and any(guarantees_event(x) for x in items[:index]):
-                items[index] = replace(item, next=draw(st.booleans()))
+            if not isinstance(item, A.Negation):
+                continue
+            choices = ["between"]
+            if "not_next" in readings and any(guarantees_event(x) for x in items[:index]):
+                choices.append("next")
+            previous = items[index - 1] if index else None
+            if (
+                "not_followed" in readings
+                and isinstance(previous, A.EventVar)
+                and guarantees_event(previous)
+                and index < len(items) - 1
+            ):
+                choices.append("followed")
+            reading = draw(st.sampled_from(choices))
+            items[index] = replace(item, next=reading == "next", followed=reading == "followed")
     return type(element)(tuple(items))
 
 

@@ -55,8 +55,8 @@ STRATEGIES = (*SASE_STRATEGIES, "relaxed_contiguity")
 #: PAST LAST EVENT, SKIP TO FIRST v, SKIP TO LAST v.
 Skip: TypeAlias = Lit["no_skip", "to_next", "past_last", "to_first", "to_last"]
 SKIPS: tuple[Skip, ...] = ("no_skip", "to_next", "past_last", "to_first", "to_last")
-Consumption: TypeAlias = Lit["any", "partition", "none"]
-CONSUMPTIONS: tuple[Consumption, ...] = ("any", "partition", "none")
+Consumption: TypeAlias = Lit["any", "partition", "events", "none"]
+CONSUMPTIONS: tuple[Consumption, ...] = ("any", "partition", "events", "none")
 #: The type that stands for any type: `_ x` (and a bare name in SES) takes every event.
 ANY = "_"
 
@@ -100,10 +100,13 @@ class EventVar:
 class Negation:
     """`~(T v)`: no qualifying event of type T where the pattern puts it; with `next`,
     `NOT NEXT(T v)` (Flink's `notNext`): the event right after the one before it does not
-    qualify."""
+    qualify; with `followed`, `NOT FOLLOWED(T v)` (Flink's `notFollowedBy`): none from the
+    first event of the variable before it on, and none looked for when nothing after it
+    binds an event."""
 
     event: EventVar
     next: bool = False
+    followed: bool = False
     span: Span | None = span_field()
 
 
@@ -169,8 +172,9 @@ class AfterMatch:
 
 @dataclass(frozen=True, slots=True)
 class Consume:
-    """`CONSUME BY ANY | PARTITION | NONE` (CORE's consumption policies, docs/semantics.md
-    section 7): which partial matches a reported match discards."""
+    """`CONSUME BY ANY | PARTITION | EVENTS | NONE` (CORE's consumption policies, and
+    OpenCEP's single use; docs/semantics.md section 7): which partial matches a reported
+    match discards, or (EVENTS) which events it uses up."""
 
     policy: Consumption
     span: Span | None = span_field()
@@ -242,6 +246,21 @@ def next_negations(element: Element) -> frozenset[str]:
     if isinstance(element, EventVar):
         return frozenset()
     return frozenset().union(*(next_negations(item) for item in element.items))
+
+
+def followed_negations(element: Element) -> dict[str, str]:
+    """The names of the variables negated by `NOT FOLLOWED(...)`, each with the variable
+    right before it in its SEQ (validation puts one there)."""
+    found: dict[str, str] = {}
+    if isinstance(element, EventVar | Negation):
+        return found
+    for index, item in enumerate(element.items):
+        if isinstance(item, Negation) and item.followed and index > 0:
+            previous = element.items[index - 1]
+            if isinstance(previous, EventVar):
+                found[item.event.name] = previous.name
+        found.update(followed_negations(item))
+    return found
 
 
 def event_vars(element: Element) -> Iterator[EventVar]:

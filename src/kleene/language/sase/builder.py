@@ -51,6 +51,7 @@ __all__ = [
     "max_",
     "min_",
     "not_",
+    "not_followed",
     "not_next",
     "or_",
     "pattern",
@@ -338,6 +339,12 @@ def not_next(item: A.EventVar) -> A.Negation:
     """`NOT NEXT(T v)` (Flink's `notNext`): the event right after the element before it is
     not a qualifying T."""
     return A.Negation(item, next=True)
+
+
+def not_followed(item: A.EventVar) -> A.Negation:
+    """`NOT FOLLOWED(T v)` (Flink's `notFollowedBy`): no qualifying T from the first event of
+    the variable before it to the first event after it."""
+    return A.Negation(item, followed=True)
 
 
 # ---- structure -------------------------------------------------------------------------

@@ -126,7 +126,8 @@ def _element(element: A.Element) -> str:
     if isinstance(element, A.EventVar):
         return _event(element)
     if isinstance(element, A.Negation):
-        return f"NOT{' NEXT' if element.next else ''}({_event(element.event)})"
+        reading = " NEXT" if element.next else " FOLLOWED" if element.followed else ""
+        return f"NOT{reading}({_event(element.event)})"
     keyword = {A.Seq: "SEQ", A.And: "AND", A.Or: "OR"}[type(element)]
     return f"{keyword}({', '.join(_element(item) for item in element.items)})"
 

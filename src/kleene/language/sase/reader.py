@@ -175,7 +175,8 @@ class ToPattern(ExprReader):
         if policy not in A.CONSUMPTIONS:
             self._fail(
                 f"CONSUME BY {children[0]}: the policies are ANY (a match discards every "
-                "partial match), PARTITION (those of its partition) and NONE",
+                "partial match), PARTITION (those of its partition), EVENTS (an event is in "
+                "one reported match at most) and NONE",
                 children[0],
             )
         return A.Consume(policy, span=span_of(meta))
@@ -242,6 +243,10 @@ class ToPattern(ExprReader):
     @v_args(meta=True)
     def next_negation(self, meta: Meta, children: list[Any]) -> A.Negation:
         return A.Negation(children[-1], next=True, span=span_of(meta))
+
+    @v_args(meta=True)
+    def followed_negation(self, meta: Meta, children: list[Any]) -> A.Negation:
+        return A.Negation(children[-1], followed=True, span=span_of(meta))
 
     @v_args(meta=True)
     def event(self, meta: Meta, children: list[Any]) -> A.EventVar:

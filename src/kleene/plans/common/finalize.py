@@ -84,6 +84,10 @@ class Pending:
     #: With a selection or AFTER MATCH SKIP: the matches found so far, by the position of
     #: their first event.
     groups: dict[int, list[Candidate]] = field(default_factory=dict)
+    #: With CONSUME BY EVENTS: the positions of the events reported matches used up (and
+    #: how many to hold before forgetting those the stream no longer holds).
+    used: set[int] = field(default_factory=set)
+    kept_used: int = 1024
 
     def __bool__(self) -> bool:
         return bool(self.undecided or self.queues or self.groups)
@@ -243,7 +247,9 @@ class Finalizer:
                 elif verdict:
                     reported.append(candidate)
             pending.undecided = waiting
-            if self.consume:
+            if self.consume == "events":
+                reported = self.used_up(pending, reported, stream)
+            elif self.consume:
                 reported = self.consumed(pending, reported)
             if self.selection == "all" and self.skip is None:
                 return reported
@@ -283,6 +289,25 @@ class Finalizer:
             for candidate in survivors:
                 floors[candidate.key] = candidate.last + 1
             kept += survivors
+        return kept
+
+    @staticmethod
+    def used_up(pending: Pending, reported: list[Candidate], stream: Stream) -> list[Candidate]:
+        """CONSUME BY EVENTS (OpenCEP's single use): taking the matches in the order they
+        complete (ties: the earliest first event, then by positions, then by binding), a
+        match is reported unless an event of it is in a match reported before."""
+        reported.sort(
+            key=lambda c: (c.last, c.first, sorted(c.positions), sorted(c.binding.items()))
+        )
+        used = pending.used
+        kept: list[Candidate] = []
+        for candidate in reported:
+            if used.isdisjoint(candidate.positions):
+                used |= candidate.positions
+                kept.append(candidate)
+        if len(used) > pending.kept_used:  # no later match holds an event the stream let go
+            pending.used = used = {p for p in used if p >= stream.base}
+            pending.kept_used = 2 * len(used) + 1024
         return kept
 
     def selected(
@@ -387,6 +412,14 @@ class Finalizer:
         before = [p for v in negation.before if v in binding for p in binding[v]]
         after = [p for v in negation.after if v in binding for p in binding[v]]
         window = self.window
+        if negation.since is not None:
+            # Flink's notFollowedBy: from the first event of the variable before it (a loop
+            # stops at it), and nothing looked for when nothing after it binds an event
+            if not after:
+                return False
+            since = binding.get(negation.since)
+            if since:
+                before = [since[0]]
         if before:
             low = max(before) + 1
         else:

@@ -221,7 +221,7 @@ class Nfa(Plan[NfaState]):
     def __init__(self, analysis: Analysis, options: Options) -> None:
         super().__init__(analysis, options)
         #: Does a run follow Flink's or CORE's rules (`leaving.py`), or only SASE+'s? (NOT
-        #: NEXT and CONSUME BY are the finalizer's: they change nothing of a run.)
+        #: NEXT, NOT FOLLOWED and CONSUME BY are the finalizer's: they change no run.)
         self.flink = _flink(analysis, options)
         self.automaton: Automaton = build(analysis, leaving=_leaves(analysis, options))
         self.code: Compiled = compile_automaton(analysis, self.automaton)
@@ -1132,7 +1132,7 @@ def _until_in_and(element: A.Element, inside: bool = False) -> bool:
 
 def _flink(analysis: Analysis, options: Options) -> bool:
     """Does a run follow Flink's or CORE's rules (`leaving.py`)?"""
-    return bool(analysis.extensions - {"not_next", "consume"}) or options.timeouts
+    return bool(analysis.extensions - {"not_next", "not_followed", "consume"}) or options.timeouts
 
 
 def _leaves(analysis: Analysis, options: Options) -> bool:
