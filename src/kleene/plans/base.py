@@ -171,6 +171,12 @@ class Plan(ABC, Generic[S]):
                 "combine with output='non_overlapping' or a selection"
             )
         if analysis.language == "sase":  # what kleene adds to SASE+, the plan runs or not
+            within = analysis.within
+            if options.timeouts and (within is None or within.amount is None):
+                return (
+                    "a partial match times out when its time window closes (timeouts=True), "
+                    "and this query has no WITHIN time"
+                )
             wanted = analysis.extensions | ({"timeouts"} if options.timeouts else set())
             missing = sorted(wanted - cls.extensions)
             if missing:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import deque
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -374,17 +374,20 @@ class Finalizer:
             return floor  # v bound nothing: no skip (Flink's default)
         return positions[0] if self.skip == "to_first" else positions[-1]
 
-    def deadline(self, partition: Partition) -> float | None:
+    def deadline(self, partition: Partition, starts: Iterable[float] = ()) -> float | None:
         """When the next candidate can be decided (all events up to then in): the earliest
         undecided one or, with non-overlapping output, the earliest head of a partition's
         queue (the candidates behind a head wait for it, however early they could be
-        decided themselves)."""
+        decided themselves); or, earlier, when the first of the runs that began at `starts`
+        times out (with timeouts=True)."""
         pending = partition.pending
-        if self.window is None or not pending:
+        if self.window is None:
             return None
         waiting = pending.undecided + [q[0] for q in pending.queues.values() if q]
         waiting += [group[0] for group in pending.groups.values()]
-        return min((c.start + self.window for c in waiting), default=None)
+        firsts = [c.start for c in waiting]
+        firsts.extend(starts)
+        return min(firsts) + self.window if firsts else None
 
     def verdict(self, candidate: Candidate, stream: Stream, watermark: Watermark) -> bool | None:
         """True: a match; False: a negation spoils it; None: not decidable yet."""

@@ -269,12 +269,6 @@ class Nfa(Plan[NfaState]):
 
     @classmethod
     def unsupported(cls, analysis: Analysis, options: Options) -> str | None:
-        within = analysis.pattern.within
-        if options.timeouts and (within is None or within.amount is None):
-            return (
-                "a partial match times out when its time window closes (timeouts=True), and "
-                "this query has no WITHIN time"
-            )
         if _until_in_and(analysis.structure):
             return (
                 "an UNTIL loop inside AND stops at an event another part takes "
@@ -1058,12 +1052,8 @@ class Nfa(Plan[NfaState]):
         return not self.immediate or self.options.timeouts
 
     def deadline(self, state: NfaState) -> float | None:
-        deadline = self.finalizer.deadline(state)
-        if self.options.timeouts and state.runs:
-            assert self.window is not None, "unsupported: timeouts need a time window"
-            closes = min(run.start for run in state.runs) + self.window
-            deadline = closes if deadline is None else min(deadline, closes)
-        return deadline
+        starts = [run.start for run in state.runs] if self.options.timeouts else []
+        return self.finalizer.deadline(state, starts)
 
     def _settle(self, state: NfaState, watermark: Watermark) -> list[Match]:
         matches = self.finalizer.report(state, watermark)

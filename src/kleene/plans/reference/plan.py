@@ -125,16 +125,6 @@ class Reference(Plan[ReferenceState]):
                 state.timeouts += self._timed_out(expired, state.stream)
         return self._report(state, watermark)
 
-    @classmethod
-    def unsupported(cls, analysis: Analysis, options: Options) -> str | None:
-        within = analysis.pattern.within
-        if options.timeouts and (within is None or within.amount is None):
-            return (
-                "a partial match times out when its time window closes (timeouts=True), and "
-                "this query has no WITHIN time"
-            )
-        return super().unsupported(analysis, options)
-
     def _discarded(self, run: ResidualRun, state: ReferenceState) -> bool:
         """Did a reported match discard the run (CONSUME BY), or rule out every match it can
         complete (AFTER MATCH SKIP, as Flink prunes its partial matches): does it hold an
@@ -171,12 +161,8 @@ class Reference(Plan[ReferenceState]):
         return list(found.values())
 
     def deadline(self, state: ReferenceState) -> float | None:
-        deadline = self.finalizer.deadline(state)
-        if self.options.timeouts and state.runs:
-            assert self.window is not None, "unsupported: timeouts need a time window"
-            closes = min(run.start for run in state.runs) + self.window
-            deadline = closes if deadline is None else min(deadline, closes)
-        return deadline
+        starts = [run.start for run in state.runs] if self.options.timeouts else []
+        return self.finalizer.deadline(state, starts)
 
     def idle(self, state: ReferenceState, watermark: Watermark) -> bool:
         if self.options.timeouts and (state.runs or state.timeouts):
