@@ -399,7 +399,8 @@ def contiguous(
                     )
                     if strategy == "strict_contiguity" or (looping and stops):
                         ok = False
-                    elif strategy == "relaxed_contiguity":
+                    elif strategy in ("relaxed_contiguity", "skip_till_next_match"):
+                        # (the table reads relaxed contiguity so where nothing loops)
                         ok = not _could_take(pattern, var, event, bound, first, gap - start)
                     if not ok:
                         break

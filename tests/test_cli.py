@@ -143,6 +143,11 @@ def test_explain_says_what_not_next_and_consume_by_mean(capsys):
     out = capsys.readouterr().out
     assert "c  C  negated: not the event right after a" in out
     assert "consume by:     partition (a match discards its partition's partial matches)" in out
+    query = "PATTERN SEQ(A+ a[], NOT FOLLOWED(C c), B b) CONSUME BY EVENTS"
+    assert main(["explain", query]) == 0
+    out = capsys.readouterr().out
+    assert "c  C  negated: absent from a's first event to the first of b" in out
+    assert "consume by:     events (a match uses up its events" in out
 
 
 def test_usage_errors_exit_with_2(capsys):

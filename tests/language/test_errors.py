@@ -154,6 +154,22 @@ def test_reading_errors_point_at_the_text(text, column, message):
             "two clauses set the whole query's strategy",
         ),
         ("PATTERN SEQ(A a, B b) WHERE skip_till_next_match(a, c)", None, "unknown variable c"),
+        (
+            "PATTERN SEQ(NOT FOLLOWED(C c), B b) WITHIN 5",
+            "NOT FOLLOWED(C c)",
+            "needs a variable that is not optional right before it",
+        ),
+        (
+            "PATTERN SEQ(A? a, NOT FOLLOWED(C c), B b)",
+            "NOT FOLLOWED(C c)",
+            "needs a variable that is not optional right before it",
+        ),
+        (
+            "PATTERN SEQ(A a, NOT FOLLOWED(C c)) WITHIN 5",
+            "NOT FOLLOWED(C c)",
+            "needs an element after it",
+        ),
+        ("PATTERN SEQ(A a, B b) CONSUME BY SOME", "SOME", "EVENTS (an event is in one"),
         # each of these crashed with a Python error before
         ("PATTERN SEQ(A a) WHERE a.x = " + "9" * 5000, "9" * 5000, "a number of 5000 characters"),
         ("PATTERN SEQ(A a) WITHIN " + "9" * 400 + " ms", "9" * 400, "a number of 400 characters"),
