@@ -250,6 +250,23 @@ def test_a_checkpoint_of_another_query_is_refused(spark, tmp_path):
         job.start(str(tmp_path / "o"), checkpoint=str(tmp_path / "foreign"))
 
 
+def test_a_new_checkpoint_beside_an_old_output_and_late_added_on_restart_are_refused(
+    spark, tmp_path
+):
+    """Both lost matches without a word: Spark's file sink skipped the batch numbers the old
+    output had committed, and late=DIR moved a restart's matches beside the sink's files."""
+    for part in range(3):
+        _write(tmp_path / "in", f"part-{part}.csv", _log(seed=part, count=20))
+    _run(spark, tmp_path, KEYED)
+    assert list((tmp_path / "out" / "_spark_metadata").iterdir())
+    job = detect_stream_job(_stream(spark, tmp_path / "in"), KEYED, id="seq")
+    with pytest.raises(StateError, match="did not write"):
+        job.start(str(tmp_path / "out"), checkpoint=str(tmp_path / "new"), available_now=True)
+    late = detect_stream_job(_stream(spark, tmp_path / "in"), KEYED, id="seq", on_late="collect")
+    with pytest.raises(StateError, match="without --late"):
+        late.start(str(tmp_path / "out"), checkpoint=str(tmp_path / "ck"), late=str(tmp_path / "l"))
+
+
 def test_the_stream_is_checked_before_it_starts(spark, tmp_path):
     _write(tmp_path / "in", "part-0.csv", _log(seed=3, count=5))
     stream = _stream(spark, tmp_path / "in")

@@ -7,6 +7,7 @@ import pytest
 import kleene
 from kleene.errors import StateError
 from kleene.events import Event, Watermark
+from kleene.plans.base import STATE_FORMAT
 from kleene.spark.stream import (
     MARKER,
     StreamState,
@@ -36,6 +37,57 @@ def test_a_checkpoint_marker_names_its_query(tmp_path):
     marker.write_text("{no json")
     with pytest.raises(StateError, match="damaged"):
         check_checkpoint(str(tmp_path / "ck"), plan, grouping)
+
+
+def test_an_output_folder_is_written_by_the_checkpoint_that_holds_its_batches(tmp_path):
+    """A new checkpoint beside an output whose file-sink log holds batches 0-7 would have
+    Spark skip those batch numbers (and this run's matches with them): refused, naming
+    both; so is an output with late events apart (batch=N folders). The checkpoint that
+    planned those batches goes on (one killed between the sink's commit and its own)."""
+    plan, grouping = kleene.compile(QUERY), "64 hash buckets of k"
+    out, late = tmp_path / "out", tmp_path / "late-out"
+    (out / "_spark_metadata").mkdir(parents=True)
+    for batch in range(8):
+        (out / "_spark_metadata" / str(batch)).write_text("v1\n")
+    sink = {"format": "parquet", "late": False}
+    with pytest.raises(StateError, match=r"holds batches up to 7, which the checkpoint .*new"):
+        check_checkpoint(str(tmp_path / "new"), plan, grouping, output=str(out), sink=sink)
+    assert not (tmp_path / "new").exists()
+    ck = tmp_path / "ck"
+    (ck / "offsets").mkdir(parents=True)
+    (ck / "commits").mkdir()
+    for batch in range(8):
+        (ck / "offsets" / str(batch)).write_text("")
+    for batch in range(7):
+        (ck / "commits" / str(batch)).write_text("")
+    (ck / MARKER).write_text(
+        json.dumps(
+            {
+                "format": STATE_FORMAT,
+                "plan": plan.name,
+                "query": plan.fingerprint,
+                "grouping": grouping,
+                "sink": sink,
+            }
+        )
+    )
+    check_checkpoint(str(ck), plan, grouping, output=str(out), sink=sink)
+    (late / "batch=3").mkdir(parents=True)
+    with pytest.raises(StateError, match="holds batches up to 3"):
+        check_checkpoint(str(tmp_path / "other"), plan, grouping, output=str(late), sink=sink)
+
+
+def test_a_restart_writes_as_the_run_it_goes_on(tmp_path):
+    """Adding --late (or another format) on restart would send matches where Spark readers
+    of the output do not look: refused."""
+    plan, grouping = kleene.compile(QUERY), "64 hash buckets of k"
+    ck, out = str(tmp_path / "ck"), str(tmp_path / "out")
+    check_checkpoint(ck, plan, grouping, output=out, sink={"format": "parquet", "late": False})
+    with pytest.raises(StateError, match="started writing parquet without --late"):
+        check_checkpoint(ck, plan, grouping, output=out, sink={"format": "parquet", "late": True})
+    with pytest.raises(StateError, match="this run would write json without --late"):
+        check_checkpoint(ck, plan, grouping, output=out, sink={"format": "json", "late": False})
+    check_checkpoint(ck, plan, grouping, output=out, sink={"format": "parquet", "late": False})
 
 
 def test_a_group_holds_events_until_the_watermark_and_wakes_for_deadlines():

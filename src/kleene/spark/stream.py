@@ -34,7 +34,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -165,11 +165,12 @@ class StreamJob:
         events to `path/batch=N` and `late/batch=N`, replaced whole if the batch runs again,
         so they too are written exactly once. A checkpoint made by another query is refused
         before anything runs."""
-        check_checkpoint(checkpoint, self.plan, self.grouping)
         if (late is None) != (self.on_late != "collect"):
             raise KleeneError(
                 "late=DIR goes with on_late='collect', and on_late='collect' needs late=DIR"
             )
+        sink = {"format": format, "late": late is not None}
+        check_checkpoint(checkpoint, self.plan, self.grouping, output=path, sink=sink)
         writer: Any
         if late is None:
             writer = self.matches.writeStream.format(format).option("path", path)
@@ -594,25 +595,84 @@ def load_stream_state(
 MARKER = "kleene.json"
 
 
-def check_checkpoint(checkpoint: str, plan: Plan[Any], grouping: str) -> None:
+def _local(path: str) -> Path | None:
+    """A path on this machine's file system (None: one on a distributed file system)."""
+    if "://" in path and not path.startswith("file://"):
+        return None
+    return Path(path.removeprefix("file://"))
+
+
+def _numbers(folder: Path, pattern: str = "*") -> list[int]:
+    """The batch numbers a folder's entries are named by (`7`, `9.compact`, `batch=3`)."""
+    found = []
+    for entry in folder.glob(pattern) if folder.is_dir() else ():
+        text = entry.name.removeprefix("batch=").split(".")[0]
+        if text.isdigit():
+            found.append(int(text))
+    return found
+
+
+def _written(output: Path) -> int | None:
+    """The latest batch an output folder holds: in the file sink's log (`_spark_metadata`)
+    or as a `batch=N` folder (late events collected); None: none."""
+    batches = _numbers(output / "_spark_metadata") + _numbers(output, "batch=*")
+    return max(batches, default=None)
+
+
+def _reached(folder: Path) -> int:
+    """The latest batch a checkpoint has planned or committed (-1: none)."""
+    return max(_numbers(folder / "offsets") + _numbers(folder / "commits"), default=-1)
+
+
+def check_checkpoint(
+    checkpoint: str,
+    plan: Plan[Any],
+    grouping: str,
+    *,
+    output: str | None = None,
+    sink: Mapping[str, Any] | None = None,
+) -> None:
     """Refuse a checkpoint written for another query, plan, state format or grouping of keys
-    (a key's state must stay in its group); mark a new one. (A checkpoint on a distributed
+    (a key's state must stay in its group), or for another way of writing the output
+    (`sink`: format, late events apart); refuse an `output` folder holding batches the
+    checkpoint did not reach (Spark's file sink would skip those batch numbers, and this
+    run's first matches with them); mark a new checkpoint. (A checkpoint on a distributed
     file system is checked in the workers instead.)"""
-    if "://" in checkpoint and not checkpoint.startswith("file://"):
+    folder = _local(checkpoint)
+    if folder is None:
         return
-    folder = Path(checkpoint.removeprefix("file://"))
     marker = folder / MARKER
-    mine = {
+    mine: dict[str, Any] = {
         "format": STATE_FORMAT,
         "plan": plan.name,
         "query": plan.fingerprint,
         "grouping": grouping,
     }
+    if sink is not None:
+        mine["sink"] = dict(sink)
+    out = None if output is None else _local(output)
+    written = None if out is None else _written(out)
+    if written is not None and _reached(folder) < written:
+        raise StateError(
+            f"the output folder {output} holds batches up to {written}, which the checkpoint "
+            f"{checkpoint} did not write ({_said(_reached(folder))}): Spark would skip those "
+            "batch numbers and lose this run's matches. Give a new output folder, or the "
+            "checkpoint that wrote this one"
+        )
     if marker.exists():
         try:
             theirs = json.loads(marker.read_text())
         except ValueError:
             raise StateError(f"{marker} is damaged; start from a fresh checkpoint") from None
+        if "sink" in theirs and "sink" in mine and theirs["sink"] != mine["sink"]:
+            raise StateError(
+                f"the checkpoint {checkpoint} was started writing {_sink(theirs['sink'])}, "
+                f"this run would write {_sink(mine['sink'])}: a restart writes as the run it "
+                "goes on (Spark readers of the output would miss what goes elsewhere); "
+                "start from a new checkpoint and output folder to change it"
+            )
+        theirs.pop("sink", None)
+        mine.pop("sink", None)
         if theirs.get("grouping", grouping) != grouping and theirs.get("query") == mine["query"]:
             raise StateError(
                 f"the checkpoint {checkpoint} groups keys as {theirs.get('grouping')}, this "
@@ -639,6 +699,15 @@ def check_checkpoint(checkpoint: str, plan: Plan[Any], grouping: str) -> None:
         )
     folder.mkdir(parents=True, exist_ok=True)
     marker.write_text(json.dumps(mine, sort_keys=True) + "\n")
+
+
+def _said(reached: int) -> str:
+    return "it holds no batch" if reached < 0 else f"its latest batch is {reached}"
+
+
+def _sink(sink: Mapping[str, Any]) -> str:
+    late = "with late events apart (--late)" if sink.get("late") else "without --late"
+    return f"{sink.get('format')} {late}"
 
 
 def progress(query: StreamingQuery) -> list[dict[str, Any]]:
