@@ -31,7 +31,7 @@ from kleene.errors import (
     StateError,
 )
 from kleene.events import Event, Watermark
-from kleene.io import from_arrow, from_pandas, read_events, to_pandas
+from kleene.io import from_arrow, from_pandas, read_events, read_matches, to_pandas
 from kleene.io.matching import match, match_iter
 from kleene.matches import Match, Retraction, Timeout
 from kleene.plans import compile
@@ -66,6 +66,7 @@ __all__ = [
     "match_iter",
     "parse",
     "read_events",
+    "read_matches",
     "register_function",
     "to_pandas",
     "unregister_function",

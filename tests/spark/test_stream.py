@@ -255,10 +255,13 @@ def test_a_new_checkpoint_beside_an_old_output_and_late_added_on_restart_are_ref
 ):
     """Both lost matches without a word: Spark's file sink skipped the batch numbers the old
     output had committed, and late=DIR moved a restart's matches beside the sink's files."""
-    for part in range(3):
-        _write(tmp_path / "in", f"part-{part}.csv", _log(seed=part, count=20))
+    _write(tmp_path / "in", "part-0.csv", _log(seed=3, count=120))
     _run(spark, tmp_path, KEYED)
     assert list((tmp_path / "out" / "_spark_metadata").iterdir())
+    (tmp_path / "out" / "part-99999-orphan.snappy.parquet").write_bytes(b"")  # a kill -9's
+    committed = _ids(spark.read.parquet(str(tmp_path / "out")))
+    assert committed
+    assert sorted(kleene.read_matches(tmp_path / "out")["match_id"]) == committed
     job = detect_stream_job(_stream(spark, tmp_path / "in"), KEYED, id="seq")
     with pytest.raises(StateError, match="did not write"):
         job.start(str(tmp_path / "out"), checkpoint=str(tmp_path / "new"), available_now=True)

@@ -1,6 +1,6 @@
 """Events in and out: readers for CSV, JSON lines, Parquet, pandas and Arrow; writers."""
 
-from kleene.io.frames import to_pandas
+from kleene.io.frames import read_matches, to_pandas
 from kleene.io.readers import Columns, EventReader, format_of, from_arrow, from_pandas, read_events
 from kleene.io.writers import match_output, output_format, write_columns, write_matches
 
@@ -13,6 +13,7 @@ __all__ = [
     "match_output",
     "output_format",
     "read_events",
+    "read_matches",
     "to_pandas",
     "write_columns",
     "write_matches",

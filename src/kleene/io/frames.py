@@ -21,6 +21,7 @@ event of a match with `explode=True`. The events a LEAD rule emits become one ro
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from kleene.errors import KleeneError
@@ -108,3 +109,92 @@ def _field(event: Event, name: str) -> Any:
     if name == "ts":
         return event.ts
     return event.attrs.get(name)
+
+
+def read_matches(path: str | Path) -> Any:
+    """The matches kleene wrote to `path`, as a pandas DataFrame: a file (Parquet, JSON lines
+    or CSV, by its extension) or a folder Spark wrote. Of a folder only what Spark committed
+    is read, as Spark readers read it: the files its file sink's log (`_spark_metadata`)
+    lists (a stream's output), the `batch=N` folders marked `_SUCCESS` (a stream's output
+    with late events apart), or the part files of a folder marked `_SUCCESS` (a batch
+    job's). So a part file a killed run left behind is never read, and a folder no run
+    finished is an error, not an empty result."""
+    import pandas as pd
+
+    where = Path(path)
+    if where.is_file():
+        return _read_part(where)
+    if not where.is_dir():
+        raise KleeneError(f"{where}: no such file or folder")
+    parts = _committed(where)
+    frames = [frame for frame in map(_read_part, parts) if len(frame.columns)]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def _committed(folder: Path) -> list[Path]:
+    """The part files Spark committed to a folder (see `read_matches`)."""
+    log = folder / "_spark_metadata"
+    if log.is_dir():
+        return _logged(log)
+    batches = sorted(
+        (b for b in folder.glob("batch=*") if b.is_dir()),
+        key=lambda b: int(b.name.removeprefix("batch=")),
+    )
+    if batches:
+        return [p for b in batches if (b / "_SUCCESS").exists() for p in _parts(b)]
+    if not (folder / "_SUCCESS").exists():
+        raise KleeneError(
+            f"{folder}: no run finished writing this folder (no _SUCCESS mark and no "
+            "_spark_metadata log): its files may be partial"
+        )
+    return _parts(folder)
+
+
+def _parts(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.is_file() and p.name.startswith("part-"))
+
+
+def _logged(log: Path) -> list[Path]:
+    """The files a file sink's log holds: the latest compacted batch's list, then each
+    later batch's additions and deletions."""
+    import json
+    from urllib.parse import unquote, urlparse
+
+    batches: dict[int, Path] = {}
+    compact = -1
+    for entry in log.iterdir():
+        digits, _, kind = entry.name.partition(".")
+        if digits.isdigit() and kind in ("", "compact"):
+            batches[int(digits)] = entry
+            if kind == "compact":
+                compact = max(compact, int(digits))
+    files: dict[str, None] = {}
+    for number in sorted(n for n in batches if n >= compact):
+        lines = batches[number].read_text().splitlines()[1:]  # after the version line
+        for line in filter(None, lines):
+            record = json.loads(line)
+            if record.get("action") == "delete":
+                files.pop(record["path"], None)
+            else:
+                files[record["path"]] = None
+    found = []
+    for uri in files:
+        parsed = urlparse(uri)
+        found.append(Path(unquote(parsed.path)) if parsed.scheme in ("", "file") else Path(uri))
+    return found
+
+
+def _read_part(path: Path) -> Any:
+    """One file of matches, by its extension."""
+    import pandas as pd
+
+    name = path.name.lower().removesuffix(".gz")
+    if name.endswith(".parquet"):
+        import pyarrow.parquet as pq
+
+        return pq.read_table(path).to_pandas()
+    if name.endswith((".json", ".jsonl")):
+        return pd.read_json(path, lines=True)
+    if name.endswith(".csv"):
+        return pd.read_csv(path)
+    raise KleeneError(f"{path}: not a Parquet, JSON lines or CSV file of matches")
