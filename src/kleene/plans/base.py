@@ -86,7 +86,7 @@ LANGUAGES = {"sase": "SASE+ patterns", "lead": "LEAD rules", "afa": "AFAs writte
 
 #: The layout of saved state. Raise it whenever a plan's state classes change shape: a
 #: checkpoint written by another format is refused with a StateError, never misread.
-STATE_FORMAT = 5
+STATE_FORMAT = 6
 _MAGIC = b"kleene-state\n"
 
 #: What a plan may declare it does not do (`Plan.limits`); the conformance suite
