@@ -33,7 +33,7 @@ def test_a_streams_output_is_read_from_the_file_sinks_log(tmp_path):
     (out / "part-8.parquet").write_bytes(b"")  # what kill -9 leaves: pandas cannot read it
     _log(out, 0, [first])
     _log(out, 1, [second])
-    with pytest.raises(Exception, match="0 bytes|size"):
+    with pytest.raises(Exception, match=r"0 bytes|size"):
         pd.read_parquet(out)
     assert sorted(kleene.read_matches(out)["match_id"]) == [1, 2, 3]
 
