@@ -111,6 +111,8 @@ def test_exactly_once_across_a_restart_in_another_process(spark, tmp_path, query
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "kleene: batch 1:" in done.stderr
+    assert "stops when the files there are done" in done.stderr
+    assert "groups hold events or partial matches after it in the checkpoint" in done.stderr
     before = _ids(spark.read.parquet(str(tmp_path / "out")))
 
     _write(tmp_path / "in", "part-2.csv", second)

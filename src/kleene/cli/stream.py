@@ -166,9 +166,10 @@ def _run(args: argparse.Namespace) -> int:
         trigger=args.trigger,
         available_now=args.available_now,
     )
+    stops = "stops when the files there are done" if args.available_now else "Ctrl-C stops"
     log.info(
         f"streaming {args.input} -> {args.output} (plan {job.plan.name}, grouped "
-        f"{job.grouping}; Spark ready in {time.perf_counter() - started:.1f} s); Ctrl-C stops"
+        f"{job.grouping}; Spark ready in {time.perf_counter() - started:.1f} s); {stops}"
     )
     try:
         interrupted = _follow(query, args.duration)
@@ -186,7 +187,26 @@ def _run(args: argparse.Namespace) -> int:
         raise found or _failure(error) from None
     if interrupted:
         log.info("stopped; run the same command to go on from the checkpoint")
+    elif args.available_now:
+        _held(query)
     return 0
+
+
+def _held(query: Any) -> None:
+    """Say what an --available-now run leaves waiting: the events after the watermark (the
+    input's latest time less the delay) stay in the checkpoint, matched later."""
+    from kleene.spark.stream import progress
+
+    batches = progress(query)
+    last = batches[-1] if batches else None
+    if last is None or not last["state_rows"]:
+        return
+    log.info(
+        f"done with the files there; the watermark stands at {last['watermark']}, and "
+        f"{last['state_rows']:,} groups hold events or partial matches after it in the "
+        "checkpoint: their matches come when a later run moves the watermark past them "
+        "(kleene run finds every match of files that are complete)"
+    )
 
 
 def _source(spark: Any, args: argparse.Namespace, plan: kleene.Plan[Any]) -> Any:
