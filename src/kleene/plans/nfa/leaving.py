@@ -97,6 +97,7 @@ class Leaving:
         strategies = analysis.strategies
         shape = Arithmetic(analysis.variables)
         greedy = frozenset(v.name for v in analysis.positive if v.greedy)
+        self.greedy = bool(greedy)
         self.until: dict[str, Test] = {
             v.name: _until(v.name, v.until, analysis)
             for v in analysis.positive
@@ -210,8 +211,11 @@ class Leaving:
                 direct.add(move.edge.variable)
             found.append((move, after, gate))
         # a GREEDY loop keeps an event it takes from the runs proceeding past it
-        kept = [(m, v) for m, v, gate in found if not (gate.greedy and gate.greedy & direct)]
-        return kept, direct, taken | direct, len(table)
+        if self.greedy and direct:
+            kept = [(m, v) for m, v, gate in found if not (gate.greedy and gate.greedy & direct)]
+        else:
+            kept = [(m, v) for m, v, _ in found]
+        return kept, direct, taken | direct if taken else direct, len(table)
 
     def ignorable(
         self, node: int, same: bool, own: bool, event: Event, taken: AbstractSet[str]

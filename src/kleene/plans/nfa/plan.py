@@ -638,7 +638,7 @@ class Nfa(Plan[NfaState]):
                 )
                 evaluations += evaluated
             ignored = always[node] or leaving.ignorable(node, same, own, event, taken)
-            level = max(run.ignored, OWN if own else OTHERS)
+            level = OWN if own else max(run.ignored, OTHERS)
             branches: list[tuple[Edge, tuple[Any, ...], int, bool]] = []
             for move, vector in found:
                 done = move.completes and (move.final is None or move.final(event, vector))
@@ -651,7 +651,7 @@ class Nfa(Plan[NfaState]):
                 if move.target is not None:
                     branches.append((move.edge, vector, move.target, done))
             landings: list[tuple[int, Held | None]] = []
-            if not run.landed and run.ignored != OWN and (own or not ignored):
+            if ways[node] and not run.landed and run.ignored != OWN and (own or not ignored):
                 for way in ways[node]:
                     if way.greedy and way.greedy & direct:
                         continue  # the loop it leaves keeps the event
