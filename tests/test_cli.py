@@ -2,6 +2,7 @@
 
 import gzip
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -570,3 +571,15 @@ def test_match_leaves_out_rows_no_variable_takes_and_says_how_many(tmp_path, cap
     assert main(["match", query, "-i", str(folder), "--id-column", "seq"]) == 1
     said = "part-1.parquet, row 51, field 'ts': event 350 has ts 7, earlier than"
     assert said in capsys.readouterr().err.splitlines()[-1]
+
+
+def test_match_writes_to_the_null_device_and_shows_numbers_as_written(tmp_path, capsys):
+    """`-o /dev/null` times a run (it was refused for want of an extension), and --show
+    prints a float to 12 significant digits, not the 0.30000000000000004 a sum holds."""
+    path = tmp_path / "ticks.csv"
+    path.write_text("type,ts,price\nA,0,0.1\nB,1,2\n")
+    query = "PATTERN SEQ(A a, B b) WITHIN 5 RETURN a.price + 0.2 AS p, b.price AS q"
+    assert main(["match", query, "-i", str(path), "-o", os.devnull, "--show", "1"]) == 0
+    out, err = capsys.readouterr()
+    assert "1 matches" in err
+    assert "p=0.3 q=2" in out

@@ -3,6 +3,8 @@
 import gzip
 import io
 import json
+import os
+import re
 import sys
 
 import pytest
@@ -86,6 +88,11 @@ def test_show_overwrite_and_errors(spark, inputs, tmp_path, capsys):
     assert main(args) == 1
     assert "exists; pass --overwrite" in capsys.readouterr().err
     assert main([*args, "--overwrite"]) == 0
+    capsys.readouterr()
+    counted = ["run", QUERY, "-i", str(inputs["parquet"]), "-o", os.devnull]
+    assert main(counted) == 0  # to time a run: counted, not written (it was refused)
+    said = capsys.readouterr().err
+    assert re.search(r"[1-9][\d,]* matches", said), said
     assert (
         main(
             [

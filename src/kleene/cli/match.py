@@ -197,17 +197,23 @@ def _short(found: Any, fields: list[str], output: Output) -> str:
         return f"{found.ts}  {found.type} {dict(found.attrs)}"
 
     def event(e: kleene.Event) -> str:
-        values = " ".join(f"{f}={e.attrs[f]!r}" for f in fields if f in e.attrs)
+        values = " ".join(f"{f}={_shown(e.attrs[f])}" for f in fields if f in e.attrs)
         return f"{e.id} {values}".strip()
 
     if found.values is not None:  # RETURN: the values the query asks for
-        parts = " ".join(f"{name}={value!r}" for name, value in found.values.items())
+        parts = " ".join(f"{name}={_shown(value)}" for name, value in found.values.items())
     else:
         parts = " ".join(
             f"{name}=[{', '.join(event(e) for e in events)}]"
             for name, events in found.bindings.items()
         )
     return f"{found.start_ts} .. {found.end_ts}  {parts}"
+
+
+def _shown(value: Any) -> str:
+    """A value as `--show` prints it: a float to 12 significant digits (13.06, not the
+    13.059999999999999 a sum of prices may hold), anything else as Python writes it."""
+    return format(value, ".12g") if isinstance(value, float) else repr(value)
 
 
 @contextmanager

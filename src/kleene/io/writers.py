@@ -68,7 +68,11 @@ def output_format(path: str | Path) -> str:
 
     >>> output_format("out/matches.csv.gz"), output_format("m.parquet")
     ('csv', 'parquet')
+
+    The null device takes anything (JSON lines, thrown away: to time a run).
     """
+    if str(path) == os.devnull:
+        return "jsonl"
     kind = named_format(path)
     if kind is None or (kind == "parquet" and str(path).lower().endswith(".gz")):
         raise EventError(
@@ -93,6 +97,9 @@ def match_output(path: str | None, output: Output) -> Iterator[Callable[[Iterabl
     if path is None or path == "-":
         yield lambda found: write_matches(found, sys.stdout, output)
         sys.stdout.flush()
+        return
+    if path == os.devnull:  # counted, not written (nor checked for a partial file)
+        yield lambda found: sum(1 for _ in found)
         return
     target = Path(path)
     kind = output_format(target)
