@@ -56,6 +56,8 @@ def test_match_writes_json_lines(stocks, capsys):
     assert "3,000 events" in err and "partitions" in err
     peak = next(line for line in err.splitlines() if "peak_memory_kib" in line)
     assert int(peak.split()[-1].replace(",", "")) > 1024  # an interpreter holds a MiB at least
+    counters = [line for line in err.splitlines() if line.startswith("  ")]
+    assert len({len(line) for line in counters}) == 1, "the counters' columns line up"
 
 
 def test_match_output_file_limit_and_show(stocks, tmp_path, capsys):

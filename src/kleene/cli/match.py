@@ -173,8 +173,10 @@ def _match(args: argparse.Namespace) -> int:
         peak = _peak_memory_kib()
         if peak is not None:  # the process's, as the lazy-NFA paper measures memory
             counts["peak_memory_kib"] = peak
+        names = max(map(len, counts))
+        numbers = max(len(f"{value:,}") for value in counts.values())
         for key, value in counts.items():
-            print(f"  {key:<12} {value:>12,}", file=sys.stderr)
+            print(f"  {key:<{names}}  {value:>{numbers},}", file=sys.stderr)
     return 0
 
 
