@@ -65,3 +65,18 @@ def test_batches_apart_and_batch_jobs_are_read_when_marked_done(tmp_path):
     assert list(kleene.read_matches(lines)["match_id"]) == [7]
     with pytest.raises(kleene.KleeneError, match="no such file"):
         kleene.read_matches(tmp_path / "nothing")
+
+
+def test_a_damaged_log_a_missing_file_and_a_damaged_file_are_named(tmp_path):
+    out = tmp_path / "out"
+    log = out / "_spark_metadata"
+    log.mkdir(parents=True)
+    (log / "0").write_text("v1\n{not json\n")
+    with pytest.raises(kleene.KleeneError, match=r"_spark_metadata/0, line 2: not an entry"):
+        kleene.read_matches(out)
+    _log(out, 0, [out / "part-gone.parquet"])  # listed, then lost
+    with pytest.raises(kleene.KleeneError, match=r"part-gone.parquet: cannot read it"):
+        kleene.read_matches(out)
+    (tmp_path / "bad.parquet").write_bytes(b"garbage")
+    with pytest.raises(kleene.KleeneError, match=r"bad.parquet: cannot read it as matches"):
+        kleene.read_matches(tmp_path / "bad.parquet")

@@ -170,9 +170,18 @@ def _logged(log: Path) -> list[Path]:
                 compact = max(compact, int(digits))
     files: dict[str, None] = {}
     for number in sorted(n for n in batches if n >= compact):
-        lines = batches[number].read_text().splitlines()[1:]  # after the version line
-        for line in filter(None, lines):
-            record = json.loads(line)
+        lines = batches[number].read_text().splitlines()
+        for row, line in enumerate(lines[1:], 2):  # after the version line
+            if not line:
+                continue
+            try:
+                record = json.loads(line)
+                record["path"]
+            except (ValueError, TypeError, KeyError):
+                raise KleeneError(
+                    f"{batches[number]}, line {row}: not an entry of Spark's file sink log "
+                    f"({line[:80]!r})"
+                ) from None
             if record.get("action") == "delete":
                 files.pop(record["path"], None)
             else:
@@ -185,7 +194,15 @@ def _logged(log: Path) -> list[Path]:
 
 
 def _read_part(path: Path) -> Any:
-    """One file of matches, by its extension."""
+    """One file of matches, by its extension; one that is missing or damaged is an error
+    naming it."""
+    try:
+        return _read_file(path)
+    except (OSError, ValueError) as error:
+        raise KleeneError(f"{path}: cannot read it as matches ({error})") from None
+
+
+def _read_file(path: Path) -> Any:
     import pandas as pd
 
     name = path.name.lower().removesuffix(".gz")

@@ -138,22 +138,18 @@ class Leaving:
                     for number, way in enumerate(state.exits)
                 )
             )
-            gates: dict[int, Gate] = {}
-            for moves in (*node.by_type.values(), node.other):
-                for move in moves:
-                    gates[id(move)] = self._gate(move.edge, state.closed, greedy, strategies.entry)
+            edges = {id(m): m for moves in (*node.by_type.values(), node.other) for m in moves}
+            gates = {
+                key: self._gate(m.edge, state.closed, greedy, strategies.entry)
+                for key, m in edges.items()
+            }
             self.gated.append(
                 {t: tuple((m, gates[id(m)]) for m in moves) for t, moves in node.by_type.items()}
             )
             self.other.append(tuple((m, gates[id(m)]) for m in node.other))
             self.loops.append(
                 {
-                    loop: tuple(
-                        m
-                        for moves in (*node.by_type.values(), node.other)
-                        for m in moves
-                        if m.direct and m.edge.variable == loop
-                    )
+                    loop: tuple(m for m in edges.values() if m.direct and m.edge.variable == loop)
                     for loop in greedy - state.closed
                 }
             )
@@ -166,14 +162,13 @@ class Leaving:
         entry: Callable[[str], str],
     ) -> Gate:
         levels = {NOTHING, OTHERS, OWN}
-        if not edge.direct:
-            strategy = entry(edge.variable)
-            if strategy == "strict_contiguity":
-                levels = {NOTHING}
-            elif strategy == "skip_till_any_match" and not self.leaving:
-                pass  # no run waits past the loop: this one proceeds (SASE+'s rule)
-            elif strategy != "skip_till_next_match":
-                levels = {NOTHING, OTHERS}
+        strategy = entry(edge.variable)
+        # (an any-match edge where no run waits past the loop: SASE+'s rule, any level)
+        relaxed = strategy != "skip_till_any_match" or self.leaving
+        if not edge.direct and strategy == "strict_contiguity":
+            levels = {NOTHING}
+        elif not edge.direct and strategy != "skip_till_next_match" and relaxed:
+            levels = {NOTHING, OTHERS}
         return Gate(
             frozenset(levels),
             self.until.get(edge.variable),
@@ -194,6 +189,8 @@ class Leaving:
         direct: set[str] = set()
         taken: set[str] = set()
         for move, gate in table:
+            if ignored not in gate.levels:
+                continue  # (an entry's gate takes every level: no stopped entry is missed)
             ok = (move.local is None or move.local(event)) and (
                 move.check is None or move.check(event, vector)
             )
@@ -205,7 +202,7 @@ class Leaving:
                 if ok and gate.entry:
                     taken.add(move.edge.variable)  # neither taken nor ignored there
                 continue
-            if not ok or ignored not in gate.levels:
+            if not ok:
                 continue
             if move.direct:
                 direct.add(move.edge.variable)

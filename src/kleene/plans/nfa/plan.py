@@ -255,8 +255,13 @@ class Nfa(Plan[NfaState]):
         self.nodes = self._nodes()
         self.start_node = self.nodes[0]
         self.values = equivalence_values(self.equivalences)
-        self.leaving = Leaving(
-            analysis, self.automaton, self.code.exits, self.nodes, _leaves(analysis, options)
+        #: The Flink path's tables (None: the plain SASE+ step runs).
+        self.leaving: Leaving | None = (
+            Leaving(
+                analysis, self.automaton, self.code.exits, self.nodes, _leaves(analysis, options)
+            )
+            if self.flink
+            else None
         )
         #: A run's own matches and timeouts are read one history at a time: under a count
         #: window or timeouts runs are not merged (a merged run would hold histories that
@@ -606,6 +611,7 @@ class Nfa(Plan[NfaState]):
             position = stream.append(event)
         key = None if self.keyer is None else self.keyer(event)
         leaving = self.leaving
+        assert leaving is not None, "the Flink path runs with its tables"
         buffer = state.buffer
         construct = self.construct
         survivors: list[Run] = []
