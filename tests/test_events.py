@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import kleene
 from kleene import Event, Match, Retraction
-from kleene.events import as_event, checked_events
+from kleene.events import as_event, attribute_slot, checked_events, event_of, schema_of
 
 
 def test_event_fields_and_numeric_time():
@@ -81,6 +81,99 @@ def test_mappings_become_events():
         as_event({"type": "A"})
     with pytest.raises(kleene.EventError, match="a mapping"):
         as_event(("A", 1))  # type: ignore[arg-type]
+
+
+#: Attribute names a user may give: plain, Python keywords, the names of an event's own
+#: fields and methods, text with spaces and signs, non-ASCII text (one that NFKC changes).
+_NAMES = st.sampled_from(
+    [
+        "x",
+        "price",
+        "if",
+        "class",
+        "type",
+        "ts",
+        "id",
+        "t",
+        "seq",
+        "attrs",
+        "get",
+        "names",
+        "_k_x",
+        "unit price",
+        "a-b",
+        "",
+        "ﬁ",
+        "fi",
+        "Δt",
+        "__dict__",
+        "__class__",
+    ]
+)
+_VALUES = st.one_of(st.none(), st.integers(), st.floats(allow_nan=False), st.text(max_size=3))
+
+
+@given(st.dictionaries(_NAMES, _VALUES, max_size=6), st.dictionaries(_NAMES, _VALUES, max_size=6))
+def test_an_event_holds_any_attributes_as_given(attrs, other):
+    """Each attribute lives in a slot of its own (`attribute_slot`), in a class made once
+    per list of names: whatever the names (keywords, an event's own field names, text that
+    is no identifier, text Python would normalize), the event gives back exactly the
+    attributes it was made with, in order, and reads None for one it lacks."""
+    event = Event("A", 1, attrs, id=0)
+    assert dict(event.attrs) == attrs and list(event.attrs) == list(attrs)
+    assert event.names == tuple(attrs)
+    for name in set(attrs) | set(other):
+        assert event.get(name, "none") == attrs.get(name, "none")
+        assert getattr(event, attribute_slot(name)) == attrs.get(name)
+        if name not in attrs:
+            with pytest.raises(KeyError):
+                event[name]
+    assert (event.type, event.ts, event.id) == ("A", 1, 0)
+    assert (event == Event("A", 1, other, id=0)) == (attrs == other)
+    assert pickle.loads(pickle.dumps(event.with_seq(4))) == event
+    if not {"type", "ts", "id"} & set(attrs):  # a mapping's own fields
+        assert as_event({"type": "A", **attrs, "ts": 1}, 0) == event
+    assert event_of("A", 1, 1, attrs, 0) == event
+
+
+def test_attribute_slots_are_the_same_in_every_process():
+    """A compiled condition reads `event.<slot>`; a Spark worker compiles the query anew,
+    so the slot of a name may not depend on what the process saw first."""
+    assert attribute_slot("price") == "_k_price"
+    assert attribute_slot("unit price") == "_kx_" + b"unit price".hex()
+    assert attribute_slot("ﬁ") != attribute_slot("fi")
+
+
+def test_an_attribute_name_is_text():
+    with pytest.raises(kleene.EventError, match="an attribute name must be a string, not 1"):
+        Event("A", 1, {1: 2})  # type: ignore[dict-item]
+
+
+def test_events_made_before_the_schemas_are_forgotten_still_hold():
+    """The schemas are kept up to a bound (a stream whose every event has other names);
+    past it they are made anew, and the events made before keep theirs."""
+    before = Event("A", 1, {"x": 1, "y": 2}, id=0)
+    kleene.events._SCHEMAS.clear()
+    after = Event("A", 1, {"x": 1, "y": 2}, id=0)
+    assert type(after) is not type(before)
+    assert before == after and before.with_id(0) == after and after["y"] == before["y"] == 2
+    assert schema_of(("x", "y")).cls is type(after)
+
+
+def test_mappings_in_any_key_order_become_the_same_events():
+    first = as_event({"type": "A", "ts": 2, "x": 1, "y": None}, 7)
+    second = as_event({"y": None, "ts": 2, "x": 1, "type": "A", "id": None}, 7)
+    assert first == second == Event("A", 2, {"x": 1, "y": None}, id=7)
+    assert as_event({"type": "A", "ts": "1970-01-01T00:00:05"}, 0).t == 5
+    for bad, message in [
+        ({"type": "A", "ts": True}, "not a time"),
+        ({"type": "", "ts": 1}, "non-empty string"),
+        ({"type": "A", "ts": float("inf")}, "finite number"),
+        ({"ts": 1}, "no 'type'"),
+        ({"type": "A", "ts": 2**64}, "out of range"),
+    ]:
+        with pytest.raises(kleene.EventError, match=message):
+            as_event(bad)
 
 
 def test_match_value():

@@ -16,27 +16,31 @@ count windows (`WITHIN 5 EVENTS`) measure; the engine sets it for them (`with_se
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from functools import lru_cache
 from types import MappingProxyType
-from typing import Any
+from typing import Any, ClassVar
 
 from kleene.errors import EventError
 
 __all__ = [
     "EPOCH_UNITS",
     "Event",
+    "Schema",
     "Timestamp",
     "Watermark",
     "as_event",
+    "attribute_slot",
     "checked_events",
+    "event_of",
     "event_types",
     "numeric_time",
     "numeric_times",
-    "owned_event",
+    "schema_of",
     "to_timestamp",
 ]
 
@@ -82,32 +86,56 @@ def numeric_time(ts: object) -> float | int:
 
 class Event:
     """One event: a type, a timestamp, attributes and an optional id. Immutable: the
-    attributes are copied, so changing the caller's dict afterwards changes nothing.
+    attributes are copied into the event, so changing the caller's dict afterwards changes
+    nothing.
 
     >>> attrs = {"price": 10}
     >>> event = Event("A", 1, attrs)
     >>> attrs["price"] = 99
-    >>> event["price"]
-    10
+    >>> event["price"], dict(event.attrs)
+    (10, {'price': 10})
+
+    Each attribute is held in a slot of its own (`attribute_slot`), in a subclass of
+    `Event` made once for each list of attribute names (a *schema*: every event of a
+    source shares one), so an event holds no dict of its own: about 100 bytes with two
+    attributes, and compiled conditions read an attribute as a plain slot (an event
+    without it reads None). `attrs` makes a read-only mapping of them when asked.
     """
 
-    __slots__ = ("attrs", "id", "seq", "t", "ts", "type")
+    __slots__ = ("id", "seq", "t", "ts", "type")
 
     type: str
     ts: Timestamp
-    attrs: Mapping[str, Any]
     id: Hashable | None
     t: int | float
     seq: int | None
+    #: The event's attribute names, in the order given (its schema's).
+    names: ClassVar[tuple[str, ...]] = ()
+    _slot_of: ClassVar[Mapping[str, str]] = MappingProxyType({})
+    _schema: ClassVar[Schema]
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         type: str,  # noqa: A002 - the papers' word for it
         ts: Timestamp,
         attrs: Mapping[str, Any] | None = None,
         id: Hashable | None = None,  # noqa: A002
-    ) -> None:
-        _fill(self, type, ts, MappingProxyType(dict(attrs) if attrs is not None else {}), id)
+    ) -> Event:
+        if type.__class__ is not str or not type:
+            _event_type(type)
+        if ts.__class__ is int:
+            t = ts if -LARGEST_TIME <= ts <= LARGEST_TIME else numeric_time(ts)
+        elif ts.__class__ is float and ts - ts == 0.0:  # finite
+            t = ts
+        else:
+            t = numeric_time(ts)
+        if attrs is None:
+            return _EMPTY.from_mapping(type, ts, t, id, None, {})
+        try:
+            schema = _SCHEMAS[tuple(attrs)]
+        except KeyError:
+            schema = schema_of(tuple(attrs))
+        return schema.from_mapping(type, ts, t, id, None, attrs)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("events are immutable; make a new one with Event(...)")
@@ -115,34 +143,49 @@ class Event:
     def __delattr__(self, name: str) -> None:
         raise AttributeError("events are immutable")
 
+    @property
+    def attrs(self) -> Mapping[str, Any]:
+        """The attributes, read-only, by name."""
+        return MappingProxyType(self._dict())
+
+    def _dict(self) -> dict[str, Any]:
+        return dict(zip(self.names, self._values(), strict=True))
+
+    def _values(self) -> tuple[Any, ...]:
+        return self._schema.values(self)
+
     def __getitem__(self, name: str) -> Any:
-        return self.attrs[name]
+        slot = self._slot_of.get(name)
+        if slot is None:
+            raise KeyError(name)
+        return getattr(self, slot)
 
     def get(self, name: str, default: Any = None) -> Any:
         """An attribute, or `default` when the event has none of that name."""
-        return self.attrs.get(name, default)
+        slot = self._slot_of.get(name)
+        return default if slot is None else getattr(self, slot)
 
     def with_id(self, id: Hashable) -> Event:  # noqa: A002
         """The same event with another id."""
-        return _sealed(self.type, self.ts, self.t, self.attrs, id, self.seq)
+        return self._schema.remade(self, id, self.seq)
 
     def with_seq(self, seq: int) -> Event:
         """The same event at position `seq` of the stream."""
-        return _sealed(self.type, self.ts, self.t, self.attrs, self.id, seq)
+        return self._schema.remade(self, self.id, seq)
 
     def to_dict(self) -> dict[str, Any]:
         """A plain dict: id, type, ts (datetimes as ISO 8601 text), then the attributes."""
         ts = self.ts.isoformat() if isinstance(self.ts, datetime) else self.ts
-        return {"id": self.id, "type": self.type, "ts": ts, **self.attrs}
+        return {"id": self.id, "type": self.type, "ts": ts, **self._dict()}
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Event):
             return NotImplemented
-        return (self.type, self.ts, self.id, dict(self.attrs)) == (
+        return (self.type, self.ts, self.id, self._dict()) == (
             other.type,
             other.ts,
             other.id,
-            dict(other.attrs),
+            other._dict(),
         )
 
     def __hash__(self) -> int:
@@ -150,12 +193,12 @@ class Event:
 
     def __repr__(self) -> str:
         tail = f", id={self.id!r}" if self.id is not None else ""
-        return f"Event({self.type!r}, {self.ts!r}, {dict(self.attrs)!r}{tail})"
+        return f"Event({self.type!r}, {self.ts!r}, {self._dict()!r}{tail})"
 
     def __reduce__(self) -> tuple[Any, ...]:
         if self.seq is not None:
-            return (_sequenced, (self.type, self.ts, dict(self.attrs), self.id, self.seq))
-        return (Event, (self.type, self.ts, dict(self.attrs), self.id))
+            return (_sequenced, (self.type, self.ts, self._dict(), self.id, self.seq))
+        return (Event, (self.type, self.ts, self._dict(), self.id))
 
 
 def _sequenced(
@@ -169,33 +212,166 @@ def _sequenced(
     return Event(kind, ts, attrs, id).with_seq(seq)
 
 
-def _fill(
-    event: Event,
-    kind: str,
-    ts: Timestamp,
-    attrs: Mapping[str, Any],
-    id: Hashable | None,  # noqa: A002
-) -> None:
-    setter = object.__setattr__
-    setter(event, "type", _event_type(kind))
-    setter(event, "ts", ts)
-    setter(event, "t", numeric_time(ts))
-    setter(event, "attrs", attrs)
-    setter(event, "id", id)
-    setter(event, "seq", None)
-
-
 def _event_type(kind: object) -> str:
     if not isinstance(kind, str) or not kind:
         raise EventError(f"an event type must be a non-empty string, not {kind!r}", field="type")
     return kind
 
 
-def owned_event(kind: str, ts: Timestamp, attrs: Mapping[str, Any], id: Hashable | None) -> Event:  # noqa: A002
-    """An event over attributes nobody else holds (a dict made for it, or another event's
-    read-only mapping): no copy."""
-    proxy = attrs if isinstance(attrs, MappingProxyType) else MappingProxyType(attrs)
-    return _sealed(_event_type(kind), ts, numeric_time(ts), proxy, id, None)
+_SLOTS: dict[str, str] = {}
+
+
+def attribute_slot(name: str) -> str:
+    """The slot that holds attribute `name` in every event that has it, the same in every
+    process (a compiled condition reads `event.<slot>`; an event without the attribute
+    reads None there).
+
+    >>> attribute_slot("price"), attribute_slot("unit price")
+    ('_k_price', '_kx_756e6974207072696365')
+    >>> getattr(Event("A", 1, {"x": 1}), attribute_slot("price"))
+    """
+    slot = _SLOTS.get(name)
+    if slot is None:
+        if not isinstance(name, str):
+            raise EventError(f"an attribute name must be a string, not {name!r}")
+        # ASCII only: Python reads a non-ASCII name in source text NFKC-normalized
+        plain = name.isascii() and name.isidentifier()
+        slot = "_k_" + name if plain else "_kx_" + name.encode("utf-8", "surrogatepass").hex()
+        # what an event without the attribute reads (every slot a condition reads is named
+        # here first: a class attribute read costs what a slot read does; `__getattr__`
+        # would slow every read of an event's fields)
+        setattr(Event, slot, None)
+        _SLOTS[name] = slot
+    return slot
+
+
+@dataclass(frozen=True)
+class Schema:
+    """The attribute names events share, with the code that makes and reads such events:
+    `from_mapping(kind, ts, t, id, seq, attrs)` from a mapping with exactly these keys in
+    this order, `from_values(kind, ts, t, id, seq, *values)` from the values in order,
+    `values(event)` and `remade(event, id, seq)`. The checks of type and time are the
+    caller's.
+
+    >>> schema = schema_of(("x", "y"))
+    >>> schema.from_values("A", 5, 5, 0, None, 1, 2)
+    Event('A', 5, {'x': 1, 'y': 2}, id=0)
+    >>> print(schema.source)  # doctest: +ELLIPSIS
+    def from_mapping(kind, ts, t, id, seq, attrs):
+        e = new(Open)
+        e.type = kind; e.ts = ts; e.t = t; e.id = id; e.seq = seq
+        e._k_x, e._k_y, = attrs.values()
+        e.__class__ = Sealed
+        return e
+    ...
+    """
+
+    names: tuple[str, ...]
+    slots: tuple[str, ...]
+    cls: type[Event]
+    #: `cls`'s layout without its guard on setting: an event is made one of these, filled,
+    #: then sealed (`__class__`; Python checks that the two lay out their slots alike), at
+    #: a sixth of the cost of setting each slot through `object.__setattr__`.
+    opened: type
+    from_mapping: Callable[..., Event] = field(init=False)
+    from_values: Callable[..., Event] = field(init=False)
+    values: Callable[[Event], tuple[Any, ...]] = field(init=False)
+    remade: Callable[[Event, Hashable | None, int | None], Event] = field(init=False)
+    source: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        slots = self.slots
+        args = "".join(f", v{i}" for i in range(len(slots)))
+        source = (
+            "def from_mapping(kind, ts, t, id, seq, attrs):\n"
+            + self.making("kind", "ts", "t", "id", "seq", "attrs.values()")
+            + f"def from_values(kind, ts, t, id, seq{args}):\n"
+            + self.making("kind", "ts", "t", "id", "seq", [f"v{i}" for i in range(len(slots))])
+            + f"def values(e):\n    return ({''.join(f'e.{slot}, ' for slot in slots)})\n"
+            + "def remade(old, id, seq):\n"
+            + self.making("old.type", "old.ts", "old.t", "id", "seq", [f"old.{s}" for s in slots])
+        )
+        scope = self.scope()
+        exec(compile(source, "<kleene event schema>", "exec"), scope)
+        for name in ("from_mapping", "from_values", "values", "remade"):
+            object.__setattr__(self, name, scope[name])
+        object.__setattr__(self, "source", source)
+
+    def making(
+        self, kind: str, ts: str, t: str, ident: str, seq: str, values: str | Sequence[str]
+    ) -> str:
+        """Source lines that make and return such an event from the expressions given
+        (`values` one expression per attribute, or one that unpacks to them all), with the
+        names of `scope` in scope."""
+        lines = [
+            "    e = new(Open)\n",
+            f"    e.type = {kind}; e.ts = {ts}; e.t = {t}; e.id = {ident}; e.seq = {seq}\n",
+        ]
+        if isinstance(values, str):
+            if self.slots:
+                lines.append(f"    {''.join(f'e.{slot}, ' for slot in self.slots)}= {values}\n")
+        else:
+            lines += [f"    e.{slot} = {v}\n" for slot, v in zip(self.slots, values, strict=True)]
+        return "".join([*lines, "    e.__class__ = Sealed\n    return e\n"])
+
+    def scope(self) -> dict[str, Any]:
+        """The names the code of `making` reads."""
+        return {"new": object.__new__, "Open": self.opened, "Sealed": self.cls}
+
+
+#: The schemas made, by their names; cleared when it reaches `_SCHEMAS_KEPT` (a stream
+#: whose every event has other names): an event keeps its class, a new one is made anew.
+_SCHEMAS: dict[tuple[str, ...], Schema] = {}
+_SCHEMAS_KEPT = 4096
+
+
+def schema_of(names: tuple[str, ...]) -> Schema:
+    """The schema of events with attributes `names`, in that order (made once)."""
+    schema = _SCHEMAS.get(names)
+    if schema is not None:
+        return schema
+    slots = tuple(attribute_slot(name) for name in names)
+    if len(set(names)) < len(names):
+        raise EventError(f"an attribute is named twice in {list(names)}")
+    namespace = {"__slots__": slots, "__module__": __name__, "__qualname__": "Event"}
+    index = MappingProxyType(dict(zip(names, slots, strict=True)))
+    sealed: type[Event] = type("Event", (Event,), {**namespace, "names": names, "_slot_of": index})
+    opened = type(
+        "Event",
+        (Event,),
+        # both: they share one slot of the type, which is Python's own only if neither is
+        # Event's (a slot stored through Event's costs 50 ns, not 3)
+        {**namespace, "__setattr__": object.__setattr__, "__delattr__": object.__delattr__},
+    )
+    schema = Schema(names, slots, sealed, opened)
+    if len(_SCHEMAS) >= _SCHEMAS_KEPT:
+        _SCHEMAS.clear()
+    _SCHEMAS[names] = schema
+    sealed._schema = schema
+    return schema
+
+
+_EMPTY = schema_of(())
+
+
+def event_of(
+    kind: str,
+    ts: Timestamp,
+    t: int | float,
+    attrs: Mapping[str, Any],
+    id: Hashable | None,  # noqa: A002
+    seq: int | None = None,
+) -> Event:
+    """An event of checked fields (`t` the `numeric_time` of `ts`) over `attrs`: no checks.
+
+    >>> event_of("A", 1, 1, {"x": 2}, 0)
+    Event('A', 1, {'x': 2}, id=0)
+    """
+    try:
+        schema = _SCHEMAS[tuple(attrs)]
+    except KeyError:
+        schema = schema_of(tuple(attrs))
+    return schema.from_mapping(kind, ts, t, id, seq, attrs)
 
 
 def numeric_times(stamps: Sequence[object]) -> list[int | float] | None:
@@ -220,21 +396,6 @@ def numeric_times(stamps: Sequence[object]) -> list[int | float] | None:
             times.append(stamp.timestamp())  # type: ignore[attr-defined]
         return times
     return None
-
-
-class _Unsealed:
-    """An event being made: `Event`'s slots without its guard on setting them. Readers set
-    the slots of one with plain stores, then make it an `Event` (`__class__`; Python checks
-    that the two lay out their slots alike), at half the cost of `object.__setattr__`."""
-
-    __slots__ = Event.__slots__
-
-    type: str
-    ts: Timestamp
-    attrs: Mapping[str, Any]
-    id: Hashable | None
-    t: int | float
-    seq: int | None
 
 
 def event_types(cells: Sequence[object]) -> bool:
@@ -271,62 +432,50 @@ def checked_events(
 
 @lru_cache(maxsize=64)
 def _loop_for(names: tuple[str, ...], sparse: tuple[bool, ...]) -> Callable[..., Iterator[Event]]:
-    """`checked_events`' loop written for these attribute names, a column that holds nulls
-    (`sparse`) adding its attribute only where it has a value: each event's attributes are
-    one dict display, not `dict(zip(names, row))` over a tuple made per row (0.83
-    against 1.62 µs per event of three attributes: docs/benchmarks-journal.md).
+    """`checked_events`' loop written for these attribute names: each row's values go
+    straight into the slots of its schema's event (`Schema.from_values`) when no column
+    holds nulls; otherwise a column that holds nulls (`sparse`) adds its attribute only
+    where it has a value, to a dict display the event is made from (`event_of`).
 
+    >>> print(_loop_for(("x", "y"), (False, False)).source)  # doctest: +NORMALIZE_WHITESPACE
+    def made(kinds, stamps, times, ids, c0, c1):
+        for kind, ts, t, ident, v0, v1 in zip(kinds, stamps, times, ids, c0, c1):
+            yield placed(kind, ts, t, ident, None, v0, v1)
     >>> print(_loop_for(("x", "y"), (False, True)).source)  # doctest: +NORMALIZE_WHITESPACE
     def made(kinds, stamps, times, ids, c0, c1):
         for kind, ts, t, ident, v0, v1 in zip(kinds, stamps, times, ids, c0, c1):
             attrs = {'x': v0}
             if v1 is not None: attrs['y'] = v1
-            yield sealed(kind, ts, t, mapping(attrs), ident, None)
+            yield event_of(kind, ts, t, attrs, ident)
     """
     values = [f"v{i}" for i in range(len(names))]
-    dense = sparse.index(True) if True in sparse else len(sparse)  # the names shown at once
-    pairs = zip(names[:dense], values[:dense], strict=True)
-    shown = ", ".join(f"{name!r}: {value}" for name, value in pairs)
-    lines = [f"        attrs = {{{shown}}}\n"]
-    for name, value, nulls in zip(names[dense:], values[dense:], sparse[dense:], strict=True):
-        put = f"attrs[{name!r}] = {value}"
-        lines.append(f"        if {value} is not None: {put}\n" if nulls else f"        {put}\n")
+    if True in sparse:
+        dense = sparse.index(True)  # the names shown at once
+        pairs = zip(names[:dense], values[:dense], strict=True)
+        shown = ", ".join(f"{name!r}: {value}" for name, value in pairs)
+        lines = [f"        attrs = {{{shown}}}\n"]
+        later = zip(names[dense:], values[dense:], sparse[dense:], strict=True)
+        for name, value, nulls in later:
+            put = f"attrs[{name!r}] = {value}"
+            lines.append(
+                f"        if {value} is not None: {put}\n" if nulls else f"        {put}\n"
+            )
+        lines.append("        yield event_of(kind, ts, t, attrs, ident)\n")
+    else:
+        lines = [
+            f"        yield placed(kind, ts, t, ident, None{''.join(f', {v}' for v in values)})\n"
+        ]
     columns = "".join(f", c{i}" for i in range(len(names)))
     source = (
         f"def made(kinds, stamps, times, ids{columns}):\n"
         f"    for kind, ts, t, ident{''.join(f', {v}' for v in values)} in "
-        f"zip(kinds, stamps, times, ids{columns}):\n"
-        + "".join(lines)
-        + "        yield sealed(kind, ts, t, mapping(attrs), ident, None)\n"
+        f"zip(kinds, stamps, times, ids{columns}):\n" + "".join(lines)
     )
-    namespace: dict[str, Any] = {"sealed": _sealed, "mapping": MappingProxyType}
+    namespace: dict[str, Any] = {"event_of": event_of, "placed": schema_of(names).from_values}
     exec(compile(source, "<kleene>", "exec"), namespace)
     made = namespace["made"]
     made.source = source
     return made  # type: ignore[no-any-return]
-
-
-_new = object.__new__
-
-
-def _sealed(
-    kind: str,
-    ts: Timestamp,
-    t: int | float,
-    attrs: Mapping[str, Any],
-    id: Hashable | None,  # noqa: A002
-    seq: int | None,
-) -> Event:
-    """An event of checked fields over `attrs`, held as they are (see `_Unsealed`)."""
-    event = _new(_Unsealed)
-    event.type = kind
-    event.ts = ts
-    event.t = t
-    event.attrs = attrs
-    event.id = id
-    event.seq = seq
-    event.__class__ = Event  # type: ignore[assignment]
-    return event  # type: ignore[return-value]
 
 
 _EVENT_FIELDS = ("type", "ts", "id")
@@ -384,27 +533,97 @@ def as_event(item: Event | Mapping[str, Any], default_id: Hashable | None = None
     """An `Event` from an event or a mapping with `type`, `ts`, optional `id` and attributes.
 
     An event without an id gets `default_id`. The timestamp may take any form the readers
-    take (`to_timestamp`): ISO 8601 text, a naive datetime (read as UTC), a date.
+    take (`to_timestamp`): ISO 8601 text, a naive datetime (read as UTC), a date. Mappings
+    with the same keys in the same order are converted by one loop-free function written
+    for those keys (`_converter`): no dict is made on the way.
 
     >>> as_event({"type": "A", "ts": 3, "x": 1}, default_id=0)
     Event('A', 3, {'x': 1}, id=0)
     """
-    if isinstance(item, Event):
-        return item if item.id is not None or default_id is None else item.with_id(default_id)
-    if not isinstance(item, Mapping):
-        raise EventError(f"an event must be a kleene.Event or a mapping, not {type(item).__name__}")
+    if item.__class__ is not dict:  # dicts first: the common case
+        if isinstance(item, Event):
+            return item if item.id is not None or default_id is None else item.with_id(default_id)
+        if not isinstance(item, Mapping):
+            kind = type(item).__name__
+            raise EventError(f"an event must be a kleene.Event or a mapping, not {kind}")
+    try:
+        convert = _CONVERTERS[tuple(item)]
+    except KeyError:
+        convert = _converter(tuple(item))
+    return convert(item, default_id)
+
+
+_CONVERTERS: dict[tuple[Any, ...], Callable[[Mapping[str, Any], Hashable | None], Event]] = {}
+
+
+def _converter(keys: tuple[Any, ...]) -> Callable[[Mapping[str, Any], Hashable | None], Event]:
+    """`as_event` for mappings with these keys, in this order.
+
+    >>> print(_converter(("ts", "type", "x")).source)  # doctest: +NORMALIZE_WHITESPACE
+    def convert(item, default_id):
+        f0, f1, f2, = item.values()
+        kind = f1
+        if kind.__class__ is not str or not kind: kind = checked_type(kind)
+        ts = f0
+        if ts.__class__ is int and -LARGEST <= ts <= LARGEST: t = ts
+        elif ts.__class__ is float and ts - ts == 0.0: t = ts
+        else: ts, t = stamp(ts)
+        e = new(Open)
+        e.type = kind; e.ts = ts; e.t = t; e.id = default_id; e.seq = None
+        e._k_x = f2
+        e.__class__ = Sealed
+        return e
+    """
     for key in ("type", "ts"):
-        if key not in item:
-            raise EventError(f"the mapping has no {key!r}: {dict(item)!r}", field=key)
-    attrs = {k: v for k, v in item.items() if k not in _EVENT_FIELDS}
-    event_id = item.get("id", None)
-    ts = item["ts"]
+        if key not in keys:
+            return functools.partial(_missing, key)
+    fields = [f"f{i}" for i in range(len(keys))]
+    named = dict(zip(keys, fields, strict=True))
+    values = [field for key, field in zip(keys, fields, strict=True) if key not in _EVENT_FIELDS]
+    ident = "default_id"
+    lines = [
+        f"    {''.join(f'{f}, ' for f in fields)}= item.values()\n",
+        f"    kind = {named['type']}\n",
+        "    if kind.__class__ is not str or not kind: kind = checked_type(kind)\n",
+        f"    ts = {named['ts']}\n",
+        "    if ts.__class__ is int and -LARGEST <= ts <= LARGEST: t = ts\n",
+        "    elif ts.__class__ is float and ts - ts == 0.0: t = ts\n",
+        "    else: ts, t = stamp(ts)\n",
+    ]
+    if "id" in named:
+        lines.append(f"    ident = default_id if {named['id']} is None else {named['id']}\n")
+        ident = "ident"
+    names = tuple(key for key in keys if key not in _EVENT_FIELDS)
+    schema = schema_of(names)
+    lines.append(schema.making("kind", "ts", "t", ident, "None", values))
+    source = "def convert(item, default_id):\n" + "".join(lines)
+    scope = {
+        **schema.scope(),
+        "checked_type": _event_type,
+        "stamp": _stamp,
+        "LARGEST": LARGEST_TIME,
+    }
+    exec(compile(source, "<kleene converter>", "exec"), scope)
+    convert = scope["convert"]
+    convert.source = source
+    if len(_CONVERTERS) >= _SCHEMAS_KEPT:
+        _CONVERTERS.clear()
+    _CONVERTERS[keys] = convert
+    return convert  # type: ignore[no-any-return]
+
+
+def _missing(key: str, item: Mapping[str, Any], default_id: Hashable | None) -> Event:
+    raise EventError(f"the mapping has no {key!r}: {dict(item)!r}", field=key)
+
+
+def _stamp(ts: Any) -> tuple[Timestamp, int | float]:
+    """A mapping's timestamp in any form `to_timestamp` takes, and its `numeric_time`."""
     if not isinstance(ts, int | float) or isinstance(ts, bool):
         try:
             ts = to_timestamp(ts, UTC)
         except ValueError as error:
             raise EventError(str(error), field="ts") from None
-    return owned_event(item["type"], ts, attrs, default_id if event_id is None else event_id)
+    return ts, numeric_time(ts)
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,7 +38,7 @@ from kleene.compiler.evaluate import (
     shared_values,
     truth,
 )
-from kleene.events import Event
+from kleene.events import Event, attribute_slot
 from kleene.language import expr as E
 
 __all__ = ["HELPERS", "Check", "Writer", "compile_condition"]
@@ -269,7 +269,7 @@ class _EventsWriter(Writer):
         if node.index is None:
             if node.attr in _FIELDS:
                 return f"_attr({events}[0], {node.attr!r})"
-            return f"{events}[0].attrs.get({node.attr!r})"
+            return f"{events}[0].{attribute_slot(node.attr)}"
         offset = node.index.offset
         position = {"abs": "-1", "last": f"len({events}) - 1", "i": "i - 1"}
         return f"_at({events}, {position[node.index.base]} + {offset}, {node.attr!r})"

@@ -150,11 +150,14 @@ class Env(Scope):
         return shared_values(events, node.attrs) is not None
 
 
+_ABSENT = object()
+
+
 def attribute(event: Event, name: str) -> Any:
     """An event's attribute; `ts`, `type` and `id` fall back to the event's own fields."""
-    attrs = event.attrs
-    if name in attrs:
-        return attrs[name]
+    value = event.get(name, _ABSENT)
+    if value is not _ABSENT:
+        return value
     if name in _FIELDS:
         return getattr(event, name)
     return None

@@ -195,7 +195,7 @@ _ATOMS = frozenset({str, int, float, bool})
 
 def _one_key(name: str, key: Callable[[Event], Hashable | None], event: Event) -> Hashable | None:
     """`Partition.key` when every event type keys on the attribute `name`."""
-    value = event.attrs.get(name)
+    value = event.get(name)
     if value is None:
         return None
     return (value,) if type(value) in _ATOMS else key(event)
@@ -203,7 +203,7 @@ def _one_key(name: str, key: Callable[[Event], Hashable | None], event: Event) -
 
 def _group_by_one(name: str, event: Event) -> Hashable:
     """`Partition.grouper` of one attribute."""
-    value = event.attrs.get(name)
+    value: Hashable = event.get(name)
     if value is None or type(value) in _ATOMS:
         return value
     return _hashable(value, (name,), event)
@@ -211,8 +211,8 @@ def _group_by_one(name: str, event: Event) -> Hashable:
 
 def _group_by(names: tuple[str, ...], event: Event) -> Hashable:
     """`Partition.grouper` of several attributes."""
-    attrs = event.attrs
-    return _hashable(tuple([attrs.get(name) for name in names]), names, event)
+    get = event.get
+    return _hashable(tuple([get(name) for name in names]), names, event)
 
 
 def _hashable(value: Any, names: tuple[str, ...], event: Event) -> Hashable:
@@ -222,7 +222,7 @@ def _hashable(value: Any, names: tuple[str, ...], event: Event) -> Hashable:
         hash(value)
     except TypeError:
         for name in names:
-            part = event.attrs.get(name)
+            part = event.get(name)
             try:
                 hash(part)
             except TypeError:
@@ -254,16 +254,16 @@ class Partition:
         names = self.by_type.get(event.type, self.default)
         if names is None:
             return None
-        attrs = event.attrs
+        get = event.get
         if len(names) == 1:
-            value = attrs.get(names[0])
+            value = get(names[0])
             if value is None:
                 return None
             if type(value) in _ATOMS:
                 return (value,)
             values: tuple[Any, ...] = (value,)
         else:
-            values = tuple([attrs.get(name) for name in names])
+            values = tuple([get(name) for name in names])
             if None in values:
                 return None
         try:

@@ -344,7 +344,7 @@ def item_attr(item: Any, name: str) -> Any:
     if isinstance(item, Event):
         if name == "event_time":
             return item.t
-        return item.attrs.get(name)
+        return item.get(name)
     if isinstance(item, Mapping):
         return item.get(name)
     return None

@@ -111,8 +111,8 @@ class AttributeWatch:
             if entry is None:
                 continue
             pending, left = entry
-            attrs = event.attrs
-            pending[:] = [r for r in pending if r.attr not in attrs]
+            names = event.names
+            pending[:] = [r for r in pending if r.attr not in names]
             left[0] -= 1
             if not pending:
                 del self._open[kind]

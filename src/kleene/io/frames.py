@@ -108,7 +108,7 @@ def _field(event: Event, name: str) -> Any:
         return event.id
     if name == "ts":
         return event.ts
-    return event.attrs.get(name)
+    return event.get(name)
 
 
 def read_matches(path: str | Path) -> Any:

@@ -41,7 +41,7 @@ from kleene.compiler.analysis import Analysis, Condition, Variable
 from kleene.compiler.codegen import Writer
 from kleene.compiler.evaluate import shared_values
 from kleene.compiler.options import Options
-from kleene.events import Event, Watermark
+from kleene.events import Event, Watermark, attribute_slot
 from kleene.language import expr as E
 from kleene.language.sase import ast as A
 from kleene.matches import Match
@@ -332,7 +332,7 @@ class _Code(Writer):
         event = f"e{self.slots[node.var]}"
         if node.attr in ("ts", "type", "id"):
             return f"_attr({event}, {node.attr!r})"
-        return f"{event}.attrs.get({node.attr!r})"
+        return f"{event}.{attribute_slot(node.attr)}"
 
     def test(self, condition: Condition, indent: str) -> str:
         """Code that goes on to the next loop turn when `condition` is not true."""

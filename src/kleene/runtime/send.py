@@ -113,9 +113,9 @@ class SendLoops(ABC):
         item: Event | None = None
         try:
             for event in events:
-                item = event if type(event) is Event and event.id is not None else None
+                item = event if isinstance(event, Event) and event.id is not None else None
                 if item is None:
-                    item = as_event(event, default_id=arrivals)
+                    item = as_event(event, arrivals)
                 arrivals += 1
                 watch = self._watch
                 if watch is not None:
@@ -207,9 +207,9 @@ class SendLoops(ABC):
         item: Event | None = None
         try:
             for event in events:
-                item = event if type(event) is Event and event.id is not None else None
+                item = event if isinstance(event, Event) and event.id is not None else None
                 if item is None:
-                    item = as_event(event, default_id=arrivals)
+                    item = as_event(event, arrivals)
                 arrivals += 1
                 if watch is not None:
                     watch.see(item)

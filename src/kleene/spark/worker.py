@@ -32,7 +32,6 @@ from kleene.events import (
     checked_events,
     event_types,
     numeric_times,
-    owned_event,
 )
 from kleene.language.text import UNITS
 from kleene.matches import Match, Retraction, Timeout
@@ -311,5 +310,5 @@ def _events(spec: JobSpec, table: dict[str, list[Any]], rows: int) -> Iterator[E
                 f"the event type of event {ids[row]!r} is missing", source="spark", field=spec.type
             )
         values = {name: value for name, column in columns if (value := column[row]) is not None}
-        event = owned_event(kind, ts, values, ids[row])  # a dict made for it: no copy
+        event = Event(kind, ts, values, ids[row])
         yield event if positions is None else event.with_seq(positions[row])

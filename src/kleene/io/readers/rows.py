@@ -17,7 +17,6 @@ from kleene.events import (
     event_types,
     numeric_time,
     numeric_times,
-    owned_event,
     to_timestamp,
 )
 from kleene.io.readers.source import EventReader, zone
@@ -50,7 +49,7 @@ class Rows:
             return None
         reader.mark(where, number)
         reader.rows += 1
-        return owned_event(kind, ts, attrs, event_id)
+        return Event(kind, ts, attrs, event_id)
 
     def kind(self, raw: Any) -> str:
         """The event type of a type cell."""
@@ -145,7 +144,7 @@ class Rows:
                 marked = positions is None
             reader.rows = at + 1
             attrs = {n: v for n, v in zip(attributes, values, strict=True) if v is not None}
-            yield owned_event(kind, ts, attrs, event_id)  # type: ignore[arg-type]
+            yield Event(kind, ts, attrs, event_id)  # type: ignore[arg-type]
 
     def _checked(
         self,

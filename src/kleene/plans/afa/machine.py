@@ -359,7 +359,7 @@ class Machine:
             key = (event.t, state.arrivals)
             state.arrivals += 1
             return key
-        number = event.attrs.get(self.sequence)
+        number = event.get(self.sequence)
         if not isinstance(number, int) or isinstance(number, bool):
             raise EventError(
                 f"event {event.id!r} has no whole sequence number in {self.sequence!r} "

@@ -36,6 +36,7 @@ from kleene.compiler.codegen import Writer
 from kleene.compiler.evaluate import Env, evaluate
 from kleene.compiler.functions import known_functions
 from kleene.compiler.options import Options
+from kleene.events import attribute_slot
 from kleene.language import expr as E
 from kleene.language.sase import ast as A
 from kleene.language.sase.printer import expr_text
@@ -307,4 +308,4 @@ class _ArcWriter(Writer):
             )
         if node.attr in ("ts", "type", "id"):
             return f"_attr(e, {node.attr!r})"
-        return f"e.attrs.get({node.attr!r})"
+        return f"e.{attribute_slot(node.attr)}"

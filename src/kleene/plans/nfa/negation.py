@@ -22,9 +22,9 @@ def condition0(M):
     h0 = _value(k1, M)
     def test(e):
         try:
-            return ((a3 := e.attrs.get('area')) is not None and (b4 := h0) is not None and a3 == b4)
+            return ((a3 := e._k_area) is not None and (b4 := h0) is not None and a3 == b4)
         except (TypeError, ArithmeticError):
-            return (_compare(k0, e.attrs.get('area'), h0, k2)) is True
+            return (_compare(k0, e._k_area, h0, k2)) is True
     return test
 """
 

@@ -1186,7 +1186,7 @@ def equivalence_values(attrs: tuple[str, ...]) -> Callable[[Event], tuple[Hashab
         (name,) = attrs
 
         def one(event: Event) -> tuple[Hashable, ...] | None:
-            value = event.attrs.get(name)
+            value = event.get(name)
             if value is None:
                 return None
             return (tuple(value) if isinstance(value, list) else value,)

@@ -39,7 +39,7 @@ from kleene.compiler.evaluate import (
     apply,
 )
 from kleene.errors import EventError
-from kleene.events import Event
+from kleene.events import Event, attribute_slot
 from kleene.language import expr as E
 from kleene.language.sase.printer import expr_text
 from kleene.plans.nfa.automaton import Automaton, Edge, Exit, Placement, State
@@ -291,7 +291,7 @@ class VectorWriter(Writer):
     def current(self, attr: str) -> str:
         if attr in _FIELDS:
             return f"_attr(e, {attr!r})"
-        return f"e.attrs.get({attr!r})"
+        return f"e.{attribute_slot(attr)}"
 
     def term(self, node: E.Attr | E.Len | E.Aggregate, ctx: Context) -> str:
         """Code reading a variable's value: from the new event, from V before the take (the
