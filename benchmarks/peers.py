@@ -19,8 +19,10 @@ and its best round is reported.
 ...     plans=["nfa", "reference"], expected=None, core_python=None, core_script=None,
 ...     repeat=1))
 >>> [(r.setting, r.plan) for r in results]  # doctest: +NORMALIZE_WHITESPACE
-[('P0 n=2,000', 'nfa'), ('P0 n=2,000', 'reference'), ('P0 n=2,000', 'hand-written loop'),
- ('P3 n=2,000', 'nfa'), ('P3 n=2,000', 'reference')]
+[('P0 n=2,000', 'nfa'), ('P0 n=2,000', 'nfa from tuples'), ('P0 n=2,000', 'reference'),
+ ('P0 n=2,000', 'reference from tuples'), ('P0 n=2,000', 'hand-written loop'),
+ ('P3 n=2,000', 'nfa'), ('P3 n=2,000', 'nfa from tuples'), ('P3 n=2,000', 'reference'),
+ ('P3 n=2,000', 'reference from tuples')]
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from benchmarks.harness import Column, Result
 from kleene.errors import KleeneError
 from kleene.events import Event
 
-__all__ = ["PATTERNS", "arguments", "hand_p0", "run", "ticks"]
+__all__ = ["PATTERNS", "SYMBOLS", "arguments", "events_of", "hand_p0", "run", "tick_rows", "ticks"]
 
 PATTERNS = {
     "P0": "PATTERN SEQ(S0 a, S1 b, S2 c) WITHIN 9",
@@ -67,9 +69,15 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--core-script", help="the peers' bench_pycer.py")
 
 
-def ticks(n: int, seed: int = 42) -> list[Event]:
-    """The peers' stream (`gen.py`): ts = id, sym S0..S9 with weights 100^(-k/9), price
-    uniform in [10, 110) to cents, volume 1..1000; typed by sym."""
+#: Row `(s, price, volume, ts)` of the peers' stream is an event of type `SYMBOLS[s]`.
+SYMBOLS = [f"S{k}" for k in range(10)]
+Tick = tuple[int, float, int, int]
+
+
+def tick_rows(n: int, seed: int = 42) -> list[Tick]:
+    """The peers' stream (`gen.py`) as the tuples CORE's script parses from its CSV: the
+    symbol's number, price, volume and ts (= id); sym S0..S9 with weights 100^(-k/9), price
+    uniform in [10, 110) to cents, volume 1..1000."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
@@ -77,11 +85,20 @@ def ticks(n: int, seed: int = 42) -> list[Event]:
     symbols = rng.choice(10, size=n, p=weights / weights.sum())
     prices = np.round(rng.uniform(10.0, 110.0, size=n), 2)
     volumes = rng.integers(1, 1001, size=n)
-    rows = zip(symbols.tolist(), prices.tolist(), volumes.tolist(), strict=True)
-    return [
-        Event(f"S{s}", i, {"sym": f"S{s}", "price": p, "volume": v}, i)
-        for i, (s, p, v) in enumerate(rows)
-    ]
+    rows = zip(symbols.tolist(), prices.tolist(), volumes.tolist(), range(n), strict=True)
+    return list(rows)
+
+
+def ticks(n: int, seed: int = 42) -> list[Event]:
+    """The peers' stream as events, typed by sym (`events_of`)."""
+    return events_of(tick_rows(n, seed))
+
+
+def events_of(rows: list[Tick]) -> list[Event]:
+    """Ticks as events: what a user writes to hand kleene parsed values (the timed work of
+    a `from tuples` run)."""
+    symbols = SYMBOLS
+    return [Event(symbols[s], ts, {"price": p, "volume": v}, ts) for s, p, v, ts in rows]
 
 
 def hand_p0(events: list[Event], window: int = 9) -> int:
@@ -108,9 +125,15 @@ def hand_p0(events: list[Event], window: int = 9) -> int:
     return found
 
 
-def _engine(query: str, events: list[Event], plan: str) -> tuple[int, float]:
+def _engine(compiled: kleene.Plan[Any], events: list[Event]) -> tuple[int, float]:
     started = time.process_time()
-    found = len(kleene.match(query, events, plan))
+    found = len(kleene.match(compiled, events))
+    return found, time.process_time() - started
+
+
+def _from_tuples(compiled: kleene.Plan[Any], rows: list[Tick]) -> tuple[int, float]:
+    started = time.process_time()
+    found = len(kleene.match(compiled, events_of(rows)))
     return found, time.process_time() - started
 
 
@@ -135,7 +158,7 @@ def _core(python: str, script: str, pattern: str, events: list[Event]) -> dict[s
             writer = csv.writer(out)
             writer.writerow(["id", "ts", "sym", "price", "volume"])
             for e in events:
-                writer.writerow([e.id, e.ts, e.type, f"{e.attrs['price']:.2f}", e.attrs["volume"]])
+                writer.writerow([e.id, e.ts, e.type, f"{e['price']:.2f}", e["volume"]])
         command = f"ip link set lo up; {python} {script} {pattern} {path}"
         done = subprocess.run(  # in the folder: CORE writes its logs to ./logs
             ["unshare", "-n", "sh", "-c", command],
@@ -160,7 +183,8 @@ def _refusal(query: str, plan: str) -> str | None:
 
 
 def run(args: argparse.Namespace) -> tuple[list[Result], list[Column], str | None]:
-    events = ticks(args.events)
+    rows = tick_rows(args.events)
+    events = events_of(rows)
     expected = None
     if args.expected:
         reference = json.loads(Path(args.expected).read_text())
@@ -179,7 +203,9 @@ def run(args: argparse.Namespace) -> tuple[list[Result], list[Column], str | Non
             if refusal is not None:
                 print(f"benchmarks: {name} {plan}: {refusal}", file=sys.stderr)
                 continue
-            runners[plan] = functools.partial(_engine, query, events, plan)
+            compiled = kleene.compile(query, plan)  # outside the clock, as CORE's query is
+            runners[plan] = functools.partial(_engine, compiled, events)
+            runners[f"{plan} from tuples"] = functools.partial(_from_tuples, compiled, rows)
         if name == "P0":
             runners["hand-written loop"] = functools.partial(_hand, events)
         # each runner once per round, in turn, the best of the rounds kept: a noisy spell
@@ -194,7 +220,7 @@ def run(args: argparse.Namespace) -> tuple[list[Result], list[Column], str | Non
         core = best.get("CORE (pycer)")
         for runner, (found, seconds) in best.items():
             extra = {}
-            if core is not None and runner in args.plans:
+            if core is not None and runner.removesuffix(" from tuples") in args.plans:
                 extra = {"vs_core": core[1] / seconds if seconds else float("inf")}
             results.append(Result(setting, runner, len(events), seconds, found, extra))
         want = expected.get(name) if expected else None

@@ -16,6 +16,7 @@ changes no output.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from itertools import chain
 from typing import Any
 
 from kleene.compiler.schema import check_columns
@@ -55,19 +56,28 @@ def check_input(plan: Plan[Any], events: Iterable[Any]) -> Iterable[Any]:
         return events
     if events.arrow and events.keep is None:
         events.keep = row_filter(plan.analysis.filters, events.columns)
-    return _checked(plan, events)
+    return _Checked(plan, events)
 
 
-def _checked(plan: Plan[Any], events: EventReader) -> Iterator[Any]:
-    iterator = iter(events)
-    first = next(iterator, None)  # opens the input: its columns are known now
-    if events.names is not None:
-        check_columns(
-            plan.analysis.reads, events.names, events.where or events.source, events.roles()
-        )
-    if first is not None:
-        yield first
-    yield from iterator
+class _Checked:
+    """A reader whose columns are checked against the query's attributes when it is first
+    read (it opens then): the events it makes, with no layer per event."""
+
+    def __init__(self, plan: Plan[Any], events: EventReader) -> None:
+        self.plan, self.events = plan, events
+
+    def __iter__(self) -> Iterator[Any]:
+        events = self.events
+        iterator = iter(events)
+        first = next(iterator, None)  # opens the input: its columns are known now
+        if events.names is not None:
+            check_columns(
+                self.plan.analysis.reads,
+                events.names,
+                events.where or events.source,
+                events.roles(),
+            )
+        return iterator if first is None else chain((first,), iterator)
 
 
 def match(query: Any, events: Any, plan: str = "auto", **options: Any) -> list[Any]:

@@ -21,6 +21,7 @@ import gzip
 import io
 import sys
 import zlib
+from itertools import chain
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -376,8 +377,7 @@ class EventReader:
                 )
 
     def __iter__(self) -> Iterator[Event]:
-        for batch in self.batches(self):
-            yield from batch
+        return chain.from_iterable(self.batches(self))  # no layer per event
 
     def fail(self, error: EventError) -> None:
         """Raise `error`, or count it when skipping."""
