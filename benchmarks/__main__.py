@@ -9,7 +9,20 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-from benchmarks import afa, disorder, flink, keys, lazy, lead, nfa, peers, spark, stream, window
+from benchmarks import (
+    afa,
+    disorder,
+    events,
+    flink,
+    keys,
+    lazy,
+    lead,
+    nfa,
+    peers,
+    spark,
+    stream,
+    window,
+)
 from benchmarks.harness import report
 from kleene.errors import KleeneError
 
@@ -23,6 +36,7 @@ SUITES: dict[str, ModuleType] = {
     "lead": lead,
     "flink": flink,
     "peers": peers,
+    "events": events,
     "spark": spark,
     "stream": stream,
 }
