@@ -1,7 +1,8 @@
 """What an event costs to make, to hold and to match, from each form a user hands kleene:
 the peers' tick stream (`benchmarks.peers`: 100k ticks of two numeric attributes, typed by
 symbol) made into events, and matched by a compiled query from prebuilt events, from plain
-dicts, from parsed tuples (`Event(...)` built inside the clock), from a pandas DataFrame,
+dicts, from parsed tuples (`Event(...)` built inside the clock, or the tuples handed over
+as records, `kleene.from_records`), from a pandas DataFrame,
 a Parquet file and a CSV file (written to a temporary folder first).
 
 The `make` setting times building the events alone: `Event(type, ts, {...}, id)` from the
@@ -15,7 +16,7 @@ are an `Event` at 0.6 µs and 200 bytes, dicts at 1.2x the time of events.
 >>> [(r.setting, r.plan) for r in results]  # doctest: +NORMALIZE_WHITESPACE
 [('make n=300', 'Event(...)'), ('make n=300', 'dict'), ('make n=300', 'as_event(dict)'),
  ('P0 n=300', 'events'), ('P0 n=300', 'dicts'), ('P0 n=300', 'tuples'),
- ('P0 n=300', 'pandas'), ('P0 n=300', 'parquet'), ('P0 n=300', 'csv')]
+ ('P0 n=300', 'records'), ('P0 n=300', 'pandas'), ('P0 n=300', 'parquet'), ('P0 n=300', 'csv')]
 >>> len({r.matches for r in results[3:]})
 1
 """
@@ -35,7 +36,7 @@ from typing import Any
 
 import kleene
 from benchmarks.harness import Column, Result, count
-from benchmarks.peers import PATTERNS, SYMBOLS, Tick, events_of, tick_rows
+from benchmarks.peers import PATTERNS, RECORD, SYMBOLS, Tick, events_of, records_of, tick_rows
 from kleene.errors import KleeneError
 from kleene.events import as_event
 
@@ -94,6 +95,7 @@ def run(args: argparse.Namespace) -> tuple[list[Result], list[Column], str | Non
     events = events_of(rows)
     dicts = _dicts(rows)
     frame = _frame(rows)
+    records = records_of(rows)
     results: list[Result] = []
     makers: dict[str, Callable[[], Any]] = {
         "Event(...)": functools.partial(events_of, rows),
@@ -121,6 +123,7 @@ def run(args: argparse.Namespace) -> tuple[list[Result], list[Column], str | Non
                 "events": lambda: events,
                 "dicts": lambda: dicts,
                 "tuples": functools.partial(events_of, rows),
+                "records": functools.partial(kleene.from_records, records, RECORD, id="ts"),
                 "pandas": lambda: frame,
                 "parquet": functools.partial(kleene.read_events, parquet),
                 "csv": functools.partial(kleene.read_events, csv),

@@ -31,7 +31,7 @@ from kleene.errors import (
     StateError,
 )
 from kleene.events import Event, Watermark
-from kleene.io import from_arrow, from_pandas, read_events, read_matches, to_pandas
+from kleene.io import from_arrow, from_pandas, from_records, read_events, read_matches, to_pandas
 from kleene.io.matching import match, match_iter
 from kleene.matches import Match, Retraction, Timeout
 from kleene.plans import compile
@@ -61,6 +61,7 @@ __all__ = [
     "compile",
     "from_arrow",
     "from_pandas",
+    "from_records",
     "lead",
     "match",
     "match_iter",

@@ -1,7 +1,16 @@
-"""Events in and out: readers for CSV, JSON lines, Parquet, pandas and Arrow; writers."""
+"""Events in and out: readers for CSV, JSON lines, Parquet, pandas, Arrow and Python records;
+writers."""
 
 from kleene.io.frames import read_matches, to_pandas
-from kleene.io.readers import Columns, EventReader, format_of, from_arrow, from_pandas, read_events
+from kleene.io.readers import (
+    Columns,
+    EventReader,
+    format_of,
+    from_arrow,
+    from_pandas,
+    from_records,
+    read_events,
+)
 from kleene.io.writers import match_output, output_format, write_columns, write_matches
 
 __all__ = [
@@ -10,6 +19,7 @@ __all__ = [
     "format_of",
     "from_arrow",
     "from_pandas",
+    "from_records",
     "match_output",
     "output_format",
     "read_events",

@@ -1,5 +1,6 @@
 """Reading events from CSV, JSON lines, Parquet, pandas and Arrow, a batch at a time: one
-module per format (`csv_files`, `json_lines`, `parquet_files`, `arrow_batches`) over what
+module per format (`csv_files`, `json_lines`, `parquet_files`, `arrow_batches`, `records` for
+Python tuples) over what
 they share (`source`: columns, formats, the reader; `rows`: rows to events, checked).
 `read_events` reads a path (`paths`).
 """
@@ -7,6 +8,7 @@ they share (`source`: columns, formats, the reader; `rows`: rows to events, chec
 from kleene.io.readers.arrow_batches import from_arrow, from_pandas
 from kleene.io.readers.csv_files import NULL_TOKENS
 from kleene.io.readers.paths import count_rows, read_events
+from kleene.io.readers.records import from_records
 from kleene.io.readers.source import (
     FORMATS,
     GZIP_MAGIC,
@@ -31,6 +33,7 @@ __all__ = [
     "format_of",
     "from_arrow",
     "from_pandas",
+    "from_records",
     "gzipped",
     "named_format",
     "read_events",

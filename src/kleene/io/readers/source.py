@@ -21,12 +21,12 @@ import gzip
 import io
 import sys
 import zlib
-from itertools import chain
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
+from itertools import chain
 from operator import itemgetter
 from pathlib import Path
 from typing import Any, Literal
