@@ -9,8 +9,8 @@ The `make` setting times building the events alone: `Event(type, ts, {...}, id)`
 tuples, a plain dict of the same fields (the floor a Python object sets), and `as_event`
 of those dicts; `bytes/event` is what each form holds per event (tracemalloc, the tuples'
 own values not counted). The match settings give each form's CPU time over the time on
-prebuilt events (`time / events`, from the two rates in the same table): the issue's goals
-are an `Event` at 0.6 µs and 200 bytes, dicts at 1.2x the time of events.
+prebuilt events (`time / events`, from the two rates in the same table). The goals: an
+`Event` at 0.6 µs and 200 bytes, dicts at 1.2x the time of events.
 
 >>> results, _, _ = run(argparse.Namespace(events=300, patterns=["P0"], repeat=1))
 >>> [(r.setting, r.plan) for r in results]  # doctest: +NORMALIZE_WHITESPACE

@@ -294,8 +294,38 @@ def spark_failure(error: BaseException, source: str, args: argparse.Namespace) -
     located = malformed_row(source, args)
     if located is not None:
         return located
+    failed = python_failure(text)
+    if failed is not None:
+        return KleeneError(f"{source}: {failed}")
     causes = re.findall(r"Caused by: [\w.$]+: (.*)", text) or text.strip().splitlines()[:1]
     return KleeneError(f"{source}: {causes[-1] if causes else type(error).__name__}")
+
+
+def python_failure(text: str) -> str | None:
+    r"""What a Spark Python worker failed with, from the traceback in a Spark error's text:
+    the exception's own line (Spark's one-line summary ends where the traceback starts);
+    None when the text holds no Python traceback.
+
+    >>> print(python_failure("PythonException: An exception was thrown from the Python "
+    ...     "worker:\nTraceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n"
+    ...     "    import pyarrow\nModuleNotFoundError: No module named 'pyarrow'\n\tat org.x"))
+    a Spark worker failed: ModuleNotFoundError: No module named 'pyarrow' (a cluster's workers
+    need pyspark, pyarrow, pandas and numpy installed; kleene ships the rest: docs/spark.md)
+    """
+    at = text.rfind("Traceback (most recent call last):")
+    if at < 0:
+        return None
+    lines = text[at:].splitlines()[1:]
+    raised = next((line for line in lines if line and not line[0].isspace()), None)
+    if raised is None:
+        return None
+    hint = ""
+    if raised.startswith("ModuleNotFoundError"):
+        hint = (
+            " (a cluster's workers need pyspark, pyarrow, pandas and numpy installed; kleene "
+            "ships the rest: docs/spark.md)"
+        )
+    return f"a Spark worker failed: {raised.strip()}{hint}"
 
 
 def warn_growth(plan: Any) -> None:

@@ -32,6 +32,7 @@ from kleene.errors import EventError, KleeneError, PatternError
 from kleene.plans.base import Plan
 from kleene.runtime.reorder import delay_units
 from kleene.spark.pushdown import NUMERIC, EventColumns, carried, col, prefilter
+from kleene.spark.shipping import ship
 from kleene.spark.worker import (
     CARRIED,
     GROUP,
@@ -153,6 +154,7 @@ def detect_job(
       `kleene.compile`.
     """
     compiled = plans.compile(query, plan, **options)
+    ship(df.sparkSession)
     if on_error not in ("raise", "skip"):
         raise KleeneError(f"on_error is 'raise' or 'skip', not {on_error!r}")
     if on_late != "count":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import operator
 import os
+import shutil
 from collections.abc import Iterable, Mapping
 from functools import reduce
 from pathlib import Path
@@ -243,10 +244,26 @@ def write_matches_frame(matches: DataFrame, path: str, *, overwrite: bool = Fals
     writer = frame.write.mode("overwrite" if overwrite else "errorifexists")
     if path.lower().endswith(".gz"):
         writer = writer.option("compression", "gzip")
-    if kind == "csv":
-        writer.option("header", True).csv(path)
-    elif kind == "jsonl":
-        writer.json(path)
-    else:
-        writer.parquet(path)
+    try:
+        if kind == "csv":
+            writer.option("header", True).csv(path)
+        elif kind == "jsonl":
+            writer.json(path)
+        else:
+            writer.parquet(path)
+    except BaseException:
+        _unwritten(path)
+        raise
     return int(counted.get.get("matches") or 0)
+
+
+def _unwritten(path: str) -> None:
+    """After a failed write, remove the folder Spark left at a local `path` without
+    committing it (no `_SUCCESS`): an empty folder reads as a result of no rows. The path
+    did not exist before, or was to be overwritten (Spark removed the old one first)."""
+    parsed = urlparse(path)
+    if parsed.scheme not in ("", "file"):
+        return  # another file system: Spark's committer cleans up its own temporary files
+    folder = Path(unquote(parsed.path) if parsed.scheme else path)
+    if folder.is_dir() and not (folder / "_SUCCESS").exists():
+        shutil.rmtree(folder, ignore_errors=True)

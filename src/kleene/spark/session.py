@@ -44,8 +44,8 @@ def spark_session(
 ) -> SparkSession:
     """Get or create a SparkSession whose Python workers run this interpreter.
 
-    Workers must import kleene, so they use `sys.executable` (the one kleene is installed
-    in) unless PYSPARK_PYTHON says otherwise. Timestamps are read in UTC. On a local master,
+    The workers run `sys.executable` unless PYSPARK_PYTHON says otherwise (kleene's jobs
+    ship kleene to them: `kleene.spark.shipping`). Timestamps are read in UTC. On a local master,
     shuffles default to four partitions a core rather than Spark's 200 (each partition is a
     Python task). Adaptive execution keeps a step that turned out empty (`KEEP_OBSERVATIONS`).
     Spark's own log prints errors only (`log4j2.properties` beside this

@@ -60,6 +60,7 @@ from kleene.plans.base import STATE_FORMAT, Plan
 from kleene.plans.signing import state_key
 from kleene.spark.batch import _event_columns, _keys, job_spec
 from kleene.spark.pushdown import EventColumns, carried, col, prefilter
+from kleene.spark.shipping import ship
 from kleene.spark.worker import CARRIED, JobSpec, _events, _Output, _plan, _values
 
 __all__ = ["LATE", "StreamJob", "detect_stream", "detect_stream_job", "progress", "streamable"]
@@ -244,6 +245,7 @@ def detect_stream_job(
         raise KleeneError("detect_stream takes a streaming DataFrame; for a batch one use detect")
     compiled = plans.compile(query, plan, **options)
     streamable(compiled)
+    ship(sdf.sparkSession)
     if on_error not in ("raise", "skip"):
         raise KleeneError(f"on_error is 'raise' or 'skip', not {on_error!r}")
     if on_late not in ("count", "collect"):

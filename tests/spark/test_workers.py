@@ -1,0 +1,92 @@
+"""Workers whose Python has pyspark, pyarrow and pandas but not kleene or lark: kleene ships
+itself and its pure-Python dependencies to them (`kleene.spark.shipping`)."""
+
+import os
+import site
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import kleene
+from kleene.io import write_columns
+from kleene.spark.shipping import PACKAGES
+from kleene.testing.workloads import StockStream
+
+pytestmark = pytest.mark.spark
+
+QUERY = (
+    "PATTERN SEQ(Stock a, Stock+ b[], Stock c) WHERE [symbol] AND b[i].price > b[i-1].price "
+    "AND c.price < a.price WITHIN 30"
+)
+
+
+def bare_python(folder: Path, without: tuple[str, ...] = PACKAGES) -> Path:
+    """A Python that sees the test's packages but kleene's: the interpreter without its
+    site-packages (`-S`: no `.pth`, so no editable kleene either), over a folder of links
+    to every package there except those named `without`."""
+    packages = Path(site.getsitepackages()[0])
+    farm = folder / "packages"
+    farm.mkdir()
+    left_out = tuple(without)
+    for entry in packages.iterdir():
+        name = entry.name.lower()
+        if name.startswith(left_out) or name.startswith("__editable__") or name.endswith(".pth"):
+            continue
+        (farm / entry.name).symlink_to(entry)
+    python = folder / "python"
+    python.write_text(
+        "#!/bin/sh\n"
+        f'PYTHONPATH="{farm}${{PYTHONPATH:+:$PYTHONPATH}}" exec "{sys.executable}" -S "$@"\n'
+    )
+    python.chmod(python.stat().st_mode | stat.S_IEXEC)
+    for name in ("kleene", *without):
+        done = subprocess.run(
+            [str(python), "-c", f"import {name}"], capture_output=True, text=True, check=False
+        )
+        assert f"No module named '{name}'" in done.stderr  # it is bare
+    done = subprocess.run([str(python), "-c", "import pandas, numpy, pyspark"], check=False)
+    assert done.returncode == 0
+    return python
+
+
+def _run(python: Path, source: Path, out: Path) -> subprocess.CompletedProcess[str]:
+    """`kleene run` on one core, its workers' Python `python`."""
+    command = [sys.executable, "-m", "kleene", "run", QUERY, "-i", str(source), "-o", str(out)]
+    return subprocess.run(
+        [*command, "--master", "local[1]"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PYSPARK_PYTHON": str(python)},
+        timeout=600,
+    )
+
+
+def stocks_file(folder: Path) -> Path:
+    source = folder / "stocks.csv"
+    write_columns(StockStream(size=400, symbols=3, seed=5).batches(), source)
+    return source
+
+
+def test_workers_without_kleene_run_the_drivers(tmp_path):
+    source, out = stocks_file(tmp_path), tmp_path / "out" / "m.parquet"
+    expected = len(kleene.match(QUERY, kleene.read_events(source)))
+    assert expected > 0
+    done = _run(bare_python(tmp_path), source, out)
+    assert done.returncode == 0, done.stderr
+    assert f"{expected:,} matches" in done.stderr
+    assert len(kleene.read_matches(out)) == expected
+
+
+def test_a_worker_that_cannot_import_says_what_it_lacks_and_leaves_no_output(tmp_path):
+    """A worker without pyarrow (which a cluster must have): the error names the module, not
+    Spark's summary line alone, and no empty output folder is left to read as a result."""
+    source, out = stocks_file(tmp_path), tmp_path / "out" / "m.parquet"
+    done = _run(bare_python(tmp_path, (*PACKAGES, "pyarrow")), source, out)
+    assert done.returncode == 1
+    assert "a Spark worker failed: ModuleNotFoundError: No module named 'pyarrow'" in done.stderr
+    assert "need pyspark, pyarrow, pandas and numpy installed" in done.stderr
+    assert not out.exists()
