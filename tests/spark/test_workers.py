@@ -65,8 +65,9 @@ def _run(python: Path, source: Path, out: Path) -> subprocess.CompletedProcess[s
     )
 
 
-def stocks_file(folder: Path) -> Path:
-    source = folder / "stocks.csv"
+def stocks_file(folder: Path, name: str = "stocks.csv") -> Path:
+    """A generated stock stream, written to `folder` in the format `name` says."""
+    source = folder / name
     write_columns(StockStream(size=400, symbols=3, seed=5).batches(), source)
     return source
 

@@ -58,6 +58,11 @@ def add(commands: Any) -> None:
     run.add_argument("--slices", type=int, help="time slices for a query without partition key")
     run.add_argument("--master", default="local[*]", help="Spark master (local[*])")
     run.add_argument(
+        "--remote",
+        metavar="sc://HOST:PORT",
+        help="run on a Spark Connect server instead of a master (paths are the server's)",
+    )
+    run.add_argument(
         "--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting"
     )
     run.add_argument(
@@ -76,7 +81,8 @@ def add(commands: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    with _spooled(args.input, args.format, args.master) as source:
+    runs_on = args.master if args.remote is None else args.remote
+    with _spooled(args.input, args.format, runs_on) as source:
         return _job(args, source)
 
 
@@ -121,9 +127,13 @@ def _job(args: argparse.Namespace, source: str) -> int:
         raise KleeneError("--column-type applies to kleene match; Spark infers column types")
     started = time.perf_counter()
     quiet = {"spark.ui.showConsoleProgress": str(args.verbose).lower()}
-    spark = spark_session(args.master, quiet | dict(pair(item) for item in args.conf))
-    if not args.verbose:  # kleene says what failed, in one line; Spark's traces are noise
-        spark.sparkContext.setLogLevel("OFF")
+    given = dict(pair(item) for item in args.conf)
+    if args.remote is not None:
+        spark = spark_session(conf=given, remote=args.remote)
+    else:
+        spark = spark_session(args.master, quiet | given)
+        if not args.verbose:  # kleene says what failed, in one line; Spark's traces are noise
+            spark.sparkContext.setLogLevel("OFF")
     ready = time.perf_counter()
     try:  # reading the frame and preparing the job run Spark jobs of their own
         columns = query_columns(plan.analysis.reads, role_types(args))

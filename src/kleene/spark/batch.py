@@ -32,6 +32,7 @@ from kleene.errors import EventError, KleeneError, PatternError
 from kleene.plans.base import Plan
 from kleene.runtime.reorder import delay_units
 from kleene.spark.pushdown import NUMERIC, EventColumns, carried, col, prefilter
+from kleene.spark.session import classic_context, default_parallelism
 from kleene.spark.shipping import ship
 from kleene.spark.worker import (
     CARRIED,
@@ -76,7 +77,9 @@ class DetectJob:
     read: Observation
     skipped: Observation | None
     kept: Observation
-    peak: Accumulator[int]
+    #: The workers' peak resident memory (KiB); None on Spark Connect, which has no
+    #: accumulators.
+    peak: Accumulator[int] | None
     late: Observation | None = None
 
     def counts(self) -> dict[str, Any]:
@@ -85,7 +88,7 @@ class DetectJob:
             "skipped": _observed(self.skipped, "skipped"),
             "late": _observed(self.late, "late"),
             "kept": _observed(self.kept, "kept"),
-            "worker_peak_kib": int(self.peak.value),
+            "worker_peak_kib": None if self.peak is None else int(self.peak.value),
         }
 
 
@@ -232,7 +235,8 @@ def detect_job(
     event_fields = [df.schema[name] for name in event_names]
     spec, schema = job_spec(compiled, events, event_fields, keys, groups, sliced, counted)
     spec = replace(spec, carried={alias: name for name, alias in renamed.items()})
-    peak = df.sparkSession.sparkContext.accumulator(0, PeakParam())
+    context = classic_context(df.sparkSession)
+    peak = None if context is None else context.accumulator(0, PeakParam())
     matches = grouped.mapInArrow(match_batches(spec, peak), schema)
     return DetectJob(matches, compiled, grouping, read, skipped, kept, peak, late)
 
@@ -454,7 +458,7 @@ def _bounds(
     if low is None or high is None or high <= low:
         return None
     span = float(high - low)
-    parallelism = df.sparkSession.sparkContext.defaultParallelism
+    parallelism = default_parallelism(df.sparkSession)
     count = slices or max(1, min(4 * parallelism, math.ceil(span / window)))
     return float(low), span / count, count
 

@@ -241,7 +241,7 @@ def write_matches_frame(matches: DataFrame, path: str, *, overwrite: bool = Fals
                 for f in frame.schema.fields
             )
         )
-    writer = frame.write.mode("overwrite" if overwrite else "errorifexists")
+    writer = frame.write.mode("overwrite" if overwrite else "error")  # Connect: no "errorifexists"
     if path.lower().endswith(".gz"):
         writer = writer.option("compression", "gzip")
     try:

@@ -7,12 +7,21 @@ import re
 import sys
 from collections.abc import Mapping
 from importlib.resources import files
+from typing import Any
 
 from pyspark.sql import SparkSession
 
 from kleene.errors import KleeneError
 
-__all__ = ["KEEP_OBSERVATIONS", "OBSERVED_RULES", "local_cores", "spark_session", "worker_error"]
+__all__ = [
+    "KEEP_OBSERVATIONS",
+    "OBSERVED_RULES",
+    "classic_context",
+    "default_parallelism",
+    "local_cores",
+    "spark_session",
+    "worker_error",
+]
 
 #: The setting of the adaptive optimizer's rules left out, and the rule kleene leaves out:
 #: when every row is filtered away, it replaces the steps before with an empty relation
@@ -41,23 +50,28 @@ def spark_session(
     master: str = "local[*]",
     conf: Mapping[str, str] | None = None,
     app_name: str = "kleene",
+    remote: str | None = None,
 ) -> SparkSession:
-    """Get or create a SparkSession whose Python workers run this interpreter.
+    """Get or create a SparkSession whose Python workers run this interpreter, or with
+    `remote` (`sc://host:port`) a Spark Connect session with that server.
 
     The workers run `sys.executable` unless PYSPARK_PYTHON says otherwise (kleene's jobs
-    ship kleene to them: `kleene.spark.shipping`). Timestamps are read in UTC. On a local master,
-    shuffles default to four partitions a core rather than Spark's 200 (each partition is a
-    Python task). Adaptive execution keeps a step that turned out empty (`KEEP_OBSERVATIONS`).
-    Spark's own log prints errors only (`log4j2.properties` beside this
-    module), unless `spark.driver.extraJavaOptions` names another log4j configuration.
-    `conf` overrides any of this.
+    ship kleene to them: `kleene.spark.shipping`). Timestamps are read in UTC. On a local
+    master, shuffles default to four partitions a core rather than Spark's 200 (each
+    partition is a Python task). Adaptive execution keeps a step that turned out empty
+    (`KEEP_OBSERVATIONS`). Spark's own log prints errors only (`log4j2.properties` beside
+    this module), unless `spark.driver.extraJavaOptions` names another log4j configuration.
+    `conf` overrides any of this. A Connect session takes only the settings a session may
+    change (the time zone, the rule kept, and `conf`): the server's owner set the rest.
     """
+    settings = {"spark.sql.session.timeZone": "UTC", OBSERVED_RULES: KEEP_OBSERVATIONS}
+    if remote is not None:
+        builder = SparkSession.builder.remote(remote).appName(app_name)
+        for key, value in {**settings, **(conf or {})}.items():
+            builder = builder.config(key, value)
+        return builder.getOrCreate()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    settings = {
-        "spark.sql.session.timeZone": "UTC",
-        "spark.ui.showConsoleProgress": "true",
-        OBSERVED_RULES: KEEP_OBSERVATIONS,
-    }
+    settings["spark.ui.showConsoleProgress"] = "true"
     cores = local_cores(master)
     if cores is not None:
         settings["spark.sql.shuffle.partitions"] = str(4 * cores)
@@ -72,6 +86,23 @@ def spark_session(
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+def classic_context(session: Any) -> Any | None:
+    """The session's SparkContext; None on Spark Connect, where the client has none."""
+    try:
+        return session.sparkContext
+    except AttributeError:  # Connect's PySparkAttributeError (JVM_ATTRIBUTE_NOT_SUPPORTED)
+        return None
+
+
+def default_parallelism(session: Any) -> int:
+    """How many tasks the session runs at once by default: Spark's default parallelism, or
+    on Spark Connect (which does not say) its shuffle partitions."""
+    context = classic_context(session)
+    if context is not None:
+        return int(context.defaultParallelism)
+    return int(session.conf.get("spark.sql.shuffle.partitions") or 1)
 
 
 _KLEENE_ERROR = re.compile(r"kleene\.errors\.\w+: (.*)")

@@ -31,6 +31,8 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from kleene.spark.session import classic_context
+
 __all__ = ["PACKAGES", "ship", "shipment"]
 
 #: What the workers import that a cluster need not have: kleene and its pure-Python
@@ -43,7 +45,7 @@ _SHIPPED: set[str] = set()
 
 def ship(session: Any) -> None:
     """Add kleene's zip (`shipment`) to the session's workers, once per application."""
-    context = getattr(session, "_sc", None)  # a classic session; Spark Connect has none
+    context = classic_context(session)
     application = str(context.applicationId) if context is not None else str(id(session))
     if application in _SHIPPED:
         return
