@@ -30,12 +30,12 @@ import sys
 import tempfile
 import time
 import tracemalloc
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import kleene
-from benchmarks.harness import Column, Result, count
+from benchmarks.harness import Column, Result, count, rounds
 from benchmarks.peers import PATTERNS, RECORD, SYMBOLS, Tick, events_of, records_of, tick_rows
 from kleene.errors import KleeneError
 from kleene.events import as_event
@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> tuple[list[Result], list[Column], str | Non
         name: functools.partial(_timed, functools.partial(_size, make))
         for name, make in makers.items()
     }
-    best = _rounds(sized, args)
+    best = rounds(sized, args.repeat)
     for name, (_, seconds) in best.items():
         held = {"bytes": _held(makers[name], size), "us": seconds / size * 1e6}
         results.append(Result(setting, name, size, seconds, 0, held))
@@ -132,7 +132,7 @@ def run(args: argparse.Namespace) -> tuple[list[Result], list[Column], str | Non
                 form: functools.partial(_timed, functools.partial(_matched, plan, make))
                 for form, make in inputs.items()
             }
-            best = _rounds(runners, args)
+            best = rounds(runners, args.repeat)
             found = {form: matches for form, (matches, _) in best.items()}
             if len(set(found.values())) > 1:
                 raise KleeneError(f"{name}: the inputs give different counts: {found}")
@@ -148,16 +148,3 @@ def run(args: argparse.Namespace) -> tuple[list[Result], list[Column], str | Non
         Column("time / events", count("over_events"), ".2f"),
     ]
     return results, columns, None
-
-
-def _rounds(
-    runners: Mapping[str, Callable[[], tuple[Any, float]]], args: argparse.Namespace
-) -> dict[str, tuple[Any, float]]:
-    """Each runner once per round, in turn, the fastest round of each kept."""
-    best: dict[str, tuple[Any, float]] = {}
-    for _ in range(max(1, args.repeat)):
-        for name, measure in runners.items():
-            made, seconds = measure()
-            if name not in best or seconds < best[name][1]:
-                best[name] = (made, seconds)
-    return best

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import kleene
-from benchmarks.harness import Column, Result
+from benchmarks.harness import Column, Result, rounds
 from kleene.errors import KleeneError
 from kleene.events import Event
 
@@ -237,14 +237,7 @@ def run(args: argparse.Namespace) -> tuple[list[Result], list[Column], str | Non
             runners[f"{plan} from records"] = functools.partial(_from_records, compiled, records)
         if name == "P0":
             runners["hand-written loop"] = functools.partial(_hand, events)
-        # each runner once per round, in turn, the best of the rounds kept: a noisy spell
-        # of the machine costs every runner alike
-        best: dict[str, tuple[int, float]] = {}
-        for _ in range(max(1, args.repeat)):
-            for runner, measure in runners.items():
-                found, seconds = measure()
-                if runner not in best or seconds < best[runner][1]:
-                    best[runner] = (found, seconds)
+        best = rounds(runners, args.repeat)
         counts = {runner: found for runner, (found, _) in best.items()}
         core = best.get("CORE (pycer)")
         for runner, (found, seconds) in best.items():

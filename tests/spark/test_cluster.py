@@ -5,7 +5,6 @@ import os
 import re
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import kleene
-from tests.spark.test_workers import QUERY, bare_python, stocks_file
+from tests.spark.test_workers import QUERY, bare_python, kleene_run, stocks_file
 
 pytestmark = pytest.mark.spark
 
@@ -94,31 +93,7 @@ def cluster(tmp_path_factory) -> Iterator[str]:
 def test_kleene_run_on_a_standalone_cluster_whose_executors_lack_kleene(cluster, tmp_path):
     source, out = stocks_file(tmp_path), tmp_path / "out" / "m.parquet"
     expected = kleene.match(QUERY, kleene.read_events(source))
-    env = {
-        **os.environ,
-        "PYSPARK_PYTHON": str(bare_python(tmp_path)),
-        "SPARK_LOCAL_IP": "127.0.0.1",
-    }
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "kleene",
-            "run",
-            QUERY,
-            "-i",
-            str(source),
-            "-o",
-            str(out),
-            "--master",
-            cluster,
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=env,
-        timeout=600,
-    )
+    done = kleene_run(source, out, "--master", cluster, python=bare_python(tmp_path))
     assert done.returncode == 0, done.stderr
     found = kleene.read_matches(out)
     assert len(found) == len(expected) > 0

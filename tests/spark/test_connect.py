@@ -13,7 +13,7 @@ import pytest
 
 import kleene
 from tests.spark.test_cluster import SPARK_HOME, _port, _started
-from tests.spark.test_workers import QUERY, bare_python, stocks_file
+from tests.spark.test_workers import QUERY, bare_python, kleene_run, stocks_file
 
 pytestmark = pytest.mark.spark
 pytest.importorskip("grpc", reason="Spark Connect's client needs pyspark[connect]")
@@ -122,25 +122,7 @@ def test_detect_and_detect_stream_on_a_connect_session(request, tmp_path, how):
 def test_kleene_run_remote(server, tmp_path):
     source, out = stocks_file(tmp_path), tmp_path / "out" / "m.parquet"
     expected = _found(kleene.match(QUERY, kleene.read_events(source)))
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "kleene",
-            "run",
-            QUERY,
-            "-i",
-            str(source),
-            "-o",
-            str(out),
-            "--remote",
-            server,
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=600,
-    )
+    done = kleene_run(source, out, "--remote", server)
     assert done.returncode == 0, done.stderr[-3000:]
     assert f"{len(expected):,} matches" in done.stderr
     assert _written(out) == expected

@@ -105,8 +105,8 @@ def test_exactly_once_across_a_restart_in_another_process(spark, tmp_path, query
     flags = ["--non-overlapping"] if options else []
     done = _kleene(
         "stream", query, "-i", str(tmp_path / "in"), "--checkpoint", str(tmp_path / "ck"),
-        "-o", str(tmp_path / "out"), "--available-now", "--watermark", "1 minute",
-        "--id-column", "seq", "--max-files", "1", "--master", "local[2]", *flags,
+        "-o", str(tmp_path / "out"), "--available-now", "--keep-open", "--watermark",
+        "1 minute", "--id-column", "seq", "--max-files", "1", "--master", "local[2]", *flags,
         "--conf", "spark.sql.shuffle.partitions=2",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -122,6 +122,32 @@ def test_exactly_once_across_a_restart_in_another_process(spark, tmp_path, query
     assert _ids(streamed) == _ids(expected)
     assert len(set(_ids(streamed))) == len(_ids(streamed))  # none twice
     assert len(before) < len(_ids(streamed)) == len(found)
+
+
+def test_available_now_ends_with_every_match_of_the_files(spark, tmp_path):
+    """The matches near the input's end come too: --available-now moves the watermark past
+    the end (by the window), as `kleene match` ends, where the data alone leaves the last
+    minute's matches waiting; a second run on the same files adds nothing."""
+    rows = _log(seed=7, count=300)[:-1]  # no far-ahead event to push the watermark on
+    _write(tmp_path / "in", "part-0.csv", rows[:150])
+    _write(tmp_path / "in", "part-1.csv", rows[150:])
+    command = [
+        "stream", NEGATED, "-i", str(tmp_path / "in"), "--checkpoint", str(tmp_path / "ck"),
+        "-o", str(tmp_path / "out"), "--available-now", "--watermark", "1 minute",
+        "--id-column", "seq", "--master", "local[2]", "--conf", "spark.sql.shuffle.partitions=2",
+    ]  # fmt: skip
+    done = _kleene(*command)
+    assert done.returncode == 0, done.stderr
+    assert "the watermark moves to" in done.stderr
+    expected = _ids(detect(_batch(spark, tmp_path / "in"), NEGATED, id="seq", arrival="seq"))
+    events = [{"type": t, "ts": ts, "k": k, "x": x, "seq": seq} for ts, t, k, x, seq in rows]
+    last = rows[-1][0]
+    near = [m for m in kleene.match(NEGATED, events) if m.start_ts > last - timedelta(minutes=4)]
+    assert near  # matches the watermark of the data alone leaves waiting
+    assert _ids(spark.read.parquet(str(tmp_path / "out"))) == expected
+    again = _kleene(*command)
+    assert again.returncode == 0, again.stderr
+    assert _ids(spark.read.parquet(str(tmp_path / "out"))) == expected
 
 
 def test_equal_timestamps_follow_the_arrival_column(spark, tmp_path):

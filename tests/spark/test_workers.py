@@ -52,16 +52,17 @@ def bare_python(folder: Path, without: tuple[str, ...] = PACKAGES) -> Path:
     return python
 
 
-def _run(python: Path, source: Path, out: Path) -> subprocess.CompletedProcess[str]:
-    """`kleene run` on one core, its workers' Python `python`."""
+def kleene_run(
+    source: Path, out: Path, *where: str, python: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`kleene run QUERY` from `source` to `out` in a process of its own, on the master or
+    server `where` names (`--master ...` or `--remote ...`), its workers' Python `python`."""
+    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
+    if python is not None:
+        env["PYSPARK_PYTHON"] = str(python)
     command = [sys.executable, "-m", "kleene", "run", QUERY, "-i", str(source), "-o", str(out)]
     return subprocess.run(
-        [*command, "--master", "local[1]"],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, "PYSPARK_PYTHON": str(python)},
-        timeout=600,
+        [*command, *where], capture_output=True, text=True, check=False, env=env, timeout=600
     )
 
 
@@ -76,7 +77,7 @@ def test_workers_without_kleene_run_the_drivers(tmp_path):
     source, out = stocks_file(tmp_path), tmp_path / "out" / "m.parquet"
     expected = len(kleene.match(QUERY, kleene.read_events(source)))
     assert expected > 0
-    done = _run(bare_python(tmp_path), source, out)
+    done = kleene_run(source, out, "--master", "local[1]", python=bare_python(tmp_path))
     assert done.returncode == 0, done.stderr
     assert f"{expected:,} matches" in done.stderr
     assert len(kleene.read_matches(out)) == expected
@@ -86,7 +87,8 @@ def test_a_worker_that_cannot_import_says_what_it_lacks_and_leaves_no_output(tmp
     """A worker without pyarrow (which a cluster must have): the error names the module, not
     Spark's summary line alone, and no empty output folder is left to read as a result."""
     source, out = stocks_file(tmp_path), tmp_path / "out" / "m.parquet"
-    done = _run(bare_python(tmp_path, (*PACKAGES, "pyarrow")), source, out)
+    bare = bare_python(tmp_path, (*PACKAGES, "pyarrow"))
+    done = kleene_run(source, out, "--master", "local[1]", python=bare)
     assert done.returncode == 1
     assert "a Spark worker failed: ModuleNotFoundError: No module named 'pyarrow'" in done.stderr
     assert "need pyspark, pyarrow, pandas and numpy installed" in done.stderr

@@ -62,7 +62,14 @@ def add(commands: Any) -> None:
     stream.add_argument(
         "--available-now",
         action="store_true",
-        help="process the files there now, in micro-batches, then stop",
+        help="process the files there now, in micro-batches, then move the watermark past "
+        "their end so every match is final (as kleene match finds them), and stop",
+    )
+    stream.add_argument(
+        "--keep-open",
+        action="store_true",
+        help="with --available-now: leave the watermark where the data left it, for a folder "
+        "that keeps growing (the matches near its end come in a later run)",
     )
     stream.add_argument(
         "--duration",
@@ -105,12 +112,10 @@ def _run(args: argparse.Namespace) -> int:
     except ImportError as error:
         raise KleeneError(str(error)) from None
     from py4j.protocol import Py4JJavaError
-    from pyspark.errors import StreamingQueryException
     from pyspark.errors.exceptions.captured import CapturedException
 
-    from kleene.spark.files import unclosed_quotes
-    from kleene.spark.session import local_cores, worker_error
-    from kleene.spark.stream import detect_stream_job, streamable
+    from kleene.spark.session import local_cores
+    from kleene.spark.stream import detect_stream_job, final_folder, streamable
 
     text, name = query_text(args.query)
     options = plan_options(args.option)
@@ -149,6 +154,7 @@ def _run(args: argparse.Namespace) -> int:
             watermark=args.watermark,
             buckets=args.buckets,
             on_late="collect" if args.late else "count",
+            final=final_folder(args.checkpoint, start=args.available_now and not args.keep_open),
             **settings,
         )
     except EventError as error:  # the input does not fit the query: say which input
@@ -158,24 +164,55 @@ def _run(args: argparse.Namespace) -> int:
         if args.verbose:
             raise
         raise spark_failure(error, args.input, args) from None
-    query = job.start(
-        args.output,
-        checkpoint=args.checkpoint,
-        format=args.output_format,
-        late=args.late,
-        trigger=args.trigger,
-        available_now=args.available_now,
-    )
+    if args.keep_open and not args.available_now:
+        raise KleeneError("--keep-open goes with --available-now (a run that stops)")
+
+    def started_query() -> Any:
+        return job.start(
+            args.output,
+            checkpoint=args.checkpoint,
+            format=args.output_format,
+            late=args.late,
+            trigger=args.trigger,
+            available_now=args.available_now,
+        )
+
+    query = started_query()
     stops = "stops when the files there are done" if args.available_now else "Ctrl-C stops"
     log.info(
         f"streaming {args.input} -> {args.output} (plan {job.plan.name}, grouped "
         f"{job.grouping}; Spark ready in {time.perf_counter() - started:.1f} s); {stops}"
     )
+    interrupted = _followed(query, args, plan)
+    finishing = args.available_now and job.final is not None and not args.keep_open
+    if not interrupted and finishing:
+        at = job.final_time(query)
+        log.info(
+            f"done with the files there; the watermark moves to {at.isoformat()}, past "
+            "their end, for the matches near it (--keep-open leaves it)"
+        )
+        job.finish(at)  # a batch reads the row, and Spark runs one more under the watermark
+        query = started_query()
+        interrupted = _followed(query, args, plan)
+    if interrupted:
+        log.info("stopped; run the same command to go on from the checkpoint")
+    elif args.available_now and not finishing:
+        _held(query)
+    return 0
+
+
+def _followed(query: Any, args: argparse.Namespace, plan: kleene.Plan[Any]) -> bool:
+    """`_follow` the query, a failure said in one line; whether Ctrl-C stopped it."""
+    from pyspark.errors import StreamingQueryException
+
+    from kleene.spark.files import unclosed_quotes
+    from kleene.spark.session import worker_error
+
     try:
-        interrupted = _follow(query, args.duration)
+        return _follow(query, args.duration)
     except KeyboardInterrupt:
         query.stop()
-        interrupted = True
+        return True
     except StreamingQueryException as error:
         if args.verbose:
             raise
@@ -185,11 +222,6 @@ def _run(args: argparse.Namespace) -> int:
         if (args.format or format_of(Path(args.input))) == "csv":
             found = unclosed_quotes(args.input) or found  # what the worker saw, located
         raise found or _failure(error) from None
-    if interrupted:
-        log.info("stopped; run the same command to go on from the checkpoint")
-    elif args.available_now:
-        _held(query)
-    return 0
 
 
 def _held(query: Any) -> None:

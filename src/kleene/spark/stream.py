@@ -63,7 +63,15 @@ from kleene.spark.pushdown import EventColumns, carried, col, prefilter
 from kleene.spark.shipping import ship
 from kleene.spark.worker import CARRIED, JobSpec, _events, _Output, _plan, _values
 
-__all__ = ["LATE", "StreamJob", "detect_stream", "detect_stream_job", "progress", "streamable"]
+__all__ = [
+    "LATE",
+    "StreamJob",
+    "detect_stream",
+    "detect_stream_job",
+    "final_folder",
+    "progress",
+    "streamable",
+]
 
 #: The column of the operator's output that carries a late event (null on a match row).
 LATE = "_kleene_late"
@@ -71,6 +79,8 @@ LATE = "_kleene_late"
 #: the group and the key values.
 TIME = "_kleene_time"
 NEVER = "_kleene_never"
+#: On the data branch of a job with `final`: is the row one that moves the watermark?
+CONTROL = "_kleene_control"
 ORDER = "_kleene_order"
 GROUP = "_kleene_group"
 KEY = "_kleene_key"
@@ -88,6 +98,10 @@ _FAR = datetime(2200, 1, 1, tzinfo=UTC)
 #: No real event is this old: the clock branch passes nothing on.
 _NONE_BEFORE = datetime(1, 1, 2, tzinfo=UTC)
 _STATE_SCHEMA = T.StructType([T.StructField("state", T.BinaryType(), False)])
+#: The rows of the folder that moves the watermark (`StreamJob.finish`).
+_CONTROL_SCHEMA = T.StructType([T.StructField(TIME, T.TimestampType(), True)])
+#: The folder of a checkpoint that holds them (`final_folder`).
+FINAL = "final"
 _INTERVAL = re.compile(r"(\d+(?:\.\d+)?)\s*([a-z]+)", re.IGNORECASE)
 _SECONDS: dict[str, float] = {"millisecond": 0.001, "ms": 0.001, "second": 1, "sec": 1, "s": 1}
 _SECONDS |= {"minute": 60, "min": 60, "m": 60, "hour": 3600, "h": 3600, "day": 86400, "d": 86400}
@@ -148,6 +162,11 @@ class StreamJob:
     plan: Plan[Any]
     grouping: str
     on_late: str
+    #: The folder whose rows move the watermark (`final`); None: none.
+    final: str | None = None
+    #: The watermark's delay and the query's window, in seconds (None: no window).
+    delay: float = 0.0
+    window: float | None = None
 
     def start(
         self,
@@ -171,7 +190,14 @@ class StreamJob:
                 "late=DIR goes with on_late='collect', and on_late='collect' needs late=DIR"
             )
         sink = {"format": format, "late": late is not None}
-        check_checkpoint(checkpoint, self.plan, self.grouping, output=path, sink=sink)
+        check_checkpoint(
+            checkpoint,
+            self.plan,
+            self.grouping,
+            output=path,
+            sink=sink,
+            final=self.final is not None,
+        )
         writer: Any
         if late is None:
             writer = self.matches.writeStream.format(format).option("path", path)
@@ -187,6 +213,38 @@ class StreamJob:
             writer = writer.queryName(name)
         started: StreamingQuery = writer.start()
         return started
+
+    def final_time(self, query: StreamingQuery) -> datetime:
+        """Where the watermark must stand for every match of the input `query` read to
+        be final, as at the end of `kleene match`: past its latest event time by the
+        window (and the delay, which the watermark keeps behind the latest time). Without a
+        window, far ahead (then every later row is late)."""
+        latest = None
+        for entry in query.recentProgress:
+            read = (entry.observedMetrics or {}).get(READ)
+            seen = None if read is None else read["latest"]
+            mark = (entry.eventTime or {}).get("watermark")
+            if mark is not None and _instant(mark) > _NONE_BEFORE:  # an earlier run's
+                behind = _instant(mark) + timedelta(seconds=self.delay)
+                seen = behind if seen is None or behind > _aware(seen) else seen
+            if seen is not None and (latest is None or _aware(seen) > latest):
+                latest = _aware(seen)
+        if latest is None or self.window is None:
+            return _FAR
+        ahead = latest + timedelta(seconds=self.window + self.delay + 1)
+        return min(ahead.replace(microsecond=0), _FAR)  # whole seconds: Spark reads them
+
+    def finish(self, at: datetime) -> None:
+        """Move the watermark to `at` when the query runs next (`final_time`): a row of
+        the folder `final` reads, which no match takes. Run the query once more (with
+        `available_now`) for the matches it makes final."""
+        if self.final is None:
+            raise KleeneError("this job reads no folder that moves its watermark (final=)")
+        folder = Path(self.final)
+        folder.mkdir(parents=True, exist_ok=True)
+        stamp = at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        name = f"final-{len(list(folder.glob('final-*.json')))}.json"
+        (folder / name).write_text(json.dumps({TIME: stamp}) + "\n")
 
 
 def _split_writer(path: str, late: str, format: str) -> Callable[[DataFrame, int], None]:  # noqa: A002
@@ -222,10 +280,15 @@ def detect_stream_job(
     plan: str = "auto",
     on_error: str = "raise",
     on_late: str = "count",
+    final: str | None = None,
     **options: Any,
 ) -> StreamJob:
     """Prepare the streaming job that finds `query`'s matches in `sdf` (see the module
     docstring for the steps). Arguments as for batch `detect_job`, and:
+
+    - `final`: a folder whose rows (JSON lines of one timestamp, written by
+      `StreamJob.finish`) move the watermark, so that a run can end with every match of
+      the input final, as `kleene match` ends (`kleene stream --available-now` does);
 
     - `watermark`: how far behind the latest timestamp an event may arrive and still be
       placed exactly (a Spark interval such as "10 minutes", a `timedelta`, or a number in
@@ -296,7 +359,11 @@ def detect_stream_job(
     renamed, event_columns = carried(event_names, CARRIED)
     data = data.select(*event_columns, col(ORDER), *key_columns)
     data = data.select(*groups, *(col(n) for n in data.columns), F.lit(_FAR).alias(NEVER))
-    df = _with_clock(data, df, delay)
+    control = None
+    if final is not None:
+        Path(final).mkdir(parents=True, exist_ok=True)
+        control = spark.readStream.schema(_CONTROL_SCHEMA).json(final)
+    df = _with_clock(data, df, delay, control)
 
     job, schema = job_spec(compiled, events, event_fields, keys, 0, False)
     job = replace(job, carried={alias: name for name, alias in renamed.items()})
@@ -322,7 +389,8 @@ def detect_stream_job(
         F.count(F.when(~late, 1)).alias("matches"),
     )
     matches = output.filter(~late).drop(LATE)
-    return StreamJob(matches, output, compiled, grouping, on_late)
+    window = None if compiled.window is None else compiled.window / per_second
+    return StreamJob(matches, output, compiled, grouping, on_late, final, delay, window)
 
 
 def streamable(compiled: Plan[Any]) -> None:
@@ -342,14 +410,29 @@ def streamable(compiled: Plan[Any]) -> None:
         )
 
 
-def _with_clock(data: DataFrame, rows: DataFrame, delay: float) -> DataFrame:
+def _with_clock(
+    data: DataFrame, rows: DataFrame, delay: float, control: DataFrame | None = None
+) -> DataFrame:
     """The data branch, with a watermark on a column no row is behind, and the clock: `rows`
     (every row read) carrying the query's watermark on the event time, delay `delay`
-    seconds. The clock reads only the event time, and (nearly) no row of it goes further:
-    its filter names the event-time column, so it stays above the watermark, and cannot be
-    folded away; a row that passes it is all nulls (NEVER too), and the worker skips it."""
+    seconds, and the `control` rows (`StreamJob.finish`'s) with it. The clock reads only the
+    event time, and (nearly) no row of it goes further: its filter names the event-time
+    column, so it stays above the watermark, and cannot be folded away; a row that passes
+    it is all nulls (NEVER too), and the worker skips it."""
+    if control is not None:  # each branch sees the row (after a restart, Spark holds the
+        # watermark until every branch has had a row), which the worker then skips
+        data = data.withColumn(CONTROL, F.lit(False))
+        blank = [
+            (F.lit(True) if f.name == CONTROL else F.lit(None)).cast(f.dataType).alias(f.name)
+            for f in data.schema.fields
+            if f.name != NEVER
+        ]
+        data = data.unionByName(control.select(*blank, F.lit(_FAR).alias(NEVER)))
     data = data.withWatermark(NEVER, "0 seconds")
-    clock = rows.select(TIME).observe(READ, F.count(F.lit(1)).alias("events"))
+    read = (F.count(F.lit(1)).alias("events"), F.max(TIME).alias("latest"))
+    clock = rows.select(TIME).observe(READ, *read)
+    if control is not None:
+        clock = clock.unionByName(control)
     clock = clock.withWatermark(TIME, f"{round(delay * 1_000_000)} microseconds")
     clock = clock.filter(col(TIME) < F.lit(_NONE_BEFORE)).select(
         *(F.lit(None).cast(f.dataType).alias(f.name) for f in data.schema.fields)
@@ -480,6 +563,8 @@ class StreamFunction:
     ) -> float:
         """Hold the frame's events until time passes them; the late ones (behind `before`)
         go to `late` as rows of the output. Returns the latest timestamp held."""
+        if CONTROL in frame.columns:  # rows that moved the watermark: no events
+            frame = frame[~frame[CONTROL].astype(bool)].drop(columns=CONTROL)
         if frame.empty:
             return -math.inf
         batch = pa.RecordBatch.from_pandas(frame, preserve_index=False)
@@ -633,6 +718,7 @@ def check_checkpoint(
     *,
     output: str | None = None,
     sink: Mapping[str, Any] | None = None,
+    final: bool = False,
 ) -> None:
     """Refuse a checkpoint written for another query, plan, state format or grouping of keys
     (a key's state must stay in its group), or for another way of writing the output
@@ -652,6 +738,8 @@ def check_checkpoint(
     }
     if sink is not None:
         mine["sink"] = dict(sink)
+    if final:
+        mine["final"] = True
     out = None if output is None else _local(output)
     written = None if out is None else _written(out)
     if written is not None and _reached(folder) < written:
@@ -675,6 +763,15 @@ def check_checkpoint(
             )
         theirs.pop("sink", None)
         mine.pop("sink", None)
+        if bool(theirs.pop("final", False)) != bool(mine.pop("final", False)):
+            raise StateError(
+                f"the checkpoint {checkpoint} was started "
+                + ("with" if final is False else "without")
+                + " a folder that moves its watermark (final=), this run "
+                + ("has none" if final is False else "has one")
+                + ": Spark keeps a query's sources; pass final=final_folder(CHECKPOINT) "
+                "to detect_stream_job, as kleene stream does"
+            )
         if theirs.get("grouping", grouping) != grouping and theirs.get("query") == mine["query"]:
             raise StateError(
                 f"the checkpoint {checkpoint} groups keys as {theirs.get('grouping')}, this "
@@ -694,13 +791,47 @@ def check_checkpoint(
                 "fresh checkpoint folder, or run the query it was written with"
             )
         return
-    if folder.exists() and any(folder.iterdir()):
+    if folder.exists() and any(p.name != FINAL for p in folder.iterdir()):
         raise StateError(
             f"the checkpoint {checkpoint} holds a query kleene did not start (no {MARKER}): "
             "give an empty or new folder"
         )
     folder.mkdir(parents=True, exist_ok=True)
     marker.write_text(json.dumps(mine, sort_keys=True) + "\n")
+
+
+def final_folder(checkpoint: str, start: bool = True) -> str | None:
+    """The folder of a local checkpoint whose rows move the watermark (`StreamJob.finish`),
+    when its query reads one: a checkpoint started with it (its marker says so), or with
+    `start` a new one. None for a checkpoint started without (an older kleene's, or
+    `kleene stream --keep-open`'s: Spark keeps a query's sources), or on a distributed
+    file system."""
+    folder = _local(checkpoint)
+    if folder is None:
+        return None
+    marker = folder / MARKER
+    if marker.exists():
+        try:
+            if not json.loads(marker.read_text()).get("final"):
+                return None
+        except ValueError:
+            return None  # check_checkpoint names the damage
+    elif not start:
+        return None
+    return str(folder / FINAL)
+
+
+def _aware(moment: datetime | str) -> datetime:
+    """A time of a progress report (text, or a datetime of the session's time zone, UTC as
+    `spark_session` sets it) as an aware datetime."""
+    if isinstance(moment, str):
+        moment = _instant(moment)
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def _instant(text: str) -> datetime:
+    """A time in Spark's progress reports (ISO 8601, `Z` for UTC)."""
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 def _said(reached: int) -> str:
