@@ -9,7 +9,14 @@ from hypothesis import strategies as st
 
 import kleene
 from kleene import Event, Match, Retraction
-from kleene.events import as_event, attribute_slot, checked_events, event_of, schema_of
+from kleene.events import (
+    as_event,
+    attribute_slot,
+    attributes,
+    checked_events,
+    event_of,
+    schema_of,
+)
 
 
 def test_event_fields_and_numeric_time():
@@ -121,6 +128,7 @@ def test_an_event_holds_any_attributes_as_given(attrs, other):
     attributes it was made with, in order, and reads None for one it lacks."""
     event = Event("A", 1, attrs, id=0)
     assert dict(event.attrs) == attrs and list(event.attrs) == list(attrs)
+    assert attributes(event) == attrs and attributes(event) is not attributes(event)
     assert event.names == tuple(attrs)
     for name in set(attrs) | set(other):
         assert event.get(name, "none") == attrs.get(name, "none")

@@ -35,6 +35,7 @@ __all__ = [
     "Watermark",
     "as_event",
     "attribute_slot",
+    "attributes",
     "checked_events",
     "event_of",
     "event_types",
@@ -201,6 +202,16 @@ class Event:
         return (Event, (self.type, self.ts, self._dict(), self.id))
 
 
+def attributes(event: Event) -> dict[str, Any]:
+    """An event's attributes as a new plain dict (what `dict(event.attrs)` gives, without
+    the read-only mapping between: for code that copies many events' attributes).
+
+    >>> attributes(Event("A", 1, {"x": 1, "y": 2}))
+    {'x': 1, 'y': 2}
+    """
+    return event._dict()
+
+
 def _sequenced(
     kind: str,
     ts: Timestamp,
@@ -276,24 +287,32 @@ class Schema:
     from_mapping: Callable[..., Event] = field(init=False)
     from_values: Callable[..., Event] = field(init=False)
     values: Callable[[Event], tuple[Any, ...]] = field(init=False)
+    #: The attributes as a new dict, and as a read-only mapping (`Event.attrs`).
+    as_dict: Callable[[Event], dict[str, Any]] = field(init=False)
+    attrs: Callable[[Event], Mapping[str, Any]] = field(init=False)
     remade: Callable[[Event, Hashable | None, int | None], Event] = field(init=False)
     source: str = field(init=False)
 
     def __post_init__(self) -> None:
         slots = self.slots
         args = "".join(f", v{i}" for i in range(len(slots)))
+        shown = ", ".join(
+            f"{name!r}: e.{slot}" for name, slot in zip(self.names, slots, strict=True)
+        )
         source = (
             "def from_mapping(kind, ts, t, id, seq, attrs):\n"
             + self.making("kind", "ts", "t", "id", "seq", "attrs.values()")
             + f"def from_values(kind, ts, t, id, seq{args}):\n"
             + self.making("kind", "ts", "t", "id", "seq", [f"v{i}" for i in range(len(slots))])
             + f"def values(e):\n    return ({''.join(f'e.{slot}, ' for slot in slots)})\n"
+            + f"def as_dict(e):\n    return {{{shown}}}\n"
+            + f"def attrs(e):\n    return proxy({{{shown}}})\n"
             + "def remade(old, id, seq):\n"
             + self.making("old.type", "old.ts", "old.t", "id", "seq", [f"old.{s}" for s in slots])
         )
-        scope = self.scope()
+        scope = {**self.scope(), "proxy": MappingProxyType}
         exec(compile(source, "<kleene event schema>", "exec"), scope)
-        for name in ("from_mapping", "from_values", "values", "remade"):
+        for name in ("from_mapping", "from_values", "values", "remade", "as_dict", "attrs"):
             object.__setattr__(self, name, scope[name])
         object.__setattr__(self, "source", source)
 
@@ -348,6 +367,9 @@ def schema_of(names: tuple[str, ...]) -> Schema:
         _SCHEMAS.clear()
     _SCHEMAS[names] = schema
     sealed._schema = schema
+    # read per schema, with no lookup: a dict display of the slots
+    sealed.attrs = property(schema.attrs, doc=Event.attrs.__doc__)  # type: ignore[method-assign,assignment]
+    sealed._dict = schema.as_dict  # type: ignore[method-assign,assignment]
     return schema
 
 

@@ -16,7 +16,7 @@ from operator import attrgetter
 from typing import Any
 
 from kleene.errors import KleeneError
-from kleene.events import Event, Timestamp
+from kleene.events import Event, Timestamp, attributes
 
 __all__ = ["Match", "Retraction", "SortKey", "Timeout", "net"]
 
@@ -237,7 +237,7 @@ class Match:
             "end_ts": self.end_ts,
         }
         for name, events in self.bindings.items():
-            row[name] = [{"id": e.id, "type": e.type, "ts": e.ts, **e.attrs} for e in events]
+            row[name] = [{"id": e.id, "type": e.type, "ts": e.ts, **attributes(e)} for e in events]
         if self.register is not None:
             row["register"] = dict(self.register)
         if self.values is not None:

@@ -31,7 +31,7 @@ from functools import partial
 from typing import Any, ClassVar, Literal
 
 from kleene.errors import EventError
-from kleene.events import Event
+from kleene.events import Event, attributes
 from kleene.language import expr as E
 from kleene.language.sase import ast as A
 from kleene.matches import Match
@@ -74,7 +74,7 @@ def emitted_row(event: Event) -> dict[str, Any]:
     >>> emitted_row(Event("Late", 5, {"order": 2}))
     {'type': 'Late', 'ts': 5, 'order': 2}
     """
-    return {"type": event.type, "ts": event.ts, **event.attrs}
+    return {"type": event.type, "ts": event.ts, **attributes(event)}
 
 
 def _emitted_at(event: Event) -> float:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from kleene.errors import KleeneError
-from kleene.events import Event
+from kleene.events import Event, attributes
 from kleene.matches import Match, Retraction, Timeout
 
 __all__ = ["to_pandas"]
@@ -50,7 +50,8 @@ def to_pandas(found: Iterable[Match | Event], *, explode: bool = False) -> Any:
         raise KleeneError("to_pandas needs pandas: pip install pandas") from None
     items = list(found)
     if any(isinstance(item, Event) for item in items):
-        return pd.DataFrame([{"type": e.type, "ts": e.ts, **e.attrs} for e in items])  # type: ignore[union-attr]
+        emitted: list[Event] = items  # type: ignore[assignment]
+        return pd.DataFrame([{"type": e.type, "ts": e.ts, **attributes(e)} for e in emitted])
     matches: list[Match] = items  # type: ignore[assignment]
     retractions = any(isinstance(m, Retraction) for m in matches)
     timeouts = any(isinstance(m, Timeout) for m in matches)
@@ -79,7 +80,7 @@ def to_pandas(found: Iterable[Match | Event], *, explode: bool = False) -> Any:
                 for position, e in enumerate(events):
                     rows.append(
                         {**head, "variable": name, "position": position, "id": e.id,
-                         "type": e.type, "ts": e.ts, **e.attrs}
+                         "type": e.type, "ts": e.ts, **attributes(e)}
                     )  # fmt: skip
         return pd.DataFrame(rows)
     many = {name for m in matches for name, events in m.bindings.items() if len(events) != 1}

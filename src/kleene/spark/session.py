@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from importlib.resources import files
 from typing import Any
 
@@ -83,9 +85,50 @@ def spark_session(
     builder = SparkSession.builder.master(master).appName(app_name)
     for key, value in settings.items():
         builder = builder.config(key, value)
-    session = builder.getOrCreate()
+    with _without_notice(_INCUBATOR):
+        session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+#: What the JVM prints on its standard error as it starts, for the module Spark 4 adds; no
+#: flag of the JVM's silences it.
+_INCUBATOR = b"WARNING: Using incubator modules:"
+
+
+@contextmanager
+def _without_notice(notice: bytes) -> Iterator[None]:
+    """Start the JVM (if this starts it) with a standard error that passes on every line
+    but those beginning with `notice`: the process's own standard error is a pipe while
+    this runs, which the JVM keeps; a thread forwards the pipe for as long as the process
+    lives. (Nothing changes when there is no standard error to take back, or the JVM runs.)"""
+    from pyspark import SparkContext
+
+    if SparkContext._gateway is not None:  # the JVM runs: no new one starts here
+        yield
+        return
+    try:
+        saved = os.dup(2)
+    except OSError:
+        yield
+        return
+    read, write = os.pipe()
+    sys.stderr.flush()
+    os.dup2(write, 2)
+    os.close(write)
+
+    def forward() -> None:
+        with os.fdopen(read, "rb", buffering=0) as pipe:
+            for line in iter(pipe.readline, b""):
+                if not line.startswith(notice):
+                    os.write(saved, line)
+
+    threading.Thread(target=forward, name="kleene-jvm-stderr", daemon=True).start()
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
 
 
 def classic_context(session: Any) -> Any | None:

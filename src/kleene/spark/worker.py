@@ -29,6 +29,7 @@ from kleene.errors import EventError, KleeneError
 from kleene.events import (
     Event,
     Watermark,
+    attributes,
     checked_events,
     event_types,
     numeric_times,
@@ -133,7 +134,7 @@ class _Output:
 
     def add_emitted(self, event: Event, group: tuple[Any, ...]) -> None:
         """A row for an event a LEAD rule emitted."""
-        row: dict[str, Any] = {"type": event.type, "ts": event.ts, **event.attrs}
+        row: dict[str, Any] = {"type": event.type, "ts": event.ts, **attributes(event)}
         if self.spec.key_names:
             row["key"] = dict(zip(self.spec.key_names, group, strict=True))
         self.rows.append(row)
@@ -162,7 +163,7 @@ class _Output:
 
     def record(self, event: Event) -> dict[str, Any]:
         spec = self.spec
-        values = dict(event.attrs)
+        values = attributes(event)
         values[spec.ts] = event.ts
         values[spec.id] = event.id
         if spec.type is not None:

@@ -48,7 +48,7 @@ from kleene.compiler.rules import (
     compile_value,
     lists_of,
 )
-from kleene.events import Event, Watermark
+from kleene.events import Event, Watermark, attributes
 from kleene.language.lead import ast as L
 from kleene.language.text import UNITS
 from kleene.plans.base import Plan, register
@@ -313,7 +313,7 @@ class PetriPlan(Plan[Marking]):
         assignments = self.enrich.get(event.type)
         if not assignments:
             return event
-        attrs = dict(event.attrs)
+        attrs = attributes(event)
         for name, value, alias in assignments:
             attrs[name] = value(Env({alias: event}, event.t))
         return Event(event.type, event.ts, attrs, event.id)
