@@ -126,3 +126,21 @@ def test_kleene_run_remote(server, tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     assert f"{len(expected):,} matches" in done.stderr
     assert _written(out) == expected
+
+
+def test_kleene_stream_remote_ends_with_every_match(kleene_server, tmp_path):
+    """`kleene stream --remote --available-now` on a Connect server: every match of the
+    files, as `kleene match` finds them (the final watermark moves on Connect too)."""
+    source = tmp_path / "in"
+    source.mkdir()
+    parquet = stocks_file(source, "stocks.parquet")
+    expected = _found(kleene.match(QUERY, kleene.read_events(parquet)))
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "kleene", "stream", QUERY, "-i", str(source), "-o"]
+    command += [str(out), "--checkpoint", str(tmp_path / "ck"), "--available-now"]
+    command += ["--watermark", "5s", "--remote", kleene_server]
+    command += ["--conf", "spark.sql.shuffle.partitions=2"]
+    done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=600)
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "the watermark moves to" in done.stderr
+    assert _written(out) == expected

@@ -97,6 +97,12 @@ def add(commands: Any) -> None:
     plan_arguments(stream, output_format=True)
     stream.add_argument("--master", default="local[*]", help="Spark master (local[*])")
     stream.add_argument(
+        "--remote",
+        metavar="sc://HOST:PORT",
+        help="run on a Spark Connect server instead of a master (paths are the server's; "
+        "its workers need kleene installed: docs/spark.md)",
+    )
+    stream.add_argument(
         "--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting"
     )
     stream.add_argument("--verbose", action="store_true", help="show Spark's own trace on errors")
@@ -142,9 +148,13 @@ def _run(args: argparse.Namespace) -> int:
     cores = local_cores(args.master)
     if cores is not None:  # a state partition a core: the cost is per partition and batch
         conf["spark.sql.shuffle.partitions"] = str(cores)
-    spark = spark_session(args.master, conf | dict(pair(item) for item in args.conf))
-    if not args.verbose:  # kleene says what failed, in one line; Spark's traces are noise
-        spark.sparkContext.setLogLevel("OFF")
+    given = dict(pair(item) for item in args.conf)
+    if args.remote is not None:
+        spark = spark_session(conf=given, remote=args.remote)
+    else:
+        spark = spark_session(args.master, conf | given)
+        if not args.verbose:  # kleene says what failed, in one line; Spark's traces are noise
+            spark.sparkContext.setLogLevel("OFF")
     try:
         job = detect_stream_job(
             _source(spark, args, plan),

@@ -93,6 +93,7 @@ METRICS = "kleene"
 SKIPPED = "kleene_skipped"
 #: ... and of the rows read (before any filter).
 READ = "kleene_read"
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 #: The never-late column's value: far ahead, yet within what pandas can hold (year 2262).
 _FAR = datetime(2200, 1, 1, tzinfo=UTC)
 #: No real event is this old: the clock branch passes nothing on.
@@ -221,7 +222,7 @@ class StreamJob:
         window, far ahead (then every later row is late)."""
         latest = None
         for entry in query.recentProgress:
-            read = (entry.observedMetrics or {}).get(READ)
+            read = _observed(entry, READ)
             seen = None if read is None else read["latest"]
             mark = (entry.eventTime or {}).get("watermark")
             if mark is not None and _instant(mark) > _NONE_BEFORE:  # an earlier run's
@@ -843,14 +844,38 @@ def _sink(sink: Mapping[str, Any]) -> str:
     return f"{sink.get('format')} {late}"
 
 
+def _observed(entry: Any, name: str) -> dict[str, Any] | None:
+    """An observation of a progress report by its columns' names (None: none). Spark
+    Connect hands it over as the values and the schema's JSON, times as epoch
+    milliseconds.
+
+    >>> from pyspark.sql import Row
+    >>> class Report: observedMetrics = {"m": Row(values=[3, 0], schema={"fields": [
+    ...     {"name": "events", "type": "long"}, {"name": "latest", "type": "timestamp"}]})}
+    >>> _observed(Report(), "m")
+    {'events': 3, 'latest': datetime.datetime(1970, 1, 1, 0, 0, tzinfo=datetime.timezone.utc)}
+    """
+    row = (entry.observedMetrics or {}).get(name)
+    if row is None:
+        return None
+    fields = row.__fields__ if hasattr(row, "__fields__") else ()
+    if tuple(fields) != ("values", "schema"):
+        return row.asDict()  # type: ignore[no-any-return]
+    values = {}
+    for column, value in zip(row["schema"]["fields"], row["values"], strict=True):
+        timed = column["type"] == "timestamp" and value is not None
+        values[column["name"]] = _EPOCH + timedelta(milliseconds=value) if timed else value
+    return values
+
+
 def progress(query: StreamingQuery) -> list[dict[str, Any]]:
     """The counters of a query's recent micro-batches: events read, late events, matches,
     state rows and bytes, time taken (ms), and the watermark."""
     found = []
     for entry in query.recentProgress:
-        observed = (entry.observedMetrics or {}).get(METRICS)
-        skipped = (entry.observedMetrics or {}).get(SKIPPED)
-        read = (entry.observedMetrics or {}).get(READ)
+        observed = _observed(entry, METRICS)
+        skipped = _observed(entry, SKIPPED)
+        read = _observed(entry, READ)
         operators = entry.stateOperators or []
         found.append(
             {
