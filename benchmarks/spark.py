@@ -8,6 +8,12 @@ per event and, for Spark, its overhead per event: the time per event beyond the 
 run's. The first Spark job of a session also compiles the JVM's code and starts the Python
 workers (9–10 s of the keyed query's 18 s at 1M events on 2 cores); the same job run again
 in the session is reported beside it as warm.
+
+CPU time per event counts every process of a run: the in-process run's own, and for Spark
+the driver, the JVM and every Python worker together, read from a cpuacct cgroup made for
+the run (cgroup v1 `cpuacct.usage` or v2 `cpu.stat`; where none can be made, as without
+root, the CPU columns stay empty). A Spark job's CPU is what the cgroup used from the job's
+start to its end (start-up apart), for the cold and the warm job alike.
 """
 
 from __future__ import annotations
@@ -19,6 +25,9 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
@@ -61,12 +70,13 @@ def in_process(path: Path, query: str, setting: str) -> Result:
     rows no variable can take are left out as they are read, as Spark's push-down filter
     leaves them out); time both. The events counted are the rows read."""
     gc.collect()
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     engine = kleene.Engine(query)
     reader = kleene.read_events(path)
     found = len(engine.send_many(check_input(engine.plan, reader))) + len(engine.close())
     seconds = time.perf_counter() - started
-    return Result(setting, IN_PROCESS, reader.rows, seconds, found)
+    used = {"cpu_us_event": 1e6 * (time.process_time() - cpu) / reader.rows}
+    return Result(setting, IN_PROCESS, reader.rows, seconds, found, used)
 
 
 def on_spark(path: Path, query: str, cores: int, setting: str) -> Result:
@@ -79,13 +89,18 @@ def on_spark(path: Path, query: str, cores: int, setting: str) -> Result:
         "sys.argv[4]))))"
     )
     path_entries = [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
-    done = subprocess.run(
-        [sys.executable, "-c", script, str(path), query, str(cores), setting],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(path_entries)},
-    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path_entries)}
+    with _cgroup() as group:
+        if group is not None:
+            env[_USAGE] = str(group.usage)
+        done = subprocess.run(
+            [sys.executable, "-c", script, str(path), query, str(cores), setting],
+            capture_output=True,
+            text=True,
+            check=False,
+            env=env,
+            preexec_fn=None if group is None else group.join,
+        )
     if done.returncode != 0:
         raise RuntimeError(f"the Spark run failed:\n{done.stderr[-4000:]}")
     return Result(**json.loads(done.stdout.strip().splitlines()[-1]))
@@ -107,19 +122,25 @@ def spark_run(path: Path, query: str, cores: int, setting: str) -> Result:
         app_name="kleene-bench",
     )
     spark.range(1).count()  # the JVM and the first job are start-up
-    ready = time.perf_counter()
+    ready, cpu = time.perf_counter(), _used()
     job = detect_job(spark.read.parquet(str(path)), query)
     job.matches.write.format("noop").mode("overwrite").save()
-    seconds = time.perf_counter() - ready
+    seconds, cold = time.perf_counter() - ready, _used()
     counts = job.counts()
     matches = job.matches.count() if counts["kept"] else 0
     # the same job again: the JVM's code is compiled and the Python workers are up
-    again = time.perf_counter()
+    again, before = time.perf_counter(), _used()
     detect_job(spark.read.parquet(str(path)), query).matches.write.format("noop").mode(
         "overwrite"
     ).save()
-    warm = time.perf_counter() - again
+    warm, after = time.perf_counter() - again, _used()
     spark.stop()
+    used = {}
+    if cpu is not None and cold is not None and before is not None and after is not None:
+        used = {
+            "cpu_us_event": (cold - cpu) / 1e3 / counts["read"],
+            "warm_cpu_us_event": (after - before) / 1e3 / counts["read"],
+        }
     return Result(
         setting,
         f"spark local[{cores}] ({job.grouping})",
@@ -130,8 +151,67 @@ def spark_run(path: Path, query: str, cores: int, setting: str) -> Result:
             "startup_s": ready - started,
             "worker_peak_mib": counts["worker_peak_kib"] / 1024,
             "warm_events_s": counts["read"] / warm,
+            **used,
         },
     )
+
+
+#: The environment variable naming the file the run's cgroup reports its CPU time in.
+_USAGE = "KLEENE_BENCH_CPU_USAGE"
+
+
+@dataclass(frozen=True)
+class _Group:
+    """A cgroup made for one run: the file to join it by and the one it reports CPU in."""
+
+    procs: Path
+    usage: Path
+
+    def join(self) -> None:
+        """Move the calling process (a child about to run the command) into the group."""
+        self.procs.write_text(str(os.getpid()))
+
+
+@contextmanager
+def _cgroup() -> Iterator[_Group | None]:
+    """A new cpuacct cgroup (v1) or cgroup (v2) for one run, removed after; None when none
+    can be made here."""
+    name = f"kleene-bench-{os.getpid()}-{time.monotonic_ns()}"
+    for parent, usage in (
+        (Path("/sys/fs/cgroup/cpuacct"), "cpuacct.usage"),
+        (Path("/sys/fs/cgroup"), "cpu.stat"),
+    ):
+        folder = parent / name
+        try:
+            folder.mkdir()
+        except OSError:
+            continue
+        if not (folder / usage).exists():
+            folder.rmdir()
+            continue
+        try:
+            yield _Group(folder / "cgroup.procs", folder / usage)
+        finally:
+            for _ in range(50):  # the run's processes leave it as they end
+                try:
+                    folder.rmdir()
+                    break
+                except OSError:
+                    time.sleep(0.1)
+        return
+    yield None
+
+
+def _used() -> float | None:
+    """The CPU nanoseconds the run's cgroup has used so far (None: no cgroup)."""
+    where = os.environ.get(_USAGE)
+    if where is None:
+        return None
+    text = Path(where).read_text()
+    if where.endswith("cpu.stat"):  # v2: "usage_usec N" among its lines
+        fields = dict(line.split() for line in text.splitlines() if line.strip())
+        return float(fields["usage_usec"]) * 1e3
+    return float(text)
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
@@ -170,8 +250,18 @@ def warm_ratio(result: Result, in_process: Result | None) -> float | None:
     return None if warm is None or in_process is None else warm / in_process.throughput
 
 
+def cpu_ratio(result: Result, in_process: Result | None) -> float | None:
+    """CPU per event against the in-process run's (both figures are in their columns)."""
+    mine = result.counts.get("cpu_us_event")
+    theirs = None if in_process is None else in_process.counts.get("cpu_us_event")
+    return None if mine is None or not theirs else mine / theirs
+
+
 COLUMNS = [
     Column("start-up s", count("startup_s"), ".1f"),
+    Column("CPU µs/event", count("cpu_us_event"), ".2f"),
+    Column("CPU vs in-process", cpu_ratio, ".2f"),
+    Column("warm CPU µs/event", count("warm_cpu_us_event"), ".2f"),
     Column("worker peak MiB", count("worker_peak_mib")),
     Column("µs/event", per_event, ".2f"),
     Column("overhead µs/event", overhead, "+.2f"),

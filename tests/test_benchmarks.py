@@ -23,25 +23,29 @@ def test_the_report_is_stamped_with_python_machine_and_commit(capsys):
     assert command == "`python -m benchmarks nfa --events 200 --predicates p1 --strategies s2`"
 
 
-def test_spark_table_gives_start_up_worker_memory_overhead_and_warm_rate():
+def test_spark_table_gives_start_up_cpu_worker_memory_overhead_and_warm_rate():
     first = {"startup_s": 9.0, "worker_peak_mib": 120, "warm_events_s": 3000}
+    first |= {"cpu_us_event": 6.0, "warm_cpu_us_event": 4.5}
     results = [
-        Result("keyed", "in-process", 1000, 2.0, 3),
+        Result("keyed", "in-process", 1000, 2.0, 3, {"cpu_us_event": 2.0}),
         Result("keyed", "spark local[2]", 1000, 0.5, 3, first),
         Result("keyed", "spark local[1]", 1000, 2.5, 3, {"startup_s": 8.0, "worker_peak_mib": 90}),
     ]
     lines = table(results, SPARK_COLUMNS, "in-process").splitlines()
     assert lines[0] == (
-        "| setting | plan | events/s | matches | start-up s | worker peak MiB | µs/event "
-        "| overhead µs/event | warm events/s | warm vs in-process | vs in-process |"
+        "| setting | plan | events/s | matches | start-up s | CPU µs/event | CPU vs in-process "
+        "| warm CPU µs/event | worker peak MiB | µs/event | overhead µs/event | warm events/s "
+        "| warm vs in-process | vs in-process |"
     )
-    assert lines[2] == "| keyed | in-process | 500 | 3 |  |  | 2000.00 |  |  |  | 1.00x |"
+    assert lines[2] == (
+        "| keyed | in-process | 500 | 3 |  | 2.00 | 1.00 |  |  | 2000.00 |  |  |  | 1.00x |"
+    )
     assert lines[3] == (
-        "| keyed | spark local[2] | 2,000 | 3 | 9.0 | 120 | 500.00 | -1500.00 | 3,000 | 6.00 "
-        "| 4.00x |"
+        "| keyed | spark local[2] | 2,000 | 3 | 9.0 | 6.00 | 3.00 | 4.50 | 120 | 500.00 "
+        "| -1500.00 | 3,000 | 6.00 | 4.00x |"
     )
     assert lines[4] == (
-        "| keyed | spark local[1] | 400 | 3 | 8.0 | 90 | 2500.00 | +500.00 |  |  | 0.80x |"
+        "| keyed | spark local[1] | 400 | 3 | 8.0 |  |  |  | 90 | 2500.00 | +500.00 |  |  | 0.80x |"
     )
 
 
