@@ -8,13 +8,14 @@ import logging
 import re
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import timedelta
 from itertools import chain
 from pathlib import Path
 from typing import Any, Literal
 
+from kleene.cli.plan_options import pair
 from kleene.compiler.analysis import Analysis
 from kleene.compiler.growth import unbounded
 from kleene.compiler.pipeline import language_of
@@ -337,6 +338,21 @@ def warn_growth(plan: Any) -> None:
             f"this query's state can only grow: {reason}; the guards stop it at "
             "max_partial_matches (--option max_partial_matches=N)"
         )
+
+
+def spark_for(args: argparse.Namespace, conf: Mapping[str, str]) -> Any:
+    """The Spark session a command runs on: a Spark Connect session with `--remote`, else
+    one on `--master` with `conf` (Spark's log off unless --verbose: kleene says what failed,
+    in one line); `--conf KEY=VALUE` settings over both."""
+    from kleene.spark import spark_session
+
+    given = dict(pair(item) for item in args.conf)
+    if args.remote is not None:
+        return spark_session(conf=given, remote=args.remote)
+    spark = spark_session(args.master, {**conf, **given})
+    if not args.verbose:
+        spark.sparkContext.setLogLevel("OFF")
+    return spark
 
 
 def quiet_argument(parser: Any) -> None:

@@ -28,9 +28,10 @@ from kleene.cli.common import (
     role_types,
     spark_arguments,
     spark_failure,
+    spark_for,
     warn_growth,
 )
-from kleene.cli.plan_options import pair, plan_options
+from kleene.cli.plan_options import plan_options
 from kleene.errors import EventError, KleeneError
 from kleene.io.readers import STDIN, gzipped
 
@@ -94,7 +95,7 @@ def _job(args: argparse.Namespace, source: str) -> int:
             "(Debian/Ubuntu: apt-get install openjdk-17-jre-headless)"
         )
     try:
-        from kleene.spark import detect_job, spark_session
+        from kleene.spark import detect_job
     except ImportError as error:
         raise KleeneError(str(error)) from None
     from py4j.protocol import Py4JJavaError
@@ -126,14 +127,7 @@ def _job(args: argparse.Namespace, source: str) -> int:
     if args.column_type:
         raise KleeneError("--column-type applies to kleene match; Spark infers column types")
     started = time.perf_counter()
-    quiet = {"spark.ui.showConsoleProgress": str(args.verbose).lower()}
-    given = dict(pair(item) for item in args.conf)
-    if args.remote is not None:
-        spark = spark_session(conf=given, remote=args.remote)
-    else:
-        spark = spark_session(args.master, quiet | given)
-        if not args.verbose:  # kleene says what failed, in one line; Spark's traces are noise
-            spark.sparkContext.setLogLevel("OFF")
+    spark = spark_for(args, {"spark.ui.showConsoleProgress": str(args.verbose).lower()})
     ready = time.perf_counter()
     try:  # reading the frame and preparing the job run Spark jobs of their own
         columns = query_columns(plan.analysis.reads, role_types(args))

@@ -24,9 +24,10 @@ from kleene.cli.common import (
     role_types,
     spark_arguments,
     spark_failure,
+    spark_for,
     warn_growth,
 )
-from kleene.cli.plan_options import pair, plan_options
+from kleene.cli.plan_options import plan_options
 from kleene.errors import EventError, KleeneError
 from kleene.io.readers import format_of
 
@@ -113,15 +114,15 @@ def add(commands: Any) -> None:
 def _run(args: argparse.Namespace) -> int:
     if shutil.which("java") is None:
         raise KleeneError("kleene stream needs Java 17 for Spark, and no 'java' is on PATH")
-    try:
-        from kleene.spark import spark_session
+    try:  # kleene.spark says what to install when pyspark is missing
+        from kleene.spark import detect_stream_job
     except ImportError as error:
         raise KleeneError(str(error)) from None
     from py4j.protocol import Py4JJavaError
     from pyspark.errors.exceptions.captured import CapturedException
 
     from kleene.spark.session import local_cores
-    from kleene.spark.stream import detect_stream_job, final_folder, streamable
+    from kleene.spark.stream import final_folder, streamable
 
     text, name = query_text(args.query)
     options = plan_options(args.option)
@@ -148,13 +149,7 @@ def _run(args: argparse.Namespace) -> int:
     cores = local_cores(args.master)
     if cores is not None:  # a state partition a core: the cost is per partition and batch
         conf["spark.sql.shuffle.partitions"] = str(cores)
-    given = dict(pair(item) for item in args.conf)
-    if args.remote is not None:
-        spark = spark_session(conf=given, remote=args.remote)
-    else:
-        spark = spark_session(args.master, conf | given)
-        if not args.verbose:  # kleene says what failed, in one line; Spark's traces are noise
-            spark.sparkContext.setLogLevel("OFF")
+    spark = spark_for(args, conf)
     try:
         job = detect_stream_job(
             _source(spark, args, plan),
