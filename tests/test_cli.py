@@ -585,3 +585,23 @@ def test_match_writes_to_the_null_device_and_shows_numbers_as_written(tmp_path, 
     out, err = capsys.readouterr()
     assert "1 matches" in err
     assert "p=0.3 q=2" in out
+
+
+def test_match_replaces_an_output_only_when_told_as_run_does(tmp_path, capsys):
+    """One rule for every command: an existing output (or --timeouts file) is refused
+    before anything is read, unless --overwrite."""
+    events = tmp_path / "e.csv"
+    events.write_text("type,ts\nA,1\nB,2\n")
+    query = "PATTERN SEQ(A a, B b) WITHIN 5"
+    target = tmp_path / "m.jsonl"
+    target.write_text("an earlier run's\n")
+    assert main(["match", query, "-i", str(events), "-o", str(target)]) == 1
+    assert f"{target} exists; pass --overwrite to replace it" in capsys.readouterr().err
+    assert target.read_text() == "an earlier run's\n"
+    assert main(["match", query, "-i", str(events), "-o", str(target), "--overwrite"]) == 0
+    assert json.loads(target.read_text())["bindings"]["a"][0]["ts"] == 1
+    late = tmp_path / "late.jsonl"
+    late.write_text("")
+    new = tmp_path / "n.jsonl"
+    assert main(["match", query, "-i", str(events), "-o", str(new), "--timeouts", str(late)]) == 1
+    assert f"{late} exists" in capsys.readouterr().err and not new.exists()

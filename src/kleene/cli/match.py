@@ -29,6 +29,7 @@ from kleene.errors import EventError, KleeneError
 from kleene.events import Event
 from kleene.io.matching import check_input
 from kleene.io.readers import EventReader
+from kleene.io.writers import check_overwrite
 from kleene.matches import Timeout
 from kleene.runtime.engine import fewer_collections
 
@@ -52,6 +53,9 @@ def add(commands: Any) -> None:
         "-o",
         help="write matches here: .jsonl (or .json), .csv or .parquet, .jsonl.gz or .csv.gz "
         "(default: JSON lines on standard output); written whole or not at all",
+    )
+    match.add_argument(
+        "--overwrite", action="store_true", help="replace an existing output (as kleene run)"
     )
     plan_arguments(match, output_format=True)
     match.add_argument(
@@ -104,6 +108,8 @@ def _match(args: argparse.Namespace) -> int:
         **plan_options(args.option),
     )
     warn_growth(engine.plan)
+    for path in (args.output, args.timeouts):  # before anything is read, as kleene run
+        check_overwrite(path, args.overwrite)
     column_types = dict(pair(item) for item in args.column_type)
     reader = kleene.io.read_events(
         args.input,

@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from kleene.compiler.query import Output
-from kleene.errors import EventError
+from kleene.errors import EventError, KleeneError
 from kleene.io.readers import format_of, named_format
 
 __all__ = [
+    "check_overwrite",
     "json_default",
     "match_output",
     "output_format",
@@ -60,6 +61,17 @@ def write_matches(found: Iterable[Any], out: IO[str], output: Output) -> int:
         out.write("\n")
         count += 1
     return count
+
+
+def check_overwrite(path: str | None, overwrite: bool) -> None:
+    """Refuse an output that exists unless told to replace it: every command writes by one
+    rule (standard output, `-` or None, and the null device take anything).
+
+    >>> check_overwrite(os.devnull, False)
+    """
+    if path in (None, "-", os.devnull) or overwrite or not Path(path).exists():
+        return
+    raise KleeneError(f"{path} exists; pass --overwrite to replace it")
 
 
 def output_format(path: str | Path) -> str:

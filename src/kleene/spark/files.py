@@ -17,10 +17,10 @@ from pyspark.sql import types as T
 
 from kleene.compiler.query import Read
 from kleene.compiler.schema import FIELDS
-from kleene.errors import EventError, KleeneError
+from kleene.errors import EventError
 from kleene.io.readers import GZIP_MAGIC, format_of
 from kleene.io.readers.csv_files import OPEN_QUOTE, UNCLOSED_QUOTE, unclosed_quote
-from kleene.io.writers import output_format
+from kleene.io.writers import check_overwrite, output_format
 
 __all__ = [
     "CSV_OPTIONS",
@@ -47,8 +47,7 @@ def check_output(path: str, *, overwrite: bool = False) -> str:
     kind = output_format(path)
     if path == os.devnull:
         return kind  # counted, not written
-    if Path(path).exists() and not overwrite:
-        raise KleeneError(f"{path} exists; pass --overwrite to replace it")
+    check_overwrite(path, overwrite)
     return kind
 
 
