@@ -301,10 +301,18 @@ MEMORY_OPS = (
 
 
 def _fewer(result: Result, baseline: Result | None) -> float | None:
-    """The baseline's peak live partial matches over this row's."""
-    if baseline is None:
+    """The baseline's peak live partial matches over this row's; empty when this row keeps
+    none alive (no ratio: both figures are in the "peak live" column, and no floor is put
+    under the divisor).
+
+    >>> base = Result("s", "nfa", 10, 1.0, 0, {"peak_runs": 40})
+    >>> _fewer(Result("s", "lazy_tree", 10, 1.0, 0, {"peak_runs": 8}), base)
+    5.0
+    >>> _fewer(Result("s", "lazy_chain", 10, 1.0, 0, {"peak_runs": 0}), base)
+    """
+    if baseline is None or not result.counts["peak_runs"]:
         return None
-    return baseline.counts["peak_runs"] / max(result.counts["peak_runs"], 1)
+    return float(baseline.counts["peak_runs"] / result.counts["peak_runs"])
 
 
 COLUMNS = [
