@@ -605,3 +605,11 @@ def test_match_replaces_an_output_only_when_told_as_run_does(tmp_path, capsys):
     new = tmp_path / "n.jsonl"
     assert main(["match", query, "-i", str(events), "-o", str(new), "--timeouts", str(late)]) == 1
     assert f"{late} exists" in capsys.readouterr().err and not new.exists()
+
+
+def test_stream_refuses_keep_open_without_available_now_before_spark(tmp_path, capsys):
+    args = ["stream", "PATTERN SEQ(A a, B b) WITHIN 5", "-i", str(tmp_path), "--checkpoint"]
+    args += [str(tmp_path / "ck"), "-o", str(tmp_path / "out"), "--keep-open"]
+    assert main(args) == 1
+    assert "--keep-open goes with --available-now" in capsys.readouterr().err
+    assert not (tmp_path / "ck").exists()

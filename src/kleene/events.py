@@ -16,12 +16,11 @@ count windows (`WITHIN 5 EVENTS`) measure; the engine sets it for them (`with_se
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta, tzinfo
-from functools import lru_cache
+from functools import lru_cache, partial
 from types import MappingProxyType
 from typing import Any, ClassVar
 
@@ -147,13 +146,10 @@ class Event:
     @property
     def attrs(self) -> Mapping[str, Any]:
         """The attributes, read-only, by name."""
-        return MappingProxyType(self._dict())
+        return self._schema.attrs(self)  # (each schema's class reads its own, directly)
 
     def _dict(self) -> dict[str, Any]:
-        return dict(zip(self.names, self._values(), strict=True))
-
-    def _values(self) -> tuple[Any, ...]:
-        return self._schema.values(self)
+        return self._schema.as_dict(self)
 
     def __getitem__(self, name: str) -> Any:
         slot = self._slot_of.get(name)
@@ -261,8 +257,8 @@ class Schema:
     """The attribute names events share, with the code that makes and reads such events:
     `from_mapping(kind, ts, t, id, seq, attrs)` from a mapping with exactly these keys in
     this order, `from_values(kind, ts, t, id, seq, *values)` from the values in order,
-    `values(event)` and `remade(event, id, seq)`. The checks of type and time are the
-    caller's.
+    `as_dict(event)`, `attrs(event)` and `remade(event, id, seq)`. The checks of type and
+    time are the caller's.
 
     >>> schema = schema_of(("x", "y"))
     >>> schema.from_values("A", 5, 5, 0, None, 1, 2)
@@ -286,7 +282,6 @@ class Schema:
     opened: type
     from_mapping: Callable[..., Event] = field(init=False)
     from_values: Callable[..., Event] = field(init=False)
-    values: Callable[[Event], tuple[Any, ...]] = field(init=False)
     #: The attributes as a new dict, and as a read-only mapping (`Event.attrs`).
     as_dict: Callable[[Event], dict[str, Any]] = field(init=False)
     attrs: Callable[[Event], Mapping[str, Any]] = field(init=False)
@@ -304,7 +299,6 @@ class Schema:
             + self.making("kind", "ts", "t", "id", "seq", "attrs.values()")
             + f"def from_values(kind, ts, t, id, seq{args}):\n"
             + self.making("kind", "ts", "t", "id", "seq", [f"v{i}" for i in range(len(slots))])
-            + f"def values(e):\n    return ({''.join(f'e.{slot}, ' for slot in slots)})\n"
             + f"def as_dict(e):\n    return {{{shown}}}\n"
             + f"def attrs(e):\n    return proxy({{{shown}}})\n"
             + "def remade(old, id, seq):\n"
@@ -312,7 +306,7 @@ class Schema:
         )
         scope = {**self.scope(), "proxy": MappingProxyType}
         exec(compile(source, "<kleene event schema>", "exec"), scope)
-        for name in ("from_mapping", "from_values", "values", "remade", "as_dict", "attrs"):
+        for name in ("from_mapping", "from_values", "remade", "as_dict", "attrs"):
             object.__setattr__(self, name, scope[name])
         object.__setattr__(self, "source", source)
 
@@ -598,7 +592,7 @@ def _converter(keys: tuple[Any, ...]) -> Callable[[Mapping[str, Any], Hashable |
     """
     for key in ("type", "ts"):
         if key not in keys:
-            return functools.partial(_missing, key)
+            return partial(_missing, key)
     fields = [f"f{i}" for i in range(len(keys))]
     named = dict(zip(keys, fields, strict=True))
     values = [field for key, field in zip(keys, fields, strict=True) if key not in _EVENT_FIELDS]

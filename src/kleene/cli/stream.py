@@ -112,6 +112,8 @@ def add(commands: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.keep_open and not args.available_now:  # before Spark starts
+        raise KleeneError("--keep-open goes with --available-now (a run that stops)")
     if shutil.which("java") is None:
         raise KleeneError("kleene stream needs Java 17 for Spark, and no 'java' is on PATH")
     try:  # kleene.spark says what to install when pyspark is missing
@@ -169,8 +171,6 @@ def _run(args: argparse.Namespace) -> int:
         if args.verbose:
             raise
         raise spark_failure(error, args.input, args) from None
-    if args.keep_open and not args.available_now:
-        raise KleeneError("--keep-open goes with --available-now (a run that stops)")
 
     def started_query() -> Any:
         return job.start(

@@ -220,16 +220,15 @@ class StreamJob:
         be final, as at the end of `kleene match`: past its latest event time by the
         window (and the delay, which the watermark keeps behind the latest time). Without a
         window, far ahead (then every later row is late)."""
-        latest = None
+        seen = []  # each batch's latest event time; an earlier run's, from its watermark
         for entry in query.recentProgress:
             read = _observed(entry, READ)
-            seen = None if read is None else read["latest"]
+            if read is not None and read["latest"] is not None:
+                seen.append(_aware(read["latest"]))
             mark = (entry.eventTime or {}).get("watermark")
-            if mark is not None and _instant(mark) > _NONE_BEFORE:  # an earlier run's
-                behind = _instant(mark) + timedelta(seconds=self.delay)
-                seen = behind if seen is None or behind > _aware(seen) else seen
-            if seen is not None and (latest is None or _aware(seen) > latest):
-                latest = _aware(seen)
+            if mark is not None and _aware(mark) > _NONE_BEFORE:
+                seen.append(_aware(mark) + timedelta(seconds=self.delay))
+        latest = max(seen, default=None)
         if latest is None or self.window is None:
             return _FAR
         ahead = latest + timedelta(seconds=self.window + self.delay + 1)
@@ -823,16 +822,11 @@ def final_folder(checkpoint: str, start: bool = True) -> str | None:
 
 
 def _aware(moment: datetime | str) -> datetime:
-    """A time of a progress report (text, or a datetime of the session's time zone, UTC as
-    `spark_session` sets it) as an aware datetime."""
+    """A time of a progress report (ISO 8601 text, `Z` for UTC; or a datetime of the
+    session's time zone, UTC as `spark_session` sets it) as an aware datetime."""
     if isinstance(moment, str):
-        moment = _instant(moment)
+        moment = datetime.fromisoformat(moment.replace("Z", "+00:00"))
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-
-
-def _instant(text: str) -> datetime:
-    """A time in Spark's progress reports (ISO 8601, `Z` for UTC)."""
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 def _said(reached: int) -> str:

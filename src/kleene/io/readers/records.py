@@ -61,17 +61,15 @@ def from_records(
         while chunk := list(islice(source, BATCH_ROWS)):
             numbers = range(number + 1, number + 1 + len(chunk))
             number += len(chunk)
-            if _plain(chunk, size):
-                cells = [list(map(itemgetter(at), chunk)) for at in range(size)]
-                yield row_events(rows, names, cells, numbers, name)
-                continue
-            good = [
-                _fits(record, size, reader, name, at)
-                for at, record in zip(numbers, chunk, strict=True)
-            ]
-            blank = (None,) * size
-            kept = [record if ok else blank for record, ok in zip(chunk, good, strict=True)]
-            cells = [list(column) for column in zip(*kept, strict=True)]
+            good = None  # every record fits, checked a batch at a time
+            if not _plain(chunk, size):
+                good = [
+                    _fits(record, size, reader, name, at)
+                    for at, record in zip(numbers, chunk, strict=True)
+                ]
+                blank = (None,) * size
+                chunk = [record if ok else blank for record, ok in zip(chunk, good, strict=True)]
+            cells = [list(map(itemgetter(at), chunk)) for at in range(size)]
             yield row_events(rows, names, cells, numbers, name, good)
 
     return EventReader(name, batches, spec, on_error)
