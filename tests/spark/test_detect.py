@@ -242,6 +242,8 @@ def test_constant_type_default_ids_and_counts(spark, stocks):
     counts = result.counts()
     assert counts["read"] == len(stocks)
     assert 0 < counts["kept"] < len(stocks) / 2
+    # six symbols, keyed and windowed: a worker held some of them at once, never more
+    assert 1 <= counts["worker_peak_groups"] <= 6
 
 
 def test_malformed_rows(spark):

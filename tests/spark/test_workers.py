@@ -93,3 +93,25 @@ def test_a_worker_that_cannot_import_says_what_it_lacks_and_leaves_no_output(tmp
     assert "a Spark worker failed: ModuleNotFoundError: No module named 'pyarrow'" in done.stderr
     assert "need pyspark, pyarrow, pandas and numpy installed" in done.stderr
     assert not out.exists()
+
+
+def test_the_workers_zip_is_made_once_and_earlier_ones_unused_for_a_week_go(tmp_path, monkeypatch):
+    import os
+    import time
+
+    from kleene.spark.shipping import KEEP_UNUSED_DAYS, shipment
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    folder = tmp_path / "kleene"
+    folder.mkdir()
+    stale, recent = folder / "kleene-workers-0.zip", folder / "kleene-workers-1.zip"
+    for path, age in ((stale, KEEP_UNUSED_DAYS + 1), (recent, KEEP_UNUSED_DAYS - 1)):
+        path.write_bytes(b"an earlier kleene")
+        then = time.time() - age * 86_400
+        os.utime(path, (then, then))
+    made = shipment()
+    assert made.parent == folder and made.exists()
+    assert not stale.exists() and recent.exists()
+    os.utime(made, (0, 0))
+    assert shipment() == made
+    assert made.stat().st_mtime > time.time() - 60  # used again: kept another week

@@ -7,8 +7,10 @@
 3. Group the events: by the partition key (the query's equivalence tests and equalities, or
    `partition_by=`) when there is one; otherwise by time slice, each slice extended by the
    window on both sides so every match starting in it is found there.
-4. Sort each Spark partition by group, timestamp and arrival, and run the plan over it in
-   Python workers through Arrow batches (`mapInArrow`), one state per group.
+4. Sort each Spark partition by timestamp and arrival (with a time window: groups
+   interleave, and a worker drops a group's state once no later row needs it) or by group,
+   timestamp and arrival, and run the plan over it in Python workers through Arrow batches
+   (`mapInArrow`), one state per group.
 5. Return the outputs as a DataFrame (see `output_schema`).
 """
 
@@ -45,7 +47,7 @@ from kleene.spark.worker import (
     match_batches,
 )
 
-__all__ = ["DetectJob", "detect", "detect_job", "output_schema", "spark_type"]
+__all__ = ["DetectJob", "Key", "detect", "detect_job", "output_schema", "spark_type"]
 
 #: The column that marks late rows, with `max_delay`.
 LATE = "_kleene_late"
@@ -67,8 +69,8 @@ class DetectJob:
 
     `counts()` (after an action on `matches`) gives the events read, the rows skipped as
     malformed, the late rows dropped (with `max_delay`), the events left after the push-down
-    filter, and the largest resident memory a
-    Python worker reached (KiB).
+    filter, the largest resident memory a Python worker reached (KiB), and the most groups
+    (keys, or time slices) a worker held at once.
     """
 
     matches: DataFrame
@@ -81,6 +83,8 @@ class DetectJob:
     #: accumulators.
     peak: Accumulator[int] | None
     late: Observation | None = None
+    #: The most groups (keys, or time slices) a worker held at once; None on Spark Connect.
+    groups: Accumulator[int] | None = None
 
     def counts(self) -> dict[str, Any]:
         return {
@@ -89,6 +93,7 @@ class DetectJob:
             "late": _observed(self.late, "late"),
             "kept": _observed(self.kept, "kept"),
             "worker_peak_kib": None if self.peak is None else int(self.peak.value),
+            "worker_peak_groups": None if self.groups is None else int(self.groups.value),
         }
 
 
@@ -180,10 +185,16 @@ def detect_job(
         )
     keys = _keys(compiled, events, partition_by)
     bounds = None if keys is not None else _bounds(df, compiled, events, slices)
-    df = df.withColumn(SEQ, F.monotonically_increasing_id() if arrival is None else col(arrival))
+    if arrival is None and id is None:  # the id made above numbers the rows already
+        sequence = DEFAULT_ID
+    else:
+        sequence = SEQ
+        df = df.withColumn(
+            SEQ, F.monotonically_increasing_id() if arrival is None else col(arrival)
+        )
     counted = compiled.count_window is not None
     if delay is not None:
-        df = _with_lateness(df, events, delay)  # before any observation: it reads df twice
+        df = _with_lateness(df, events, delay, sequence)  # before any observation: reads df twice
     read = Observation("kleene_read")
     df = df.observe(read, F.count(F.lit(1)).alias("read"))
     late = None
@@ -201,7 +212,7 @@ def detect_job(
             valid = valid & col(events.type).isNotNull()
         df = df.observe(skipped, F.sum((~valid).cast("long")).alias("skipped")).filter(valid)
     if counted:  # a count window measures positions in the whole stream, in time order
-        df = df.withColumn(POSITION, F.row_number().over(Window.orderBy(events.ts, SEQ)) - 1)
+        df = df.withColumn(POSITION, F.row_number().over(Window.orderBy(events.ts, sequence)) - 1)
     condition = prefilter(compiled.analysis.filters, events)
     if condition is not None:
         if on_error == "raise" and events.type is not None:  # the worker names such a row
@@ -214,44 +225,70 @@ def detect_job(
     event_names = [name for name in df.columns if name not in (SEQ, POSITION)]
     renamed, event_columns = carried(event_names, CARRIED)
     helpers = [col(POSITION)] if counted else []
+    if sequence == SEQ:
+        helpers.append(col(SEQ))
     key_names: tuple[str, ...] = ()
     if keys is not None:
-        key_names = tuple(name for name, _ in keys)
+        key_names = tuple(key.name for key in keys)
+        # a key that is a text column is read from it; any other travels as text of its own
+        group_columns = tuple(
+            key.column
+            if key.column is not None and isinstance(events.types[key.column], T.StringType)
+            else f"{GROUP}{g}"
+            for g, key in enumerate(keys)
+        )
         grouped = df.select(
-            *(expr.cast("string").alias(f"{GROUP}{g}") for g, (_, expr) in enumerate(keys)),
+            *(
+                key.expr.cast("string").alias(f"{GROUP}{g}")
+                for g, key in enumerate(keys)
+                if group_columns[g] != key.column
+            ),
             *event_columns,
             *helpers,
-            col(SEQ),
         )
-        grouped = grouped.repartition(*(col(f"{GROUP}{g}") for g in range(len(keys))))
-        groups, sliced, grouping = len(keys), False, "by " + ", ".join(key_names)
+        partitioner = [col(renamed.get(name, name)) for name in group_columns]
+        grouped = grouped.repartition(*partitioner)
+        sliced, grouping = False, "by " + ", ".join(key_names)
     else:
         grouped, count = _slices(df, events, event_columns, compiled.window, bounds, helpers)
-        groups, sliced, grouping = 1, count > 1, f"{count} time slice{'s' if count != 1 else ''}"
+        group_columns = (f"{GROUP}0",)
+        sliced, grouping = count > 1, f"{count} time slice{'s' if count != 1 else ''}"
+    # with a time window, a state no later event needs is dropped as time passes, so the rows
+    # come in time order, groups interleaved (Spark sorts by a number: cheaper); without
+    # one a group's state lives until its last row, so they come a group at a time
+    by_time = compiled.window is not None
     ts = renamed.get(events.ts, events.ts)
-    order = [col(f"{GROUP}{g}") for g in range(groups)] + [col(ts), col(SEQ)]
-    grouped = grouped.sortWithinPartitions(*order).drop(SEQ)
+    first = [] if by_time else [col(renamed.get(name, name)) for name in group_columns]
+    grouped = grouped.sortWithinPartitions(*first, col(ts), col(renamed.get(sequence, sequence)))
+    if sequence == SEQ:
+        grouped = grouped.drop(SEQ)
 
     event_fields = [df.schema[name] for name in event_names]
-    spec, schema = job_spec(compiled, events, event_fields, keys, groups, sliced, counted)
+    spec, schema = job_spec(
+        compiled, events, event_fields, keys, group_columns, sliced, counted, by_time
+    )
     spec = replace(spec, carried={alias: name for name, alias in renamed.items()})
     context = classic_context(df.sparkSession)
     peak = None if context is None else context.accumulator(0, PeakParam())
-    matches = grouped.mapInArrow(match_batches(spec, peak), schema)
-    return DetectJob(matches, compiled, grouping, read, skipped, kept, peak, late)
+    held = None if context is None else context.accumulator(0, PeakParam())
+    matches = grouped.mapInArrow(match_batches(spec, peak, held), schema)
+    return DetectJob(matches, compiled, grouping, read, skipped, kept, peak, late, held)
 
 
 def job_spec(
     plan: Plan[Any],
     events: EventColumns,
     event_fields: Sequence[T.StructField],
-    keys: list[tuple[str, Column]] | None,
-    groups: int,
+    keys: list[Key] | None,
+    group_columns: Sequence[str],
     sliced: bool,
     counted: bool = False,
+    by_time: bool = False,
 ) -> tuple[JobSpec, T.StructType]:
     """What the workers need (`JobSpec`), and the outputs' schema (`output_schema`);
-    `counted`: the rows carry their stream positions (`POSITION`), for a count window."""
+    `group_columns`: the columns (by their own names) whose values name a row's group;
+    `counted`: the rows carry their stream positions (`POSITION`), for a count window;
+    `by_time`: the rows come in time order, groups interleaved (else a group at a time)."""
     schema = output_schema(plan, events, event_fields, keys)
     spec = JobSpec(
         pattern=plan.analysis.tree,
@@ -262,10 +299,11 @@ def job_spec(
         type=events.type,
         event_type=events.event_type,
         id=events.id,
-        groups=groups,
+        group_columns=tuple(group_columns),
         sliced=sliced,
+        by_time=by_time,
         schema=to_arrow_schema(schema, timezone="UTC"),
-        key_names=tuple(name for name, _ in keys or []),
+        key_names=tuple(key.name for key in keys or []),
         positions=counted,
     )
     return spec, schema
@@ -380,12 +418,22 @@ def _event_columns(
     return df, events
 
 
+@dataclass(frozen=True)
+class Key:
+    """One column of a partitioned query's group key: its name in the output's `key`, the
+    expression that computes it, and the input column it is when it is one as it stands."""
+
+    name: str
+    expr: Column
+    column: str | None = None
+
+
 def _keys(
     plan: Plan[Any], events: EventColumns, partition_by: Sequence[str] | None
-) -> list[tuple[str, Column]] | None:
-    """The group columns (name, expression) of a partitioned query, or None."""
+) -> list[Key] | None:
+    """The group key of a partitioned query, a `Key` a column, or None."""
     if partition_by:
-        return [(name, col(name)) for name in partition_by]
+        return [Key(name, col(name), name) for name in partition_by]
     partition = plan.analysis.partition
     if partition is None or plan.partition_key is None:
         return None
@@ -395,35 +443,34 @@ def _keys(
         name = next(iter(attrs)) if len(attrs) == 1 else f"key{index}"
         if events.event_type is not None:
             per_type = partition.by_type.get(events.event_type)
-            expr = F.lit(None) if per_type is None else col(per_type[index])
+            column = None if per_type is None else per_type[index]
+            keys.append(Key(name, F.lit(None) if column is None else col(column), column))
         elif len(attrs) == 1:
-            expr = col(name)
+            keys.append(Key(name, col(name), name))
         else:
             assert events.type is not None
-            expr = F.lit(None)
             chain: Column | None = None
             for event_type, per_type in sorted(partition.by_type.items()):
                 branch = col(events.type) == event_type
                 value = col(per_type[index]).cast("string")
                 chain = F.when(branch, value) if chain is None else chain.when(branch, value)
-            expr = chain if chain is not None else expr
-        keys.append((name, expr))
+            keys.append(Key(name, F.lit(None) if chain is None else chain))
     return keys
 
 
-def _with_lateness(df: DataFrame, events: EventColumns, delay: float) -> DataFrame:
+def _with_lateness(df: DataFrame, events: EventColumns, delay: float, sequence: str) -> DataFrame:
     """The rows with a column `LATE`: as `kleene.Engine` with `max_delay` finds late events,
     a row is late when its timestamp is more than `delay` behind the largest timestamp of
-    the rows before it in arrival order (SEQ). That running maximum is the maximum of the
+    the rows before it in arrival order (`sequence`). That running maximum is the maximum of the
     Spark partitions before the row's (a small aggregate) and of the rows before it in its
     own partition (`monotonically_increasing_id` keeps the partition in the upper bits of
-    SEQ). A row without a timestamp is not late (`on_error` deals with it)."""
+    `sequence`). A row without a timestamp is not late (`on_error` deals with it)."""
     home, t = "_kleene_home_partition", "_kleene_t"
-    df = df.withColumn(home, F.shiftright(col(SEQ), 33)).withColumn(t, _seconds(events))
+    df = df.withColumn(home, F.shiftright(col(sequence), 33)).withColumn(t, _seconds(events))
     maxima = df.groupBy(home).agg(F.max(t).alias("_kleene_max"))
     earlier = Window.orderBy(home).rowsBetween(Window.unboundedPreceding, -1)
     prior = maxima.select(home, F.max("_kleene_max").over(earlier).alias("_kleene_prior"))
-    before = Window.partitionBy(home).orderBy(SEQ).rowsBetween(Window.unboundedPreceding, -1)
+    before = Window.partitionBy(home).orderBy(sequence).rowsBetween(Window.unboundedPreceding, -1)
     high = F.greatest(col("_kleene_prior"), F.max(t).over(before))
     late = F.coalesce(col(t) < high - F.lit(delay), F.lit(False))
     df = df.join(F.broadcast(prior), home).withColumn(LATE, late)
@@ -480,7 +527,6 @@ def _slices(
             F.lit(0).alias(HOME),
             *columns,
             *helpers,
-            col(SEQ),
         ).repartition(1)
         return single, 1
     low, width, count = bounds
@@ -497,7 +543,6 @@ def _slices(
         slot(t).alias(HOME),
         *columns,
         *helpers,
-        col(SEQ),
     ).filter(col(f"{GROUP}0").between(0, count - 1))
     return exploded.repartition(col(f"{GROUP}0")), count
 
@@ -506,7 +551,7 @@ def output_schema(
     plan: Plan[Any],
     events: EventColumns,
     event_fields: Sequence[T.StructField],
-    keys: list[tuple[str, Column]] | None,
+    keys: list[Key] | None,
 ) -> T.StructType:
     """One row an output, the fields the plan's output declares (`Plan.output`), typed by
     the DataFrame's columns; Spark adds `match_id` (stable across runs) to a match's row
@@ -534,7 +579,7 @@ def output_schema(
                 0,
                 0,
             )
-        key_fields = [T.StructField(name, T.StringType(), True) for name, _ in keys]
+        key_fields = [T.StructField(key.name, T.StringType(), True) for key in keys]
         after = "ts" if output.kind == "events" else "kind" if output.timeouts else "end_ts"
         at = next(i for i, f in enumerate(fields) if f.name == after) + 1
         fields.insert(at, T.StructField("key", T.StructType(key_fields), True))

@@ -58,7 +58,7 @@ from kleene.language.text import UNITS
 from kleene.matches import Match
 from kleene.plans.base import STATE_FORMAT, Plan
 from kleene.plans.signing import state_key
-from kleene.spark.batch import _event_columns, _keys, job_spec
+from kleene.spark.batch import Key, _event_columns, _keys, job_spec
 from kleene.spark.pushdown import EventColumns, carried, col, prefilter
 from kleene.spark.shipping import ship
 from kleene.spark.worker import CARRIED, JobSpec, _events, _Output, _plan, _values
@@ -354,7 +354,7 @@ def detect_stream_job(
     if buckets < 0:
         raise KleeneError(f"buckets is 0 (one group a key) or more, not {buckets}")
     groups, grouping = _groups(keys, buckets)
-    key_columns = [e.cast("string").alias(f"{KEY}{i}") for i, (_, e) in enumerate(keys or [])]
+    key_columns = [k.expr.cast("string").alias(f"{KEY}{i}") for i, k in enumerate(keys or [])]
 
     renamed, event_columns = carried(event_names, CARRIED)
     data = data.select(*event_columns, col(ORDER), *key_columns)
@@ -365,7 +365,7 @@ def detect_stream_job(
         control = spark.readStream.schema(_CONTROL_SCHEMA).json(final)
     df = _with_clock(data, df, delay, control)
 
-    job, schema = job_spec(compiled, events, event_fields, keys, 0, False)
+    job, schema = job_spec(compiled, events, event_fields, keys, (), False)
     job = replace(job, carried={alias: name for name, alias in renamed.items()})
     zone = str(spark.conf.get("spark.sql.session.timeZone", "UTC"))
     spec = StreamSpec(
@@ -440,11 +440,11 @@ def _with_clock(
     return data.unionByName(clock)
 
 
-def _groups(keys: list[tuple[str, Column]] | None, buckets: int) -> tuple[list[Column], str]:
+def _groups(keys: list[Key] | None, buckets: int) -> tuple[list[Column], str]:
     """The group columns of the stateful operator, and how they group, in words."""
     if keys is None:
         return [F.lit(0).alias(f"{GROUP}0")], "one group (the query has no key)"
-    names = ", ".join(name for name, _ in keys)
+    names = ", ".join(key.name for key in keys)
     if buckets == 0:
         return [col(f"{KEY}{i}").alias(f"{GROUP}{i}") for i in range(len(keys))], (
             f"one group a key: {names}"

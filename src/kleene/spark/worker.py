@@ -1,10 +1,12 @@
 """What runs inside Spark's Python workers: sorted Arrow batches in, match batches out.
 
 The driver ships a `JobSpec` (the pattern as an AST, options, which columns play which part);
-each worker process compiles it once. A Spark partition arrives sorted by group (partition
-key, or time slice), then timestamp, then arrival; the worker runs one plan state per group
-and finishes a group's state as soon as the next group starts, so memory holds one group's
-window at a time, however long the partition.
+each worker process compiles it once and runs one plan state per group (partition key, or
+time slice). A query with a time window gets its rows in time order, groups interleaved:
+the worker keeps the live groups' states and finishes those no later row needs as time
+passes. Any other gets its rows a group at a time, each group's in time order, and
+finishes a group's state when the next group starts. Either way memory holds the groups
+live at a time, however long the partition.
 """
 
 from __future__ import annotations
@@ -14,10 +16,12 @@ import resource
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from itertools import repeat
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.accumulators import Accumulator, AccumulatorParam
 
 from kleene import plans
@@ -68,13 +72,18 @@ class JobSpec:
     type: str | None
     event_type: str | None
     id: str
-    groups: int  # how many group columns precede the event columns (0: one group)
+    #: The columns (by their own names) whose values name a row's group (none: one group).
+    group_columns: tuple[str, ...]
     sliced: bool  # groups are time slices: keep a match only in its start event's home slice
     schema: pa.Schema = field(compare=False)  # the output batches' Arrow schema
     key_names: tuple[str, ...] = ()
     #: The columns that travel under another name (`CARRIED`...), by it: their own names.
     carried: Mapping[str, str] = field(default_factory=dict)
     positions: bool = False  # the rows carry their stream positions (POSITION)
+    #: The rows come in time order, groups interleaved; else a group at a time.
+    by_time: bool = False
+    #: Rows in time order are taken this many at a time (`_chunks`).
+    chunk: int = 131_072
 
 
 _PLANS: dict[tuple[Any, str, tuple[tuple[str, str], ...]], Plan[Any]] = {}
@@ -190,10 +199,16 @@ class _Group:
         #: A plan taking events in any order (`afa`) keeps them until a punctuation; the
         #: rows come sorted, so every so many the time reached is one.
         self.punctuate_in = None if plan.ordered else _PUNCTUATE_EVERY
+        #: The event's matches, made as they are read (`Plan.step_lazily`: one event's
+        #: many matches go out in batches, never all held at once); the plan's own method
+        #: when nothing is added to it (a call less on every row).
+        self.step: Callable[[Event], Iterable[Match]] = (
+            partial(plan.step_lazily, self.state)
+            if self.punctuate_in is None and self.slice is None
+            else self._step
+        )
 
-    def step(self, event: Event) -> Iterable[Match]:
-        """The event's matches, made as they are read (`Plan.step_lazily`: one event's
-        many matches go out in batches, never all held at once)."""
+    def _step(self, event: Event) -> Iterable[Match]:
         if self.punctuate_in is None:
             return self.keep(self.plan.step_lazily(self.state, event))
         found = self.plan.step(self.state, event)
@@ -214,7 +229,7 @@ class _Group:
     def keep(self, matches: Iterable[Match]) -> Iterable[Match]:
         if self.slice is None or matches == []:  # most events make none
             return matches
-        return (m for m in matches if m.start.attrs[HOME] == self.slice)
+        return (m for m in matches if m.start.get(HOME) == self.slice)
 
 
 class PeakParam(AccumulatorParam[int]):
@@ -228,44 +243,159 @@ class PeakParam(AccumulatorParam[int]):
 
 
 def match_batches(
-    spec: JobSpec, peak: Accumulator[int] | None = None
+    spec: JobSpec, peak: Accumulator[int] | None = None, groups: Accumulator[int] | None = None
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """The function mapInArrow runs over one Spark partition; it adds the worker's peak
-    resident memory (KiB) to `peak` when done."""
+    """The function mapInArrow runs over one Spark partition; when done, it adds the
+    worker's peak resident memory (KiB) to `peak` and the most groups it held at once to
+    `groups`."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        plan = _plan(spec)
-        output = _Output(spec, plan.output)
-        group: _Group | None = None
-        #: A numeric timestamp of a query counting real time is checked once (epoch ms?).
-        scale = plan.analysis.real_time
+        partition = _Partition(_plan(spec), spec)
         with fewer_collections():  # a worker process runs one job: its threshold only
-            for batch in batches:
-                names = batch.schema.names
-                table = {spec.carried.get(n, n): _values(batch, n) for n in names}
-                columns = [table[f"{GROUP}{g}"] for g in range(spec.groups)]
-                keys = zip(*columns, strict=True) if columns else repeat(())
-                for event, key in zip(_events(spec, table, batch.num_rows), keys, strict=False):
-                    if scale:
-                        scale = False
-                        if isinstance(event.ts, int | float):
-                            unit = plan.options.time_unit
-                            check_time_scale(event.t, unit, UNITS[unit][1])
-                    if group is None or key != group.key:
-                        if group is not None:
-                            yield from output.filled(group.finish(), group.key)
-                        group = _Group(plan, spec, key)
-                    made = group.step(event)
-                    if made:  # most events make none (an empty list)
-                        yield from output.filled(made, key)
-        if group is not None:
-            yield from output.filled(group.finish(), group.key)
-        if output.rows:
-            yield output.batch()
+            if spec.by_time:
+                for chunk in _chunks(batches, spec.chunk):
+                    yield from partition.finish_idle(chunk)
+                    yield from partition.step(_grouped(chunk, spec))
+            else:
+                for batch in batches:
+                    yield from partition.step(batch)
+            yield from partition.finish()
+            yield from partition.rest()
         if peak is not None:
             peak.add(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+        if groups is not None:
+            groups.add(partition.most)
 
     return run
+
+
+class _Partition:
+    """The groups of one Spark partition and their output.
+
+    Rows that come a group at a time finish a group's state when the next group begins.
+    Rows in time order (`JobSpec.by_time`) keep a state a live group; each time the groups
+    have doubled, the states no later row needs (`Plan.idle` at the time reached) are
+    finished, so memory follows the groups live within the window, as `Engine`'s does."""
+
+    def __init__(self, plan: Plan[Any], spec: JobSpec) -> None:
+        self.plan = plan
+        self.spec = spec
+        self.output = _Output(spec, plan.output)
+        self.live: dict[tuple[Any, ...], _Group] = {}
+        self.check_at = _CHECK_LIVE
+        self.most = 0  # the most groups held at once
+        #: A numeric timestamp of a query counting real time is checked once (epoch ms?).
+        self.scale = plan.analysis.real_time
+
+    def step(self, batch: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
+        """Run the batch's rows through their groups' states; each time the outputs fill
+        a batch, the batch."""
+        spec, plan, output, live = self.spec, self.plan, self.output, self.live
+        table = {spec.carried.get(n, n): _values(batch, n) for n in batch.schema.names}
+        columns = [table[name] for name in spec.group_columns]
+        # a row's group: the value of the one group column (made a key when it changes), or
+        # a tuple of the values of several
+        single = len(columns) == 1
+        values = columns[0] if single else zip(*columns, strict=True) if columns else repeat(())
+        current: object = _NONE
+        group: _Group | None = None
+        key: tuple[Any, ...] = ()
+        for event, value in zip(_events(spec, table, batch.num_rows), values, strict=False):
+            if self.scale:
+                self.scale = False
+                if isinstance(event.ts, int | float):
+                    unit = plan.options.time_unit
+                    check_time_scale(event.t, unit, UNITS[unit][1])
+            if value != current:
+                current = value
+                key = (value,) if single else value
+                group = live.get(key)
+                if group is None:
+                    if not spec.by_time:  # the group before is done
+                        yield from self.finish()
+                    group = live[key] = _Group(plan, spec, key)
+            made = group.step(event)  # type: ignore[union-attr]
+            if made:  # most events make none (an empty list)
+                yield from output.filled(made, key)
+
+    def finish_idle(self, batch: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
+        """Before a batch of rows in time order, when the groups have doubled since the
+        last look: finish and let go the groups whose states no row from the batch's time
+        on needs (their matches still held, a negation's or a timeout, are final now)."""
+        if len(self.live) < self.check_at or not batch.num_rows:
+            return
+        reached = _first_time(batch, self.spec)
+        if reached is None:
+            return
+        self.most = max(self.most, len(self.live))
+        for key, group in list(self.live.items()):
+            if self.plan.idle(group.state, reached):
+                del self.live[key]
+                yield from self.output.filled(group.finish(), key)
+        self.check_at = max(_CHECK_LIVE, 2 * len(self.live))
+
+    def finish(self) -> Iterator[pa.RecordBatch]:
+        """Finish every group held (each time the outputs fill a batch, the batch)."""
+        self.most = max(self.most, len(self.live))
+        for group in self.live.values():
+            yield from self.output.filled(group.finish(), group.key)
+        self.live.clear()
+
+    def rest(self) -> Iterator[pa.RecordBatch]:
+        """The outputs that did not fill a batch."""
+        if self.output.rows:
+            yield self.output.batch()
+
+
+#: How many groups a worker keeps before it first looks for states no later row needs.
+_CHECK_LIVE = 64
+#: No group's key.
+_NONE = object()
+
+
+def _chunks(batches: Iterator[pa.RecordBatch], size: int) -> Iterator[pa.RecordBatch]:
+    """The batches gathered into batches of at least `size` rows (the last may have fewer):
+    each group's rows of one are stepped together (Spark hands over 10,000 rows at a time;
+    with 1,000 groups live, ten a group left most of that gain untaken)."""
+    held: list[pa.RecordBatch] = []
+    rows = 0
+    for batch in batches:
+        held.append(batch)
+        rows += batch.num_rows
+        if rows >= size:
+            yield _one_batch(held)
+            held, rows = [], 0
+    if held:
+        yield _one_batch(held)
+
+
+def _one_batch(batches: list[pa.RecordBatch]) -> pa.RecordBatch:
+    if len(batches) == 1:
+        return batches[0]
+    return pa.Table.from_batches(batches).combine_chunks().to_batches()[0]
+
+
+def _first_time(batch: pa.RecordBatch, spec: JobSpec) -> Watermark | None:
+    """How far time has reached at a batch of rows in time order (the first row's time: no
+    row from here on is earlier); None when that row has no usable time (its event says)."""
+    name = next(n for n in batch.schema.names if spec.carried.get(n, n) == spec.ts)
+    times = numeric_times([_zoned(_values(batch.slice(0, 1), name)[0])])
+    return None if times is None else Watermark(times[0], inclusive=False)
+
+
+def _grouped(batch: pa.RecordBatch, spec: JobSpec) -> pa.RecordBatch:
+    """The batch's rows, a group's one after another, each group's in the batch's order, so
+    a state's rows are stepped together and their events are made one after another
+    (memory read in order is what keeps the time order's many states fast). Groups are
+    sorted by their numbers in a dictionary of the batch's values, not by the values: a
+    sixth of the cost of sorting the text."""
+    own = {spec.carried.get(n, n): n for n in batch.schema.names}
+    numbers = {
+        f"{n}": batch.column(own[name]).dictionary_encode().indices
+        for n, name in enumerate(spec.group_columns)
+    }
+    order = pc.sort_indices(pa.table(numbers), sort_keys=[(n, "ascending") for n in numbers])
+    return batch.take(order)  # a stable sort: each group's rows keep their time order
 
 
 def _values(batch: pa.RecordBatch, name: str) -> list[Any]:
