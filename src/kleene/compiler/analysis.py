@@ -332,6 +332,13 @@ class Analysis(Query):
         )
 
     @property
+    def named_types(self) -> frozenset[str] | None:
+        variables = self.variables.values()
+        if any(v.types is None for v in variables):
+            return None
+        return frozenset(t for v in variables for t in v.types or ())
+
+    @property
     def reads(self) -> tuple[Read, ...]:
         where = self.pattern.where
         found: list[Read] = []

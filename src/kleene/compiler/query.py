@@ -94,6 +94,8 @@ class Output:
     fields: tuple[Field, ...]
     timeouts: bool = False
     retractions: bool = False
+    #: The event types a rule emits (kind "events"): what other queries may read of it.
+    emits: frozenset[str] = frozenset()
 
     @property
     def noun(self) -> str:
@@ -395,6 +397,16 @@ class Query(ABC):
     def reads(self) -> tuple[Read, ...]:
         """The attributes it reads, in text order."""
         return ()
+
+    @property
+    def named_types(self) -> frozenset[str] | None:
+        """The event types its parts name (None: some part takes an event of any type).
+        Events of another type may still matter to it (they break a contiguous run), but
+        only these can be part of an output."""
+        filters = self.filters
+        if filters is None or any(f.types is None for f in filters):
+            return None
+        return frozenset(t for f in filters for t in f.types or ())
 
     @property
     def real_time(self) -> bool:

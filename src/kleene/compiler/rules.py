@@ -614,7 +614,8 @@ class RuleAnalysis(Query):
                     columns.setdefault(f.name, (DECLARED.get(f.type, "text"), None))
         fields = [Field("type", "text", nullable=False), Field("ts", "time", nullable=False)]
         fields += [Field(name, kind, of) for name, (kind, of) in columns.items()]
-        return Output("events", tuple(fields))
+        emits = frozenset(action.type for action in _emitted(rule.emit))
+        return Output("events", tuple(fields), emits=emits)
 
 
 def _emitted_arguments(rule: L.Rule) -> Iterator[tuple[str, L.Argument, str | None]]:

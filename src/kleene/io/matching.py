@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from itertools import chain
-from typing import Any
+from typing import Any, overload
 
 from kleene.compiler.schema import check_columns
 from kleene.events import Event
@@ -26,6 +26,7 @@ from kleene.io.readers import EventReader, from_arrow, from_pandas
 from kleene.matches import net
 from kleene.plans.base import Plan
 from kleene.runtime.engine import Engine, fewer_collections, located
+from kleene.runtime.queries import Queries
 
 __all__ = ["check_input", "events_of", "match", "match_iter"]
 
@@ -80,11 +81,22 @@ class _Checked:
         return iterator if first is None else chain((first,), iterator)
 
 
-def match(query: Any, events: Any, plan: str = "auto", **options: Any) -> list[Any]:
+@overload
+def match(
+    query: Mapping[str, Any] | list[Any] | tuple[Any, ...],
+    events: Any,
+    plan: str = "auto",
+    **options: Any,
+) -> dict[str, list[Any]]: ...
+@overload
+def match(query: Any, events: Any, plan: str = "auto", **options: Any) -> list[Any]: ...
+def match(query: Any, events: Any, plan: str = "auto", **options: Any) -> Any:
     """All outputs of `query` over `events` (see the module docstring for what `events` may
     be): matches sorted by end time, start time and event ids; a rule's emitted events in
     the order they were emitted; with a plan that takes events in any order (`afa`), the
-    matches that remain once every retraction is applied.
+    matches that remain once every retraction is applied. Several queries (a mapping of
+    names to queries, or a list: `kleene.Engine` runs them over the stream at once) give
+    a dict of each query's outputs, sorted so, by its name.
 
     >>> import kleene
     >>> events = [{"type": t, "ts": i} for i, t in enumerate("AABBC")]
@@ -93,6 +105,8 @@ def match(query: Any, events: Any, plan: str = "auto", **options: Any) -> list[A
     """
     engine = Engine(query, plan, **options)
     data = events_of(events)
+    if isinstance(engine, Queries):
+        return _each_query(engine, data)
     with fewer_collections(), located(data):
         # each event's outputs are left unsorted: they are all sorted once, below
         found = engine._send_many(check_input(engine.plan, data), sort=False)
@@ -108,7 +122,8 @@ def match_iter(query: Any, events: Any, plan: str = "auto", **options: Any) -> I
     """The outputs of `query` over `events` as they are made (`Engine.send_iter`), then
     those the end of the stream makes final: in the order reported, not sorted as `match`
     sorts them, and none held longer than it takes to hand it out. A plan that takes events
-    in any order (`afa`) gives its `Retraction`s too, as they come.
+    in any order (`afa`) gives its `Retraction`s too, as they come. Several queries give
+    pairs of a query's name and an output.
 
     >>> import kleene
     >>> events = [{"type": t, "ts": i} for i, t in enumerate("AABBC")]
@@ -122,5 +137,24 @@ def match_iter(query: Any, events: Any, plan: str = "auto", **options: Any) -> I
     engine = Engine(query, plan, **options)
     data = events_of(events)
     with located(data):
+        if isinstance(engine, Queries):
+            yield from engine.named(data)
+            return
         yield from engine.send_iter(check_input(engine.plan, data))
         yield from engine.close()
+
+
+def _each_query(engine: Queries, data: Iterable[Any]) -> dict[str, list[Any]]:
+    """`match` of several queries: each query's outputs by its name, sorted as `match`
+    sorts one query's."""
+    by_query: dict[str, list[Any]] = {name: [] for name in engine.queries}
+    with located(data):
+        for name, each in engine.named(data):
+            by_query[name].append(each)
+    for name, outputs in by_query.items():
+        output = engine.queries[name].plan.output
+        if output.retractions:
+            by_query[name] = net(outputs)
+        else:
+            outputs.sort(key=output.sort_key)
+    return by_query

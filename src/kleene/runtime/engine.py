@@ -132,6 +132,15 @@ class Engine(SendLoops):
     value share one more); for a pattern this never changes the matches, only the cost.
     """
 
+    def __new__(cls, query: Any = None, *args: Any, **kwargs: Any) -> Engine:
+        """An engine of one query; of several (a mapping of names to queries, a list) the
+        engine that runs them over one stream (`kleene.runtime.queries.Queries`)."""
+        if cls is Engine and isinstance(query, Mapping | list | tuple):
+            from kleene.runtime.queries import Queries
+
+            return super().__new__(Queries)
+        return super().__new__(cls)
+
     def __init__(
         self,
         query: Any,
@@ -507,6 +516,27 @@ class Engine(SendLoops):
             raise EventError(f"cannot retract {where}: no such event was sent", field="id")
         self._count_live(key, state)
         return self._report(reported)
+
+    @property
+    def due(self) -> float | None:
+        """The earliest time a state waits for (a negation's window, a timeout, a rule's
+        time event), after which the outputs it holds are final; None when none waits."""
+        timers = self._timers
+        while timers and self._scheduled.get(timers[0][2]) != timers[0][0]:
+            heapq.heappop(timers)  # a deadline moved since
+        return timers[0][0] if timers else None
+
+    def reach(self, t: float) -> list[Any]:
+        """Time has reached `t` (events at `t` may still come), with no event of this query
+        (another query's, in an engine of several): what the timers due before `t` make
+        final, as an event at `t` would first fire them. An engine putting events in order
+        (`max_delay`), or a plan taking them in any order, moves time with its own events."""
+        self._ready()
+        if self._reorder is not None or not self._ordered or not self._timers:
+            return []
+        if self._last_t is not None and t < self._last_t:
+            return []
+        return self._report(self._fire(Watermark(t, inclusive=False)))
 
     def advance_to(self, ts: float | Any) -> list[Any]:
         """Declare that every event with a timestamp up to and including `ts` has been sent.

@@ -1,0 +1,474 @@
+"""Several queries over one stream in one engine: `kleene.Engine({"name": query, ...})`.
+
+Each event is converted once (and, with `max_delay`, put in order once) and goes only to
+the queries that can take its type (one dispatch table, by type). The events a LEAD rule
+emits go on, within the same call, to the queries that name their type, in timestamp
+order: a rule's events can feed a pattern, or another rule, any number of levels deep; a
+cycle of queries feeding each other is refused before anything runs. Each query keeps its
+own states, timers and guards (an `Engine` of its own, `engine.queries[name]`).
+
+>>> import kleene
+>>> engine = kleene.Engine({
+...     "rise": "PATTERN SEQ(A a, B b) WHERE [k] and b.x > a.x WITHIN 10",
+...     "alarm": "FROM A AS a, B AS b MATCH every(a Followed By b) PARTITION BY a.k "
+...              "EMIT Event Alarm(a.k AS k)",
+...     "twice": "PATTERN SEQ(Alarm p, Alarm q) WHERE [k] WITHIN 100",
+... })
+>>> for each in engine.send_many([{"type": "A", "ts": 1, "k": 1, "x": 1},
+...                               {"type": "B", "ts": 2, "k": 1, "x": 5},
+...                               {"type": "A", "ts": 3, "k": 1, "x": 9},
+...                               {"type": "B", "ts": 4, "k": 1, "x": 2}]):
+...     print(engine.query_of(each), each)
+rise Match(a=[0], b=[1])
+alarm Event('Alarm', 2, {'k': 1}, id='alarm#0')
+rise Match(a=[0], b=[3])
+alarm Event('Alarm', 4, {'k': 1}, id='alarm#1')
+twice Match(p=['alarm#0'], q=['alarm#1'])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import timedelta
+from graphlib import CycleError, TopologicalSorter
+from typing import Any
+
+from kleene.errors import EventError, KleeneError
+from kleene.events import Event, Watermark, as_event, numeric_time
+from kleene.plans.base import Plan
+from kleene.runtime.engine import Engine, EventLike, fewer_collections
+from kleene.runtime.metrics import Metrics
+from kleene.runtime.reorder import OnLate, Reorder, delay_units
+from kleene.runtime.send import at_fault
+
+__all__ = ["Queries", "several"]
+
+
+def several(query: Any) -> bool:
+    """Is `query` several queries (a mapping of names to queries, or a list or tuple)?"""
+    return isinstance(query, Mapping | list | tuple)
+
+
+class Queries(Engine):
+    """An engine running several queries over one stream (see the module docstring): what
+    `Engine` does for one, with each output's query told by `query_of`."""
+
+    def __init__(
+        self,
+        queries: Mapping[str, Any] | Sequence[Any],
+        plan: str = "auto",
+        *,
+        partition: bool = True,
+        max_delay: float | timedelta | None = None,
+        on_late: OnLate = "count",
+        speculation: float | None = None,
+        **options: Any,
+    ) -> None:
+        if "name" in options:
+            raise KleeneError("several queries are named by their keys, not by name=")
+        if speculation is not None:
+            raise KleeneError("speculation is for one query on plan 'afa', alone in its engine")
+        named = _named(queries)
+        lanes: dict[str, Engine] = {}
+        for name, query in named:
+            if isinstance(query, Plan):
+                lane = Engine(query, partition=partition)
+            else:
+                lane = Engine(query, plan, partition=partition, name=name, **options)
+            if not lane.plan.ordered:
+                raise KleeneError(
+                    f"query {name!r} runs on plan {lane.plan.name!r}, which takes events in any "
+                    "order: run it in an engine of its own"
+                )
+            lanes[name] = lane
+        self._order = _producers_first(lanes)
+        #: Each query's own engine, by name, in the order they run (producers first).
+        self.queries: dict[str, Engine] = {name: lanes[name] for name in self._order}
+        #: Which queries take an event of a type (None: every type), by its type.
+        self._takes = {name: _takes(lane.plan) for name, lane in self.queries.items()}
+        self._routes: dict[str, tuple[str, ...]] = {}
+        #: The queries waiting for a time (`Engine.due`): an event they do not take moves it.
+        self._waiting: set[str] = set()
+        #: The queries whose outputs other queries read.
+        self._producers = tuple(n for n in self._order if self.queries[n].plan.output.emits)
+        self._owner: dict[int, str] = {}
+        #: How many events each rule has emitted (an emitted event's id: "rule#n").
+        self._made: dict[str, int] = {}
+        self._metrics = Metrics()
+        self._arrivals = 0
+        self._last_t: float | None = None
+        self._closed = False
+        self._busy = False
+        self._reorder = None
+        if max_delay is not None:
+            units = delay_units(max_delay, next(iter(self.queries.values())).plan.options)
+            self._reorder = Reorder(units, on_late)
+        self._settings = (partition, max_delay, on_late, speculation)
+
+    # -- what is reported ------------------------------------------------------------------
+
+    def query_of(self, output: Any) -> str:
+        """The name of the query that reported `output` (a match, or an emitted event)."""
+        name = self._owner.get(id(output))
+        if name is None:
+            raise KleeneError("this engine did not report that output")
+        return name
+
+    @property
+    def metrics(self) -> Metrics:
+        """The events sent and the late ones dropped, and every query's counters summed
+        (`engine.queries[name].metrics` has one query's)."""
+        total = self._metrics
+        counters: dict[str, int] = {}
+        for lane in self.queries.values():
+            for name, value in lane.metrics.as_dict().items():
+                if name not in ("events", "late"):
+                    counters[name] = counters.get(name, 0) + value
+        for name, value in counters.items():
+            if hasattr(total, name) and name != "plan":
+                setattr(total, name, value)
+        if self._reorder is not None:
+            total.late = self._reorder.dropped
+        return total
+
+    @property
+    def late(self) -> list[Event]:
+        return [] if self._reorder is None else self._reorder.late
+
+    @property
+    def partitions(self) -> int:
+        """The partition states every query holds now, summed."""
+        return sum(lane.partitions for lane in self.queries.values())
+
+    @property
+    def finished(self) -> int:
+        return sum(lane.finished for lane in self.queries.values())
+
+    @property
+    def punctuation(self) -> Watermark | None:
+        """The earliest of the queries' punctuations (None while one has none)."""
+        marks = [lane.punctuation for lane in self.queries.values()]
+        if any(mark is None for mark in marks):
+            return None
+        return min(marks, key=lambda mark: (mark.t, mark.inclusive))  # type: ignore[union-attr]
+
+    @property
+    def now(self) -> float:
+        return max(lane.now for lane in self.queries.values())
+
+    def retract(self, event: EventLike) -> list[Any]:
+        raise KleeneError(_ONE_QUERY.format("retract"))
+
+    def states(self) -> Iterator[tuple[Any, Any]]:
+        raise KleeneError(_ONE_QUERY.format("states"))
+
+    def refresh(self, key: Any, state: Any) -> None:
+        raise KleeneError(_ONE_QUERY.format("refresh"))
+
+    def report(self, found: list[Any]) -> list[Any]:
+        raise KleeneError(_ONE_QUERY.format("report"))
+
+    def repunctuate(self) -> list[Any]:
+        raise KleeneError(_ONE_QUERY.format("repunctuate"))
+
+    # -- the stream ------------------------------------------------------------------------
+
+    def _send_one(self, event: EventLike) -> list[Any]:
+        return self._outputs(self._send_named(event))
+
+    def _send_named(self, event: EventLike) -> list[tuple[str, Any]]:
+        item = as_event(event, default_id=self._arrivals)
+        self._arrivals += 1
+        self._metrics.events += 1
+        try:
+            if self._reorder is None:
+                self._in_order(item)
+                return self._run([item])
+            return self._run(self._reorder.push(item, self._arrivals))
+        except EventError as error:
+            at_fault(error, item, self._arrivals)
+            raise
+
+    def _outputs(self, named: list[tuple[str, Any]]) -> list[Any]:
+        """The outputs, each noted with its query for `query_of`."""
+        owner = self._owner
+        if len(owner) > _OWNERS:  # only the latest outputs are asked about
+            self._owner = owner = dict(list(owner.items())[-_OWNERS // 2 :])
+        for name, each in named:
+            owner[id(each)] = name
+        return [each for _, each in named]
+
+    def named(self, events: Iterable[EventLike]) -> Iterator[tuple[str, Any]]:
+        """Send the events and end the stream: each output with its query's name, as they
+        are made (what `kleene.match` and `match_iter` read)."""
+        self._ready()
+        with fewer_collections():
+            for event in events:
+                yield from self._send_named(event)
+        yield from self._close_named()
+
+    def _in_order(self, item: Event) -> None:
+        last = self._last_t
+        if last is not None and item.t < last:
+            raise EventError(
+                f"event {item.id!r} has ts {item.ts!r}, before an earlier event's; send events "
+                "in timestamp order, or give max_delay= to put them in order",
+                row=self._arrivals,
+                field="ts",
+            )
+        self._last_t = item.t
+
+    def send_many(self, events: Iterable[EventLike]) -> list[Any]:
+        self._ready()
+        reported: list[Any] = []
+        with fewer_collections():
+            for event in events:
+                reported.extend(self._send_one(event))
+        return reported
+
+    def send_iter(self, events: Iterable[EventLike]) -> Iterator[Any]:
+        self._ready()
+        for event in events:
+            yield from self._send_one(event)
+
+    def advance_to(self, ts: float | Any) -> list[Any]:
+        self._ready()
+        reported = self._run(self._reorder.advance_to(numeric_time(ts)) if self._reorder else [])
+        return self._outputs(reported + self._each_lane(lambda lane: lane.advance_to(ts)))
+
+    def close(self) -> list[Any]:
+        if self._closed:
+            return []
+        self._ready()
+        return self._outputs(self._close_named())
+
+    def _close_named(self) -> list[tuple[str, Any]]:
+        reported = self._run(self._reorder.release_all() if self._reorder else [])
+        reported += self._each_lane(Engine.close)
+        self._closed = True
+        return reported
+
+    def checkpoint(self) -> bytes:
+        """Every query's checkpoint and this engine's own counters, as one query's
+        `Engine.checkpoint` is (signed by the first query's plan)."""
+        self._ready()
+        first = next(iter(self.queries.values()))
+        saved = {
+            "queries": {name: lane.checkpoint() for name, lane in self.queries.items()},
+            "own": (
+                self._metrics,
+                self._arrivals,
+                self._last_t,
+                self._reorder,
+                self._made,
+                self._waiting,
+            ),
+            "settings": self._settings,
+        }
+        return first.plan.dump_state(saved)
+
+    def resume(self, data: bytes) -> None:
+        self._ready()
+        if self._arrivals:
+            raise KleeneError("resume a checkpoint on a new engine, before it receives events")
+        first = next(iter(self.queries.values()))
+        loaded = first.plan.load_state(data)
+        if not isinstance(loaded, dict) or set(loaded.get("queries", {})) != set(self.queries):
+            raise KleeneError("this checkpoint is not one of an engine with these queries")
+        if loaded["settings"] != self._settings:
+            raise KleeneError("this checkpoint was made by an engine with other settings")
+        for name, lane in self.queries.items():
+            lane.resume(loaded["queries"][name])
+        own = loaded["own"]
+        self._metrics, self._arrivals, self._last_t, self._reorder, self._made, self._waiting = own
+
+    # -- one step through the queries -------------------------------------------------------
+
+    def _run(self, items: list[Event]) -> list[tuple[str, Any]]:
+        """Send events in order through the queries (`_run_one`)."""
+        reported: list[tuple[str, Any]] = []
+        for item in items:
+            reported += self._run_one(item)
+        return reported
+
+    def _run_one(self, item: Event) -> list[tuple[str, Any]]:
+        """One event through the queries, producers first: each query gets it if it takes
+        its type, and the events the queries before it emitted of a type it names, in
+        timestamp order (an emitted event after the stream's events of its time); a query
+        that waits for a time before the event's and does not take it has its time moved
+        there (`Engine.reach`), as one engine of that query alone would on any event.
+        What each reports, in that order."""
+        reported: list[tuple[str, Any]] = []
+        takers = self._route(item.type)
+        t = item.t
+        waiting = self._waiting
+        if not self._producers:  # no query feeds another
+            for name in [n for n in waiting if n not in takers]:
+                self._moved(name, t, reported)
+            for name in takers:
+                lane = self.queries[name]
+                found = lane.send(item)
+                if found:
+                    self._collect(name, found, reported, None)
+                if lane.due is not None:
+                    waiting.add(name)
+            return reported
+        emitted: dict[str, list[Event]] = {}
+        for name in self._order:
+            fed = emitted.pop(name, None)
+            takes = name in takers
+            if not takes and not fed and name not in waiting:
+                continue
+            lane = self.queries[name]
+            for event in _merged([item] if takes else [], sorted(fed or (), key=_time_of)):
+                found = lane.send(event)
+                if found:
+                    self._collect(name, found, reported, emitted)
+            if not takes:
+                self._moved(name, t, reported, emitted)
+            elif lane.due is not None:
+                waiting.add(name)
+        return reported
+
+    def _moved(
+        self,
+        name: str,
+        t: float,
+        reported: list[tuple[str, Any]],
+        emitted: dict[str, list[Event]] | None = None,
+    ) -> None:
+        """Move a query's time to `t` (an event it does not take came): what its timers due
+        before then make final."""
+        lane = self.queries[name]
+        due = lane.due
+        if due is not None and due < t:
+            self._collect(name, lane.reach(t), reported, emitted)
+            due = lane.due
+        if due is None:
+            self._waiting.discard(name)
+        else:
+            self._waiting.add(name)
+
+    def _each_lane(self, call: Any) -> list[tuple[str, Any]]:
+        """Call each query's engine in order (advance_to, close), its events emitted sent
+        first to the queries after it."""
+        reported: list[tuple[str, Any]] = []
+        emitted: dict[str, list[Event]] = {}
+        for name in self._order:
+            lane = self.queries[name]
+            for event in sorted(emitted.pop(name, []), key=_time_of):
+                self._collect(name, lane.send(event), reported, emitted)
+            self._collect(name, call(lane), reported, emitted)
+            if lane.due is None:
+                self._waiting.discard(name)
+        return reported
+
+    def _collect(
+        self,
+        name: str,
+        found: list[Any],
+        reported: list[tuple[str, Any]],
+        emitted: dict[str, list[Event]] | None,
+    ) -> None:
+        """Report the outputs with their query's name, and hold each emitted event for the
+        queries after it that name its type."""
+        for made in found:
+            each = made
+            if isinstance(made, Event) and made.id is None:  # named for those it feeds
+                each = made.with_id(f"{name}#{self._made.get(name, 0)}")
+                self._made[name] = self._made.get(name, 0) + 1
+            reported.append((name, each))
+            if emitted is not None and isinstance(each, Event):
+                for reader in self._readers(each.type, name):
+                    emitted.setdefault(reader, []).append(each)
+
+    def _route(self, event_type: str) -> tuple[str, ...]:
+        """The queries that take events of this type, from the stream."""
+        found = self._routes.get(event_type)
+        if found is None:
+            found = self._routes[event_type] = tuple(
+                name for name, types in self._takes.items() if types is None or event_type in types
+            )
+        return found
+
+    def _readers(self, event_type: str, producer: str) -> list[str]:
+        """The queries after `producer` that name an emitted event's type."""
+        after = self._order[self._order.index(producer) + 1 :]
+        return [name for name in after if event_type in (_named_types(self.queries[name]) or ())]
+
+
+_ONE_QUERY = "{} is for one query: call it on engine.queries[name]"
+#: How many outputs `query_of` remembers (the latest half is kept when it is full).
+_OWNERS = 1 << 16
+
+
+def _named(queries: Mapping[str, Any] | Sequence[Any]) -> list[tuple[str, Any]]:
+    """The queries with their names: a mapping's keys; for a list, each compiled plan's or
+    query text's own name is not known before compiling, so its position."""
+    if isinstance(queries, Mapping):
+        named = [(str(name), query) for name, query in queries.items()]
+    else:
+        named = [
+            (query.pattern_name if isinstance(query, Plan) else str(position), query)
+            for position, query in enumerate(queries)
+        ]
+    if not named:
+        raise KleeneError("give at least one query")
+    names = [name for name, _ in named]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise KleeneError(f"two queries are named {twice[0]!r}; name each query once")
+    return named
+
+
+def _takes(plan: Plan[Any]) -> frozenset[str] | None:
+    """The event types a query takes from the stream (None: every type)."""
+    filters = plan.analysis.filters
+    if filters is None or any(f.types is None for f in filters):
+        return None
+    return frozenset(t for f in filters for t in f.types or ())
+
+
+def _named_types(lane: Engine) -> frozenset[str] | None:
+    return lane.plan.analysis.named_types
+
+
+def _producers_first(lanes: dict[str, Engine]) -> list[str]:
+    """The queries in an order where each comes after every query whose emitted events it
+    names; a cycle is an error naming it."""
+    graph: dict[str, set[str]] = {name: set() for name in lanes}
+    for producer, lane in lanes.items():
+        for event_type in lane.plan.output.emits:
+            for reader, other in lanes.items():
+                if event_type in (_named_types(other) or ()):
+                    graph[reader].add(producer)
+    try:
+        order = list(TopologicalSorter(graph).static_order())
+    except CycleError as error:
+        cycle = " -> ".join(error.args[1])
+        raise KleeneError(f"queries feed each other in a cycle: {cycle}") from None
+    given = list(lanes)
+    # among queries free to go in any order, keep the order given
+    return sorted(order, key=lambda name: (_depth(name, graph), given.index(name)))
+
+
+def _depth(name: str, graph: dict[str, set[str]]) -> int:
+    """How many producers deep a query is (0: it reads only the stream)."""
+    return 1 + max((_depth(p, graph) for p in graph[name]), default=-1)
+
+
+def _merged(own: list[Event], fed: list[Event]) -> list[Event]:
+    """The stream's events and emitted ones in timestamp order, an emitted event after the
+    stream's events of its time."""
+    if not fed:
+        return own
+    if not own:
+        return fed
+    tagged = [(e.t, 0, n, e) for n, e in enumerate(own)] + [
+        (e.t, 1, n, e) for n, e in enumerate(fed)
+    ]
+    return [e for *_, e in sorted(tagged, key=lambda x: x[:3])]
+
+
+def _time_of(event: Event) -> float:
+    return event.t
