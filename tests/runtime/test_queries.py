@@ -133,5 +133,5 @@ def test_a_checkpoint_resumes_every_query():
     second.resume(saved)
     found += second.send_many(rows[31:]) + second.close()
     assert ids(found) == expected
-    with pytest.raises(KleeneError, match="saved by|these queries"):
+    with pytest.raises(KleeneError, match=r"saved by|these queries"):
         kleene.Engine({"z": PATTERN_Z, "x": RULE_X}).resume(saved)
