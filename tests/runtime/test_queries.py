@@ -33,6 +33,11 @@ def test_each_query_reports_what_and_when_it_would_alone(drawn):
     last = together.close()
     for name, engine in alone.items():
         assert ids([m for m in last if together.query_of(m) == name]) == ids(engine.close())
+    many = kleene.Engine(queries)  # a chunk through one query after another
+    found = by_query(many, many.send_many(events) + many.close())
+    for name, query in queries.items():
+        engine = kleene.Engine(query, name=name)
+        assert found[name] == ids(engine.send_many(events) + engine.close())
 
 
 RULE_X = (
@@ -46,9 +51,9 @@ RULE_Y = (
 PATTERN_Z = "PATTERN SEQ(Y p, Y q) WHERE [k] and q.v > p.v WITHIN 50"
 
 
-def stream():
+def stream(size=60):
     rows = []
-    for i in range(60):
+    for i in range(size):
         kind = "ABCC"[i % 4] if i % 7 else "B"
         rows.append({"type": kind, "ts": i // 2, "k": i % 3, "v": (i * 7) % 11})
     return rows
@@ -79,6 +84,31 @@ def test_emitted_events_feed_queries_two_levels_deep():
     assert sorted(name for name, _ in pairs) == sorted(
         ["x"] * len(x) + ["y"] * len(y) + ["z"] * len(z)
     )
+
+
+#: Emits U when its time event fires: 3 s after an A no C followed.
+RULE_U = (
+    "FROM A AS a, C AS c MATCH every(a Followed By not c Within 3 s) PARTITION BY a.k "
+    "EMIT Event U(a.k AS k, a.v AS v)"
+)
+#: Reads the emitted U and the stream's B: it needs each U in its place among the Bs.
+PATTERN_UB = "PATTERN SEQ(U u, B b) WHERE [k] WITHIN 2"
+
+
+@pytest.mark.parametrize(
+    "queries",
+    [{"z": PATTERN_Z, "y": RULE_Y, "x": RULE_X}, {"ub": PATTERN_UB, "u": RULE_U}],
+    ids=["emitted as events come", "emitted as time passes"],
+)
+def test_chunks_of_a_long_stream_feed_emitted_events_in_order(queries):
+    rows = stream(10_000)  # three chunks of send_many
+    one_by_one = kleene.Engine(queries)
+    expected = by_query(one_by_one, [o for r in rows for o in one_by_one.send(r)])
+    for name, outputs in by_query(one_by_one, one_by_one.close()).items():
+        expected[name] += outputs
+    assert all(expected.values())
+    chunked = kleene.Engine(queries)
+    assert by_query(chunked, chunked.send_many(rows) + chunked.close()) == expected
 
 
 def test_a_cycle_of_queries_is_refused_before_anything_runs():
@@ -121,17 +151,36 @@ def test_out_of_order_input_is_put_in_order_once():
         ]
 
 
+def by_query(engine, found):
+    """Each query's outputs (`ids`), in the order reported."""
+    return {name: ids([o for o in found if engine.query_of(o) == name]) for name in engine.queries}
+
+
 def test_a_checkpoint_resumes_every_query():
     rows = stream()
     queries = {"z": PATTERN_Z, "y": RULE_Y, "x": RULE_X}
     whole = kleene.Engine(queries)
-    expected = ids(whole.send_many(rows) + whole.close())
+    expected = by_query(whole, whole.send_many(rows) + whole.close())
     first = kleene.Engine(queries)
-    found = first.send_many(rows[:31])
+    found = by_query(first, first.send_many(rows[:31]))
     saved = first.checkpoint()
     second = kleene.Engine(queries)
     second.resume(saved)
-    found += second.send_many(rows[31:]) + second.close()
-    assert ids(found) == expected
+    for name, outputs in by_query(second, second.send_many(rows[31:]) + second.close()).items():
+        found[name] += outputs
+    assert found == expected
     with pytest.raises(KleeneError, match=r"saved by|these queries"):
         kleene.Engine({"z": PATTERN_Z, "x": RULE_X}).resume(saved)
+
+
+def test_a_rule_quiet_at_a_chunks_end_still_emits_in_time():
+    """The rule's only event comes first; its time event fires as the stream's Bs pass
+    (no event of its own moves its time), before the B that follows it in time."""
+    rows = [{"type": "A", "ts": 0, "k": 0, "v": 1}]
+    rows += [{"type": "B", "ts": t, "k": 0} for t in range(1, 5000)]
+    queries = {"ub": PATTERN_UB, "u": RULE_U}
+    expected = [{"u": ("u#0",), "b": (4,)}, {"u": ("u#0",), "b": (5,)}]
+    assert [m.ids() for m in kleene.match(queries, rows)["ub"]] == expected
+    engine = kleene.Engine(queries)
+    found = [o for r in rows for o in engine.send(r)]
+    assert [m.ids() for m in found if engine.query_of(m) == "ub"] == expected

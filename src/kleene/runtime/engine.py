@@ -93,6 +93,11 @@ _CHECKPOINTED = (
 )
 
 
+#: The engine class of several queries: `kleene.runtime.queries` puts `Queries` here as it
+#: is imported (`kleene.runtime` imports it), so this module need not import it.
+SEVERAL: list[type[Engine]] = []
+
+
 @dataclass
 class EngineCheckpoint:
     """What `Engine.checkpoint` saves: the settings it was made under, and the fields."""
@@ -136,9 +141,7 @@ class Engine(SendLoops):
         """An engine of one query; of several (a mapping of names to queries, a list) the
         engine that runs them over one stream (`kleene.runtime.queries.Queries`)."""
         if cls is Engine and isinstance(query, Mapping | list | tuple):
-            from kleene.runtime.queries import Queries
-
-            return super().__new__(Queries)
+            return super().__new__(SEVERAL[0])
         return super().__new__(cls)
 
     def __init__(

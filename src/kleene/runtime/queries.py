@@ -20,10 +20,14 @@ own states, timers and guards (an `Engine` of its own, `engine.queries[name]`).
 ...                               {"type": "B", "ts": 4, "k": 1, "x": 2}]):
 ...     print(engine.query_of(each), each)
 rise Match(a=[0], b=[1])
-alarm Event('Alarm', 2, {'k': 1}, id='alarm#0')
 rise Match(a=[0], b=[3])
+alarm Event('Alarm', 2, {'k': 1}, id='alarm#0')
 alarm Event('Alarm', 4, {'k': 1}, id='alarm#1')
 twice Match(p=['alarm#0'], q=['alarm#1'])
+
+`send` reports each output as its event comes; `send_many` (and `kleene.match`) send a
+chunk of events through one query after another, so their outputs come query by query
+within a chunk.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ from typing import Any
 from kleene.errors import EventError, KleeneError
 from kleene.events import Event, Watermark, as_event, numeric_time
 from kleene.plans.base import Plan
-from kleene.runtime.engine import Engine, EventLike, fewer_collections
+from kleene.runtime.engine import SEVERAL, Engine, EventLike, fewer_collections
 from kleene.runtime.metrics import Metrics
 from kleene.runtime.reorder import OnLate, Reorder, delay_units
 from kleene.runtime.send import at_fault
@@ -199,13 +203,65 @@ class Queries(Engine):
         return [each for _, each in named]
 
     def named(self, events: Iterable[EventLike]) -> Iterator[tuple[str, Any]]:
-        """Send the events and end the stream: each output with its query's name, as they
-        are made (what `kleene.match` and `match_iter` read)."""
+        """Send the events and end the stream: each output with its query's name, a chunk
+        of events at a time (`_send_chunk`; what `kleene.match` and `match_iter` read)."""
         self._ready()
         with fewer_collections():
-            for event in events:
-                yield from self._send_named(event)
+            for chunk in _chunks(events):
+                yield from self._send_chunk(chunk)
         yield from self._close_named()
+
+    def _send_chunk(self, chunk: list[EventLike]) -> list[tuple[str, Any]]:
+        """Send a chunk of events: each converted, numbered and put in order here once,
+        then each query sends its share through its own loop (`Engine.send_many`),
+        producers first, each producer's time moved to the chunk's last event (so what it
+        emits for a time within the chunk reaches its readers in order). Each query's
+        outputs are those of sending the events one by one, in the order the queries
+        run, not the events came."""
+        items: list[Event] = []
+        reorder = self._reorder
+        for event in chunk:
+            item = as_event(event, default_id=self._arrivals)
+            self._arrivals += 1
+            try:
+                if reorder is None:
+                    self._in_order(item)
+                    items.append(item)
+                else:
+                    items.extend(reorder.push(item, self._arrivals))
+            except EventError as error:
+                at_fault(error, item, self._arrivals)
+                raise
+        self._metrics.events += len(chunk)
+        if not items:
+            return []
+        taken: dict[str, list[Event]] = {}
+        for item in items:
+            for name in self._route(item.type):
+                share = taken.get(name)
+                if share is None:
+                    taken[name] = [item]
+                else:
+                    share.append(item)
+        end = items[-1].t
+        reported: list[tuple[str, Any]] = []
+        emitted: dict[str, list[Event]] = {}
+        for name in self._order:
+            own, fed = taken.get(name), emitted.pop(name, None)
+            lane = self.queries[name]
+            if own or fed:
+                events = _merged(own or [], sorted(fed or (), key=_time_of))
+                found = lane.send_many(events)
+                if found:
+                    self._collect(name, found, reported, emitted)
+            if name in self._producers:
+                self._collect(name, lane.reach(end), reported, emitted)
+            if own or fed:
+                if lane.due is None:
+                    self._waiting.discard(name)
+                else:
+                    self._waiting.add(name)
+        return reported
 
     def _in_order(self, item: Event) -> None:
         last = self._last_t
@@ -219,11 +275,13 @@ class Queries(Engine):
         self._last_t = item.t
 
     def send_many(self, events: Iterable[EventLike]) -> list[Any]:
+        """Feed events in order, a chunk at a time (`_send_chunk`); the outputs they make
+        final."""
         self._ready()
         reported: list[Any] = []
         with fewer_collections():
-            for event in events:
-                reported.extend(self._send_one(event))
+            for chunk in _chunks(events):
+                reported += self._outputs(self._send_chunk(chunk))
         return reported
 
     def send_iter(self, events: Iterable[EventLike]) -> Iterator[Any]:
@@ -470,5 +528,23 @@ def _merged(own: list[Event], fed: list[Event]) -> list[Event]:
     return [e for *_, e in sorted(tagged, key=lambda x: x[:3])]
 
 
+#: How many events `send_many` takes at a time.
+_CHUNK = 4096
+
+
+def _chunks(events: Iterable[EventLike]) -> Iterator[list[EventLike]]:
+    chunk: list[EventLike] = []
+    for event in events:
+        chunk.append(event)
+        if len(chunk) == _CHUNK:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
 def _time_of(event: Event) -> float:
     return event.t
+
+
+SEVERAL.append(Queries)
