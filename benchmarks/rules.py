@@ -1,28 +1,39 @@
 """Many rules over one stream: one engine running N rules of the peers' kind at once
 against N separate runs (`kleene.match` a rule at a time), in-process, on the same list
-of dicts.
+of dicts, and reading the same Parquet file.
 
 The rules are the peers' five shapes (P0-P4, `benchmarks.peers`) over triples of the
 symbols S0..S9, drawn with a fixed seed, all under skip-till-any-match within 9 ticks.
-Each side converts the dicts itself: the separate runs each convert every tick; the one
-engine converts a tick once and sends it only to the rules naming its symbol. The matches
+Each side converts the input itself: the separate runs each read (or convert) it whole,
+leaving out the rows their rule cannot take (a file's as it is read, in Arrow); the one
+engine makes each tick an event once and sends it only to the rules naming its symbol. The matches
 are counted on both sides and must agree, rule by rule.
 
->>> results, _, _ = run(argparse.Namespace(events=2000, rules=6, repeat=1))
->>> [(r.plan, r.matches == results[0].matches) for r in results]
-[('6 separate runs', True), ('one engine, 6 rules', True)]
+>>> results, _, _ = run(argparse.Namespace(events=2000, rules=6, repeat=1,
+...                                         inputs=["dicts", "parquet"]))
+>>> [(r.setting, r.plan, r.matches == results[0].matches) for r in results]
+... # doctest: +NORMALIZE_WHITESPACE
+[('dicts, 2,000 ticks', '6 separate runs', True),
+ ('dicts, 2,000 ticks', 'one engine, 6 rules', True),
+ ('parquet, 2,000 ticks', '6 separate runs', True),
+ ('parquet, 2,000 ticks', 'one engine, 6 rules', True)]
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import tempfile
 import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import kleene
 from benchmarks.harness import Column, Result, rounds
 from benchmarks.peers import PATTERNS, SYMBOLS, tick_rows
 from kleene.errors import KleeneError
+from kleene.io import write_columns
 
 __all__ = ["arguments", "rules", "run"]
 
@@ -43,35 +54,60 @@ def rules(count: int, seed: int = 7) -> dict[str, str]:
 def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--events", type=int, default=100_000, help="ticks (100000)")
     parser.add_argument("--rules", type=int, default=100, help="rules (100)")
+    parser.add_argument(
+        "--inputs",
+        nargs="+",
+        choices=["dicts", "parquet"],
+        default=["dicts", "parquet"],
+        help="what each side reads: a list of dicts in memory, or a Parquet file it reads "
+        "itself (kleene.read_events) (both)",
+    )
 
 
 def run(args: argparse.Namespace) -> tuple[list[Result], list[Column], str]:
-    ticks = [
-        {"type": SYMBOLS[s], "ts": ts, "price": p, "volume": v}
-        for s, p, v, ts in tick_rows(args.events)
-    ]
+    rows = tick_rows(args.events)
+    ticks = [{"type": SYMBOLS[s], "ts": ts, "price": p, "volume": v} for s, p, v, ts in rows]
     queries = rules(args.rules)
     compiled = {name: kleene.compile(text, name=name) for name, text in queries.items()}
+    results: list[Result] = []
+    with tempfile.TemporaryDirectory() as work:
+        path = Path(work) / "ticks.parquet"
+        write_columns([{key: [t[key] for t in ticks] for key in ticks[0]}], path)
+        sources: dict[str, Callable[[], Any]] = {
+            "dicts": lambda: ticks,
+            "parquet": lambda: kleene.read_events(path),
+        }
+        for kind in args.inputs:
+            results += _compare(compiled, sources[kind], f"{kind}, {args.events:,} ticks", args)
+    apart = f"{args.rules} separate runs"
+    return results, [Column("CPU s", lambda r, _: r.seconds, ".2f")], apart
+
+
+def _compare(
+    compiled: dict[str, kleene.Plan[Any]],
+    source: Callable[[], Any],
+    setting: str,
+    args: argparse.Namespace,
+) -> list[Result]:
+    """The rules run one by one and in one engine over what `source` gives, in turns."""
 
     def separate() -> tuple[dict[str, int], float]:
         started = time.process_time()
-        counts = {name: len(kleene.match(plan, ticks)) for name, plan in compiled.items()}
+        counts = {name: len(kleene.match(plan, source())) for name, plan in compiled.items()}
         return counts, time.process_time() - started
 
     def together() -> tuple[dict[str, int], float]:
         started = time.process_time()
-        found = kleene.match(dict(compiled), ticks)
+        found = kleene.match(dict(compiled), source())
         return {name: len(each) for name, each in found.items()}, time.process_time() - started
 
     apart = f"{args.rules} separate runs"
     one = f"one engine, {args.rules} rules"
     best = rounds({apart: separate, one: together}, args.repeat)
     if best[apart][0] != best[one][0]:
-        differ = sorted(n for n in queries if best[apart][0][n] != best[one][0][n])
+        differ = sorted(n for n in compiled if best[apart][0][n] != best[one][0][n])
         raise KleeneError(f"the rules' counts differ between the two sides: {differ[:5]}")
-    setting = f"{args.rules} rules, n={args.events:,}"
-    results = [
+    return [
         Result(setting, name, args.events, seconds, sum(counts.values()))
         for name, (counts, seconds) in best.items()
     ]
-    return results, [Column("CPU s", lambda r, _: r.seconds, ".2f")], apart
