@@ -184,3 +184,11 @@ def test_a_rule_quiet_at_a_chunks_end_still_emits_in_time():
     engine = kleene.Engine(queries)
     found = [o for r in rows for o in engine.send(r)]
     assert [m.ids() for m in found if engine.query_of(m) == "ub"] == expected
+
+
+def test_a_bad_row_is_named_by_its_file_and_row(tmp_path):
+    path = tmp_path / "ticks.csv"
+    path.write_text("type,ts,k\nA,1,1\nD,0,1\n")  # D: of no query's type, and out of order
+    queries = {"a": "PATTERN SEQ(A a, B b) WITHIN 3", "b": "PATTERN SEQ(B b, C c) WITHIN 3"}
+    with pytest.raises(kleene.EventError, match=r"ticks.csv, row 2, field 'ts'.*timestamp order"):
+        kleene.match(queries, kleene.read_events(path))

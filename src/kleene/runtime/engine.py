@@ -44,7 +44,7 @@ from kleene.runtime.metrics import Metrics
 from kleene.runtime.reorder import OnLate, Reorder, delay_units
 from kleene.runtime.send import SendLoops, at_fault
 
-__all__ = ["Engine", "EventSource", "fewer_collections", "located"]
+__all__ = ["Engine", "EventSource", "fewer_collections", "located", "out_of_order"]
 
 EventLike = Event | Mapping[str, Any]
 #: An unordered plan's states hear at least one punctuation in this many for clean-up.
@@ -697,14 +697,7 @@ class Engine(SendLoops):
                 return  # the common case: in order, of the kind seen before
         self._check_kind(event)
         if self._last_t is not None and event.t < self._last_t:
-            raise EventError(
-                f"event {event.id!r} has ts {event.ts!r}, earlier than an event before it; "
-                "send events in timestamp order (sort the input by its timestamp), or give "
-                "max_delay (--max-delay), the most an event may lag behind the latest timestamp",
-                row=self._arrivals,
-                field="ts",
-                late=True,
-            )
+            raise out_of_order(event, self._arrivals)
         if self._watermark is not None and self._watermark.settles(event.t):
             raise EventError(
                 f"event {event.id!r} has ts {event.ts!r}, but advance_to() already declared "
@@ -920,6 +913,18 @@ def located(events: Iterable[Any]) -> Iterator[None]:
             if found is not error:
                 raise found from None
         raise
+
+
+def out_of_order(event: Event, row: int) -> EventError:
+    """The error of an event earlier than one sent before it (the `row`-th sent)."""
+    return EventError(
+        f"event {event.id!r} has ts {event.ts!r}, earlier than an event before it; send "
+        "events in timestamp order (sort the input by its timestamp), or give max_delay "
+        "(--max-delay), the most an event may lag behind the latest timestamp",
+        row=row,
+        field="ts",
+        late=True,
+    )
 
 
 def _limit(value: int | None) -> float:

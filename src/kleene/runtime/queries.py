@@ -40,7 +40,7 @@ from typing import Any
 from kleene.errors import EventError, KleeneError
 from kleene.events import Event, Watermark, as_event, numeric_time
 from kleene.plans.base import Plan
-from kleene.runtime.engine import SEVERAL, Engine, EventLike, fewer_collections
+from kleene.runtime.engine import SEVERAL, Engine, EventLike, fewer_collections, out_of_order
 from kleene.runtime.metrics import Metrics
 from kleene.runtime.reorder import OnLate, Reorder, delay_units
 from kleene.runtime.send import at_fault
@@ -266,12 +266,7 @@ class Queries(Engine):
     def _in_order(self, item: Event) -> None:
         last = self._last_t
         if last is not None and item.t < last:
-            raise EventError(
-                f"event {item.id!r} has ts {item.ts!r}, before an earlier event's; send events "
-                "in timestamp order, or give max_delay= to put them in order",
-                row=self._arrivals,
-                field="ts",
-            )
+            raise out_of_order(item, self._arrivals)
         self._last_t = item.t
 
     def send_many(self, events: Iterable[EventLike]) -> list[Any]:
