@@ -613,3 +613,36 @@ def test_stream_refuses_keep_open_without_available_now_before_spark(tmp_path, c
     assert main(args) == 1
     assert "--keep-open goes with --available-now" in capsys.readouterr().err
     assert not (tmp_path / "ck").exists()
+
+
+def test_match_runs_several_query_files_at_once(tmp_path, capsys):
+    """Each output carries its query's name (the file's); a rule's emitted events feed the
+    query reading them; every format holds every query's columns."""
+    (tmp_path / "rise.sase").write_text("PATTERN SEQ(A a, B b) WHERE [k] and b.x > a.x WITHIN 10")
+    (tmp_path / "alarm.lead").write_text(
+        "FROM A AS a, B AS b MATCH every(a Followed By b) PARTITION BY a.k "
+        "EMIT Event Alarm(a.k AS k)"
+    )
+    (tmp_path / "twice.sase").write_text("PATTERN SEQ(Alarm p, Alarm q) WHERE [k] WITHIN 100")
+    data = tmp_path / "ab.csv"
+    data.write_text("type,ts,k,x\nA,1,1,1\nB,2,1,5\nA,3,1,9\nB,4,1,2\n")
+    queries = [str(tmp_path / name) for name in ("rise.sase", "alarm.lead", "twice.sase")]
+    assert main(["match", *queries, "-i", str(data)]) == 0
+    out, err = capsys.readouterr()
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [r["query"] for r in records] == ["rise", "alarm", "rise", "alarm", "twice"]
+    assert records[-1]["bindings"]["p"][0]["id"] == "alarm#0"
+    assert "5 outputs of 3 queries (rise 2, alarm 2, twice 1)" in err
+    for name in ("out.csv", "out.parquet"):
+        assert main(["match", *queries, "-i", str(data), "-o", str(tmp_path / name)]) == 0
+    import pandas as pd
+
+    for frame in (pd.read_csv(tmp_path / "out.csv"), pd.read_parquet(tmp_path / "out.parquet")):
+        assert list(frame["query"]) == ["rise", "alarm", "rise", "alarm", "twice"]
+        assert {"a", "b", "type", "ts", "k", "p", "q"} <= set(frame.columns)
+        assert list(frame["type"].dropna()) == ["Alarm", "Alarm"]
+    capsys.readouterr()
+    assert main(["match", queries[0], queries[0], "-i", str(data)]) == 1
+    assert "two query files are named 'rise'" in capsys.readouterr().err
+    assert main(["match", *queries, "-i", str(data), "--timeouts", str(tmp_path / "t.jsonl")]) == 1
+    assert "--timeouts takes one query" in capsys.readouterr().err

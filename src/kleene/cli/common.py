@@ -123,8 +123,17 @@ def delay(text: str) -> float | timedelta:
     return timedelta(seconds=amount * UNITS[found[2].lower()][1])
 
 
-def query_and_input(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("query", help="a query file, or the query text itself")
+def query_and_input(parser: argparse.ArgumentParser, *, several: bool = False) -> None:
+    """The query (with `several`, one or more, as a list) and `--input`."""
+    if several:
+        parser.add_argument(
+            "query",
+            nargs="+",
+            help="a query file, or the query text itself; several query files run over the "
+            "input at once, in one engine, each output with its query's name (the file's)",
+        )
+    else:
+        parser.add_argument("query", help="a query file, or the query text itself")
     parser.add_argument(
         "--input",
         "-i",

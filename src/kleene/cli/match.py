@@ -29,9 +29,11 @@ from kleene.errors import EventError, KleeneError
 from kleene.events import Event
 from kleene.io.matching import check_input
 from kleene.io.readers import EventReader
-from kleene.io.writers import check_overwrite
+from kleene.io.writers import NamedOutputs, check_overwrite
 from kleene.matches import Timeout
 from kleene.runtime.engine import fewer_collections
+from kleene.runtime.metrics import Metrics
+from kleene.runtime.queries import Queries
 
 __all__ = ["add"]
 
@@ -45,7 +47,7 @@ def add(commands: Any) -> None:
         "folder of them, or standard input), in-process. Matches are written as JSON lines, "
         "or in the format the --output file's extension names.",
     )
-    query_and_input(match)
+    query_and_input(match, several=True)
     input_options(match)
     disorder_options(match)
     match.add_argument(
@@ -91,7 +93,9 @@ def _match(args: argparse.Namespace) -> int:
             kleene.io.output_format(path)  # an unknown extension fails before reading
     if args.timeouts == "-" and args.output in (None, "-"):
         raise KleeneError("--timeouts - and the matches cannot both go to standard output")
-    text, name = query_text(args.query)
+    if len(args.query) > 1:
+        return _match_several(args)
+    text, name = query_text(args.query[0])
     pattern: str | kleene.afa.Afa = text
     if is_afa(text):  # an AFA written directly runs on the afa plan
         pattern = kleene.afa.read_afa(text, time_unit=args.time_unit)
@@ -110,19 +114,7 @@ def _match(args: argparse.Namespace) -> int:
     warn_growth(engine.plan)
     for path in (args.output, args.timeouts):  # before anything is read, as kleene run
         check_overwrite(path, args.overwrite)
-    column_types = dict(pair(item) for item in args.column_type)
-    reader = kleene.io.read_events(
-        args.input,
-        args.format,
-        type=args.type_column,
-        ts=args.ts_column,
-        id=args.id_column,
-        event_type=args.event_type,
-        tz=args.tz,
-        ts_unit=args.ts_unit,
-        on_error=args.on_error,
-        column_types=column_types,
-    )
+    reader = _reader(args)
     started = time.perf_counter()
     written = timed_out = 0
     shown: list[kleene.Match | kleene.Event] = []
@@ -175,15 +167,109 @@ def _match(args: argparse.Namespace) -> int:
             "latest timestamp); raise --max-delay to keep them"
         )
     if args.stats:
-        counts = metrics.as_dict()
-        peak = _peak_memory_kib()
-        if peak is not None:  # the process's, as the lazy-NFA paper measures memory
-            counts["peak_memory_kib"] = peak
-        names = max(map(len, counts))
-        numbers = max(len(f"{value:,}") for value in counts.values())
-        for key, value in counts.items():
-            print(f"  {key:<{names}}  {value:>{numbers},}", file=sys.stderr)
+        _print_stats(metrics)
     return 0
+
+
+def _match_several(args: argparse.Namespace) -> int:
+    """`kleene match` of several query files at once: one engine of several queries, each
+    output with its query's name (`NamedOutputs`: `query` first in every record and row)."""
+    if args.timeouts is not None:
+        raise KleeneError("--timeouts takes one query")
+    named: dict[str, str] = {}
+    for query in args.query:
+        text, name = query_text(query)
+        if name in named:
+            raise KleeneError(f"two query files are named {name!r}; rename one")
+        named[name] = text
+    engine = kleene.Engine(
+        named,
+        args.plan,
+        output="non_overlapping" if args.non_overlapping else "all",
+        time_unit=args.time_unit,
+        max_delay=args.max_delay,
+        on_late=args.on_late,
+        **plan_options(args.option),
+    )
+    assert isinstance(engine, Queries)
+    for lane in engine.queries.values():
+        warn_growth(lane.plan)
+    check_overwrite(args.output, args.overwrite)
+    reader = _reader(args)
+    started = time.perf_counter()
+    outputs = NamedOutputs(
+        {name: lane.plan.output for name, lane in engine.queries.items()}, engine.query_of
+    )
+    written = 0
+    counts = dict.fromkeys(engine.queries, 0)
+    shown: list[Any] = []
+    with (
+        kleene.io.match_output(args.output, outputs) as write,
+        progress(
+            "off" if args.quiet else args.progress,
+            lambda: kleene.io.readers.count_rows(args.input, args.format),
+        ) as tick,
+        fewer_collections(),
+    ):
+        made = _made(engine, _chunks(reader, tick, lambda: reader.rows), reader)
+        for batch in made:
+            kept = batch if args.limit is None else batch[: max(0, args.limit - written)]
+            for each in kept:
+                counts[engine.query_of(each)] += 1
+            shown.extend(kept[: args.show - len(shown)])
+            written += write(kept)
+            if args.limit is not None and written >= args.limit:
+                made.close()
+                break
+    display = sys.stdout if args.output not in (None, "-") else sys.stderr
+    for number, each in enumerate(shown, 1):
+        name = engine.query_of(each)
+        lane = engine.queries[name]
+        fields = list(dict.fromkeys(read.attr for read in lane.plan.analysis.reads))
+        print(f"{number:>3}. {name}: {_short(each, fields, lane.plan.output)}", file=display)
+    each_query = ", ".join(f"{name} {count:,}" for name, count in counts.items())
+    log.info(
+        f"{engine.metrics.events:,} events, {written:,} outputs of {len(named)} queries "
+        f"({each_query}), {time.perf_counter() - started:.2f} s"
+    )
+    if reader.report():
+        log.warning(reader.report())
+    if engine.metrics.late:
+        log.warning(
+            f"dropped {engine.metrics.late:,} late events (more than --max-delay behind the "
+            "latest timestamp); raise --max-delay to keep them"
+        )
+    if args.stats:
+        _print_stats(engine.metrics)
+    return 0
+
+
+def _reader(args: argparse.Namespace) -> EventReader:
+    """The reader of the command's input, as its options say."""
+    return kleene.io.read_events(
+        args.input,
+        args.format,
+        type=args.type_column,
+        ts=args.ts_column,
+        id=args.id_column,
+        event_type=args.event_type,
+        tz=args.tz,
+        ts_unit=args.ts_unit,
+        on_error=args.on_error,
+        column_types=dict(pair(item) for item in args.column_type),
+    )
+
+
+def _print_stats(metrics: Metrics) -> None:
+    """The engine's counters (`--stats`), aligned, with the process's peak memory."""
+    counts = metrics.as_dict()
+    peak = _peak_memory_kib()
+    if peak is not None:  # the process's, as the lazy-NFA paper measures memory
+        counts["peak_memory_kib"] = peak
+    names = max(map(len, counts))
+    numbers = max(len(f"{value:,}") for value in counts.values())
+    for key, value in counts.items():
+        print(f"  {key:<{names}}  {value:>{numbers},}", file=sys.stderr)
 
 
 def _peak_memory_kib() -> int | None:

@@ -8,7 +8,7 @@ import gzip
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import date, datetime, time
 from decimal import Decimal
@@ -20,6 +20,7 @@ from kleene.errors import EventError, KleeneError
 from kleene.io.readers import format_of, named_format
 
 __all__ = [
+    "NamedOutputs",
     "check_overwrite",
     "json_default",
     "match_output",
@@ -52,7 +53,25 @@ def json_default(value: Any) -> Any:
     raise EventError(f"cannot write a value of type {type(value).__name__} as JSON: {value!r}")
 
 
-def write_matches(found: Iterable[Any], out: IO[str], output: Output) -> int:
+class NamedOutputs:
+    """The outputs of several queries (`kleene.Engine` of several), written as one: each
+    record and row is its query's (`Output.record`, `Output.row`) with the query's name
+    first, under `query`."""
+
+    def __init__(self, outputs: Mapping[str, Output], name_of: Callable[[Any], str]) -> None:
+        self.outputs = outputs
+        self.name_of = name_of
+
+    def record(self, found: Any) -> dict[str, Any]:
+        name = self.name_of(found)
+        return {"query": name, **self.outputs[name].record(found)}
+
+    def row(self, found: Any) -> dict[str, Any]:
+        name = self.name_of(found)
+        return {"query": name, **self.outputs[name].row(found)}
+
+
+def write_matches(found: Iterable[Any], out: IO[str], output: Output | NamedOutputs) -> int:
     """Write one JSON object a line (`Output.record`: `Match.to_dict`, or an emitted event's
     row); return how many."""
     count = 0
@@ -95,7 +114,9 @@ def output_format(path: str | Path) -> str:
 
 
 @contextmanager
-def match_output(path: str | None, output: Output) -> Iterator[Callable[[Iterable[Any]], int]]:
+def match_output(
+    path: str | None, output: Output | NamedOutputs
+) -> Iterator[Callable[[Iterable[Any]], int]]:
     """A function that writes a plan's outputs (and returns how many) to `path`, in the
     format its name says (`output_format`), or as JSON lines to standard output (None or
     `-`).
@@ -135,7 +156,9 @@ def match_output(path: str | None, output: Output) -> Iterator[Callable[[Iterabl
         partial.unlink(missing_ok=True)
 
 
-def _add_rows(tables: list[Any], found: Iterable[Any], kind: str, output: Output) -> int:
+def _add_rows(
+    tables: list[Any], found: Iterable[Any], kind: str, output: Output | NamedOutputs
+) -> int:
     """The outputs as one Arrow table (CSV: nested values as JSON text)."""
     import pyarrow as pa
 
@@ -149,8 +172,9 @@ def _add_rows(tables: list[Any], found: Iterable[Any], kind: str, output: Output
             for row in rows
         ]
     if rows:
+        names = dict.fromkeys(name for row in rows for name in row)  # every row's, in order
         try:
-            tables.append(pa.Table.from_pylist(rows))
+            tables.append(pa.Table.from_pydict({n: [row.get(n) for row in rows] for n in names}))
         except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
             raise _unwritable(kind, error) from None
     return len(rows)
