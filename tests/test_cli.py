@@ -646,3 +646,20 @@ def test_match_runs_several_query_files_at_once(tmp_path, capsys):
     assert "two query files are named 'rise'" in capsys.readouterr().err
     assert main(["match", *queries, "-i", str(data), "--timeouts", str(tmp_path / "t.jsonl")]) == 1
     assert "--timeouts takes one query" in capsys.readouterr().err
+
+
+def test_no_matches_still_write_every_field(tmp_path):
+    """An empty result is a file with the output's whole schema, not a lone column."""
+    data = tmp_path / "one.csv"
+    data.write_text("type,ts,k,x\nA,1,1,1\n")
+    query = "PATTERN SEQ(A a, B b) WHERE [k] WITHIN 10 RETURN a.x AS x, a.ts - a.ts > 1 AS late"
+    for name in ("none.csv", "none.parquet"):
+        assert main(["match", query, "-i", str(data), "-o", str(tmp_path / name)]) == 0
+    assert (tmp_path / "none.csv").read_text().splitlines() == [
+        '"pattern","start_ts","end_ts","a","b","x","late"'
+    ]
+    import pyarrow.parquet as pq
+
+    schema = pq.read_schema(tmp_path / "none.parquet")
+    assert schema.names == ["pattern", "start_ts", "end_ts", "a", "b", "x", "late"]
+    assert str(schema.field("late").type) == "bool"  # a condition is one, whatever the input

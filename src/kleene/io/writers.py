@@ -15,7 +15,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import IO, Any
 
-from kleene.compiler.query import Output
+from kleene.compiler.query import Field, Output
 from kleene.errors import EventError, KleeneError
 from kleene.io.readers import format_of, named_format
 
@@ -61,6 +61,15 @@ class NamedOutputs:
     def __init__(self, outputs: Mapping[str, Output], name_of: Callable[[Any], str]) -> None:
         self.outputs = outputs
         self.name_of = name_of
+
+    @property
+    def fields(self) -> tuple[Field, ...]:
+        """`query`, then every query's fields (the first of each name)."""
+        named = {"query": Field("query", "text", nullable=False)}
+        for output in self.outputs.values():
+            for each in output.fields:
+                named.setdefault(each.name, each)
+        return tuple(named.values())
 
     def record(self, found: Any) -> dict[str, Any]:
         name = self.name_of(found)
@@ -123,9 +132,9 @@ def match_output(
 
     JSON lines hold `Output.record` (`Match.to_dict()`); Parquet one `Output.row` a row
     (`Match.to_row()`, the rows `kleene run` writes); CSV the same rows with each
-    variable's events as JSON text (as `kleene run` writes CSV). The file is whole or
-    absent: outputs go to a hidden file beside it, which takes its name when the block ends
-    without an error.
+    variable's events as JSON text (as `kleene run` writes CSV); no outputs make a file of
+    every field the output declares (`_empty`). The file is whole or absent: outputs go to
+    a hidden file beside it, which takes its name when the block ends without an error.
     """
     if path is None or path == "-":
         yield lambda found: write_matches(found, sys.stdout, output)
@@ -150,7 +159,7 @@ def match_output(
         else:
             tables: list[Any] = []
             yield lambda found: _add_rows(tables, found, kind, output)
-            _write_tables(tables, partial, kind, target)
+            _write_tables(tables or [_empty(output)], partial, kind, target)
         os.replace(partial, target)
     finally:
         partial.unlink(missing_ok=True)
@@ -180,6 +189,16 @@ def _add_rows(
     return len(rows)
 
 
+def _empty(output: Output | NamedOutputs) -> Any:
+    """No outputs, as a table of every field the output declares: a field whose type
+    depends on the input's (a time, an attribute's column, the events bound) has Arrow's
+    null type, the others theirs."""
+    import pyarrow as pa
+
+    types = {"text": pa.string(), "long": pa.int64(), "double": pa.float64(), "bool": pa.bool_()}
+    return pa.table({f.name: pa.array([], types.get(f.kind, pa.null())) for f in output.fields})
+
+
 def _unwritable(kind: str, error: Exception) -> EventError:
     return EventError(f"cannot write these matches as {kind}: {error}; write JSON lines instead")
 
@@ -188,11 +207,7 @@ def _write_tables(tables: list[Any], path: Path, kind: str, target: Path) -> Non
     import pyarrow as pa
 
     try:
-        table = (
-            pa.concat_tables(tables, promote_options="permissive")
-            if tables
-            else pa.table({"pattern": pa.array([], pa.string())})
-        )
+        table = pa.concat_tables(tables, promote_options="permissive")
     except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
         raise _unwritable(kind, error) from None
     if kind == "parquet":
