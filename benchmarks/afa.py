@@ -298,7 +298,7 @@ def plot(experiment: str, results: list[Result], path: Path) -> None:
     if experiment == "speculation":
         panels = [("outputs", lambda r: r.matches), ("latency (events)", _latency)]
     elif experiment in ("disorder", "ignorable"):
-        panels.append(("peak pmatches", lambda r: max(r.counts.get("peak_runs", 0), 1)))
+        panels.append(("peak pmatches", lambda r: r.counts.get("peak_runs", 0)))
     figure, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4), squeeze=False)
     finite = [x for x in map(_x, (r.setting for r in results)) if math.isfinite(x)]
     infinity = 1.5 * max(finite) if finite and max(finite) > 0 else 1.0
@@ -317,8 +317,10 @@ def plot(experiment: str, results: list[Result], path: Path) -> None:
                 axis.axhline(value(mine[0]), linestyle="--", color="gray", label=plan)
         axis.set_ylabel(label)
         axis.set_xlabel(results[0].setting.split("=")[0] if results else "")
-        if experiment == "dynamic" or label == "peak pmatches":
+        if experiment == "dynamic":
             axis.set_yscale("log")
+        elif label == "peak pmatches":  # log above 1, linear to 0: none kept is drawn as 0
+            axis.set_yscale("symlog", linthresh=1)
         if experiment == "dynamic":
             axis.set_xscale("log")
     axes[0][0].legend(fontsize="small")

@@ -494,10 +494,12 @@ def plot(results: list[Result], x: str, path: Path) -> None:
             points = sorted((_value(r.setting, x), r) for r in mine if r.plan == plan)
             xs = [p for p, _ in points]
             axes[0][column].plot(xs, [r.throughput for _, r in points], marker="o", label=plan)
-            axes[1][column].plot(xs, [max(r.counts["peak_runs"], 1) for _, r in points], marker="o")
+            axes[1][column].plot(xs, [r.counts["peak_runs"] for _, r in points], marker="o")
         axes[0][column].set_title(name)
+        axes[0][column].set_yscale("log")
+        # log above 1, linear to 0: a plan that keeps none alive is drawn at 0, not at 1
+        axes[1][column].set_yscale("symlog", linthresh=1)
         for row, axis_label in enumerate(("events/s", "peak live partial matches")):
-            axes[row][column].set_yscale("log")
             axes[row][column].set_ylabel(axis_label)
             axes[row][column].set_xlabel(x)
             if x == "ratio":
