@@ -641,7 +641,15 @@ def test_match_runs_several_query_files_at_once(tmp_path, capsys):
         assert list(frame["query"]) == ["rise", "alarm", "rise", "alarm", "twice"]
         assert {"a", "b", "type", "ts", "k", "p", "q"} <= set(frame.columns)
         assert list(frame["type"].dropna()) == ["Alarm", "Alarm"]
+    assert main(["match", str(tmp_path), "-i", str(data), "-o", str(tmp_path / "all.jsonl")]) == 0
+    records = [json.loads(line) for line in (tmp_path / "all.jsonl").read_text().splitlines()]
+    assert sorted({r["query"] for r in records}) == ["alarm", "rise", "twice"]  # the folder's
     capsys.readouterr()
+    assert main(["match", str(tmp_path / "out.csv"), "-i", str(data)]) == 1  # not a query
+    assert main(["match", str(tmp_path / "none"), "-i", str(data)]) == 1
+    (tmp_path / "none").mkdir()
+    assert main(["match", str(tmp_path / "none"), "-i", str(data)]) == 1
+    assert "holds no query file" in capsys.readouterr().err
     assert main(["match", queries[0], queries[0], "-i", str(data)]) == 1
     assert "two query files are named 'rise'" in capsys.readouterr().err
     assert main(["match", *queries, "-i", str(data), "--timeouts", str(tmp_path / "t.jsonl")]) == 1

@@ -129,8 +129,9 @@ def query_and_input(parser: argparse.ArgumentParser, *, several: bool = False) -
         parser.add_argument(
             "query",
             nargs="+",
-            help="a query file, or the query text itself; several query files run over the "
-            "input at once, in one engine, each output with its query's name (the file's)",
+            help="a query file, or the query text itself; several query files (or a folder "
+            "of .sase, .lead and .afa files) run over the input at once, in one engine, each "
+            "output with its query's name (the file's)",
         )
     else:
         parser.add_argument("query", help="a query file, or the query text itself")

@@ -7,6 +7,7 @@ import sys
 import time
 from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import kleene
@@ -93,6 +94,7 @@ def _match(args: argparse.Namespace) -> int:
             kleene.io.output_format(path)  # an unknown extension fails before reading
     if args.timeouts == "-" and args.output in (None, "-"):
         raise KleeneError("--timeouts - and the matches cannot both go to standard output")
+    args.query = _query_files(args.query)
     if len(args.query) > 1:
         return _match_several(args)
     text, name = query_text(args.query[0])
@@ -242,6 +244,25 @@ def _match_several(args: argparse.Namespace) -> int:
     if args.stats:
         _print_stats(engine.metrics)
     return 0
+
+
+#: What a folder of queries holds: SASE+ queries, LEAD rules, AFAs.
+QUERY_FILES = (".sase", ".lead", ".afa")
+
+
+def _query_files(queries: list[str]) -> list[str]:
+    """The queries given, a folder standing for the query files in it (by name)."""
+    found: list[str] = []
+    for query in queries:
+        folder = Path(query)
+        if not folder.is_dir():
+            found.append(query)
+            continue
+        files = sorted(str(p) for p in folder.iterdir() if p.suffix.lower() in QUERY_FILES)
+        if not files:
+            raise KleeneError(f"the folder {query} holds no query file ({', '.join(QUERY_FILES)})")
+        found += files
+    return found
 
 
 def _reader(args: argparse.Namespace) -> EventReader:
