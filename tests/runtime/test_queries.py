@@ -192,3 +192,20 @@ def test_a_bad_row_is_named_by_its_file_and_row(tmp_path):
     queries = {"a": "PATTERN SEQ(A a, B b) WITHIN 3", "b": "PATTERN SEQ(B b, C c) WITHIN 3"}
     with pytest.raises(kleene.EventError, match=r"ticks.csv, row 2, field 'ts'.*timestamp order"):
         kleene.match(queries, kleene.read_events(path))
+
+
+def test_metrics_count_the_stream_once_and_sum_the_queries():
+    queries = {"a": "PATTERN SEQ(A a, B b) WITHIN 3", "b": "PATTERN SEQ(B b, C c) WITHIN 3"}
+    engine = kleene.Engine(queries)
+    events = [{"type": t, "ts": i} for i, t in enumerate("ABCABCD")]
+    engine.send_many(events)
+    engine.close()
+    alone = [kleene.Engine(q) for q in queries.values()]
+    for each in alone:
+        each.send_many(events)
+        each.close()
+    metrics = engine.metrics
+    assert metrics.events == len(events)  # each event counted once, not once a query
+    assert metrics.matches == sum(e.metrics.matches for e in alone) == 4
+    plans = [e.metrics.plan for e in alone]
+    assert metrics.plan == {k: sum(p.get(k, 0) for p in plans) for k in set().union(*plans)}

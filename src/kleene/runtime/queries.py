@@ -33,6 +33,7 @@ within a chunk.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import fields
 from datetime import timedelta
 from graphlib import CycleError, TopologicalSorter
 from typing import Any
@@ -120,17 +121,25 @@ class Queries(Engine):
 
     @property
     def metrics(self) -> Metrics:
-        """The events sent and the late ones dropped, and every query's counters summed
-        (`engine.queries[name].metrics` has one query's)."""
+        """The events sent and the late ones dropped, and every query's other counters
+        summed, the plans' own too (`engine.queries[name].metrics` has one query's); a
+        peak summed so bounds what was alive at once across the queries."""
         total = self._metrics
-        counters: dict[str, int] = {}
-        for lane in self.queries.values():
-            for name, value in lane.metrics.as_dict().items():
-                if name not in ("events", "late"):
-                    counters[name] = counters.get(name, 0) + value
-        for name, value in counters.items():
-            if hasattr(total, name) and name != "plan":
-                setattr(total, name, value)
+        own = {"events", "late", "plan", "missing_attributes"}
+        summed = {f.name: 0 for f in fields(Metrics) if f.name not in own}
+        plan: dict[str, int] = {}
+        missing: list[str] = []
+        for name, lane in self.queries.items():
+            metrics = lane.metrics
+            for field_name in summed:
+                summed[field_name] += getattr(metrics, field_name)
+            for counter, value in metrics.plan.items():
+                plan[counter] = plan.get(counter, 0) + value
+            missing += [f"{name}: {place}" for place in metrics.missing_attributes]
+        for field_name, value in summed.items():
+            setattr(total, field_name, value)
+        total.plan = plan
+        total.missing_attributes = missing
         if self._reorder is not None:
             total.late = self._reorder.dropped
         return total
