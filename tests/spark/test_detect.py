@@ -246,6 +246,14 @@ def test_constant_type_default_ids_and_counts(spark, stocks):
     assert 1 <= counts["worker_peak_groups"] <= 6
 
 
+def test_several_queries_are_refused_on_spark_for_now(spark, stocks):
+    df = frame(spark, stocks[:10])
+    queries = {"a": "PATTERN SEQ(Stock a, Stock b) WITHIN 3", "b": "PATTERN SEQ(Stock a)"}
+    for several in (queries, list(queries.values())):
+        with pytest.raises(kleene.KleeneError, match="several queries run in one engine"):
+            detect(df, several, id="id")
+
+
 def test_malformed_rows(spark):
     df = spark.createDataFrame(
         [("A", 1, 1), ("B", None, 2), (None, 3, 3), ("B", 4, 4)], "type string, ts long, id long"

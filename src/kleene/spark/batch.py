@@ -32,6 +32,7 @@ from kleene import plans
 from kleene.compiler.query import Field
 from kleene.errors import EventError, KleeneError, PatternError
 from kleene.plans.base import Plan
+from kleene.runtime.queries import several
 from kleene.runtime.reorder import delay_units
 from kleene.spark.pushdown import NUMERIC, EventColumns, carried, col, prefilter
 from kleene.spark.session import classic_context, default_parallelism
@@ -161,7 +162,7 @@ def detect_job(
     - `plan` and `**options` (`output`, `time_unit`, `functions`, `name`): as for
       `kleene.compile`.
     """
-    compiled = plans.compile(query, plan, **options)
+    compiled = plans.compile(one_query(query), plan, **options)
     ship(df.sparkSession)
     if on_error not in ("raise", "skip"):
         raise KleeneError(f"on_error is 'raise' or 'skip', not {on_error!r}")
@@ -273,6 +274,17 @@ def detect_job(
     held = None if context is None else context.accumulator(0, PeakParam())
     matches = grouped.mapInArrow(match_batches(spec, peak, held), schema)
     return DetectJob(matches, compiled, grouping, read, skipped, kept, peak, late, held)
+
+
+def one_query(query: Any) -> Any:
+    """The query, refused when it is several (a mapping or list of queries): on Spark each
+    runs in a job of its own for now."""
+    if several(query):
+        raise KleeneError(
+            "several queries run in one engine in-process (kleene.match, kleene.Engine); on "
+            "Spark, detect each query in a job of its own for now"
+        )
+    return query
 
 
 def job_spec(

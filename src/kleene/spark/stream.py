@@ -58,7 +58,7 @@ from kleene.language.text import UNITS
 from kleene.matches import Match
 from kleene.plans.base import STATE_FORMAT, Plan
 from kleene.plans.signing import state_key
-from kleene.spark.batch import Key, _event_columns, _keys, job_spec
+from kleene.spark.batch import Key, _event_columns, _keys, job_spec, one_query
 from kleene.spark.pushdown import EventColumns, carried, col, prefilter
 from kleene.spark.shipping import ship
 from kleene.spark.worker import CARRIED, JobSpec, _events, _Output, _plan, _values
@@ -306,7 +306,7 @@ def detect_stream_job(
     """
     if not sdf.isStreaming:
         raise KleeneError("detect_stream takes a streaming DataFrame; for a batch one use detect")
-    compiled = plans.compile(query, plan, **options)
+    compiled = plans.compile(one_query(query), plan, **options)
     streamable(compiled)
     ship(sdf.sparkSession)
     if on_error not in ("raise", "skip"):
