@@ -50,9 +50,9 @@ def test_match_writes_json_lines(stocks, capsys):
     assert matches
     first = matches[0]
     assert first["pattern"] == "rally_fizzles"
-    assert len(first["bindings"]["a"]) >= 3
-    assert first["bindings"]["a"][0]["volume"] > 900
-    assert first["bindings"]["b"][0]["volume"] < 100
+    assert len(first["a"]) >= 3
+    assert first["a"][0]["volume"] > 900
+    assert first["b"][0]["volume"] < 100
     assert "3,000 events" in err and "partitions" in err
     peak = next(line for line in err.splitlines() if "peak_memory_kib" in line)
     assert int(peak.split()[-1].replace(",", "")) > 1024  # an interpreter holds a MiB at least
@@ -90,7 +90,7 @@ def test_match_reads_column_mappings(tmp_path, capsys):
         "when",
     ]
     assert main(args) == 0
-    assert json.loads(capsys.readouterr().out)["bindings"]["b"][0]["ts"] == 2
+    assert json.loads(capsys.readouterr().out)["b"][0]["ts"] == 2
 
 
 def test_match_skips_and_reports_bad_rows(tmp_path, capsys):
@@ -271,7 +271,7 @@ def test_engine_errors_name_the_file_and_row_with_an_id_column(tmp_path, capsys)
     assert said in capsys.readouterr().err.splitlines()[-1]
     assert main([*arguments, "--on-error", "skip"]) == 0
     captured = capsys.readouterr()
-    assert [json.loads(line)["bindings"]["b"][0]["id"] for line in captured.out.splitlines()] == [
+    assert [json.loads(line)["b"][0]["id"] for line in captured.out.splitlines()] == [
         11,
         13,
     ]
@@ -339,7 +339,7 @@ def test_decimal_and_binary_attributes_reach_the_output(tmp_path, capsys):
     path = tmp_path / "typed.parquet"
     pq.write_table(table, path)
     assert main(["match", "PATTERN SEQ(A a, B b)", "-i", str(path)]) == 0
-    found = json.loads(capsys.readouterr().out)["bindings"]
+    found = json.loads(capsys.readouterr().out)
     assert found["a"][0]["price"] == 2.5 and found["b"][0]["price"] == 3
     assert found["a"][0]["raw"] == "AP8="
 
@@ -389,8 +389,9 @@ def test_match_runs_an_afa_written_directly(tmp_path, capsys):
     assert "an AFA written directly runs with kleene match" in capsys.readouterr().err
 
 
-def _ids(bindings):
-    return tuple((name, tuple(e["id"] for e in events)) for name, events in bindings.items())
+def _ids(row, variables=("a", "b")):
+    """Each variable's event ids in an output row (`Output.row`, every format's)."""
+    return tuple((name, tuple(e["id"] for e in row[name])) for name in variables)
 
 
 def test_match_writes_the_format_its_output_names(stocks, tmp_path, capsys):
@@ -406,12 +407,12 @@ def test_match_writes_the_format_its_output_names(stocks, tmp_path, capsys):
         assert main(["match", query, "-i", str(stocks), "-o", str(path)]) == 0
     capsys.readouterr()
     lines = [json.loads(line) for line in outputs["m.jsonl"].read_text().splitlines()]
-    expected = [_ids(m["bindings"]) for m in lines]
+    expected = [_ids(m) for m in lines]
     assert expected
     packed = gzip.decompress(outputs["m.jsonl.gz"].read_bytes()).decode().splitlines()
-    assert [_ids(json.loads(line)["bindings"]) for line in packed] == expected
+    assert [_ids(json.loads(line)) for line in packed] == expected
     rows = pq.read_table(outputs["m.parquet"]).to_pylist()
-    assert [_ids({n: r[n] for n in ("a", "b")}) for r in rows] == expected
+    assert [_ids(r) for r in rows] == expected
     assert rows[0]["start_ts"] == lines[0]["start_ts"] and rows[0]["a"][0]["symbol"]
     for name in ("m.csv", "m.csv.gz"):
         table = pacsv.read_csv(outputs[name]).to_pylist()
@@ -444,7 +445,7 @@ def test_match_reads_gzipped_standard_input():
     )
     assert result.returncode == 0, result.stderr
     found = [json.loads(line) for line in result.stdout.decode().splitlines()]
-    assert [_ids(m["bindings"]) for m in found] == [
+    assert [_ids(m) for m in found] == [
         (("a", (0,)), ("b", (2,))),
         (("a", (1,)), ("b", (2,))),
     ]
@@ -527,7 +528,7 @@ def test_match_writes_timed_out_partial_matches_to_their_own_file(tmp_path, caps
     args = ["match", query, "-i", str(path), "-o", str(matches), "--timeouts", str(late)]
     assert main(args) == 0
     assert "1 matches, 2 timed-out partial matches" in capsys.readouterr().err
-    assert [json.loads(line)["bindings"]["o"][0]["order"] for line in matches.open()] == [2]
+    assert [json.loads(line)["o"][0]["order"] for line in matches.open()] == [2]
     import pyarrow.parquet as pq
 
     rows = pq.read_table(late).to_pylist()
@@ -562,7 +563,7 @@ def test_match_leaves_out_rows_no_variable_takes_and_says_how_many(tmp_path, cap
     for source in (folder, tmp_path / "all.jsonl"):
         assert main(["match", query, "-i", str(source), "--id-column", "seq"]) == 0
         out, err = capsys.readouterr()
-        found[source] = [json.loads(line)["bindings"] for line in out.splitlines()]
+        found[source] = [json.loads(line) for line in out.splitlines()]
     assert found[folder] == found[tmp_path / "all.jsonl"] and found[folder]
     assert "400 events," in err  # JSON lines: read whole
     assert main(["match", query, "-i", str(folder), "--id-column", "seq"]) == 0
@@ -599,7 +600,7 @@ def test_match_replaces_an_output_only_when_told_as_run_does(tmp_path, capsys):
     assert f"{target} exists; pass --overwrite to replace it" in capsys.readouterr().err
     assert target.read_text() == "an earlier run's\n"
     assert main(["match", query, "-i", str(events), "-o", str(target), "--overwrite"]) == 0
-    assert json.loads(target.read_text())["bindings"]["a"][0]["ts"] == 1
+    assert json.loads(target.read_text())["a"][0]["ts"] == 1
     late = tmp_path / "late.jsonl"
     late.write_text("")
     new = tmp_path / "n.jsonl"
@@ -631,7 +632,7 @@ def test_match_runs_several_query_files_at_once(tmp_path, capsys):
     out, err = capsys.readouterr()
     records = [json.loads(line) for line in out.splitlines()]
     assert [r["query"] for r in records] == ["rise", "alarm", "rise", "alarm", "twice"]
-    assert records[-1]["bindings"]["p"][0]["id"] == "alarm#0"
+    assert records[-1]["p"][0]["id"] == "alarm#0"
     assert "5 outputs of 3 queries (rise 2, alarm 2, twice 1)" in err
     for name in ("out.csv", "out.parquet"):
         assert main(["match", *queries, "-i", str(data), "-o", str(tmp_path / name)]) == 0

@@ -41,7 +41,7 @@ def _verdict(code: int, err: str, out: Path | None, names: str = "events.") -> t
         files = sorted(out.glob("part-*")) if out.is_dir() else [out]
         rows = [json.loads(line) for f in files for line in f.read_text().splitlines()]
     found = sorted(
-        tuple((v, tuple((e["type"], e["ts"]) for e in _bound(row, v))) for v in ("a", "b", "c"))
+        tuple((v, tuple((e["type"], e["ts"]) for e in row[v])) for v in ("a", "b", "c"))
         for row in rows
     )
     return ("matches", found)
@@ -70,10 +70,6 @@ def _quoted_then_text(data: bytes) -> bool:
             if text.startswith('"') and closed and not re.fullmatch(r'"(?:[^"]|"")*"', text):
                 return True
     return False
-
-
-def _bound(row: dict, variable: str) -> list[dict]:
-    return row["bindings"][variable] if "bindings" in row else row[variable]
 
 
 @pytest.mark.parametrize("suffix", ["csv", "jsonl", "parquet", "csv.gz", "jsonl.gz"])

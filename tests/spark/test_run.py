@@ -146,7 +146,7 @@ def test_max_delay_on_a_disordered_file(spark, tmp_path, capsys):
     query = "PATTERN SEQ(A a, B b) WHERE [symbol]"
     assert main(["match", query, "-i", str(path), "--max-delay", "3"]) == 0
     captured = capsys.readouterr()
-    local = [json.loads(line)["bindings"] for line in captured.out.splitlines()]
+    local = [json.loads(line) for line in captured.out.splitlines()]
     assert "dropped 1 late events" in captured.err  # A at 3 after B at 9
     out = tmp_path / "m.jsonl"
     args = [
@@ -183,7 +183,7 @@ def test_kleene_run_with_the_afa_plan(spark, tmp_path, capsys):
     assert sum(bool(line.get("retraction")) for line in lines) == 2  # the late C at 6
     held: list = []
     for line in lines:
-        pair = (line["bindings"]["a"][0]["ts"], line["bindings"]["b"][0]["ts"])
+        pair = (line["a"][0]["ts"], line["b"][0]["ts"])
         if line.get("retraction"):
             held.remove(pair)
         else:

@@ -125,13 +125,6 @@ class Output:
         row: dict[str, Any] = found.to_row()
         return row
 
-    def record(self, found: Any) -> dict[str, Any]:
-        """One output as a JSON-ready record (`Match.to_dict`, or `emitted_row`)."""
-        if self.kind == "events":
-            return emitted_row(found)
-        record: dict[str, Any] = found.to_dict()
-        return record
-
 
 def match_fields(
     variables: tuple[str, ...], returns: tuple[A.Returned, ...], timeouts: bool

@@ -55,8 +55,7 @@ def json_default(value: Any) -> Any:
 
 class NamedOutputs:
     """The outputs of several queries (`kleene.Engine` of several), written as one: each
-    record and row is its query's (`Output.record`, `Output.row`) with the query's name
-    first, under `query`."""
+    row is its query's (`Output.row`) with the query's name first, under `query`."""
 
     def __init__(self, outputs: Mapping[str, Output], name_of: Callable[[Any], str]) -> None:
         self.outputs = outputs
@@ -71,21 +70,17 @@ class NamedOutputs:
                 named.setdefault(each.name, each)
         return tuple(named.values())
 
-    def record(self, found: Any) -> dict[str, Any]:
-        name = self.name_of(found)
-        return {"query": name, **self.outputs[name].record(found)}
-
     def row(self, found: Any) -> dict[str, Any]:
         name = self.name_of(found)
         return {"query": name, **self.outputs[name].row(found)}
 
 
 def write_matches(found: Iterable[Any], out: IO[str], output: Output | NamedOutputs) -> int:
-    """Write one JSON object a line (`Output.record`: `Match.to_dict`, or an emitted event's
-    row); return how many."""
+    """Write one JSON object a line, the row CSV and Parquet hold (`Output.row`:
+    `Match.to_row`, or an emitted event's row); return how many."""
     count = 0
     for each in found:
-        out.write(json.dumps(output.record(each), default=json_default))
+        out.write(json.dumps(output.row(each), default=json_default))
         out.write("\n")
         count += 1
     return count
@@ -130,9 +125,10 @@ def match_output(
     format its name says (`output_format`), or as JSON lines to standard output (None or
     `-`).
 
-    JSON lines hold `Output.record` (`Match.to_dict()`); Parquet one `Output.row` a row
-    (`Match.to_row()`, the rows `kleene run` writes); CSV the same rows with each
-    variable's events as JSON text (as `kleene run` writes CSV); no outputs make a file of
+    Every format holds one `Output.row` an output (`Match.to_row()`: each variable's
+    events at the top level, as `kleene run` writes them): JSON lines as objects, Parquet
+    as rows, CSV as rows with each variable's events as JSON text (as `kleene run` writes
+    CSV); no outputs make a file of
     every field the output declares (`_empty`). The file is whole or absent: outputs go to
     a hidden file beside it, which takes its name when the block ends without an error.
     """
