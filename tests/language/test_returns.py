@@ -72,7 +72,7 @@ def test_kleene_match_shows_and_writes_the_values(tmp_path, capsys):
     assert main(["match", QUERY, "-i", str(source), "-o", str(out), "--show", "1"]) == 0
     shown = capsys.readouterr().out
     assert "a.sym='X' peak=14 n=2 change=-1 rising=True" in shown
-    assert json.loads(out.read_text())["values"]["peak"] == 14
+    assert json.loads(out.read_text())["peak"] == 14  # beside the variables, as in every format
 
 
 def test_the_builder_returns_too():
