@@ -56,9 +56,9 @@ def found(rows: list[dict], query: str, by_time: bool, spark) -> tuple[set, int]
     order = (lambda r: (r["ts"], r["kleene_id"])) if by_time else (lambda r: (r["symbol"], r["ts"]))
     table = pa.Table.from_pylist(sorted(rows, key=order))
     held = spark.sparkContext.accumulator(0, PeakParam())
-    out = pa.Table.from_batches(
-        list(match_batches(spec, None, held)(iter(table.to_batches(100)))), spec.schema
-    )
+    empty = pa.RecordBatch.from_pylist([], schema=table.schema)  # Spark may hand over one
+    batches = [empty, *table.to_batches(100), empty, empty]
+    out = pa.Table.from_batches(list(match_batches(spec, None, held)(iter(batches))), spec.schema)
     names = [v.name for v in plan.analysis.positive]
     matches = {
         (

@@ -137,7 +137,7 @@ def _match(args: argparse.Namespace) -> int:
             found, late = _split(batch)
             timed_out += write_timeouts(late) if late else 0
             shown.extend(found[: args.show - len(shown)])
-            written += _emit(found, write, args.limit, written)
+            written += write(_limited(found, args.limit, written))
             if args.limit is not None and written >= args.limit:
                 made.close()
                 break
@@ -161,15 +161,7 @@ def _match(args: argparse.Namespace) -> int:
     if reader.left_out:  # rows no variable can take, left out as they were read
         events = f"{reader.rows:,} events ({reader.left_out:,} no variable can take, left out)"
     log.info(f"{events}, {outcome}, {seconds:.2f} s (plan {engine.plan.name})")
-    if reader.report():
-        log.warning(reader.report())
-    if metrics.late:
-        log.warning(
-            f"dropped {metrics.late:,} late events (more than --max-delay behind the "
-            "latest timestamp); raise --max-delay to keep them"
-        )
-    if args.stats:
-        _print_stats(metrics)
+    _close_report(reader, metrics, args.stats)
     return 0
 
 
@@ -215,7 +207,7 @@ def _match_several(args: argparse.Namespace) -> int:
     ):
         made = _made(engine, _chunks(reader, tick, lambda: reader.rows), reader)
         for batch in made:
-            kept = batch if args.limit is None else batch[: max(0, args.limit - written)]
+            kept = _limited(batch, args.limit, written)
             for each in kept:
                 counts[engine.query_of(each)] += 1
             shown.extend(kept[: args.show - len(shown)])
@@ -229,21 +221,27 @@ def _match_several(args: argparse.Namespace) -> int:
         lane = engine.queries[name]
         fields = list(dict.fromkeys(read.attr for read in lane.plan.analysis.reads))
         print(f"{number:>3}. {name}: {_short(each, fields, lane.plan.output)}", file=display)
+    metrics = engine.metrics
     each_query = ", ".join(f"{name} {count:,}" for name, count in counts.items())
     log.info(
-        f"{engine.metrics.events:,} events, {written:,} outputs of {len(named)} queries "
+        f"{metrics.events:,} events, {written:,} outputs of {len(named)} queries "
         f"({each_query}), {time.perf_counter() - started:.2f} s"
     )
+    _close_report(reader, metrics, args.stats)
+    return 0
+
+
+def _close_report(reader: EventReader, metrics: Metrics, stats: bool) -> None:
+    """What the run skipped and dropped (warnings), and with --stats the counters."""
     if reader.report():
         log.warning(reader.report())
-    if engine.metrics.late:
+    if metrics.late:
         log.warning(
-            f"dropped {engine.metrics.late:,} late events (more than --max-delay behind the "
+            f"dropped {metrics.late:,} late events (more than --max-delay behind the "
             "latest timestamp); raise --max-delay to keep them"
         )
-    if args.stats:
-        _print_stats(engine.metrics)
-    return 0
+    if stats:
+        _print_stats(metrics)
 
 
 #: What a folder of queries holds: SASE+ queries, LEAD rules, AFAs.
@@ -405,12 +403,6 @@ def _made(
         yield closed
 
 
-def _emit(
-    found: list[Any],
-    write: Callable[[list[Any]], int],
-    limit: int | None,
-    written: int,
-) -> int:
-    if limit is not None:
-        found = found[: max(0, limit - written)]
-    return write(found)
+def _limited(found: list[Any], limit: int | None, written: int) -> list[Any]:
+    """The outputs that stay within --limit, `written` being written already."""
+    return found if limit is None else found[: max(0, limit - written)]

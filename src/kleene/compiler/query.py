@@ -392,14 +392,21 @@ class Query(ABC):
         return ()
 
     @property
-    def named_types(self) -> frozenset[str] | None:
-        """The event types its parts name (None: some part takes an event of any type).
-        Events of another type may still matter to it (they break a contiguous run), but
-        only these can be part of an output."""
+    def taken_types(self) -> frozenset[str] | None:
+        """The event types whose events matter to it (None: events of every type do, as
+        under a contiguity strategy, or some part takes an event of any type); an event of
+        another type may be left out without changing an output (`filters`)."""
         filters = self.filters
         if filters is None or any(f.types is None for f in filters):
             return None
         return frozenset(t for f in filters for t in f.types or ())
+
+    @property
+    def named_types(self) -> frozenset[str] | None:
+        """The event types its parts name (None: some part takes an event of any type).
+        Events of another type may still matter to it (they break a contiguous run), but
+        only these can be part of an output. By default `taken_types`."""
+        return self.taken_types
 
     @property
     def real_time(self) -> bool:

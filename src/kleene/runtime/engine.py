@@ -44,7 +44,7 @@ from kleene.runtime.metrics import Metrics
 from kleene.runtime.reorder import OnLate, Reorder, delay_units
 from kleene.runtime.send import SendLoops, at_fault
 
-__all__ = ["Engine", "EventSource", "fewer_collections", "located", "out_of_order"]
+__all__ = ["Engine", "EventSource", "fewer_collections", "located", "out_of_order", "several"]
 
 EventLike = Event | Mapping[str, Any]
 #: An unordered plan's states hear at least one punctuation in this many for clean-up.
@@ -91,6 +91,11 @@ _CHECKPOINTED = (
     "_reorder",
     "_latest",
 )
+
+
+def several(query: Any) -> bool:
+    """Is `query` several queries (a mapping of names to queries, or a list or tuple)?"""
+    return isinstance(query, Mapping | list | tuple)
 
 
 #: The engine class of several queries: `kleene.runtime.queries` puts `Queries` here as it
@@ -140,7 +145,7 @@ class Engine(SendLoops):
     def __new__(cls, query: Any = None, *args: Any, **kwargs: Any) -> Engine:
         """An engine of one query; of several (a mapping of names to queries, a list) the
         engine that runs them over one stream (`kleene.runtime.queries.Queries`)."""
-        if cls is Engine and isinstance(query, Mapping | list | tuple):
+        if cls is Engine and several(query):
             return super().__new__(SEVERAL[0])
         return super().__new__(cls)
 

@@ -46,12 +46,7 @@ from kleene.runtime.metrics import Metrics
 from kleene.runtime.reorder import OnLate, Reorder, delay_units
 from kleene.runtime.send import at_fault
 
-__all__ = ["Queries", "several"]
-
-
-def several(query: Any) -> bool:
-    """Is `query` several queries (a mapping of names to queries, or a list or tuple)?"""
-    return isinstance(query, Mapping | list | tuple)
+__all__ = ["Queries"]
 
 
 class Queries(Engine):
@@ -90,8 +85,10 @@ class Queries(Engine):
         #: Each query's own engine, by name, in the order they run (producers first).
         self.queries: dict[str, Engine] = {name: lanes[name] for name in self._order}
         #: Which queries take an event of a type (None: every type), by its type.
-        self._takes = {name: _takes(lane.plan) for name, lane in self.queries.items()}
+        self._takes = {name: lane.plan.analysis.taken_types for name, lane in self.queries.items()}
         self._routes: dict[str, tuple[str, ...]] = {}
+        #: The queries reading an emitted event, by its producer and type.
+        self._readers_of: dict[tuple[str, str], tuple[str, ...]] = {}
         #: The queries waiting for a time (`Engine.due`): an event they do not take moves it.
         self._waiting: set[str] = set()
         #: The queries whose outputs other queries read.
@@ -190,17 +187,27 @@ class Queries(Engine):
         return self._outputs(self._send_named(event))
 
     def _send_named(self, event: EventLike) -> list[tuple[str, Any]]:
-        item = as_event(event, default_id=self._arrivals)
-        self._arrivals += 1
-        self._metrics.events += 1
-        try:
-            if self._reorder is None:
-                self._in_order(item)
-                return self._run([item])
-            return self._run(self._reorder.push(item, self._arrivals))
-        except EventError as error:
-            at_fault(error, item, self._arrivals)
-            raise
+        return self._run(self._items([event]))
+
+    def _items(self, events: list[EventLike]) -> list[Event]:
+        """The events converted, numbered and checked in order (or, with `max_delay`,
+        those the reorder buffer releases), once for every query."""
+        items: list[Event] = []
+        reorder = self._reorder
+        for event in events:
+            item = as_event(event, default_id=self._arrivals)
+            self._arrivals += 1
+            self._metrics.events += 1
+            try:
+                if reorder is None:
+                    self._in_order(item)
+                    items.append(item)
+                else:
+                    items.extend(reorder.push(item, self._arrivals))
+            except EventError as error:
+                at_fault(error, item, self._arrivals)
+                raise
+        return items
 
     def _outputs(self, named: list[tuple[str, Any]]) -> list[Any]:
         """The outputs, each noted with its query for `query_of`."""
@@ -227,21 +234,7 @@ class Queries(Engine):
         emits for a time within the chunk reaches its readers in order). Each query's
         outputs are those of sending the events one by one, in the order the queries
         run, not the events came."""
-        items: list[Event] = []
-        reorder = self._reorder
-        for event in chunk:
-            item = as_event(event, default_id=self._arrivals)
-            self._arrivals += 1
-            try:
-                if reorder is None:
-                    self._in_order(item)
-                    items.append(item)
-                else:
-                    items.extend(reorder.push(item, self._arrivals))
-            except EventError as error:
-                at_fault(error, item, self._arrivals)
-                raise
-        self._metrics.events += len(chunk)
+        items = self._items(chunk)
         if not items:
             return []
         taken: dict[str, list[Event]] = {}
@@ -259,7 +252,7 @@ class Queries(Engine):
             own, fed = taken.get(name), emitted.pop(name, None)
             lane = self.queries[name]
             if own or fed:
-                events = _merged(own or [], sorted(fed or (), key=_time_of))
+                events = _merged(own or [], fed or [])
                 found = lane.send_many(events)
                 if found:
                     self._collect(name, found, reported, emitted)
@@ -382,7 +375,7 @@ class Queries(Engine):
             if not takes and not fed and name not in waiting:
                 continue
             lane = self.queries[name]
-            for event in _merged([item] if takes else [], sorted(fed or (), key=_time_of)):
+            for event in _merged([item] if takes else [], fed or []):
                 found = lane.send(event)
                 if found:
                     self._collect(name, found, reported, emitted)
@@ -418,7 +411,7 @@ class Queries(Engine):
         emitted: dict[str, list[Event]] = {}
         for name in self._order:
             lane = self.queries[name]
-            for event in sorted(emitted.pop(name, []), key=_time_of):
+            for event in _merged([], emitted.pop(name, [])):
                 self._collect(name, lane.send(event), reported, emitted)
             self._collect(name, call(lane), reported, emitted)
             if lane.due is None:
@@ -453,10 +446,15 @@ class Queries(Engine):
             )
         return found
 
-    def _readers(self, event_type: str, producer: str) -> list[str]:
+    def _readers(self, event_type: str, producer: str) -> tuple[str, ...]:
         """The queries after `producer` that name an emitted event's type."""
-        after = self._order[self._order.index(producer) + 1 :]
-        return [name for name in after if event_type in (_named_types(self.queries[name]) or ())]
+        found = self._readers_of.get((producer, event_type))
+        if found is None:
+            after = self._order[self._order.index(producer) + 1 :]
+            found = self._readers_of[producer, event_type] = tuple(
+                name for name in after if event_type in (_named_types(self.queries[name]) or ())
+            )
+        return found
 
 
 _ONE_QUERY = "{} is for one query: call it on engine.queries[name]"
@@ -483,14 +481,6 @@ def _named(queries: Mapping[str, Any] | Sequence[Any]) -> list[tuple[str, Any]]:
     return named
 
 
-def _takes(plan: Plan[Any]) -> frozenset[str] | None:
-    """The event types a query takes from the stream (None: every type)."""
-    filters = plan.analysis.filters
-    if filters is None or any(f.types is None for f in filters):
-        return None
-    return frozenset(t for f in filters for t in f.types or ())
-
-
 def _named_types(lane: Engine) -> frozenset[str] | None:
     return lane.plan.analysis.named_types
 
@@ -509,23 +499,19 @@ def _producers_first(lanes: dict[str, Engine]) -> list[str]:
     except CycleError as error:
         cycle = " -> ".join(error.args[1])
         raise KleeneError(f"queries feed each other in a cycle: {cycle}") from None
+    depth: dict[str, int] = {}  # how many producers deep (0: it reads only the stream)
+    for name in order:  # producers come first
+        depth[name] = 1 + max((depth[p] for p in graph[name]), default=-1)
     given = list(lanes)
     # among queries free to go in any order, keep the order given
-    return sorted(order, key=lambda name: (_depth(name, graph), given.index(name)))
-
-
-def _depth(name: str, graph: dict[str, set[str]]) -> int:
-    """How many producers deep a query is (0: it reads only the stream)."""
-    return 1 + max((_depth(p, graph) for p in graph[name]), default=-1)
+    return sorted(order, key=lambda name: (depth[name], given.index(name)))
 
 
 def _merged(own: list[Event], fed: list[Event]) -> list[Event]:
-    """The stream's events and emitted ones in timestamp order, an emitted event after the
-    stream's events of its time."""
+    """The stream's events (in order) and emitted ones in timestamp order, an emitted
+    event after the stream's events of its time, emitted ones of one time as emitted."""
     if not fed:
         return own
-    if not own:
-        return fed
     tagged = [(e.t, 0, n, e) for n, e in enumerate(own)] + [
         (e.t, 1, n, e) for n, e in enumerate(fed)
     ]
@@ -545,10 +531,6 @@ def _chunks(events: Iterable[EventLike]) -> Iterator[list[EventLike]]:
             chunk = []
     if chunk:
         yield chunk
-
-
-def _time_of(event: Event) -> float:
-    return event.t
 
 
 SEVERAL.append(Queries)

@@ -32,7 +32,7 @@ from kleene import plans
 from kleene.compiler.query import Field
 from kleene.errors import EventError, KleeneError, PatternError
 from kleene.plans.base import Plan
-from kleene.runtime.queries import several
+from kleene.runtime.engine import several
 from kleene.runtime.reorder import delay_units
 from kleene.spark.pushdown import NUMERIC, EventColumns, carried, col, prefilter
 from kleene.spark.session import classic_context, default_parallelism

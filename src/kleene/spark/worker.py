@@ -360,6 +360,8 @@ def _chunks(batches: Iterator[pa.RecordBatch], size: int) -> Iterator[pa.RecordB
     held: list[pa.RecordBatch] = []
     rows = 0
     for batch in batches:
+        if not batch.num_rows:  # nothing to gather (and a table of none has no batch)
+            continue
         held.append(batch)
         rows += batch.num_rows
         if rows >= size:
