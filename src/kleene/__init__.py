@@ -1,7 +1,8 @@
 """kleene: complex event processing for Python, on Apache Spark through PySpark.
 
 The one door: `match` (and `match_iter`) finds a query's matches in events, a file reader,
-a pandas DataFrame or an Arrow table; `Engine` runs one over a stream; `compile` and
+a pandas DataFrame or an Arrow table; `match_recognize` runs SQL's MATCH_RECOGNIZE over a
+DataFrame, an Arrow table or a file; `Engine` runs one over a stream; `compile` and
 `parse` turn query text into a plan or a checked AST. Plan-specific names live in their
 own namespaces: `kleene.lead` (LEAD rules), `kleene.afa` (AFAs written directly), and
 `kleene.spark` (Spark DataFrames and streams).
@@ -33,6 +34,7 @@ from kleene.errors import (
 from kleene.events import Event, Watermark
 from kleene.io import from_arrow, from_pandas, from_records, read_events, read_matches, to_pandas
 from kleene.io.matching import match, match_iter
+from kleene.io.recognize import match_recognize
 from kleene.matches import Match, Retraction, Timeout
 from kleene.plans import compile
 from kleene.plans.base import Plan
@@ -65,6 +67,7 @@ __all__ = [
     "lead",
     "match",
     "match_iter",
+    "match_recognize",
     "parse",
     "read_events",
     "read_matches",

@@ -151,6 +151,8 @@ class Writer(ABC):
                 return f"_compare({comparison}, {lhs}, {rhs}, {self.constant(node)})"
             case E.BoolOp(op=op, items=items):
                 return self.boolean(op, items, ctx)
+            case E.IsNull(operand=operand):
+                return f"(({self.expr(operand, ctx)}) is None)"
             case E.Equivalence():
                 return self.equivalence(node, ctx)
         raise TypeError(f"cannot compile {node!r}")  # pragma: no cover - validation

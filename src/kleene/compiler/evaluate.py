@@ -73,6 +73,7 @@ ARITHMETIC: dict[str, Callable[[Any, Any], Any]] = {
     "*": multiply,
     "/": operator.truediv,
     "%": operator.mod,
+    "||": lambda a, b: f"{a}{b}",
 }
 COMPARE: dict[str, Callable[[Any, Any], Any]] = {
     "=": operator.eq,
@@ -112,6 +113,22 @@ class Scope(ABC):
 
     def items(self, node: E.Quantified) -> Iterable[Scope]:
         """A scope for each item of the list a quantifier ranges over."""
+        raise KleeneError(f"{expr_text(node)} has no meaning here")
+
+    def navigate(self, node: E.Navigation) -> Any:
+        """A row pattern navigation's value (SQL's PREV, NEXT, FIRST, LAST)."""
+        raise KleeneError(f"{expr_text(node)} has no meaning here")
+
+    def row_aggregate(self, node: E.RowAggregate) -> Any:
+        """An aggregate over a row pattern match's rows."""
+        raise KleeneError(f"{expr_text(node)} has no meaning here")
+
+    def classifier(self, node: E.Classifier) -> Any:
+        """The variable a row pattern match's row is mapped to."""
+        raise KleeneError(f"{expr_text(node)} has no meaning here")
+
+    def match_number(self, node: E.MatchNumber) -> Any:
+        """The number of a row pattern match."""
         raise KleeneError(f"{expr_text(node)} has no meaning here")
 
 
@@ -228,6 +245,16 @@ def evaluate(expr: E.Expr, env: Scope) -> Any:
             return env.duration(expr)
         case E.Quantified():
             return quantified(expr, [holds(expr.body, item) for item in env.items(expr)])
+        case E.IsNull(operand=operand):
+            return evaluate(operand, env) is None
+        case E.Navigation():
+            return env.navigate(expr)
+        case E.RowAggregate():
+            return env.row_aggregate(expr)
+        case E.Classifier():
+            return env.classifier(expr)
+        case E.MatchNumber():
+            return env.match_number(expr)
     raise TypeError(f"not an expression node: {expr!r}")
 
 
@@ -262,7 +289,7 @@ def _position(index: E.Index, length: int, i: int | None) -> int | None:
     return i - 1 + index.offset
 
 
-def aggregate(expr: E.Aggregate, values: Sequence[Any]) -> Any:
+def aggregate(expr: E.Aggregate | E.RowAggregate, values: Sequence[Any]) -> Any:
     """An aggregate of attribute values, nulls skipped: an empty sum is 0, empty values the
     empty set, an empty avg, min or max is null."""
     values = [v for v in values if v is not None]

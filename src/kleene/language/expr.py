@@ -30,21 +30,29 @@ from typing import Literal as Lit
 __all__ = [
     "AGGREGATES",
     "CURRENT",
+    "NAVIGATIONS",
     "QUANTIFIERS",
+    "ROW_AGGREGATES",
+    "UNIVERSAL",
     "Aggregate",
     "Attr",
     "Binary",
     "BoolOp",
     "Call",
+    "Classifier",
     "Compare",
     "Constant",
     "Duration",
     "Equivalence",
     "Expr",
     "Index",
+    "IsNull",
     "Len",
+    "MatchNumber",
     "Name",
+    "Navigation",
     "Quantified",
+    "RowAggregate",
     "Span",
     "Unary",
     "children",
@@ -63,6 +71,14 @@ AGGREGATES = ("avg", "sum", "min", "max", "count", "values")
 CURRENT = ""
 #: How a quantifier counts the items its body holds for (LEAD's ALL, ANY, AT LEAST n, ...).
 QUANTIFIERS = ("all", "any", "at least", "at most", "exactly")
+#: The `var` of a column a row pattern reads without naming a variable (SQL's universal row
+#: pattern variable: every row of the match); no variable is named so.
+UNIVERSAL = "*"
+#: SQL's row pattern navigations: PREV and NEXT move over the partition's rows, FIRST and
+#: LAST over the rows a variable's match holds.
+NAVIGATIONS = ("prev", "next", "first", "last")
+#: What an aggregate of a row pattern's rows computes.
+ROW_AGGREGATES = ("count", "sum", "avg", "min", "max", "array_agg")
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,9 +174,19 @@ class Unary:
 
 @dataclass(frozen=True, slots=True)
 class Binary:
-    op: Lit["+", "-", "*", "/", "%"]
+    """Arithmetic, and SQL's `||` (text joined)."""
+
+    op: Lit["+", "-", "*", "/", "%", "||"]
     left: Expr
     right: Expr
+    span: Span | None = span_field()
+
+
+@dataclass(frozen=True, slots=True)
+class IsNull:
+    """SQL's `x IS NULL`: true when x is null, false otherwise (never null itself)."""
+
+    operand: Expr
     span: Span | None = span_field()
 
 
@@ -221,6 +247,52 @@ class Quantified:
     span: Span | None = span_field()
 
 
+@dataclass(frozen=True, slots=True)
+class Navigation:
+    """SQL's row pattern navigation: `PREV(arg, offset)` and `NEXT(arg, offset)` read `arg`
+    at the row `offset` rows before or after the row it would be read at (over the
+    partition's rows); `FIRST(arg, offset)` and `LAST(arg, offset)` at the row `offset`
+    rows after the first, or before the last, row mapped to the variable `arg` reads (over
+    the match). `final`: FINAL semantics (the whole match) rather than RUNNING (the match
+    up to the current row)."""
+
+    func: Lit["prev", "next", "first", "last"]
+    arg: Expr
+    offset: int
+    final: bool = False
+    span: Span | None = span_field()
+
+
+@dataclass(frozen=True, slots=True)
+class Classifier:
+    """SQL's `CLASSIFIER(v)`: the variable the last row mapped to v (a variable, a subset,
+    or `UNIVERSAL`: any row) is mapped to."""
+
+    var: str = UNIVERSAL
+    final: bool = False
+    span: Span | None = span_field()
+
+
+@dataclass(frozen=True, slots=True)
+class MatchNumber:
+    """SQL's `MATCH_NUMBER()`: the match's number in its partition, from 1."""
+
+    span: Span | None = span_field()
+
+
+@dataclass(frozen=True, slots=True)
+class RowAggregate:
+    """An aggregate over the rows of a row pattern match mapped to `var` (a variable, a
+    subset, or `UNIVERSAL`), of `arg` read at each (None: `count(*)`, the rows themselves).
+    `final`: over the whole match rather than up to the current row."""
+
+    func: Lit["count", "sum", "avg", "min", "max", "array_agg"]
+    arg: Expr | None
+    var: str = UNIVERSAL
+    final: bool = False
+    span: Span | None = span_field()
+
+
 Expr: TypeAlias = (
     Constant
     | Attr
@@ -230,11 +302,16 @@ Expr: TypeAlias = (
     | Unary
     | Binary
     | Compare
+    | IsNull
     | BoolOp
     | Equivalence
     | Duration
     | Name
     | Quantified
+    | Navigation
+    | Classifier
+    | MatchNumber
+    | RowAggregate
 )
 
 
@@ -283,7 +360,7 @@ def conjuncts(expr: Expr | None) -> tuple[Expr, ...]:
 def children(expr: Expr) -> tuple[Expr, ...]:
     """The direct sub-expressions of an expression node."""
     match expr:
-        case Unary(operand=operand):
+        case Unary(operand=operand) | IsNull(operand=operand):
             return (operand,)
         case Binary(left=left, right=right) | Compare(left=left, right=right):
             return (left, right)
@@ -291,8 +368,10 @@ def children(expr: Expr) -> tuple[Expr, ...]:
             return items
         case Call(args=args):
             return args
-        case Quantified(body=body):
+        case Quantified(body=body) | Navigation(arg=body):
             return (body,)
+        case RowAggregate(arg=arg) if arg is not None:
+            return (arg,)
     return ()
 
 

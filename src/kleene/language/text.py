@@ -74,6 +74,7 @@ for _canonical, _seconds, _spellings in (
     for _spelling in _spellings:
         UNITS[_spelling] = (_canonical, _seconds)
 
+_COMPARE = {"==": "=", "=": "=", "!=": "!=", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0"}
 
 # Words for the grammars' terminals in error messages.
@@ -243,7 +244,7 @@ def number_text(value: int | float) -> str:
 
 # Binding strength of each kind of expression; an operand weaker than its place gets ().
 OR, AND, NOT, COMPARE, SUM, PRODUCT, UNARY, ATOM = range(8)
-_BINARY = {"+": SUM, "-": SUM, "*": PRODUCT, "/": PRODUCT, "%": PRODUCT}
+_BINARY = {"+": SUM, "-": SUM, "||": SUM, "*": PRODUCT, "/": PRODUCT, "%": PRODUCT}
 
 
 def error_at(message: str, text: str | None, span: E.Span | None) -> PatternError:
@@ -262,8 +263,9 @@ def error_at(message: str, text: str | None, span: E.Span | None) -> PatternErro
 
 
 class ExprReader(Transformer[Token, Any]):
-    """The parse-tree rules every language reads the same way: literals, and an error at
-    a place in the query text. Each language's reader subclasses it."""
+    """The parse-tree rules every language reads the same way: literals, operators, and an
+    error at a place in the query text. Each language's reader subclasses it (and says, in
+    `_expr`, what a child that is not yet an expression means)."""
 
     def __init__(self, text: str) -> None:
         super().__init__()
@@ -271,6 +273,11 @@ class ExprReader(Transformer[Token, Any]):
 
     def _fail(self, message: str, at: E.Span | Meta | Token) -> NoReturn:
         raise error_at(message, self.text, at if isinstance(at, E.Span) else span_of(at))
+
+    def _expr(self, value: Any) -> E.Expr:
+        """A child of an operator as an expression."""
+        result: E.Expr = value
+        return result
 
     def _number(self, token: Token) -> int | float:
         """A number literal; one longer than `MAX_DIGITS` or beyond a float's range is an
@@ -290,6 +297,66 @@ class ExprReader(Transformer[Token, Any]):
 
     def string(self, children: list[Token]) -> E.Constant:
         return E.Constant(unescape(str(children[0])), span=span_of(children[0]))
+
+    @v_args(meta=True)
+    def or_expr(self, meta: Meta, children: list[Any]) -> E.Expr:
+        items = [self._expr(c) for c in children if not isinstance(c, Token)]
+        return E.disjunction(*items, span=span_of(meta))
+
+    @v_args(meta=True)
+    def and_expr(self, meta: Meta, children: list[Any]) -> E.Expr:
+        items = [self._expr(c) for c in children if not isinstance(c, Token)]
+        return E.conjunction(*items, span=span_of(meta))
+
+    @v_args(meta=True)
+    def not_(self, meta: Meta, children: list[Any]) -> E.Expr:
+        return E.Unary("not", self._expr(children[-1]), span=span_of(meta))
+
+    @v_args(meta=True)
+    def comparison(self, meta: Meta, children: list[Any]) -> E.Expr:
+        left, op, right = children
+        return E.Compare(
+            _COMPARE[str(op)],  # type: ignore[arg-type]
+            self._expr(left),
+            self._expr(right),
+            span=span_of(meta),
+        )
+
+    @v_args(meta=True)
+    def in_list(self, meta: Meta, children: list[Any]) -> E.Expr:
+        """`x IN (a, b, ...)`: `x = a OR x = b OR ...`, null as SQL has it (a null x, or
+        no equal item and a null one, is unknown)."""
+        left, *items = [self._expr(c) for c in children if not isinstance(c, Token)]
+        span = span_of(meta)
+        equal = [E.Compare("=", left, item, span=span) for item in items]
+        return equal[0] if len(equal) == 1 else E.disjunction(*equal, span=span)
+
+    @v_args(meta=True)
+    def not_in_list(self, meta: Meta, children: list[Any]) -> E.Expr:
+        """`x NOT IN (...)`: NOT (x IN (...))."""
+        return E.Unary("not", self.in_list(meta, children), span=span_of(meta))
+
+    def _fold(self, meta: Meta, children: list[Any]) -> E.Expr:
+        result = self._expr(children[0])
+        for op, operand in zip(children[1::2], children[2::2], strict=True):
+            result = E.Binary(str(op), result, self._expr(operand), span=span_of(meta))  # type: ignore[arg-type]
+        return result
+
+    @v_args(meta=True)
+    def sum(self, meta: Meta, children: list[Any]) -> E.Expr:
+        return self._fold(meta, children)
+
+    @v_args(meta=True)
+    def product(self, meta: Meta, children: list[Any]) -> E.Expr:
+        return self._fold(meta, children)
+
+    @v_args(meta=True)
+    def neg(self, meta: Meta, children: list[Any]) -> E.Expr:
+        return E.negative(self._expr(children[-1]), span=span_of(meta))
+
+    @v_args(meta=True)
+    def null(self, meta: Meta, children: list[Any]) -> E.Constant:
+        return E.Constant(None, span=span_of(meta))
 
     @v_args(meta=True)
     def true(self, meta: Meta, children: list[Any]) -> E.Constant:
@@ -345,6 +412,8 @@ class ExprPrinter:
             case E.Compare(op=op, left=left, right=right):
                 symbol = self.compare_symbols[op]
                 return f"{self.wrapped(left, SUM)} {symbol} {self.wrapped(right, SUM)}", COMPARE
+            case E.IsNull(operand=operand):
+                return f"{self.wrapped(operand, SUM)} is null", COMPARE
             case E.BoolOp(op="and", items=items):
                 return " and ".join(self.wrapped(item, NOT) for item in items), AND
             case E.BoolOp(op="or", items=items):
@@ -382,8 +451,10 @@ class ExprPrinter:
         and quantifiers."""
         name = self.name
         match expr:
+            case E.Attr(var=E.UNIVERSAL, attr=attr, index=None):
+                return name(attr)
             case E.Attr(var=var, attr=attr, index=None):
-                return f"{var}.{name(attr)}"
+                return f"{name(var)}.{name(attr)}"
             case E.Attr(var=var, attr=attr, index=E.Index() as index):
                 return f"{var}[{_index(var, index)}].{name(attr)}"
             case E.Len(var=var):
@@ -404,7 +475,26 @@ class ExprPrinter:
                 return f"{quantifier.upper()}({self.text(body)})"
             case E.Quantified(quantifier=quantifier, body=body, n=n):
                 return f"{quantifier.upper()} {n} ({self.text(body)})"
+            case E.Navigation(func=func, arg=arg, offset=offset, final=final):
+                default = 1 if func in ("prev", "next") else 0
+                steps = "" if offset == default else f", {offset}"
+                return f"{_final(final)}{func.upper()}({self.text(arg)}{steps})"
+            case E.Classifier(var=var, final=final):
+                inner = "" if var == E.UNIVERSAL else name(var)
+                return f"{_final(final)}CLASSIFIER({inner})"
+            case E.MatchNumber():
+                return "MATCH_NUMBER()"
+            case E.RowAggregate(func=func, arg=arg, var=var, final=final):
+                if arg is None:
+                    inner = "*" if var == E.UNIVERSAL else f"{name(var)}.*"
+                else:
+                    inner = self.text(arg)
+                return f"{_final(final)}{func}({inner})"
         raise TypeError(f"not an expression node: {expr!r}")
+
+
+def _final(final: bool) -> str:
+    return "FINAL " if final else ""
 
 
 def _index(var: str, index: E.Index) -> str:

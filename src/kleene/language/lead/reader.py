@@ -45,7 +45,6 @@ KEYWORDS = (
 
 #: The aggregates of a list (`count(l)`, `l.count()`, `sum(l.x)`).
 AGGREGATES = ("count", "sum", "avg", "min", "max")
-_COMPARE = {"==": "=", "=": "=", "!=": "!=", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 
 
 @cache
@@ -370,53 +369,6 @@ class ToRule(ExprReader):
         return "emit", children[-1]
 
     # -- expressions ---------------------------------------------------------------------
-
-    @v_args(meta=True)
-    def or_expr(self, meta: Meta, children: list[Any]) -> E.Expr:
-        return self._bool("or", meta, children)
-
-    @v_args(meta=True)
-    def and_expr(self, meta: Meta, children: list[Any]) -> E.Expr:
-        return self._bool("and", meta, children)
-
-    def _bool(self, op: str, meta: Meta, children: list[Any]) -> E.Expr:
-        items: list[E.Expr] = []
-        for child in children:
-            if isinstance(child, Token):
-                continue
-            items.extend(child.items if isinstance(child, E.BoolOp) and child.op == op else [child])
-        return E.BoolOp(op, tuple(items), span=span_of(meta))  # type: ignore[arg-type]
-
-    @v_args(meta=True)
-    def not_(self, meta: Meta, children: list[Any]) -> E.Expr:
-        return E.Unary("not", children[-1], span=span_of(meta))
-
-    @v_args(meta=True)
-    def comparison(self, meta: Meta, children: list[Any]) -> E.Expr:
-        left, op, right = children
-        return E.Compare(_COMPARE[str(op)], left, right, span=span_of(meta))  # type: ignore[arg-type]
-
-    def _fold(self, meta: Meta, children: list[Any]) -> E.Expr:
-        result = children[0]
-        for op, operand in zip(children[1::2], children[2::2], strict=True):
-            result = E.Binary(str(op), result, operand, span=span_of(meta))  # type: ignore[arg-type]
-        return result  # type: ignore[no-any-return]
-
-    @v_args(meta=True)
-    def sum(self, meta: Meta, children: list[Any]) -> E.Expr:
-        return self._fold(meta, children)
-
-    @v_args(meta=True)
-    def product(self, meta: Meta, children: list[Any]) -> E.Expr:
-        return self._fold(meta, children)
-
-    @v_args(meta=True)
-    def neg(self, meta: Meta, children: list[Any]) -> E.Expr:
-        operand = children[-1]
-        value = operand.value if isinstance(operand, E.Constant) else None
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return E.Constant(-value, span=span_of(meta))
-        return E.Unary("-", operand, span=span_of(meta))
 
     @v_args(meta=True)
     def attr(self, meta: Meta, children: list[Token]) -> E.Attr:

@@ -35,7 +35,6 @@ from kleene.language.text import (
 
 __all__ = ["KEYWORDS", "read"]
 
-_COMPARE = {"==": "=", "=": "=", "!=": "!=", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 #: The query keywords (a misspelling of one is pointed out).
 KEYWORDS = (
     "PATTERN",
@@ -358,68 +357,8 @@ class ToPattern(ExprReader):
     def strategy_var(self, children: list[Any]) -> str:
         return str(children[0])
 
-    @v_args(meta=True)
-    def or_expr(self, meta: Meta, children: list[Any]) -> E.Expr:
-        items = [self._expr(c) for c in children if not isinstance(c, Token)]
-        return E.disjunction(*items, span=span_of(meta))
-
-    @v_args(meta=True)
-    def and_expr(self, meta: Meta, children: list[Any]) -> E.Expr:
-        items = [self._expr(c) for c in children if not isinstance(c, Token)]
-        return E.conjunction(*items, span=span_of(meta))
-
-    @v_args(meta=True)
-    def not_(self, meta: Meta, children: list[Any]) -> E.Expr:
-        return E.Unary("not", self._expr(children[-1]), span=span_of(meta))
-
-    @v_args(meta=True)
-    def comparison(self, meta: Meta, children: list[Any]) -> E.Expr:
-        left, op, right = children
-        return E.Compare(
-            _COMPARE[str(op)],  # type: ignore[arg-type]
-            self._expr(left),
-            self._expr(right),
-            span=span_of(meta),
-        )
-
-    @v_args(meta=True)
-    def in_list(self, meta: Meta, children: list[Any]) -> E.Expr:
-        """`x IN (a, b, ...)`: `x = a OR x = b OR ...`, null as SQL has it (a null x, or
-        no equal item and a null one, is unknown)."""
-        left, *items = [self._expr(c) for c in children if not isinstance(c, Token)]
-        span = span_of(meta)
-        equal = [E.Compare("=", left, item, span=span) for item in items]
-        return equal[0] if len(equal) == 1 else E.disjunction(*equal, span=span)
-
-    @v_args(meta=True)
-    def not_in_list(self, meta: Meta, children: list[Any]) -> E.Expr:
-        """`x NOT IN (...)`: NOT (x IN (...))."""
-        return E.Unary("not", self.in_list(meta, children), span=span_of(meta))
-
-    def _fold(self, meta: Meta, children: list[Any]) -> E.Expr:
-        result = self._expr(children[0])
-        for op, operand in zip(children[1::2], children[2::2], strict=True):
-            result = E.Binary(str(op), result, self._expr(operand), span=span_of(meta))  # type: ignore[arg-type]
-        return result
-
-    @v_args(meta=True)
-    def sum(self, meta: Meta, children: list[Any]) -> E.Expr:
-        return self._fold(meta, children)
-
-    @v_args(meta=True)
-    def product(self, meta: Meta, children: list[Any]) -> E.Expr:
-        return self._fold(meta, children)
-
-    @v_args(meta=True)
-    def neg(self, meta: Meta, children: list[Any]) -> E.Expr:
-        return E.negative(self._expr(children[-1]), span=span_of(meta))
-
     def percent(self, children: list[Token]) -> E.Constant:
         return E.Constant(float(str(children[0])[:-1]) / 100, span=span_of(children[0]))
-
-    @v_args(meta=True)
-    def null(self, meta: Meta, children: list[Any]) -> E.Constant:
-        return E.Constant(None, span=span_of(meta))
 
     @v_args(meta=True)
     def attr(self, meta: Meta, children: list[Token]) -> E.Expr:

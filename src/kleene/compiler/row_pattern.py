@@ -1,0 +1,339 @@
+"""SQL's row pattern recognition as kleene checks and evaluates it: does a MATCH_RECOGNIZE
+clause make sense (`check_clause`), and what its expressions mean over a match's rows
+(`RowScope`, the `Scope` the one interpreter evaluates DEFINE conditions and MEASURES in).
+
+A match maps each of its rows, in order, to a pattern variable. An expression is evaluated
+at a *current row* of the match: in DEFINE, the row being mapped (the match up to it is
+all there is yet); in MEASURES, each row for ALL ROWS PER MATCH (RUNNING semantics) or the
+last row (ONE ROW PER MATCH, and FINAL anywhere). There:
+
+- `A.x` (and `x`, over any variable) is x of the last row mapped to A up to the current
+  row;
+- `FIRST(A.x, n)` and `LAST(A.x, n)` count n rows mapped to A from the first or last of
+  them; `PREV(e, n)` and `NEXT(e, n)` move n rows over the partition from the row `e` would
+  be read at (which may lie outside the match);
+- `CLASSIFIER(v)` is the variable the last row mapped to v is mapped to, `MATCH_NUMBER()`
+  the match's number in its partition, from 1;
+- an aggregate ranges over the rows mapped to its variable up to the current row.
+
+Null where there is no such row, as everywhere in kleene.
+
+>>> from kleene.language.sql.reader import read
+>>> clause = read("PATTERN (A B+) DEFINE B AS x > PREV(x) AND x > A.x")
+>>> check_clause(clause)
+>>> rows = [{"x": 1}, {"x": 3}, {"x": 2}]
+>>> scope = RowScope(clause, rows, start=0, labels=[0, 1], current=1)
+>>> from kleene.compiler.evaluate import evaluate
+>>> evaluate(clause.defines[0].condition, scope)
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NoReturn
+
+from kleene.compiler.evaluate import Scope, aggregate, evaluate
+from kleene.compiler.functions import known_functions
+from kleene.language import expr as E
+from kleene.language.sql import ast as Q
+from kleene.language.text import error_at, expr_text
+
+__all__ = ["NeedRowsError", "RowScope", "check_clause", "history_free", "navigated"]
+
+
+class NeedRowsError(Exception):
+    """An expression reads a row past the last one that has arrived (`NEXT`, in a
+    partition still open): its value waits for more rows."""
+
+
+# ---- checks ---------------------------------------------------------------------------
+
+
+def check_clause(
+    clause: Q.MatchRecognize, functions: Mapping[str, Callable[..., Any]] | None = None
+) -> None:
+    """Raise a `PatternError` with a caret where the clause makes no sense: a name that is
+    no variable, a navigation or aggregate the standard does not allow where it stands."""
+    _Checker(clause, known_functions() if functions is None else functions).check()
+
+
+class _Checker:
+    def __init__(self, clause: Q.MatchRecognize, functions: Mapping[str, Callable[..., Any]]):
+        self.clause = clause
+        self.functions = functions
+        self.variables = clause.variables
+
+    def fail(self, message: str, span: E.Span | None) -> NoReturn:
+        raise error_at(message, self.clause.text, span or self.clause.span)
+
+    def check(self) -> None:
+        clause = self.clause
+        known = set(self.variables)
+        for subset in clause.subsets:
+            if subset.name in known:
+                self.fail(f"SUBSET {subset.name} is also a pattern variable", subset.span)
+            for member in subset.members:
+                if member not in self.variables:
+                    self.fail(
+                        f"SUBSET {subset.name} names {member!r}, no pattern variable", subset.span
+                    )
+            known.add(subset.name)
+        for definition in clause.defines:
+            if definition.var not in self.variables:
+                self.fail(
+                    f"DEFINE {definition.var}: the pattern has no variable {definition.var!r} "
+                    f"(it has {', '.join(self.variables) or 'none'})",
+                    definition.span,
+                )
+            self.expression(definition.condition, known, define=True)
+        for measure in clause.measures:
+            self.expression(measure.expr, known, define=False)
+            if measure.name in clause.partition_by:
+                self.fail(
+                    f"the measure {measure.name!r} is also a PARTITION BY column", measure.span
+                )
+        skip = clause.skip
+        if skip.var is not None and skip.var not in known:
+            self.fail(f"AFTER MATCH SKIP TO {skip.var}: no such pattern variable", skip.span)
+        if clause.empty == "unmatched":
+            for node in Q.walk_pattern(clause.pattern):
+                if isinstance(node, Q.Exclusion):
+                    self.fail(
+                        "WITH UNMATCHED ROWS cannot show rows a pattern exclusion {- -} hides",
+                        node.span,
+                    )
+
+    def expression(self, expr: E.Expr, known: set[str], define: bool) -> None:
+        for node in E.walk(expr):
+            match node:
+                case E.Attr(var=var) | E.Classifier(var=var) | E.RowAggregate(var=var):
+                    if var != E.UNIVERSAL and var not in known:
+                        self.fail(f"{var!r} is no pattern variable or SUBSET", node.span)
+                case E.Call(name=name) if name.lower() not in self.functions:
+                    self.fail(f"unknown function {name}", node.span)
+                case E.MatchNumber() if define:
+                    self.fail("MATCH_NUMBER() has no value in DEFINE, only in MEASURES", node.span)
+                case E.Aggregate() | E.Len() | E.Name() | E.Equivalence() | E.Quantified():
+                    self.fail(f"{expr_text(node)} is not SQL", node.span)
+            final = isinstance(node, E.Navigation | E.RowAggregate | E.Classifier) and node.final
+            if final and define:
+                self.fail(
+                    "FINAL has no meaning in DEFINE: a row is mapped before the match ends",
+                    node.span,
+                )
+            if isinstance(node, E.Navigation):
+                self.navigation(node)
+            if isinstance(node, E.RowAggregate) and node.arg is not None:
+                for inner in E.walk(node.arg):
+                    if isinstance(inner, E.Navigation):
+                        self.fail(
+                            f"{expr_text(inner)} inside an aggregate: kleene aggregates the "
+                            "rows' own values",
+                            inner.span,
+                        )
+
+    def navigation(self, node: E.Navigation) -> None:
+        arg, name = node.arg, node.func.upper()
+        inner = [n for n in E.walk(arg) if isinstance(n, E.Navigation)]
+        if node.func in ("first", "last"):
+            if inner:
+                self.fail(
+                    f"{name} cannot hold another navigation ({expr_text(inner[0])})", inner[0].span
+                )
+        elif inner and not (isinstance(arg, E.Navigation) and arg.func in ("first", "last")):
+            self.fail(
+                f"{name}'s argument may be FIRST(...) or LAST(...) as a whole, or an expression "
+                "with no navigation",
+                inner[0].span,
+            )
+        reads = navigated(node)
+        if reads is None:
+            self.fail(f"{expr_text(node)} reads no column: navigation moves to a row", node.span)
+        for found in E.walk(arg):
+            if isinstance(found, E.RowAggregate):
+                self.fail(f"an aggregate inside {name} has no meaning", found.span)
+            if isinstance(found, E.MatchNumber):
+                self.fail(f"MATCH_NUMBER() inside {name} has no meaning", found.span)
+        if len(reads) > 1:
+            self.fail(
+                f"the columns {name} reads name different variables ({', '.join(sorted(reads))}); "
+                "it moves from the rows of one",
+                node.span,
+            )
+
+
+def navigated(node: E.Navigation) -> set[str] | None:
+    """The variables whose rows a navigation moves from (None: it reads no column)."""
+    names = {n.var for n in E.walk(node.arg) if isinstance(n, E.Attr | E.Classifier)}
+    return names or None
+
+
+def history_free(clause: Q.MatchRecognize) -> bool:
+    """Does whether a row may be mapped to a variable depend on the row (and its
+    neighbours in the partition) alone, not on how the match so far mapped rows? Then the
+    search may remember where it failed."""
+    for definition in clause.defines:
+        for node in E.walk(definition.condition):
+            match node:
+                case E.Attr(var=var) if var not in (E.UNIVERSAL, definition.var):
+                    return False
+                case E.Navigation(func="first" | "last"):
+                    return False
+                case E.RowAggregate() | E.Classifier() | E.MatchNumber():
+                    return False
+    return True
+
+
+# ---- evaluation -------------------------------------------------------------------------
+
+
+class RowScope(Scope):
+    """An expression's scope at a current row of a match (see the module's docstring).
+
+    `rows` are the partition's rows (each a mapping of column to value, or an `Event`),
+    `start` the match's first row, `labels` the index (in `clause.variables`) of the
+    variable each row of the match so far is mapped to, `current` the current row (None:
+    the match is empty), `final_end` one past the match's last row (for FINAL), `closed`
+    whether the partition's last row has arrived (else a read past it raises `NeedRowsError`).
+    """
+
+    def __init__(
+        self,
+        clause: Q.MatchRecognize,
+        rows: Sequence[Any],
+        start: int,
+        labels: Sequence[int],
+        current: int | None,
+        number: int = 0,
+        closed: bool = True,
+        functions: Mapping[str, Callable[..., Any]] | None = None,
+        members: Mapping[str, frozenset[int]] | None = None,
+    ) -> None:
+        self.clause = clause
+        self.rows = rows
+        self.start = start
+        self.labels = labels
+        self.current = current
+        self.number = number
+        self.closed = closed
+        self.functions = known_functions() if functions is None else functions
+        self.members = _members(clause) if members is None else members
+
+    # where rows are
+    def _end(self, final: bool) -> int:
+        """One past the last row RUNNING (or FINAL) semantics sees."""
+        if final:
+            return self.start + len(self.labels)
+        return self.start if self.current is None else self.current + 1
+
+    def _last_of(self, var: str, final: bool = False) -> int | None:
+        """The last row mapped to `var` (a variable, subset or the universal variable)."""
+        members, labels, start = self.members[var], self.labels, self.start
+        for position in range(self._end(final) - 1, start - 1, -1):
+            if labels[position - start] in members:
+                return position
+        return None
+
+    def _positions(self, var: str, final: bool) -> list[int]:
+        members, labels, start = self.members[var], self.labels, self.start
+        return [p for p in range(start, self._end(final)) if labels[p - start] in members]
+
+    def _read(self, position: int | None, attr: str) -> Any:
+        if position is None or position < 0:
+            return None
+        if position >= len(self.rows):
+            if not self.closed:
+                raise NeedRowsError
+            return None
+        row = self.rows[position]
+        return row.get(attr)
+
+    def label_at(self, position: int | None) -> str | None:
+        """The variable a row of the match is mapped to (None: it is no row of the match
+        so far)."""
+        if position is None or not self.start <= position < self.start + len(self.labels):
+            return None
+        return self.clause.variables[self.labels[position - self.start]]
+
+    def position(self, node: E.Navigation) -> int | None:
+        """The row a navigation reads at (None: there is none)."""
+        if node.func in ("first", "last"):
+            (var,) = navigated(node) or {E.UNIVERSAL}
+            positions = self._positions(var, node.final)
+            at = node.offset if node.func == "first" else len(positions) - 1 - node.offset
+            return positions[at] if 0 <= at < len(positions) else None
+        arg = node.arg
+        if isinstance(arg, E.Navigation):
+            base = self.position(arg)
+        else:
+            (var,) = navigated(node) or {E.UNIVERSAL}
+            base = self._last_of(var)
+        if base is None:
+            return None
+        moved = base - node.offset if node.func == "prev" else base + node.offset
+        return moved if moved >= 0 else None
+
+    # the Scope's leaves
+    def attr(self, node: E.Attr) -> Any:
+        return self._read(self._last_of(node.var), node.attr)
+
+    def navigate(self, node: E.Navigation) -> Any:
+        position = self.position(node)
+        arg = node.arg
+        while isinstance(arg, E.Navigation):
+            arg = arg.arg
+        if position is None or (position >= len(self.rows) and self.closed):
+            return None
+        if position >= len(self.rows):
+            raise NeedRowsError
+        return evaluate(arg, _AtRow(self, position))
+
+    def classifier(self, node: E.Classifier) -> Any:
+        return self.label_at(self._last_of(node.var, node.final))
+
+    def match_number(self, node: E.MatchNumber) -> Any:
+        return self.number
+
+    def row_aggregate(self, node: E.RowAggregate) -> Any:
+        positions = self._positions(node.var, node.final)
+        if node.arg is None:
+            return len(positions)
+        values = [evaluate(node.arg, _AtRow(self, p)) for p in positions]
+        if node.func == "array_agg":
+            return values
+        present = [v for v in values if v is not None]
+        if node.func == "count":
+            return len(present)
+        if not present:
+            return None
+        return aggregate(node, present)
+
+
+class _AtRow(Scope):
+    """A navigation's or aggregate's argument, read at one row."""
+
+    def __init__(self, outer: RowScope, position: int) -> None:
+        self.outer = outer
+        self.position = position
+        self.functions = outer.functions
+
+    def attr(self, node: E.Attr) -> Any:
+        return self.outer._read(self.position, node.attr)
+
+    def classifier(self, node: E.Classifier) -> Any:
+        return self.outer.label_at(self.position)
+
+    def match_number(self, node: E.MatchNumber) -> Any:
+        return self.outer.number
+
+
+def _members(clause: Q.MatchRecognize) -> dict[str, frozenset[int]]:
+    """Each name's variables, by index: every variable's, every subset's, the universal
+    variable's."""
+    index = {name: i for i, name in enumerate(clause.variables)}
+    members = {name: frozenset((i,)) for name, i in index.items()}
+    for subset in clause.subsets:
+        members[subset.name] = frozenset(index[m] for m in subset.members)
+    members[E.UNIVERSAL] = frozenset(index.values())
+    return members

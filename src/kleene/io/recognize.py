@@ -1,0 +1,219 @@
+"""SQL's row pattern recognition in-process: `match_recognize(data, clause)` runs a
+`MATCH_RECOGNIZE` clause over a pandas DataFrame, an Arrow table, a CSV, JSON lines or
+Parquet file, or Python mappings, and returns a pandas DataFrame shaped as SQL says.
+
+>>> import pandas
+>>> ticks = pandas.DataFrame({"sym": ["A"] * 6, "t": range(6), "price": [5, 4, 3, 4, 6, 5]})
+>>> match_recognize(ticks, '''
+...     PARTITION BY sym ORDER BY t
+...     MEASURES FIRST(price) AS top, LAST(DOWN.price) AS bottom, LAST(price) AS back
+...     PATTERN (START DOWN+ UP+)
+...     DEFINE DOWN AS price < PREV(price), UP AS price > PREV(price)''')
+  sym  top  bottom  back
+0   A    5       3     6
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from kleene.compiler.functions import known_functions
+from kleene.compiler.row_pattern import check_clause
+from kleene.errors import EventError, PatternError
+from kleene.events import Event, attributes
+from kleene.io.readers import format_of
+from kleene.language import expr as E
+from kleene.language.sql import ast as Q
+from kleene.language.sql.reader import read
+from kleene.language.text import error_at
+from kleene.plans.row_pattern.partition import Matcher, Progress
+from kleene.plans.row_pattern.search import MAX_STEPS
+
+__all__ = ["match_recognize", "output_columns", "sort_rows"]
+
+
+def match_recognize(
+    data: Any,
+    clause: str | Q.MatchRecognize,
+    *,
+    max_steps: int = MAX_STEPS,
+) -> Any:
+    """The rows of `clause` (the text inside `MATCH_RECOGNIZE ( … )`, or the whole of it)
+    over `data`, as a pandas DataFrame: for ONE ROW PER MATCH the PARTITION BY columns and
+    the MEASURES; for ALL ROWS PER MATCH the PARTITION BY columns, the ORDER BY columns,
+    the MEASURES and the input's other columns.
+
+    Partitions come in the order their first row comes in the input; rows that tie on
+    ORDER BY keep their input order. `max_steps` bounds the search from one row (a
+    `LimitError` past it)."""
+    import pandas
+
+    tree = read(clause) if isinstance(clause, str) else clause
+    functions = known_functions()
+    check_clause(tree, functions)
+    columns, rows = _rows(data)
+    _check_columns(tree, columns)
+    matcher = Matcher(tree, functions, max_steps)
+    out: list[dict[str, Any]] = []
+    for partition in _partitions(rows, tree.partition_by):
+        sort_rows(partition, tree.order_by)
+        out.extend(matcher.advance(Progress(), partition, closed=True))
+    return pandas.DataFrame.from_records(out, columns=output_columns(tree, columns))
+
+
+def output_columns(clause: Q.MatchRecognize, columns: Iterable[str]) -> list[str]:
+    """The output's columns, in SQL's order."""
+    measures = [m.name for m in clause.measures]
+    if clause.rows == "one":
+        return [*clause.partition_by, *measures]
+    first = [*clause.partition_by]
+    first += [key.column for key in clause.order_by if key.column not in first]
+    return [*first, *measures, *(c for c in columns if c not in first)]
+
+
+def sort_rows(rows: list[Any], keys: tuple[Q.SortKey, ...]) -> None:
+    """Sort a partition's rows by ORDER BY, in place: stable, nulls first when ascending
+    and last when descending unless NULLS says otherwise.
+
+    >>> rows = [{"t": 2}, {"t": None}, {"t": 1}]
+    >>> sort_rows(rows, (Q.SortKey("t", descending=True),)); rows
+    [{'t': 2}, {'t': 1}, {'t': None}]
+    """
+    for key in reversed(keys):
+        name = key.column
+        nulls = [row for row in rows if row.get(name) is None]
+        present = [row for row in rows if row.get(name) is not None]
+        try:
+            present.sort(key=lambda row: row[name], reverse=key.descending)
+        except TypeError:
+            kinds = sorted({type(row[name]).__name__ for row in present})
+            raise EventError(
+                f"ORDER BY {name}: its values cannot be ordered together ({', '.join(kinds)})",
+                field=name,
+            ) from None
+        rows[:] = nulls + present if key.nulls_come_first else present + nulls
+
+
+def _partitions(rows: list[dict[str, Any]], names: tuple[str, ...]) -> Iterable[list[Any]]:
+    if not names:
+        return [rows] if rows else []
+    groups: dict[Any, list[Any]] = {}
+    for number, row in enumerate(rows, 1):
+        key = tuple(row.get(name) for name in names)
+        try:
+            groups.setdefault(key, []).append(row)
+        except TypeError:
+            bad = next(n for n in names if not _hashable(row.get(n)))
+            raise EventError(
+                f"PARTITION BY {bad}: row {number} holds {type(row.get(bad)).__name__} "
+                f"{row.get(bad)!r}, which is no partition key (text, a number, a time)",
+                row=number,
+                field=bad,
+            ) from None
+    return groups.values()
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _rows(data: Any) -> tuple[list[str], list[dict[str, Any]]]:
+    """The input's column names and its rows as dicts (nulls as None)."""
+    import pyarrow as pa
+
+    if isinstance(data, str | Path):
+        table = _read_file(Path(data))
+    else:
+        kind = type(data)
+        module = kind.__module__.split(".")[0]
+        if module == "pandas" and kind.__name__ == "DataFrame":
+            table = pa.Table.from_pandas(data, preserve_index=False)
+        elif module == "pyarrow" and kind.__name__ in ("Table", "RecordBatch"):
+            table = data
+        else:
+            return _records(data)
+    return list(table.column_names), table.to_pylist()
+
+
+def _records(data: Iterable[Any]) -> tuple[list[str], list[dict[str, Any]]]:
+    """Rows given as Python mappings or kleene `Event`s (an event's type and ts are its
+    columns `type` and `ts`)."""
+    rows: list[dict[str, Any]] = []
+    columns: dict[str, None] = {}
+    for number, item in enumerate(data, 1):
+        if isinstance(item, Event):
+            row = {"type": item.type, "ts": item.ts, **attributes(item)}
+        elif isinstance(item, Mapping):
+            row = dict(item)
+        else:
+            raise EventError(
+                f"row {number} is {type(item).__name__} {item!r}; a row is a mapping of "
+                "column to value (or give a DataFrame, an Arrow table or a file)",
+                row=number,
+            )
+        columns.update(dict.fromkeys(row))
+        rows.append(row)
+    return list(columns), rows
+
+
+def _read_file(path: Path) -> Any:
+    """A file as an Arrow table, its format by its extension."""
+    import pyarrow as pa
+    import pyarrow.csv
+    import pyarrow.json
+    import pyarrow.parquet
+
+    if not path.exists():
+        raise EventError(f"no such file: {path}", source=str(path))
+    kind = format_of(path)
+    readers: dict[str, Callable[[Any], Any]] = {
+        "csv": pyarrow.csv.read_csv,
+        "jsonl": pyarrow.json.read_json,
+        "parquet": pyarrow.parquet.read_table,
+    }
+    if kind not in readers:
+        raise EventError(f"unknown format {kind!r}; use csv, jsonl or parquet", source=str(path))
+    try:
+        return readers[kind](str(path))
+    except (pa.ArrowInvalid, OSError) as error:
+        raise EventError(f"cannot read {path}: {error}", source=str(path)) from None
+
+
+def _check_columns(clause: Q.MatchRecognize, columns: list[str]) -> None:
+    """Every column the clause names is one of the input's; a measure of ALL ROWS PER
+    MATCH is not (the row's own column would be hidden)."""
+    known = set(columns)
+
+    def missing(name: str, span: E.Span | None) -> PatternError:
+        close = difflib.get_close_matches(name, columns, n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        listed = ", ".join(columns[:20]) + (", …" if len(columns) > 20 else "")
+        return error_at(
+            f"the input has no column {name!r}{hint}; its columns are {listed}", clause.text, span
+        )
+
+    spans = {key.column: key.span for key in clause.order_by}
+    for name in (*clause.partition_by, *spans):
+        if name not in known:
+            raise missing(name, spans.get(name, clause.span))
+    expressions = [d.condition for d in clause.defines] + [m.expr for m in clause.measures]
+    for expr in expressions:
+        for node in E.walk(expr):
+            if isinstance(node, E.Attr) and node.attr not in known:
+                raise missing(node.attr, node.span)
+    if clause.rows == "all":
+        for measure in clause.measures:
+            if measure.name in known:
+                raise error_at(
+                    f"the measure {measure.name!r} has an input column's name; ALL ROWS PER "
+                    "MATCH shows both, so name the measure otherwise",
+                    clause.text,
+                    measure.span,
+                )

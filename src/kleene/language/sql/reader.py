@@ -1,0 +1,398 @@
+"""MATCH_RECOGNIZE text → AST: the lark parser and the tree transformer.
+
+`read(text)` takes the text inside `MATCH_RECOGNIZE ( … )`, or the whole clause, and gives
+syntax errors in plain words with a caret. It also checks what the grammar leaves open: a
+quantifier's bounds, a navigation's offset, where RUNNING and FINAL may stand, names given
+twice. Whether the names make sense together is `kleene.compiler.row_pattern`'s job.
+
+>>> clause = read("PATTERN (A B+) DEFINE B AS B.price > PREV(B.price)")
+>>> clause.pattern
+Concat(items=(Label(name='A'), Repeat(body=Label(name='B'), min=1, max=None, greedy=True)))
+>>> clause.defines[0].condition.right
+Navigation(func='prev', arg=Attr(var='B', attr='price', index=None), offset=1, final=False)
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib.resources import files
+from typing import Any
+
+from lark import Lark, Token, UnexpectedInput, v_args
+from lark.exceptions import VisitError
+from lark.tree import Meta
+
+from kleene.language import expr as E
+from kleene.language.sql import ast as Q
+from kleene.language.text import ExprReader, check_nesting, end_position, span_of, syntax_error
+
+__all__ = ["KEYWORDS", "MAX_REPEAT", "read"]
+
+#: The clause's keywords (a misspelling of one is pointed out).
+KEYWORDS = (
+    "MATCH_RECOGNIZE",
+    "PARTITION",
+    "ORDER",
+    "MEASURES",
+    "ONE",
+    "ALL",
+    "ROWS",
+    "AFTER",
+    "SKIP",
+    "PATTERN",
+    "SUBSET",
+    "DEFINE",
+    "PERMUTE",
+    "RUNNING",
+    "FINAL",
+    "PREV",
+    "NEXT",
+    "FIRST",
+    "LAST",
+    "CLASSIFIER",
+    "MATCH_NUMBER",
+)
+#: The largest bound a quantifier may write (`{n,m}`): the matcher unrolls bounded
+#: repetitions.
+MAX_REPEAT = 1000
+
+
+@cache
+def _parser() -> Lark:
+    grammar = files("kleene.language.sql").joinpath("grammar.lark").read_text(encoding="utf-8")
+    return Lark(grammar, parser="lalr", propagate_positions=True)
+
+
+def read(text: str) -> Q.MatchRecognize:
+    """Parse a MATCH_RECOGNIZE clause into a `MatchRecognize`, or raise
+    `PatternSyntaxError` / `PatternError`."""
+    check_nesting(text)
+    try:
+        tree = _parser().parse(text)
+    except UnexpectedInput as error:
+        raise syntax_error(text, error, _parser(), KEYWORDS) from None
+    try:
+        clause: Q.MatchRecognize = ToClause(text).transform(tree)
+    except VisitError as error:
+        raise error.orig_exc from None
+    return clause
+
+
+def _name(token: Token) -> str:
+    """A name as written: a quoted name without its quotes ("" inside stands for ")."""
+    text = str(token)
+    if token.type == "QUOTED_NAME":
+        return text[1:-1].replace('""', '"') if text[0] == '"' else text[1:-1]
+    return text
+
+
+class ToClause(ExprReader):
+    """Parse tree → `MatchRecognize` and the one expression tree."""
+
+    # -- the clause ----------------------------------------------------------------------
+
+    def start(self, children: list[Any]) -> Q.MatchRecognize:
+        clause: Q.MatchRecognize = children[-1]
+        return clause
+
+    @v_args(meta=True)
+    def clause(self, meta: Meta, children: list[Any]) -> Q.MatchRecognize:
+        parts: dict[str, Any] = {}
+        for kind, value in children:
+            parts[kind] = value
+        rows, empty = parts.get("rows", ("one", "show"))
+        span = E.Span(0, len(self.text), 1, 1, *end_position(self.text))
+        return Q.MatchRecognize(
+            pattern=parts["pattern"],
+            partition_by=parts.get("partition", ()),
+            order_by=parts.get("order", ()),
+            measures=parts.get("measures", ()),
+            rows=rows,
+            empty=empty,
+            skip=parts.get("skip", Q.Skip()),
+            subsets=parts.get("subsets", ()),
+            defines=parts.get("defines", ()),
+            text=self.text,
+            span=span,
+        )
+
+    def partition_clause(self, children: list[Any]) -> tuple[str, Any]:
+        return "partition", self._unique("PARTITION BY", [(c, span) for c, span in children])
+
+    def order_clause(self, children: list[Q.SortKey]) -> tuple[str, Any]:
+        self._unique("ORDER BY", [(key.column, key.span) for key in children])
+        return "order", tuple(children)
+
+    @v_args(meta=True)
+    def sort_key(self, meta: Meta, children: list[Any]) -> Q.SortKey:
+        (column, _), *rest = children
+        descending = any(c == "desc" for c in rest)
+        nulls = [c for c in rest if isinstance(c, bool)]
+        return Q.SortKey(column, descending, nulls[0] if nulls else None, span=span_of(meta))
+
+    def direction(self, children: list[Token]) -> str:
+        return str(children[0]).lower()
+
+    def nulls(self, children: list[Token]) -> bool:
+        return str(children[0]).upper() == "FIRST"
+
+    @v_args(meta=True)
+    def column(self, meta: Meta, children: list[Token]) -> tuple[str, E.Span]:
+        return _name(children[0]), span_of(meta)
+
+    def _unique(self, clause: str, names: list[tuple[str, E.Span | None]]) -> tuple[str, ...]:
+        seen: set[str] = set()
+        for name, span in names:
+            if name in seen:
+                self._fail(f"{clause} names {name!r} twice", span or E.Span(0, 0, 0, 0, 0, 0))
+            seen.add(name)
+        return tuple(name for name, _ in names)
+
+    def measures_clause(self, children: list[Q.Measure]) -> tuple[str, Any]:
+        self._unique("MEASURES", [(m.name, m.span) for m in children])
+        return "measures", tuple(children)
+
+    @v_args(meta=True)
+    def measure(self, meta: Meta, children: list[Any]) -> Q.Measure:
+        return Q.Measure(children[0], _name(children[-1]), span=span_of(meta))
+
+    def one_row(self, children: list[Any]) -> tuple[str, Any]:
+        return "rows", ("one", "show")
+
+    def all_rows(self, children: list[Any]) -> tuple[str, Any]:
+        return "rows", ("all", children[0] if children else "show")
+
+    def show_empty(self, children: list[Any]) -> str:
+        return "show"
+
+    def omit_empty(self, children: list[Any]) -> str:
+        return "omit"
+
+    def with_unmatched(self, children: list[Any]) -> str:
+        return "unmatched"
+
+    @v_args(meta=True)
+    def skip_past_last(self, meta: Meta, children: list[Any]) -> tuple[str, Any]:
+        return "skip", Q.Skip("past_last", span=span_of(meta))
+
+    @v_args(meta=True)
+    def skip_to_next(self, meta: Meta, children: list[Any]) -> tuple[str, Any]:
+        return "skip", Q.Skip("next_row", span=span_of(meta))
+
+    @v_args(meta=True)
+    def skip_to_first(self, meta: Meta, children: list[Any]) -> tuple[str, Any]:
+        return "skip", Q.Skip("first", _name(children[-1]), span=span_of(meta))
+
+    @v_args(meta=True)
+    def skip_to_last(self, meta: Meta, children: list[Any]) -> tuple[str, Any]:
+        return "skip", Q.Skip("last", _name(children[-1]), span=span_of(meta))
+
+    def subset_clause(self, children: list[Q.Subset]) -> tuple[str, Any]:
+        self._unique("SUBSET", [(s.name, s.span) for s in children])
+        return "subsets", tuple(children)
+
+    @v_args(meta=True)
+    def subset(self, meta: Meta, children: list[Token]) -> Q.Subset:
+        name, *members = (_name(c) for c in children)
+        return Q.Subset(name, tuple(members), span=span_of(meta))
+
+    def define_clause(self, children: list[Q.Definition]) -> tuple[str, Any]:
+        self._unique("DEFINE", [(d.var, d.span) for d in children])
+        return "defines", tuple(children)
+
+    @v_args(meta=True)
+    def definition(self, meta: Meta, children: list[Any]) -> Q.Definition:
+        return Q.Definition(_name(children[0]), children[1], span=span_of(meta))
+
+    # -- the row pattern -------------------------------------------------------------------
+
+    def pattern_clause(self, children: list[Q.RowPattern]) -> tuple[str, Any]:
+        return "pattern", children[0]
+
+    @v_args(meta=True)
+    def alternation(self, meta: Meta, children: list[Q.RowPattern]) -> Q.RowPattern:
+        return Q.Alternation(tuple(children), span=span_of(meta))
+
+    @v_args(meta=True)
+    def concatenation(self, meta: Meta, children: list[Q.RowPattern]) -> Q.RowPattern:
+        if len(children) == 1:
+            return children[0]
+        return Q.Concat(tuple(children), span=None if meta.empty else span_of(meta))
+
+    @v_args(meta=True)
+    def label(self, meta: Meta, children: list[Token]) -> Q.RowPattern:
+        return Q.Label(_name(children[0]), span=span_of(meta))
+
+    @v_args(meta=True)
+    def start_anchor(self, meta: Meta, children: list[Any]) -> Q.RowPattern:
+        return Q.Anchor("^", span=span_of(meta))
+
+    @v_args(meta=True)
+    def end_anchor(self, meta: Meta, children: list[Any]) -> Q.RowPattern:
+        return Q.Anchor("$", span=span_of(meta))
+
+    @v_args(meta=True)
+    def exclusion(self, meta: Meta, children: list[Q.RowPattern]) -> Q.RowPattern:
+        return Q.Exclusion(children[0], span=span_of(meta))
+
+    @v_args(meta=True)
+    def permute(self, meta: Meta, children: list[Q.RowPattern]) -> Q.RowPattern:
+        return Q.Permute(tuple(children), span=span_of(meta))
+
+    @v_args(meta=True)
+    def repeat(self, meta: Meta, children: list[Any]) -> Q.RowPattern:
+        body, (low, high, greedy) = children
+        return Q.Repeat(body, low, high, greedy, span=span_of(meta))
+
+    @staticmethod
+    def _greedy(tokens: list[Token]) -> bool:
+        return not any(t.type == "RELUCTANT" for t in tokens)
+
+    def star(self, children: list[Token]) -> tuple[int, int | None, bool]:
+        return 0, None, self._greedy(children)
+
+    def plus(self, children: list[Token]) -> tuple[int, int | None, bool]:
+        return 1, None, self._greedy(children)
+
+    def optional(self, children: list[Token]) -> tuple[int, int | None, bool]:
+        return 0, 1, self._greedy(children[1:])
+
+    @v_args(meta=True)
+    def exactly(self, meta: Meta, children: list[Token]) -> tuple[int, int | None, bool]:
+        count = self._bound(children[0])
+        return count, count, self._greedy(children[1:])
+
+    @v_args(meta=True)
+    def bounded(self, meta: Meta, children: list[Token]) -> tuple[int, int | None, bool]:
+        ints = [c for c in children if c.type == "INT"]
+        text = self.text[meta.start_pos : meta.end_pos].rstrip("?")
+        # which side of the comma an INT stands on: its position against the comma's
+        low = high = None
+        for token in ints:
+            before_comma = self.text[meta.start_pos : token.start_pos].count(",") == 0
+            if before_comma:
+                low = self._bound(token)
+            else:
+                high = self._bound(token)
+        low = low or 0
+        if high is not None and high < low:
+            self._fail(f"a quantifier {text} needs its minimum at most its maximum", meta)
+        return low, high, self._greedy(children)
+
+    def _bound(self, token: Token) -> int:
+        value = int(str(token))
+        if value > MAX_REPEAT:
+            self._fail(
+                f"a quantifier bound of {value}; kleene takes at most {MAX_REPEAT} (write + or * "
+                "for no bound)",
+                token,
+            )
+        return value
+
+    # -- expressions -----------------------------------------------------------------------
+
+    @v_args(meta=True)
+    def column_ref(self, meta: Meta, children: list[Token]) -> E.Expr:
+        return E.Attr(E.UNIVERSAL, _name(children[0]), span=span_of(meta))
+
+    @v_args(meta=True)
+    def qualified_ref(self, meta: Meta, children: list[Token]) -> E.Expr:
+        return E.Attr(_name(children[0]), _name(children[1]), span=span_of(meta))
+
+    def semantics(self, children: list[Token]) -> bool:
+        return str(children[0]).upper() == "FINAL"
+
+    def nav_func(self, children: list[Token]) -> str:
+        return str(children[0]).lower()
+
+    @v_args(meta=True)
+    def navigation(self, meta: Meta, children: list[Any]) -> E.Expr:
+        final = children[0] if isinstance(children[0], bool) else None
+        func, arg, *offset = children[1:] if final is not None else children
+        default = 1 if func in ("prev", "next") else 0
+        steps = int(str(offset[0])) if offset else default
+        if final is not None and func in ("prev", "next"):
+            self._fail(
+                f"RUNNING and FINAL go before FIRST, LAST, aggregates and CLASSIFIER, not "
+                f"{func.upper()}",
+                meta,
+            )
+        return E.Navigation(func, arg, steps, bool(final), span=span_of(meta))
+
+    @v_args(meta=True)
+    def aggregate(self, meta: Meta, children: list[Any]) -> E.Expr:
+        final = children[0] if isinstance(children[0], bool) else False
+        func_token, arg = children[-2], children[-1]
+        func = str(func_token).lower()
+        if isinstance(arg, tuple):  # count(*) or count(A.*)
+            if func != "count":
+                self._fail(f"{func}(*) has no meaning; * counts rows: count(*)", meta)
+            var, expr = arg[0], None
+        else:
+            var, expr = self._aggregated(func, arg, meta), arg
+        return E.RowAggregate(func, expr, var, final, span=span_of(meta))  # type: ignore[arg-type]
+
+    def _aggregated(self, func: str, arg: E.Expr, meta: Meta) -> str:
+        """The variable whose rows an aggregate ranges over: the one every column its
+        argument reads names (the universal variable when they name none)."""
+        names = {node.var for node in E.walk(arg) if isinstance(node, E.Attr | E.Classifier)}
+        if len(names) > 1:
+            listed = ", ".join(sorted("(unqualified)" if n == E.UNIVERSAL else n for n in names))
+            self._fail(
+                f"the columns {func}(...) reads name different variables ({listed}); an "
+                "aggregate ranges over the rows of one",
+                meta,
+            )
+        for node in E.walk(arg):
+            if isinstance(node, E.RowAggregate):
+                self._fail("an aggregate inside an aggregate has no meaning", node.span or meta)
+        return names.pop() if names else E.UNIVERSAL
+
+    def count_rows(self, children: list[Any]) -> tuple[str]:
+        return (E.UNIVERSAL,)
+
+    def count_var_rows(self, children: list[Any]) -> tuple[str]:
+        return (_name(children[0]),)
+
+    @v_args(meta=True)
+    def classifier(self, meta: Meta, children: list[Any]) -> E.Expr:
+        final = children[0] if children and isinstance(children[0], bool) else False
+        names = [c for c in children if isinstance(c, Token)]
+        var = _name(names[0]) if names else E.UNIVERSAL
+        return E.Classifier(var, final, span=span_of(meta))
+
+    @v_args(meta=True)
+    def match_number(self, meta: Meta, children: list[Any]) -> E.Expr:
+        return E.MatchNumber(span=span_of(meta))
+
+    @v_args(meta=True)
+    def call(self, meta: Meta, children: list[Any]) -> E.Expr:
+        name, *args = children
+        return E.Call(str(name), tuple(args), span=span_of(meta))
+
+    def string(self, children: list[Token]) -> E.Constant:
+        """A SQL string: in single quotes, a quote inside written twice."""
+        text = str(children[0])
+        return E.Constant(text[1:-1].replace("''", "'"), span=span_of(children[0]))
+
+    @v_args(meta=True)
+    def is_null(self, meta: Meta, children: list[Any]) -> E.Expr:
+        return E.IsNull(children[0], span=span_of(meta))
+
+    @v_args(meta=True)
+    def is_not_null(self, meta: Meta, children: list[Any]) -> E.Expr:
+        span = span_of(meta)
+        return E.Unary("not", E.IsNull(children[0], span=span), span=span)
+
+    @v_args(meta=True)
+    def between(self, meta: Meta, children: list[Any]) -> E.Expr:
+        value, low, _, high = children
+        span = span_of(meta)
+        return E.conjunction(
+            E.Compare(">=", value, low, span=span), E.Compare("<=", value, high, span=span)
+        )
+
+    @v_args(meta=True)
+    def not_between(self, meta: Meta, children: list[Any]) -> E.Expr:
+        value, _, low, _, high = children
+        return E.Unary("not", self.between(meta, [value, low, None, high]), span=span_of(meta))

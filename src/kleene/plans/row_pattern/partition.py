@@ -1,0 +1,178 @@
+"""One partition's matches, as SQL's row pattern recognition finds them: from the first
+row, the preferred match (`search.Search`); then on from the row the AFTER MATCH SKIP rule
+names; where no match starts, on from the next row. Each match becomes the rows its
+ROWS PER MATCH option asks for, with its MEASURES.
+
+The search keeps its place in a `Progress`, so rows may arrive a few at a time: a match
+waits while a later row could still change it, and `closed=True` says the partition's
+last row is there.
+
+>>> from kleene.language.sql.reader import read
+>>> clause = read('''MEASURES FIRST(x) AS low, LAST(x) AS high, count(*) AS n
+...                  PATTERN (A B+) DEFINE B AS x > PREV(x)''')
+>>> matcher = Matcher(clause)
+>>> rows = [{"k": 1, "x": v} for v in (5, 1, 2, 3, 2, 4)]
+>>> progress = Progress()
+>>> matcher.advance(progress, rows, closed=True)
+[{'low': 1, 'high': 3, 'n': 3}, {'low': 2, 'high': 4, 'n': 2}]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kleene.compiler.evaluate import evaluate
+from kleene.compiler.row_pattern import RowScope, _members
+from kleene.errors import KleeneError
+from kleene.language.sql import ast as Q
+from kleene.language.text import error_at
+from kleene.plans.row_pattern.search import BLOCKED, MAX_STEPS, Found, Search
+
+__all__ = ["Matcher", "Progress"]
+
+
+@dataclass
+class Progress:
+    """Where a partition's search stands: the row the next search starts from, the
+    matches found, and one past the last row a match held (rows before it are matched)."""
+
+    next: int = 0
+    number: int = 0
+    covered: int = 0
+
+
+class Matcher:
+    """A clause compiled for partitions: `advance` turns a partition's rows into output
+    rows (dicts, columns in SQL's order)."""
+
+    def __init__(
+        self,
+        clause: Q.MatchRecognize,
+        functions: Mapping[str, Callable[..., Any]] | None = None,
+        max_steps: int = MAX_STEPS,
+    ) -> None:
+        self.clause = clause
+        self.search = Search(clause, functions, max_steps)
+        self.functions = self.search.functions
+        self.members = _members(clause)
+        self.partition_by = clause.partition_by
+        self.ordering = tuple(key.column for key in clause.order_by)
+
+    def advance(
+        self, progress: Progress, rows: Sequence[Any], closed: bool
+    ) -> list[dict[str, Any]]:
+        """The output rows of every match (and unmatched row) the rows so far decide."""
+        out: list[dict[str, Any]] = []
+        clause = self.clause
+        while progress.next < len(rows):
+            found = self.search.run(rows, progress.next, closed)
+            if found is BLOCKED:
+                break
+            if found is None:
+                shown = clause.rows == "all" and clause.empty == "unmatched"
+                if shown and progress.next >= progress.covered:
+                    out.append(self.unmatched(rows, progress.next))
+                progress.next += 1
+                continue
+            assert isinstance(found, Found)
+            progress.number += 1
+            out.extend(self.output(rows, found, progress.number))
+            progress.covered = max(progress.covered, found.end)
+            progress.next = self.skip(found)
+        return out
+
+    def skip(self, found: Found) -> int:
+        """Where the next search starts, by the AFTER MATCH SKIP rule (after an empty
+        match, the next row)."""
+        skip = self.clause.skip
+        if found.empty or skip.to == "next_row":
+            return found.start + 1
+        if skip.to == "past_last":
+            return found.end
+        assert skip.var is not None
+        members = self.members[skip.var]
+        positions = [found.start + i for i, label in enumerate(found.labels) if label in members]
+        where = f"AFTER MATCH SKIP TO {skip.to.upper()} {skip.var}"
+        if not positions:
+            raise self._error(
+                f"{where}: the match from row {found.start + 1} of its partition maps no row "
+                f"to {skip.var}",
+                skip,
+            )
+        target = positions[0] if skip.to == "first" else positions[-1]
+        if target == found.start:
+            raise self._error(
+                f"{where}: that is the match's own first row (row {found.start + 1} of its "
+                "partition), where the search would find the same match forever",
+                skip,
+            )
+        return target
+
+    def _error(self, message: str, skip: Q.Skip) -> KleeneError:
+        return error_at(message, self.clause.text, skip.span)
+
+    # -- output rows ---------------------------------------------------------------------
+
+    def _scope(
+        self, rows: Sequence[Any], found: Found, current: int | None, number: int
+    ) -> RowScope:
+        return RowScope(
+            self.clause,
+            rows,
+            found.start,
+            found.labels,
+            current,
+            number,
+            True,
+            self.functions,
+            self.members,
+        )
+
+    def measures(self, scope: RowScope) -> dict[str, Any]:
+        return {m.name: evaluate(m.expr, scope) for m in self.clause.measures}
+
+    def output(self, rows: Sequence[Any], found: Found, number: int) -> list[dict[str, Any]]:
+        """A match's output rows: one (ONE ROW PER MATCH), or one per row it does not
+        exclude (ALL ROWS PER MATCH; an empty match shows its start row, unless OMIT EMPTY
+        MATCHES)."""
+        clause = self.clause
+        if clause.rows == "one":
+            last = found.end - 1 if not found.empty else None
+            row = self._keys(rows[found.start])
+            row.update(self.measures(self._scope(rows, found, last, number)))
+            return [row]
+        if found.empty:
+            if clause.empty == "omit":
+                return []
+            return [
+                self._all(rows[found.start], self.measures(self._scope(rows, found, None, number)))
+            ]
+        out = []
+        for offset, hidden in enumerate(found.excluded):
+            if hidden:
+                continue
+            position = found.start + offset
+            scope = self._scope(rows, found, position, number)
+            out.append(self._all(rows[position], self.measures(scope)))
+        return out
+
+    def unmatched(self, rows: Sequence[Any], position: int) -> dict[str, Any]:
+        """An unmatched row's output (WITH UNMATCHED ROWS): its columns, null measures."""
+        return self._all(rows[position], {m.name: None for m in self.clause.measures})
+
+    def _keys(self, row: Any) -> dict[str, Any]:
+        return {name: row.get(name) for name in self.partition_by}
+
+    def _all(self, row: Any, measures: dict[str, Any]) -> dict[str, Any]:
+        """ALL ROWS PER MATCH's row: partition columns, ordering columns, measures, then
+        the row's other columns."""
+        out = self._keys(row)
+        for name in self.ordering:
+            out[name] = row.get(name)
+        out.update(measures)
+        for name, value in row.items():
+            if name not in out:
+                out[name] = value
+        return out
