@@ -147,14 +147,14 @@ class _Checker:
                 "with no navigation",
                 inner[0].span,
             )
-        reads = navigated(node)
-        if reads is None:
-            self.fail(f"{expr_text(node)} reads no column: navigation moves to a row", node.span)
         for found in E.walk(arg):
             if isinstance(found, E.RowAggregate):
                 self.fail(f"an aggregate inside {name} has no meaning", found.span)
             if isinstance(found, E.MatchNumber):
                 self.fail(f"MATCH_NUMBER() inside {name} has no meaning", found.span)
+        reads = navigated(node)
+        if reads is None:
+            self.fail(f"{expr_text(node)} reads no column: navigation moves to a row", node.span)
         if len(reads) > 1:
             self.fail(
                 f"the columns {name} reads name different variables ({', '.join(sorted(reads))}); "

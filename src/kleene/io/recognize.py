@@ -178,8 +178,6 @@ def _read_file(path: Path) -> Any:
         "jsonl": pyarrow.json.read_json,
         "parquet": pyarrow.parquet.read_table,
     }
-    if kind not in readers:
-        raise EventError(f"unknown format {kind!r}; use csv, jsonl or parquet", source=str(path))
     try:
         return readers[kind](str(path))
     except (pa.ArrowInvalid, OSError) as error:

@@ -13,8 +13,9 @@ expression engines compile theirs (and as Trino compiles row patterns).
 5 Op(kind='accept', a=0, b=0)
 
 `split a b` tries a first, then b (a reluctant `*?` prefers leaving the loop); `save r`
-notes where an iteration began and `loop r t` jumps back to t only if the iteration took a
-row, so that an iteration that matches nothing ends the loop.
+notes where an iteration began and `loop r t` goes on to t only if the iteration took a
+row: an iteration past the quantifier's minimum must take one (else the same match would
+be found again, or a loop would never end).
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ MAX_PROGRAM = 100_000
 @dataclass(frozen=True, slots=True)
 class Op:
     """One instruction: `label v` maps the row to variable v; `split a b` tries a, then b;
-    `jump a`; `save r` remembers where loop r's iteration began; `loop r a` jumps to a if
-    that iteration took a row (and fails otherwise); `exclude d` enters (d=1) or leaves
+    `jump a`; `save r` remembers where repetition r's iteration began; `loop r a` goes on
+    to a if that iteration took a row (and fails otherwise); `exclude d` enters (d=1) or leaves
     (d=-1) an exclusion; `begin` and `end` are the anchors ^ and $; `accept` ends a match."""
 
     kind: Literal["label", "split", "jump", "save", "loop", "exclude", "begin", "end", "accept"]
@@ -109,10 +110,14 @@ class _Builder:
             self.emit(Op("loop", register, top))
             self.choice(top, top + 1, len(self.ops), node.greedy)
             return
+        register = self.loops
+        self.loops += 1
         splits = []
         for _ in range(node.max - node.min):
             splits.append(self.emit(Op("split")))
+            self.emit(Op("save", register))
             self.build(node.body)
+            self.emit(Op("loop", register, len(self.ops) + 1))
         for split in splits:
             self.choice(split, split + 1, len(self.ops), node.greedy)
 

@@ -1,0 +1,343 @@
+"""MATCH_RECOGNIZE's matches: golden cases from Oracle's documentation (its ticker table),
+each construct on a table written by hand, and hypothesis against the declarative oracle
+(`oracle.py`)."""
+
+import datetime as dt
+from dataclasses import replace
+
+import pytest
+from hypothesis import given
+
+from kleene.compiler.row_pattern import check_clause
+from kleene.errors import LimitError, PatternError
+from kleene.language.sql.reader import read
+from kleene.plans.row_pattern.partition import Matcher, Progress
+from kleene.plans.row_pattern.search import BLOCKED, Search
+
+from . import oracle
+from .strategies import clauses, tables
+
+
+def run(text, rows, closed=True):
+    clause = read(text)
+    check_clause(clause)
+    return Matcher(clause).advance(Progress(), [dict(r) for r in rows], closed)
+
+
+# ---- Oracle's ticker table (Oracle Database Data Warehousing Guide, "SQL for Pattern
+# Matching", Examples 20-1 to 20-3): the V and W shapes, with their published results ----
+
+PRICES = [12, 17, 19, 21, 25, 12, 15, 20, 24, 25, 19, 15, 25, 25, 14, 12, 14, 24, 23, 22]
+TICKER = [
+    {"symbol": "ACME", "tstamp": dt.date(2011, 4, day), "price": price}
+    for day, price in enumerate(PRICES, 1)
+]
+V_SHAPE = """PATTERN (STRT DOWN+ UP+)
+    DEFINE DOWN AS DOWN.price < PREV(DOWN.price), UP AS UP.price > PREV(UP.price)"""
+
+
+def day(n):
+    return dt.date(2011, 4, n)
+
+
+def test_the_v_shape_one_row_per_match():
+    rows = run(
+        "PARTITION BY symbol ORDER BY tstamp MEASURES STRT.tstamp AS start_tstamp, "
+        "LAST(DOWN.tstamp) AS bottom_tstamp, LAST(UP.tstamp) AS end_tstamp "
+        "ONE ROW PER MATCH AFTER MATCH SKIP TO LAST UP " + V_SHAPE,
+        TICKER,
+    )
+    assert [(r["start_tstamp"], r["bottom_tstamp"], r["end_tstamp"]) for r in rows] == [
+        (day(5), day(6), day(10)),
+        (day(10), day(12), day(13)),
+        (day(14), day(16), day(18)),
+    ]
+    assert all(r["symbol"] == "ACME" for r in rows)
+
+
+def test_the_v_shape_all_rows_per_match():
+    rows = run(
+        "PARTITION BY symbol ORDER BY tstamp MEASURES STRT.tstamp AS start_tstamp, "
+        "FINAL LAST(DOWN.tstamp) AS bottom_tstamp, FINAL LAST(UP.tstamp) AS end_tstamp, "
+        "MATCH_NUMBER() AS match_num, CLASSIFIER() AS var_match "
+        "ALL ROWS PER MATCH AFTER MATCH SKIP TO LAST UP " + V_SHAPE,
+        TICKER,
+    )
+    got = [(r["tstamp"].day, r["match_num"], r["var_match"], r["end_tstamp"].day) for r in rows]
+    assert got == [
+        (5, 1, "STRT", 10), (6, 1, "DOWN", 10), (7, 1, "UP", 10), (8, 1, "UP", 10),
+        (9, 1, "UP", 10), (10, 1, "UP", 10),
+        (10, 2, "STRT", 13), (11, 2, "DOWN", 13), (12, 2, "DOWN", 13), (13, 2, "UP", 13),
+        (14, 3, "STRT", 18), (15, 3, "DOWN", 18), (16, 3, "DOWN", 18), (17, 3, "UP", 18),
+        (18, 3, "UP", 18),
+    ]  # fmt: skip
+    assert list(rows[0]) == [
+        "symbol", "tstamp", "start_tstamp", "bottom_tstamp", "end_tstamp", "match_num",
+        "var_match", "price",
+    ]  # fmt: skip
+
+
+def test_the_w_shape():
+    rows = run(
+        "PARTITION BY symbol ORDER BY tstamp MEASURES STRT.tstamp AS start_tstamp, "
+        "LAST(UP.tstamp) AS end_tstamp AFTER MATCH SKIP TO LAST UP "
+        "PATTERN (STRT DOWN+ UP+ DOWN+ UP+) "
+        "DEFINE DOWN AS DOWN.price < PREV(DOWN.price), UP AS UP.price > PREV(UP.price)",
+        TICKER,
+    )
+    assert [(r["start_tstamp"], r["end_tstamp"]) for r in rows] == [(day(5), day(13))]
+
+
+# ---- each construct, on hand-written tables ----------------------------------------------
+
+
+def xs(*values):
+    return [{"i": i, "x": x} for i, x in enumerate(values)]
+
+
+def labels(text, rows, measures="CLASSIFIER() AS c, MATCH_NUMBER() AS m"):
+    out = run(f"ORDER BY i MEASURES {measures} ALL ROWS PER MATCH {text}", rows)
+    return [(r["m"], r["i"], r["c"]) for r in out]
+
+
+def test_greedy_takes_the_most_and_reluctant_the_fewest():
+    rows = xs(1, 1, 1, 2)
+    assert labels("PATTERN (A+ B*) DEFINE A AS x = 1", rows) == [
+        (1, 0, "A"), (1, 1, "A"), (1, 2, "A"), (1, 3, "B"),
+    ]  # fmt: skip
+    assert labels("PATTERN (A+? B*) DEFINE A AS x = 1", rows) == [
+        (1, 0, "A"), (1, 1, "B"), (1, 2, "B"), (1, 3, "B"),
+    ]  # fmt: skip
+    assert labels("PATTERN (A+? B*?) DEFINE A AS x = 1", rows) == [
+        (1, 0, "A"), (2, 1, "A"), (3, 2, "A"),
+    ]  # fmt: skip
+
+
+def test_alternation_prefers_the_left_branch_that_leads_to_a_match():
+    rows = xs(1, 2)
+    assert labels("PATTERN ((A | B) C) DEFINE A AS x = 1, C AS x = 2", rows) == [
+        (1, 0, "A"), (1, 1, "C"),
+    ]  # fmt: skip
+    assert labels("PATTERN ((B | A) C) DEFINE A AS x = 1, C AS x = 2", rows) == [
+        (1, 0, "B"), (1, 1, "C"),
+    ]  # fmt: skip
+    # the left branch fails later on: the right one is taken
+    assert labels("PATTERN ((A | B) C) DEFINE B AS x = 1, C AS x = 2, A AS x = 9", rows) == [
+        (1, 0, "B"), (1, 1, "C"),
+    ]  # fmt: skip
+
+
+def test_permute_tries_orders_as_their_positions_come():
+    rows = xs(2, 1)
+    assert labels("PATTERN (PERMUTE(A, B)) DEFINE A AS x = 1", rows) == [
+        (1, 0, "B"), (1, 1, "A"),
+    ]  # fmt: skip
+    assert labels("PATTERN (PERMUTE(A, B))", rows) == [(1, 0, "A"), (1, 1, "B")]
+
+
+def test_bounded_quantifiers():
+    rows = xs(1, 1, 1, 1, 1)
+    assert [r[0] for r in labels("PATTERN (A{2})", rows)] == [1, 1, 2, 2]
+    assert [r[0] for r in labels("PATTERN (A{2,3})", rows)] == [1, 1, 1, 2, 2]
+    assert [r[0] for r in labels("PATTERN (A{2,3}?)", rows)] == [1, 1, 2, 2]
+    assert [r[0] for r in labels("PATTERN (A{,2})", rows)] == [1, 1, 2, 2, 3]
+
+
+def test_anchors():
+    rows = xs(1, 1, 1)
+    assert labels("PATTERN (^ A)", rows) == [(1, 0, "A")]
+    assert labels("PATTERN (A $)", rows) == [(1, 2, "A")]
+    assert labels("PATTERN (^ A+ $)", rows) == [(1, 0, "A"), (1, 1, "A"), (1, 2, "A")]
+
+
+def test_exclusion_hides_rows_from_all_rows_but_not_from_the_match():
+    rows = xs(1, 2, 3)
+    out = run(
+        "ORDER BY i MEASURES count(*) AS n, FINAL count(*) AS total, CLASSIFIER() AS c "
+        "ALL ROWS PER MATCH PATTERN (A {- B -} C)",
+        rows,
+    )
+    assert [(r["i"], r["c"], r["n"], r["total"]) for r in out] == [
+        (0, "A", 1, 3),
+        (2, "C", 3, 3),
+    ]
+
+
+def test_empty_matches_and_unmatched_rows():
+    rows = xs(3, 1, 2)
+    pattern = "PATTERN (A*) DEFINE A AS x < PREV(x)"
+    one = run(f"ORDER BY i MEASURES count(*) AS n, CLASSIFIER() AS c, MATCH_NUMBER() AS m {pattern}", rows)
+    assert [(r["m"], r["n"], r["c"]) for r in one] == [(1, 0, None), (2, 1, "A"), (3, 0, None)]
+    show = labels(pattern, rows)
+    assert show == [(1, 0, None), (2, 1, "A"), (3, 2, None)]
+    omit = run(f"ORDER BY i MEASURES CLASSIFIER() AS c ALL ROWS PER MATCH OMIT EMPTY MATCHES {pattern}", rows)
+    assert [(r["i"], r["c"]) for r in omit] == [(1, "A")]
+    plus = "PATTERN (A+) DEFINE A AS x < PREV(x)"
+    unmatched = run(
+        f"ORDER BY i MEASURES CLASSIFIER() AS c, MATCH_NUMBER() AS m ALL ROWS PER MATCH WITH UNMATCHED ROWS {plus}",
+        rows,
+    )
+    assert [(r["i"], r["m"], r["c"]) for r in unmatched] == [(0, None, None), (1, 1, "A"), (2, None, None)]
+
+
+def test_running_and_final_semantics():
+    rows = xs(1, 2, 3)
+    out = run(
+        "ORDER BY i MEASURES sum(x) AS running, FINAL sum(x) AS final, LAST(x) AS last, "
+        "FINAL LAST(x) AS final_last, FIRST(x, 1) AS second, PREV(x) AS before, "
+        "NEXT(x) AS after, avg(A.x) AS mean, array_agg(x) AS seen, min(x) AS low "
+        "ALL ROWS PER MATCH PATTERN (A+)",
+        rows,
+    )
+    assert [
+        (r["running"], r["final"], r["last"], r["final_last"], r["second"], r["before"], r["after"])
+        for r in out
+    ] == [(1, 6, 1, 3, None, None, 2), (3, 6, 2, 3, 2, 1, 3), (6, 6, 3, 3, 2, 2, None)]
+    assert [r["mean"] for r in out] == [1, 1.5, 2]
+    assert out[-1]["seen"] == [1, 2, 3] and out[-1]["low"] == 1
+
+
+def test_subsets_and_the_classifier_of_a_subset():
+    rows = xs(1, 2, 3, 4)
+    out = run(
+        "ORDER BY i MEASURES LAST(U.x) AS u, CLASSIFIER(U) AS cu, count(U.*) AS n "
+        "PATTERN (A B C D) SUBSET U = (B, C)",
+        rows,
+    )
+    assert out == [{"u": 3, "cu": "C", "n": 2}]
+
+
+def test_a_define_reading_other_variables_and_running_aggregates():
+    # B rows must stay above the A row and their running average below 5
+    rows = xs(2, 3, 6, 4, 1)
+    assert labels("PATTERN (A B+) DEFINE B AS x > A.x AND avg(B.x) < 5", rows) == [
+        (1, 0, "A"), (1, 1, "B"), (1, 2, "B"), (1, 3, "B"),
+    ]  # fmt: skip
+
+
+def test_physical_navigation_reaches_outside_the_match_and_logical_nests_in_it():
+    rows = xs(5, 1, 2, 3)
+    out = run(
+        "ORDER BY i MEASURES PREV(FIRST(x), 1) AS before_start, NEXT(LAST(A.x), 1) AS after "
+        "PATTERN (A{2}) DEFINE A AS x < 4",
+        rows,
+    )
+    assert out == [{"before_start": 5, "after": 3}]
+
+
+def test_skips():
+    rows = xs(1, 1, 1)
+    assert [r[:2] for r in labels("AFTER MATCH SKIP TO NEXT ROW PATTERN (A+)", rows)] == [
+        (1, 0), (1, 1), (1, 2), (2, 1), (2, 2), (3, 2),
+    ]  # fmt: skip
+    assert [r[:2] for r in labels("AFTER MATCH SKIP TO LAST B PATTERN (A B+)", rows)] == [
+        (1, 0), (1, 1), (1, 2),
+    ]  # fmt: skip
+    assert [r[:2] for r in labels("AFTER MATCH SKIP TO FIRST B PATTERN (A B)", rows)] == [
+        (1, 0), (1, 1), (2, 1), (2, 2),
+    ]  # fmt: skip
+
+
+def test_a_skip_to_a_missing_variable_or_the_first_row_is_an_error_with_a_caret():
+    with pytest.raises(PatternError, match="maps no row to B") as raised:
+        run("AFTER MATCH SKIP TO LAST B PATTERN (A B?) DEFINE B AS x = 9", xs(1, 1))
+    assert raised.value.column == 1 and "^" in str(raised.value)
+    with pytest.raises(PatternError, match="the match's own first row"):
+        run("AFTER MATCH SKIP TO FIRST A PATTERN (A B)", xs(1, 1))
+
+
+def test_nulls_are_not_true():
+    assert run("ORDER BY i MEASURES count(*) AS n PATTERN (A) DEFINE A AS x > 0", xs(None)) == []
+    assert run("ORDER BY i MEASURES A.y AS y PATTERN (A)", xs(1)) == [{"y": None}]
+
+
+def test_an_exploding_search_trips_the_guard_naming_the_cause():
+    clause = read("PATTERN ((A | B)* C) DEFINE A AS x >= FIRST(x), B AS x >= FIRST(x), C AS x < 0")
+    check_clause(clause)
+    matcher = Matcher(clause, max_steps=10_000)
+    with pytest.raises(LimitError, match="too many ways"):
+        matcher.advance(Progress(), xs(*[1] * 40), closed=True)
+
+
+def test_a_row_reading_the_next_one_waits_for_it():
+    search = Search(read("PATTERN (A) DEFINE A AS NEXT(x) > x"))
+    assert search.run(xs(1), 0, closed=False) is BLOCKED
+    assert search.run(xs(1), 0, closed=True) is None
+    assert search.run(xs(1, 2), 0, closed=False).end == 1
+
+
+# ---- against the oracle -----------------------------------------------------------------
+
+
+def expected(clause, rows):
+    """ALL ROWS PER MATCH's (match number, row, classifier), from the oracle."""
+    out, number = [], 0
+    for found in oracle.matches(clause, rows):
+        if found is None:
+            return [*out, "error"]
+        start, (end, names, hidden) = found
+        number += 1
+        if end == start:
+            out.append((number, start, None))
+        out += [
+            (number, start + k, name)
+            for k, (name, excluded) in enumerate(zip(names, hidden, strict=True))
+            if not excluded
+        ]
+    return out
+
+
+def actual(clause, rows, closed=True):
+    try:
+        out = Matcher(clause).advance(Progress(), rows, closed)
+    except PatternError:
+        return "error"
+    return [(r["m"], r["i"], r["c"]) for r in out]
+
+
+@given(clauses(), tables())
+def test_the_preferred_matches_are_the_oracles(text, rows):
+    clause = read(text)
+    check_clause(clause)
+    want = expected(clause, rows)
+    got = actual(clause, rows)
+    if want and want[-1] == "error":
+        assert got == "error"
+    else:
+        assert got == want
+
+
+@given(clauses(), tables())
+def test_rows_given_a_few_at_a_time_give_the_same_output(text, rows):
+    clause = read(text)
+    check_clause(clause)
+    matcher = Matcher(clause)
+    try:
+        whole = matcher.advance(Progress(), rows, closed=True)
+    except PatternError:
+        return
+    progress, parts, seen = Progress(), [], []
+    for row in rows:
+        seen.append(row)
+        parts += matcher.advance(progress, seen, closed=False)
+    parts += matcher.advance(progress, seen, closed=True)
+    assert parts == whole
+
+
+@given(clauses(), tables())
+def test_remembering_failed_states_changes_no_match(text, rows):
+    clause = read(text)
+    check_clause(clause)
+    plain = Search(clause)
+    plain.memo = False
+    memo = Search(clause)
+    memo.memo = True
+    if not Search(clause).memo:  # only a clause whose conditions ignore the match so far
+        return
+    for start in range(len(rows)):
+        assert memo.run(rows, start, True) == plain.run(rows, start, True)
+
+
+def test_a_clause_can_be_given_as_an_ast():
+    clause = replace(read("PATTERN (A)"), measures=())
+    assert Matcher(clause).advance(Progress(), xs(1), True) == [{}]

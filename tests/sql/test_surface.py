@@ -1,0 +1,134 @@
+"""`kleene.match_recognize` over every input it takes, the output's columns, and bad input."""
+
+import json
+
+import pandas
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import kleene
+from kleene.errors import EventError, PatternError
+
+CLAUSE = """PARTITION BY sym ORDER BY t
+    MEASURES FIRST(price) AS top, LAST(DOWN.price) AS bottom, count(*) AS n
+    PATTERN (START DOWN+) DEFINE DOWN AS price < PREV(price)"""
+
+ROWS = [
+    {"sym": "A", "t": 1, "price": 5.0},
+    {"sym": "B", "t": 1, "price": 9.0},
+    {"sym": "A", "t": 2, "price": 4.0},
+    {"sym": "B", "t": 2, "price": 8.0},
+    {"sym": "A", "t": 3, "price": 3.0},
+    {"sym": "B", "t": 3, "price": 10.0},
+]
+EXPECTED = [
+    {"sym": "A", "top": 5.0, "bottom": 3.0, "n": 3},
+    {"sym": "B", "top": 9.0, "bottom": 8.0, "n": 2},
+]
+
+
+def records(frame):
+    return frame.to_dict("records")
+
+
+def test_pandas_arrow_and_mappings_give_the_same_frame():
+    frame = pandas.DataFrame(ROWS)
+    for data in (frame, pa.Table.from_pandas(frame), ROWS, iter(ROWS)):
+        out = kleene.match_recognize(data, CLAUSE)
+        assert list(out.columns) == ["sym", "top", "bottom", "n"]
+        assert records(out) == EXPECTED
+
+
+def test_files_of_each_format(tmp_path):
+    frame = pandas.DataFrame(ROWS)
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    (tmp_path / "t.jsonl").write_text("".join(json.dumps(r) + "\n" for r in ROWS))
+    pq.write_table(pa.Table.from_pandas(frame), tmp_path / "t.parquet")
+    for name in ("t.csv", "t.jsonl", "t.parquet"):
+        assert records(kleene.match_recognize(tmp_path / name, CLAUSE)) == EXPECTED
+        assert records(kleene.match_recognize(str(tmp_path / name), CLAUSE)) == EXPECTED
+
+
+def test_events_are_rows_with_type_and_ts_columns():
+    events = [kleene.Event("Tick", i, {"price": p}) for i, p in enumerate([3, 2, 1])]
+    out = kleene.match_recognize(
+        events, "ORDER BY ts MEASURES count(*) AS n, LAST(type) AS kind PATTERN (A B+) "
+        "DEFINE B AS price < PREV(price)"
+    )
+    assert records(out) == [{"n": 3, "kind": "Tick"}]
+
+
+def test_the_whole_clause_with_its_keyword_is_taken_too():
+    out = kleene.match_recognize(ROWS, f"MATCH_RECOGNIZE ({CLAUSE})")
+    assert records(out) == EXPECTED
+
+
+def test_all_rows_columns_come_partition_order_measures_then_the_rest():
+    rows = [{"x": 1, "t": 2, "k": "a", "y": "p"}, {"x": 2, "t": 1, "k": "a", "y": "q"}]
+    out = kleene.match_recognize(
+        rows, "PARTITION BY k ORDER BY t MEASURES CLASSIFIER() AS c ALL ROWS PER MATCH PATTERN (A+)"
+    )
+    assert list(out.columns) == ["k", "t", "c", "x", "y"]
+    assert records(out) == [
+        {"k": "a", "t": 1, "c": "A", "x": 2, "y": "q"},
+        {"k": "a", "t": 2, "c": "A", "x": 1, "y": "p"},
+    ]
+
+
+def test_an_empty_result_has_every_column():
+    out = kleene.match_recognize(ROWS, CLAUSE.replace("DOWN+", "DOWN{5}"))
+    assert out.empty and list(out.columns) == ["sym", "top", "bottom", "n"]
+    assert list(kleene.match_recognize([], "MEASURES count(*) AS n PATTERN (A)").columns) == ["n"]
+
+
+def test_order_by_descending_nulls_and_ties():
+    rows = [{"t": 1, "v": "a"}, {"t": None, "v": "b"}, {"t": 2, "v": "c"}, {"t": 1, "v": "d"}]
+    query = "ORDER BY t {} MEASURES CLASSIFIER() AS c ALL ROWS PER MATCH PATTERN (A+)"
+    order = lambda how: list(kleene.match_recognize(rows, query.format(how))["v"])  # noqa: E731
+    assert order("") == ["b", "a", "d", "c"]  # nulls first ascending; ties in input order
+    assert order("DESC") == ["c", "a", "d", "b"]  # nulls last descending
+    assert order("NULLS LAST") == ["a", "d", "c", "b"]
+    assert order("DESC NULLS FIRST") == ["b", "c", "a", "d"]
+
+
+def test_partitions_come_in_the_order_of_their_first_row():
+    rows = [{"k": k, "t": i} for i, k in enumerate("babc")]
+    out = kleene.match_recognize(rows, "PARTITION BY k ORDER BY t MEASURES count(*) AS n PATTERN (A+)")
+    assert records(out) == [{"k": "b", "n": 2}, {"k": "a", "n": 1}, {"k": "c", "n": 1}]
+
+
+def test_an_unknown_column_is_an_error_with_a_caret_and_a_guess():
+    with pytest.raises(PatternError) as raised:
+        kleene.match_recognize(ROWS, CLAUSE.replace("LAST(DOWN.price)", "LAST(DOWN.prize)"))
+    message = str(raised.value)
+    assert "no column 'prize' (did you mean price?)" in message and "^^^" in message
+    with pytest.raises(PatternError, match="no column 'when'"):
+        kleene.match_recognize(ROWS, "ORDER BY when PATTERN (A)")
+
+
+def test_a_measure_hiding_an_input_column_is_refused():
+    with pytest.raises(PatternError, match="has an input column's name"):
+        kleene.match_recognize(ROWS, "MEASURES count(*) AS price ALL ROWS PER MATCH PATTERN (A)")
+
+
+def test_bad_rows_are_named():
+    with pytest.raises(EventError, match="ORDER BY t: its values cannot be ordered together"):
+        kleene.match_recognize([{"t": 1}, {"t": "x"}], "ORDER BY t PATTERN (A)")
+    with pytest.raises(EventError, match="PARTITION BY k: row 2 holds list"):
+        kleene.match_recognize([{"k": 1}, {"k": [1]}], "PARTITION BY k PATTERN (A)")
+    with pytest.raises(EventError, match="row 2 is int 5"):
+        kleene.match_recognize([{"k": 1}, 5], "PATTERN (A)")
+    with pytest.raises(EventError, match="cannot compute"):
+        kleene.match_recognize([{"x": "a"}, {"x": 1}], "PATTERN (A B) DEFINE B AS x > PREV(x)")
+
+
+def test_bad_files_are_named(tmp_path):
+    with pytest.raises(EventError, match="no such file"):
+        kleene.match_recognize(tmp_path / "none.csv", "PATTERN (A)")
+    (tmp_path / "t.txt").write_text("x\n1\n")
+    with pytest.raises(EventError, match="cannot tell the format"):
+        kleene.match_recognize(tmp_path / "t.txt", "PATTERN (A)")
+    (tmp_path / "bad.jsonl").write_text('{"x": 1}\n{"x": \n')
+    with pytest.raises(EventError, match="bad.jsonl"):
+        kleene.match_recognize(tmp_path / "bad.jsonl", "PATTERN (A)")
