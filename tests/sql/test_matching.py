@@ -166,18 +166,28 @@ def test_exclusion_hides_rows_from_all_rows_but_not_from_the_match():
 def test_empty_matches_and_unmatched_rows():
     rows = xs(3, 1, 2)
     pattern = "PATTERN (A*) DEFINE A AS x < PREV(x)"
-    one = run(f"ORDER BY i MEASURES count(*) AS n, CLASSIFIER() AS c, MATCH_NUMBER() AS m {pattern}", rows)
+    one = run(
+        f"ORDER BY i MEASURES count(*) AS n, CLASSIFIER() AS c, MATCH_NUMBER() AS m {pattern}", rows
+    )
     assert [(r["m"], r["n"], r["c"]) for r in one] == [(1, 0, None), (2, 1, "A"), (3, 0, None)]
     show = labels(pattern, rows)
     assert show == [(1, 0, None), (2, 1, "A"), (3, 2, None)]
-    omit = run(f"ORDER BY i MEASURES CLASSIFIER() AS c ALL ROWS PER MATCH OMIT EMPTY MATCHES {pattern}", rows)
+    omit = run(
+        f"ORDER BY i MEASURES CLASSIFIER() AS c ALL ROWS PER MATCH OMIT EMPTY MATCHES {pattern}",
+        rows,
+    )
     assert [(r["i"], r["c"]) for r in omit] == [(1, "A")]
     plus = "PATTERN (A+) DEFINE A AS x < PREV(x)"
     unmatched = run(
-        f"ORDER BY i MEASURES CLASSIFIER() AS c, MATCH_NUMBER() AS m ALL ROWS PER MATCH WITH UNMATCHED ROWS {plus}",
+        "ORDER BY i MEASURES CLASSIFIER() AS c, MATCH_NUMBER() AS m "
+        f"ALL ROWS PER MATCH WITH UNMATCHED ROWS {plus}",
         rows,
     )
-    assert [(r["i"], r["m"], r["c"]) for r in unmatched] == [(0, None, None), (1, 1, "A"), (2, None, None)]
+    assert [(r["i"], r["m"], r["c"]) for r in unmatched] == [
+        (0, None, None),
+        (1, 1, "A"),
+        (2, None, None),
+    ]
 
 
 def test_running_and_final_semantics():
@@ -271,12 +281,11 @@ def test_a_row_reading_the_next_one_waits_for_it():
 
 def expected(clause, rows):
     """ALL ROWS PER MATCH's (match number, row, classifier), from the oracle."""
-    out, number = [], 0
-    for found in oracle.matches(clause, rows):
+    out = []
+    for number, found in enumerate(oracle.matches(clause, rows), 1):
         if found is None:
             return [*out, "error"]
         start, (end, names, hidden) = found
-        number += 1
         if end == start:
             out.append((number, start, None))
         out += [

@@ -67,7 +67,10 @@ def test_the_clause_reads_into_its_parts():
         ("(A B)+", Q.Repeat(Q.Concat((Q.Label("A"), Q.Label("B"))), 1, None)),
         ("^ A $", Q.Concat((Q.Anchor("^"), Q.Label("A"), Q.Anchor("$")))),
         ("A {- B -} C", Q.Concat((Q.Label("A"), Q.Exclusion(Q.Label("B")), Q.Label("C")))),
-        ("PERMUTE(A, B | C)", Q.Permute((Q.Label("A"), Q.Alternation((Q.Label("B"), Q.Label("C")))))),
+        (
+            "PERMUTE(A, B | C)",
+            Q.Permute((Q.Label("A"), Q.Alternation((Q.Label("B"), Q.Label("C"))))),
+        ),
         ("()", Q.Concat(())),
         ("A | ()", Q.Alternation((Q.Label("A"), Q.Concat(())))),
         ('"my var" b', Q.Concat((Q.Label("my var"), Q.Label("b")))),
@@ -88,7 +91,10 @@ def test_row_patterns(text, pattern):
         ),
         ("count(*)", E.RowAggregate("count", None)),
         ("count(B.*)", E.RowAggregate("count", None, "B")),
-        ("FINAL sum(B.x * 2)", E.RowAggregate("sum", E.Binary("*", E.Attr("B", "x"), E.Constant(2)), "B", True)),
+        (
+            "FINAL sum(B.x * 2)",
+            E.RowAggregate("sum", E.Binary("*", E.Attr("B", "x"), E.Constant(2)), "B", True),
+        ),
         ("avg(x)", E.RowAggregate("avg", E.Attr(E.UNIVERSAL, "x"))),
         ("CLASSIFIER()", E.Classifier()),
         ("CLASSIFIER(U)", E.Classifier("U")),
@@ -130,7 +136,8 @@ def test_printing_reads_back():
     other = read(
         'PARTITION BY "the key" ORDER BY t DESC NULLS LAST MEASURES FINAL count(A.*) AS n, '
         "CLASSIFIER() AS c ALL ROWS PER MATCH WITH UNMATCHED ROWS AFTER MATCH SKIP TO FIRST A "
-        "PATTERN (^ (A | B)+? PERMUTE(C, D){2} $) DEFINE A AS \"last\" IS NOT NULL AND s || 'x' = 'y'"
+        "PATTERN (^ (A | B)+? PERMUTE(C, D){2} $) "
+        "DEFINE A AS \"last\" IS NOT NULL AND s || 'x' = 'y'"
     )
     assert read(clause_text(other)) == other
 
