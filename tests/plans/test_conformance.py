@@ -6,7 +6,8 @@ punctuations netting the oracle's matches.
 
 A plan added to the registry is checked here without a line more, on queries of the
 languages it runs: SASE+ patterns against `reference`, LEAD rules against the SASE+ pattern
-that means the same (where one is known). A query a plan cannot run is rejected (a plan says
+that means the same (where one is known), MATCH_RECOGNIZE clauses on every check that asks
+no oracle (tests/sql checks their matches against a declarative one). A query a plan cannot run is rejected (a plan says
 so by its `refusal`); a check a plan declares in its `limits` is skipped, and nothing else."""
 
 import random
@@ -22,7 +23,7 @@ from kleene.plans import PLANS
 from kleene.plans.base import STATE_FORMAT
 from kleene.plans.window_join import _Choices
 from kleene.testing import conformance
-from kleene.testing.strategies import cases_for, rule_cases
+from kleene.testing.strategies import cases_for, row_pattern_cases, rule_cases
 
 NAMES = sorted(PLANS)
 #: The plans of SASE+ patterns.
@@ -39,7 +40,7 @@ options = st.one_of(
 
 
 def test_every_plan_runs_some_language_the_suite_draws():
-    assert all(PLANS[name].languages & {"sase", "lead"} for name in NAMES)
+    assert all(PLANS[name].languages & {"sase", "lead", "sql"} for name in NAMES)
 
 
 @pytest.mark.parametrize(
@@ -58,6 +59,9 @@ def test_conformance(name, check, data):
         case = data.draw(cases_for(name), label="case")
         query, events, twin = case.pattern, case.events, {}
         chosen = data.draw(options, label="options")
+    elif "sql" in PLANS[name].languages:  # MATCH_RECOGNIZE: no SASE+ twin to ask
+        case = data.draw(row_pattern_cases(), label="case")
+        query, events, twin, chosen = case.query, case.events, {}, {}
     else:
         rule = data.draw(rule_cases(), label="case")
         query, events, chosen = rule.rule, rule.events, {}

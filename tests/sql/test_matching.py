@@ -13,9 +13,9 @@ from kleene.errors import LimitError, PatternError
 from kleene.language.sql.reader import read
 from kleene.plans.row_pattern.partition import Matcher, Progress
 from kleene.plans.row_pattern.search import BLOCKED, Search
+from kleene.testing.strategies import clauses, tables
 
 from . import oracle
-from .strategies import clauses, tables
 
 
 def run(text, rows, closed=True):

@@ -10,8 +10,7 @@ from kleene.language import expr as E
 from kleene.language.sql import ast as Q
 from kleene.language.sql.printer import clause_text, pattern_text
 from kleene.language.sql.reader import read
-
-from .strategies import row_patterns
+from kleene.testing.strategies import row_patterns
 
 TRINO_V_SHAPE = """
 MATCH_RECOGNIZE(

@@ -30,6 +30,7 @@ from typing import Any, Protocol
 from kleene.compiler.analysis import analyze
 from kleene.compiler.options import Options
 from kleene.compiler.query import Query
+from kleene.compiler.row_pattern import analyze_clause, check_clause
 from kleene.compiler.rules import analyze_rule, check_rule
 from kleene.compiler.validate import validate
 from kleene.errors import KleeneError, PlanError
@@ -38,6 +39,8 @@ from kleene.language.lead.reader import read_rule
 from kleene.language.sase import ast as A
 from kleene.language.sase.quantified import quantify
 from kleene.language.sase.reader import read as read_pattern
+from kleene.language.sql import ast as Q
+from kleene.language.sql.reader import read as read_clause
 
 __all__ = [
     "LANGUAGES",
@@ -79,6 +82,7 @@ def _read_pattern(text: str) -> A.Pattern:
 LANGUAGES: list[Language] = [
     Language("sase", "PATTERN", A.Pattern, _read_pattern, validate, analyze),
     Language("lead", "FROM", L.Rule, read_rule, check_rule, analyze_rule),
+    Language("sql", "MATCH_RECOGNIZE", Q.MatchRecognize, read_clause, check_clause, analyze_clause),
 ]
 
 

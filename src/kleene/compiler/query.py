@@ -81,16 +81,21 @@ def _emitted_at(event: Event) -> float:
     return event.t
 
 
+def _as_made(row: Any) -> int:
+    return 0
+
+
 @dataclass(frozen=True)
 class Output:
     """What a plan's `step` and `advance` return, and the rows it becomes.
 
     `kind` "matches": `Match`es, among them `Timeout`s when `timeouts` (partial matches
     whose window closed) and `Retraction`s of earlier matches when `retractions` (a plan
-    taking events in any order); "events": the `Event`s a rule emits, in emission order.
+    taking events in any order); "events": the `Event`s a rule emits, in emission order;
+    "rows": rows (dicts) made as SQL's MATCH_RECOGNIZE makes them, in the order made.
     """
 
-    kind: Literal["matches", "events"]
+    kind: Literal["matches", "events", "rows"]
     fields: tuple[Field, ...]
     timeouts: bool = False
     retractions: bool = False
@@ -99,13 +104,16 @@ class Output:
 
     @property
     def noun(self) -> str:
-        """What to call the outputs in a message: "matches" or "emitted events"."""
-        return "matches" if self.kind == "matches" else "emitted events"
+        """What to call the outputs in a message: "matches", "emitted events" or "rows"."""
+        return {"matches": "matches", "events": "emitted events", "rows": "rows"}[self.kind]
 
     @property
     def sort_key(self) -> Callable[[Any], Any]:
         """The order outputs are reported in: matches by end time, start time and event
-        ids (`Match.sort_key`); emitted events by the time they were emitted."""
+        ids (`Match.sort_key`); emitted events by the time they were emitted; rows as they
+        were made (a sort by this key keeps their order)."""
+        if self.kind == "rows":
+            return _as_made
         return Match.sort_key if self.kind == "matches" else _emitted_at
 
     @property
@@ -119,9 +127,11 @@ class Output:
         return tuple(f for f in self.fields if f.expr is not None)
 
     def row(self, found: Any) -> dict[str, Any]:
-        """One output as a flat row (`Match.to_row`, or `emitted_row`)."""
+        """One output as a flat row (`Match.to_row`, `emitted_row`, or the row itself)."""
         if self.kind == "events":
             return emitted_row(found)
+        if self.kind == "rows":
+            return dict(found)
         row: dict[str, Any] = found.to_row()
         return row
 
@@ -177,10 +187,24 @@ def value_kind(
             return "bool", None
         case E.Constant(value=int()):
             return "long", None
+        case E.Binary(op="||"):
+            return "text", None
         case E.Constant(value=float()) | E.Binary() | E.Unary() | E.Duration():
             return "double", None
         case E.Name(name=name) if names is not None and name in names:
             return names[name]
+        case E.Navigation(arg=arg):
+            return value_kind(arg, names)
+        case E.RowAggregate(func="count") | E.MatchNumber():
+            return "long", None
+        case E.RowAggregate(func="min" | "max", arg=E.Attr(attr=attr)):
+            return "column", attr
+        case E.RowAggregate(func="sum", arg=E.Attr(attr=attr)):
+            return "sum", attr
+        case E.RowAggregate(func="avg" | "sum"):
+            return "double", None
+        case E.IsNull():
+            return "bool", None
     return "text", None
 
 

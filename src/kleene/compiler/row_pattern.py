@@ -31,15 +31,30 @@ True
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NoReturn
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, NoReturn
 
-from kleene.compiler.evaluate import Scope, aggregate, evaluate
+from kleene.compiler.evaluate import Scope, aggregate, attribute, evaluate
 from kleene.compiler.functions import known_functions
+from kleene.compiler.query import Field, Output, Partition, Query, Read, value_kind
+from kleene.events import Event, attributes
 from kleene.language import expr as E
 from kleene.language.sql import ast as Q
+from kleene.language.sql.printer import clause_text
 from kleene.language.text import error_at, expr_text
 
-__all__ = ["NeedRowsError", "RowScope", "check_clause", "history_free", "navigated"]
+__all__ = [
+    "DICT_ROWS",
+    "EventRows",
+    "NeedRowsError",
+    "RowPatternQuery",
+    "RowScope",
+    "Rows",
+    "analyze_clause",
+    "check_clause",
+    "history_free",
+    "navigated",
+]
 
 
 class NeedRowsError(Exception):
@@ -185,6 +200,39 @@ def history_free(clause: Q.MatchRecognize) -> bool:
     return True
 
 
+# ---- what a row is ------------------------------------------------------------------------
+
+
+class Rows:
+    """How a row's columns are read: a row is a mapping of column to value."""
+
+    def value(self, row: Any, name: str) -> Any:
+        return row.get(name)
+
+    def columns(self, row: Any) -> dict[str, Any]:
+        return dict(row)
+
+
+#: Rows that are mappings.
+DICT_ROWS = Rows()
+
+
+class EventRows(Rows):
+    """Rows that are kleene `Event`s: the ORDER BY column is the event's time, the others
+    its attributes (and `ts`, `type`, `id` its own fields)."""
+
+    def __init__(self, order: str | None) -> None:
+        self.order = order
+
+    def value(self, row: Event, name: str) -> Any:
+        return row.ts if name == self.order else attribute(row, name)
+
+    def columns(self, row: Event) -> dict[str, Any]:
+        found = {} if self.order is None else {self.order: row.ts}
+        found.update(attributes(row))
+        return found
+
+
 # ---- evaluation -------------------------------------------------------------------------
 
 
@@ -209,8 +257,10 @@ class RowScope(Scope):
         closed: bool = True,
         functions: Mapping[str, Callable[..., Any]] | None = None,
         members: Mapping[str, frozenset[int]] | None = None,
+        rows_are: Rows = DICT_ROWS,
     ) -> None:
         self.clause = clause
+        self.rows_are = rows_are
         self.rows = rows
         self.start = start
         self.labels = labels
@@ -246,8 +296,7 @@ class RowScope(Scope):
             if not self.closed:
                 raise NeedRowsError
             return None
-        row = self.rows[position]
-        return row.get(attr)
+        return self.rows_are.value(self.rows[position], attr)
 
     def label_at(self, position: int | None) -> str | None:
         """The variable a row of the match is mapped to (None: it is no row of the match
@@ -337,3 +386,85 @@ def _members(clause: Q.MatchRecognize) -> dict[str, frozenset[int]]:
         members[subset.name] = frozenset(index[m] for m in subset.members)
     members[E.UNIVERSAL] = frozenset(index.values())
     return members
+
+
+# ---- the query the plans run ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RowPatternQuery(Query):
+    """A checked MATCH_RECOGNIZE clause, as the plan contract reads it: its partition
+    (PARTITION BY, part of its meaning), the columns it reads, the rows it outputs. Over a
+    stream, rows come in event-time order: ORDER BY names the time column (or nothing)."""
+
+    language: ClassVar[str] = "sql"
+
+    clause: Q.MatchRecognize
+    partition: Partition | None
+    functions: Mapping[str, Callable[..., Any]] = field(repr=False, default_factory=dict)
+
+    @property
+    def tree(self) -> Q.MatchRecognize:
+        return self.clause
+
+    def text(self) -> str:
+        return clause_text(self.clause)
+
+    @property
+    def partition_is_meaning(self) -> bool:
+        """PARTITION BY is part of the clause's meaning: each key's rows are matched alone."""
+        return self.partition is not None
+
+    @property
+    def order(self) -> str | None:
+        """The ORDER BY column: the events' time."""
+        keys = self.clause.order_by
+        return keys[0].column if keys else None
+
+    @property
+    def reads(self) -> tuple[Read, ...]:
+        clause = self.clause
+        found = [Read(name, f"PARTITION BY {name}", None) for name in clause.partition_by]
+        expressions = [d.condition for d in clause.defines] + [m.expr for m in clause.measures]
+        for expression in expressions:
+            for node in E.walk(expression):
+                if isinstance(node, E.Attr) and node.attr != self.order:
+                    found.append(Read(node.attr, expr_text(node), None))
+        return tuple(found)
+
+    def output(self, timeouts: bool = False, retractions: bool = False) -> Output:
+        """The rows: PARTITION BY columns and MEASURES (ONE ROW PER MATCH); for ALL ROWS
+        PER MATCH also the ORDER BY column after the partition's, and the row's other
+        columns after the measures."""
+        clause = self.clause
+        fields = [Field(name, "column", name) for name in clause.partition_by]
+        if clause.rows == "all" and self.order is not None:
+            fields.append(Field(self.order, "time"))
+        for measure in clause.measures:
+            kind, of = value_kind(measure.expr)
+            fields.append(Field(measure.name, kind, of))
+        return Output("rows", tuple(fields))
+
+
+def analyze_clause(
+    clause: Q.MatchRecognize,
+    functions: Mapping[str, Callable[..., Any]] | None = None,
+    validated: bool = False,
+) -> RowPatternQuery:
+    """Check a clause (unless `validated` already) and derive its `RowPatternQuery`. A
+    stream's rows come in event-time order, so ORDER BY names one column, ascending: the
+    time (`kleene.match_recognize` sorts a table by any ORDER BY)."""
+    functions = known_functions(functions)
+    if not validated:
+        check_clause(clause, functions)
+    keys = clause.order_by
+    if len(keys) > 1 or (keys and keys[0].descending):
+        raise error_at(
+            "a stream's rows come in event-time order: ORDER BY names its time column, "
+            "ascending (kleene.match_recognize sorts a table by any ORDER BY)",
+            clause.text,
+            keys[1].span if len(keys) > 1 else keys[0].span,
+        )
+    names = clause.partition_by
+    partition = Partition((), {}, names) if names else None
+    return RowPatternQuery(clause, partition, functions)

@@ -20,7 +20,7 @@ event of a match with `explode=True`. The events a LEAD rule emits become one ro
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +31,9 @@ from kleene.matches import Match, Retraction, Timeout
 __all__ = ["to_pandas"]
 
 
-def to_pandas(found: Iterable[Match | Event], *, explode: bool = False) -> Any:
-    """A pandas DataFrame of matches (or of a LEAD rule's emitted events).
+def to_pandas(found: Iterable[Match | Event | Mapping[str, Any]], *, explode: bool = False) -> Any:
+    """A pandas DataFrame of matches (or of a LEAD rule's emitted events, or of a
+    MATCH_RECOGNIZE clause's rows: one row each, as they are).
 
     One row a match: `pattern`, `start_ts`, `end_ts`, the query's RETURN values (one column
     each), then for each variable `v` the columns
@@ -49,6 +50,8 @@ def to_pandas(found: Iterable[Match | Event], *, explode: bool = False) -> Any:
     except ImportError:  # pragma: no cover - pandas comes with kleene[spark]
         raise KleeneError("to_pandas needs pandas: pip install pandas") from None
     items = list(found)
+    if items and all(isinstance(item, Mapping) for item in items):
+        return pd.DataFrame.from_records(items)
     if any(isinstance(item, Event) for item in items):
         emitted: list[Event] = items  # type: ignore[assignment]
         return pd.DataFrame([{"type": e.type, "ts": e.ts, **attributes(e)} for e in emitted])

@@ -82,7 +82,12 @@ __all__ = [
 ]
 
 #: What each language's queries are called in messages.
-LANGUAGES = {"sase": "SASE+ patterns", "lead": "LEAD rules", "afa": "AFAs written directly"}
+LANGUAGES = {
+    "sase": "SASE+ patterns",
+    "lead": "LEAD rules",
+    "afa": "AFAs written directly",
+    "sql": "MATCH_RECOGNIZE clauses",
+}
 
 #: The layout of saved state. Raise it whenever a plan's state classes change shape: a
 #: checkpoint written by another format is refused with a StateError, never misread.
@@ -447,7 +452,15 @@ def plan_class(name: str) -> type[Plan[Any]]:
 #: The order `auto` tries plans in: fastest first; `lazy_chain` takes skip-till-any-match
 #: patterns too wide for `nfa`'s automaton; `reference` runs every pattern, `petri` every
 #: LEAD rule, `afa` every AFA written directly.
-PREFERENCE: tuple[str, ...] = ("window_join", "nfa", "lazy_chain", "reference", "petri", "afa")
+PREFERENCE: tuple[str, ...] = (
+    "window_join",
+    "nfa",
+    "lazy_chain",
+    "reference",
+    "petri",
+    "afa",
+    "row_pattern",
+)
 
 
 def instantiate(plan: str, analysis: Query, options: Options) -> Plan[Any]:

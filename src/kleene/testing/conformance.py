@@ -103,10 +103,12 @@ class Driven:
 
 def key(found: Any) -> Key:
     """An output as a comparable value: a match's variables in their order with event ids
-    (a timed-out partial match marked as one); an emitted event's attributes in their order,
-    each a one-event binding."""
+    (a timed-out partial match marked as one); an emitted event's attributes, or a row's
+    columns, in their order, each a one-event binding."""
     if isinstance(found, Event):
         return tuple((name, (value,)) for name, value in found.attrs.items())
+    if isinstance(found, Mapping):  # a row (MATCH_RECOGNIZE): its columns in their order
+        return tuple((name, (value,)) for name, value in found.items())
     ids = tuple((name, tuple(e.id for e in events)) for name, events in found.bindings.items())
     return (("timeout", ()), *ids) if isinstance(found, Timeout) else ids
 

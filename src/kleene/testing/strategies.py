@@ -9,6 +9,8 @@ orders (`OR(SEQ(A a, B b), SEQ(B b, A a))`, `OR(SEQ(A a, B b), AND(A a, B b))`).
 `rule_cases()` draws a LEAD rule over the same streams: most with the SASE+ pattern that
 means the same (`all` of a sequence is skip-till-any-match, `every` non-overlapping output,
 PARTITION BY an equivalence test), some from `RULES`, which have none.
+`row_patterns()` draws any row pattern of SQL's MATCH_RECOGNIZE, `clauses()` a clause over
+a table of columns `i` and `x`, and `row_pattern_cases()` a clause over a stream.
 """
 
 from __future__ import annotations
@@ -30,19 +32,27 @@ from kleene.errors import PatternError
 from kleene.events import Event
 from kleene.language import expr as E
 from kleene.language.sase import ast as A
+from kleene.language.sql import ast as Q
+from kleene.language.sql.printer import pattern_text
 from kleene.plans import PLANS
 
 __all__ = [
     "FLINK_STRATEGIES",
+    "ROW_CONDITIONS",
     "RULES",
     "Case",
+    "RowPatternCase",
     "RuleCase",
     "asts",
     "cases",
     "cases_for",
+    "clauses",
     "flink_cases",
+    "row_pattern_cases",
+    "row_patterns",
     "rule_cases",
     "streams",
+    "tables",
 ]
 
 # ---- any AST ---------------------------------------------------------------------------
@@ -653,3 +663,118 @@ def cases_for(plan: str, max_events: int = 8) -> st.SearchStrategy[Case]:
     flat = not _runs(plan, "PATTERN SEQ(A a, AND(B b, C c)) WITHIN 3")
     extensions = PLANS[plan].extensions
     return cases(strategies=strategies, max_events=max_events, flat=flat, extensions=extensions)
+
+
+# ---- SQL's row patterns ------------------------------------------------------------------
+
+_ROW_NAMES = ("A", "B", "C")
+
+
+def row_patterns(max_leaves: int = 6) -> st.SearchStrategy[Q.RowPattern]:
+    """Row patterns over variables A, B, C: every construct of the regular expression."""
+    leaf = st.one_of(
+        st.sampled_from(_ROW_NAMES).map(Q.Label),
+        st.sampled_from([Q.Anchor("^"), Q.Anchor("$"), Q.Concat(())]),
+    )
+
+    def grow(inner: st.SearchStrategy[Q.RowPattern]) -> st.SearchStrategy[Q.RowPattern]:
+        items = st.lists(inner, min_size=2, max_size=3).map(tuple)
+        bounds = st.tuples(st.integers(0, 3), st.one_of(st.none(), st.integers(0, 3))).filter(
+            lambda b: b[1] is None or b[0] <= b[1]
+        )
+        return st.one_of(
+            items.map(Q.Concat),
+            items.map(Q.Alternation),
+            items.map(Q.Permute),
+            inner.map(Q.Exclusion),
+            st.builds(
+                lambda body, b, g: Q.Repeat(body, b[0], b[1], g), inner, bounds, st.booleans()
+            ),
+        )
+
+    return st.recursive(leaf, grow, max_leaves=max_leaves)
+
+
+#: DEFINE conditions: some read only the row and its neighbours, some how the match so far
+#: mapped rows, one looks ahead.
+ROW_CONDITIONS = (
+    None,
+    "x > PREV(x)",
+    "x = 1",
+    "x < 2",
+    "x >= A.x",
+    "count(A.*) < 2",
+    "NEXT(x) > x",
+    "FIRST(x) = x",
+    "CLASSIFIER(U) IS NULL OR x <> 0",
+)
+_SKIPS = (
+    "",
+    "AFTER MATCH SKIP TO NEXT ROW",
+    "AFTER MATCH SKIP TO FIRST B",
+    "AFTER MATCH SKIP TO LAST A",
+)
+
+
+@st.composite
+def clauses(
+    draw: st.DrawFn,
+    head: str = "ORDER BY i",
+    rows: str = "ALL ROWS PER MATCH",
+    measures: str = "MATCH_NUMBER() AS m, CLASSIFIER() AS c",
+    skips: tuple[str, ...] = _SKIPS,
+) -> str:
+    """The text of a MATCH_RECOGNIZE clause (what goes inside the parentheses) reading a
+    column x, after `head` (PARTITION BY, ORDER BY); every name it reads is the pattern's.
+    A skip to a variable may fail at run time (the match maps no row to it)."""
+    pattern = draw(row_patterns())
+    present = set(Q.labels(pattern))
+    members = [name for name in ("A", "B") if name in present]
+    usable = [
+        c
+        for c in ROW_CONDITIONS
+        if c is None or (("A." not in c or "A" in present) and ("U" not in c or members))
+    ]
+    defines = []
+    for name in _ROW_NAMES:
+        condition = draw(st.sampled_from(usable))
+        if condition is not None and name in present:
+            defines.append(f"{name} AS {condition}")
+    define = f" DEFINE {', '.join(defines)}" if defines else ""
+    subset = f" SUBSET U = ({', '.join(members)})" if members else ""
+    skip = draw(st.sampled_from([s for s in skips if not s or s[-1] in present]))
+    return (
+        f"{head} MEASURES {measures} {rows} {skip} PATTERN ({pattern_text(pattern)})"
+        f"{subset}{define}"
+    )
+
+
+def tables(max_rows: int = 7) -> st.SearchStrategy[list[dict[str, Any]]]:
+    """Rows {i, x}: i the row's position, x small (and sometimes null)."""
+    values = st.one_of(st.integers(0, 2), st.none())
+    return st.lists(values, max_size=max_rows).map(
+        lambda xs: [{"i": i, "x": x} for i, x in enumerate(xs)]
+    )
+
+
+@dataclass(frozen=True)
+class RowPatternCase:
+    """A MATCH_RECOGNIZE query over a stream (PARTITION BY k, ORDER BY ts), and the stream."""
+
+    query: str
+    events: tuple[Event, ...]
+
+    def __repr__(self) -> str:
+        rows = "\n".join(f"    {e.type} ts={e.ts} id={e.id} {dict(e.attrs)}" for e in self.events)
+        return f"RowPatternCase(\n{self.query}\n--\n{rows}\n)"
+
+
+@st.composite
+def row_pattern_cases(draw: st.DrawFn, max_events: int = 7) -> RowPatternCase:
+    """A clause over a stream of rows: its partitions by k, in event-time order; it never
+    skips to a variable (which may fail at run time)."""
+    head = draw(st.sampled_from(["PARTITION BY k ORDER BY ts", "ORDER BY ts", ""]))
+    rows = draw(st.sampled_from(["ALL ROWS PER MATCH", "ONE ROW PER MATCH"]))
+    measures = "MATCH_NUMBER() AS m, CLASSIFIER() AS c, count(*) AS n"
+    clause = draw(clauses(head, rows, measures, _SKIPS[:2]))
+    return RowPatternCase(f"MATCH_RECOGNIZE ({clause})", draw(streams(max_events)))

@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from kleene.compiler.evaluate import evaluate
-from kleene.compiler.row_pattern import RowScope, _members
+from kleene.compiler.row_pattern import DICT_ROWS, Rows, RowScope, _members
 from kleene.errors import KleeneError
+from kleene.language import expr as E
 from kleene.language.sql import ast as Q
 from kleene.language.text import error_at
 from kleene.plans.row_pattern.search import BLOCKED, MAX_STEPS, Found, Search
@@ -36,11 +37,14 @@ __all__ = ["Matcher", "Progress"]
 @dataclass
 class Progress:
     """Where a partition's search stands: the row the next search starts from, the
-    matches found, and one past the last row a match held (rows before it are matched)."""
+    matches found, one past the last row a match held (rows before it are matched), and
+    how many of the partition's first rows were dropped (`Matcher.trim`); positions count
+    in the rows kept."""
 
     next: int = 0
     number: int = 0
     covered: int = 0
+    origin: int = 0
 
 
 class Matcher:
@@ -52,9 +56,21 @@ class Matcher:
         clause: Q.MatchRecognize,
         functions: Mapping[str, Callable[..., Any]] | None = None,
         max_steps: int = MAX_STEPS,
+        rows_are: Rows = DICT_ROWS,
     ) -> None:
         self.clause = clause
-        self.search = Search(clause, functions, max_steps)
+        self.rows_are = rows_are
+        self.search = Search(clause, functions, max_steps, rows_are)
+        #: How far before a search's start row an expression may read (PREV's offsets).
+        self.reach = max(
+            (
+                node.offset
+                for expr in _expressions(clause)
+                for node in E.walk(expr)
+                if isinstance(node, E.Navigation) and node.func == "prev"
+            ),
+            default=0,
+        )
         self.functions = self.search.functions
         self.members = _members(clause)
         self.partition_by = clause.partition_by
@@ -67,7 +83,7 @@ class Matcher:
         out: list[dict[str, Any]] = []
         clause = self.clause
         while progress.next < len(rows):
-            found = self.search.run(rows, progress.next, closed)
+            found = self.search.run(rows, progress.next, closed, progress.origin)
             if found is BLOCKED:
                 break
             if found is None:
@@ -82,6 +98,16 @@ class Matcher:
             progress.covered = max(progress.covered, found.end)
             progress.next = self.skip(found)
         return out
+
+    def trim(self, progress: Progress, rows: list[Any]) -> None:
+        """Drop the rows no later search or output can read: those more than `reach`
+        before where the next search starts."""
+        drop = progress.next - self.reach
+        if drop > 0:
+            del rows[:drop]
+            progress.next -= drop
+            progress.covered = max(0, progress.covered - drop)
+            progress.origin += drop
 
     def skip(self, found: Found) -> int:
         """Where the next search starts, by the AFTER MATCH SKIP rule (after an empty
@@ -128,6 +154,7 @@ class Matcher:
             True,
             self.functions,
             self.members,
+            self.rows_are,
         )
 
     def measures(self, scope: RowScope) -> dict[str, Any]:
@@ -163,16 +190,21 @@ class Matcher:
         return self._all(rows[position], {m.name: None for m in self.clause.measures})
 
     def _keys(self, row: Any) -> dict[str, Any]:
-        return {name: row.get(name) for name in self.partition_by}
+        value = self.rows_are.value
+        return {name: value(row, name) for name in self.partition_by}
 
     def _all(self, row: Any, measures: dict[str, Any]) -> dict[str, Any]:
         """ALL ROWS PER MATCH's row: partition columns, ordering columns, measures, then
         the row's other columns."""
         out = self._keys(row)
         for name in self.ordering:
-            out[name] = row.get(name)
+            out[name] = self.rows_are.value(row, name)
         out.update(measures)
-        for name, value in row.items():
+        for name, value in self.rows_are.columns(row).items():
             if name not in out:
                 out[name] = value
         return out
+
+
+def _expressions(clause: Q.MatchRecognize) -> list[E.Expr]:
+    return [d.condition for d in clause.defines] + [m.expr for m in clause.measures]

@@ -30,7 +30,14 @@ from typing import Any, Final
 
 from kleene.compiler.evaluate import evaluate
 from kleene.compiler.functions import known_functions
-from kleene.compiler.row_pattern import NeedRowsError, RowScope, _members, history_free
+from kleene.compiler.row_pattern import (
+    DICT_ROWS,
+    NeedRowsError,
+    Rows,
+    RowScope,
+    _members,
+    history_free,
+)
 from kleene.errors import LimitError
 from kleene.language import expr as E
 from kleene.language.sql import ast as Q
@@ -77,8 +84,10 @@ class Search:
         clause: Q.MatchRecognize,
         functions: Mapping[str, Callable[..., Any]] | None = None,
         max_steps: int = MAX_STEPS,
+        rows_are: Rows = DICT_ROWS,
     ) -> None:
         self.clause = clause
+        self.rows_are = rows_are
         self.functions = known_functions() if functions is None else functions
         try:
             self.program = compile_pattern(clause.pattern, clause.variables)
@@ -107,13 +116,25 @@ class Search:
             return True
         current = start + len(labels) - 1
         scope = RowScope(
-            self.clause, rows, start, labels, current, 0, closed, self.functions, self.members
+            self.clause,
+            rows,
+            start,
+            labels,
+            current,
+            0,
+            closed,
+            self.functions,
+            self.members,
+            self.rows_are,
         )
         return evaluate(condition, scope) is True
 
-    def run(self, rows: Sequence[Any], start: int, closed: bool) -> Found | _Blocked | None:
+    def run(
+        self, rows: Sequence[Any], start: int, closed: bool, origin: int = 0
+    ) -> Found | _Blocked | None:
         """The preferred match from row `start`, None when there is none, or `BLOCKED` when
-        that depends on rows after the last of `rows` (`closed`: no more will come)."""
+        that depends on rows after the last of `rows` (`closed`: no more will come).
+        `origin` is the partition's position of `rows[0]` (rows before it were dropped)."""
         program, n = self.program, len(rows)
         labels: list[int] = []
         excluded: list[bool] = []
@@ -175,7 +196,7 @@ class Search:
                 depth += op.a
                 pc += 1
             elif kind == "begin":
-                ok = pos == 0
+                ok = pos + origin == 0
                 pc += 1
             elif kind == "end":
                 if pos == n and not closed:

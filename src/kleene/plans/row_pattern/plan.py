@@ -1,0 +1,124 @@
+"""The `row_pattern` plan: a MATCH_RECOGNIZE clause over a stream, each partition's rows in
+event-time order, under the plan contract.
+
+A partition's state keeps its rows from a little before where the next search starts (as
+far back as PREV reads) and where the search stands; a step searches as far as the rows so
+far decide, and the end of the stream (a watermark at infinity) decides the rest: until
+then a greedy quantifier may still take the next row.
+
+>>> import kleene
+>>> plan = kleene.compile('''MATCH_RECOGNIZE (PARTITION BY sym ORDER BY ts
+...     MEASURES FIRST(price) AS top, LAST(price) AS bottom
+...     PATTERN (A B+) DEFINE B AS price < PREV(price))''')
+>>> plan.name, plan.output.kind
+('row_pattern', 'rows')
+>>> state = plan.new_state()
+>>> for ts, price in enumerate([5, 4, 3, 6]):
+...     print(plan.step(state, kleene.Event("Tick", ts, {"sym": "A", "price": price})))
+[]
+[]
+[]
+[{'sym': 'A', 'top': 5, 'bottom': 3}]
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from kleene.compiler.options import Options
+from kleene.compiler.row_pattern import EventRows, RowPatternQuery
+from kleene.events import Event, Watermark
+from kleene.language.sql.printer import clause_text
+from kleene.plans.base import Plan, register
+from kleene.plans.row_pattern.partition import Matcher, Progress
+from kleene.plans.row_pattern.program import Op
+
+__all__ = ["RowPatternPlan", "RowState"]
+
+
+@dataclass
+class RowState:
+    """A partition's rows kept, and where its search stands."""
+
+    rows: list[Event] = field(default_factory=list)
+    progress: Progress = field(default_factory=Progress)
+
+
+@register
+class RowPatternPlan(Plan[RowState]):
+    """SQL's row pattern recognition: the preferred match from each row, as the standard
+    defines it, by a backtracking search over the row pattern's program."""
+
+    name = "row_pattern"
+    languages: ClassVar[frozenset[str]] = frozenset({"sql"})
+    analysis: RowPatternQuery
+
+    def __init__(self, analysis: RowPatternQuery, options: Options) -> None:
+        super().__init__(analysis, options)
+        self.clause = analysis.clause
+        self.matcher = Matcher(
+            analysis.clause, analysis.functions, rows_are=EventRows(analysis.order)
+        )
+
+    @classmethod
+    def unsupported(cls, analysis: Any, options: Options) -> str | None:
+        if options.timeouts:
+            return "timeouts=True reports a SASE+ pattern's partial matches; a row pattern has none"
+        return super().unsupported(analysis, options)
+
+    def new_state(self) -> RowState:
+        return RowState()
+
+    def _search(self, state: RowState, closed: bool) -> list[Any]:
+        found = self.matcher.advance(state.progress, state.rows, closed)
+        self.matcher.trim(state.progress, state.rows)
+        return found
+
+    def step(self, state: RowState, event: Event) -> list[Any]:
+        state.rows.append(event)
+        return self._search(state, closed=False)
+
+    def advance(self, state: RowState, watermark: Watermark) -> list[Any]:
+        """Time alone decides nothing, until the stream ends (a watermark at infinity):
+        then the partition's last row is there."""
+        if watermark.t != math.inf:
+            return []
+        return self._search(state, closed=True)
+
+    def live_runs(self, state: RowState) -> int:
+        return len(state.rows) - state.progress.next
+
+    def counters(self, state: RowState) -> dict[str, int]:
+        return {"rows_held": len(state.rows)}
+
+    def describe(self) -> str:
+        lines = [clause_text(self.clause), "", "program:"]
+        lines += [
+            f"  {at:>3}  {_op_text(op, self.clause.variables)}"
+            for at, op in enumerate(self.matcher.search.program)
+        ]
+        return "\n".join(lines)
+
+
+def _op_text(op: Op, variables: tuple[str, ...]) -> str:
+    """An instruction in words."""
+    match op.kind:
+        case "label":
+            return f"map the row to {variables[op.a]}"
+        case "split":
+            return f"try {op.a}, then {op.b}"
+        case "jump":
+            return f"go to {op.a}"
+        case "save":
+            return f"mark where repetition {op.a} begins"
+        case "loop":
+            return f"if repetition {op.a} took a row, go to {op.b}"
+        case "exclude":
+            return "begin an exclusion" if op.a > 0 else "end the exclusion"
+        case "begin":
+            return "only at the partition's first row"
+        case "end":
+            return "only after the partition's last row"
+    return "match"
