@@ -7,8 +7,9 @@ punctuations netting the oracle's matches.
 A plan added to the registry is checked here without a line more, on queries of the
 languages it runs: SASE+ patterns against `reference`, LEAD rules against the SASE+ pattern
 that means the same (where one is known), MATCH_RECOGNIZE clauses on every check that asks
-no oracle (tests/sql checks their matches against a declarative one). A query a plan cannot run is rejected (a plan says
-so by its `refusal`); a check a plan declares in its `limits` is skipped, and nothing else."""
+no oracle (tests/sql checks their matches against a declarative one). A query a plan
+cannot run is rejected (a plan says so by its `refusal`); a check a plan declares in its
+`limits` is skipped, and nothing else."""
 
 import random
 
