@@ -672,7 +672,7 @@ _ROW_NAMES = ("A", "B", "C")
 
 def row_patterns(max_leaves: int = 6) -> st.SearchStrategy[Q.RowPattern]:
     """Row patterns over variables A, B, C: every construct of the regular expression."""
-    leaf = st.one_of(
+    leaf: st.SearchStrategy[Q.RowPattern] = st.one_of(
         st.sampled_from(_ROW_NAMES).map(Q.Label),
         st.sampled_from([Q.Anchor("^"), Q.Anchor("$"), Q.Concat(())]),
     )
