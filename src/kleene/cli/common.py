@@ -28,8 +28,10 @@ from kleene.language.text import UNITS
 from kleene.runtime.engine import Engine
 
 __all__ = [
+    "ROW_TYPE",
     "delay",
     "disorder_options",
+    "event_columns",
     "input_options",
     "plan_arguments",
     "progress",
@@ -42,9 +44,14 @@ __all__ = [
 def input_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("reading events")
     group.add_argument("--format", choices=["csv", "jsonl", "parquet"], help="input format")
-    group.add_argument("--type-column", default="type", help="column with the event type")
+    group.add_argument(
+        "--type-column",
+        help="column with the event type (type; a MATCH_RECOGNIZE clause needs none)",
+    )
     group.add_argument("--event-type", help="give every row this event type instead")
-    group.add_argument("--ts-column", default="ts", help="column with the timestamp")
+    group.add_argument(
+        "--ts-column", help="column with the timestamp (ts; MATCH_RECOGNIZE's ORDER BY column)"
+    )
     group.add_argument("--id-column", help="column with event ids (default: row position)")
     group.add_argument("--tz", default="UTC", help="time zone of naive datetimes (UTC)")
     group.add_argument(
@@ -71,6 +78,30 @@ def input_options(parser: argparse.ArgumentParser) -> None:
         help="on a malformed row (or, without --max-delay, one earlier than a row before it): "
         "stop with an error (raise) or skip and count it",
     )
+
+
+#: The type every row takes when the query tells no types apart and the input has no
+#: type column (`event_columns`).
+ROW_TYPE = "row"
+
+
+def event_columns(args: argparse.Namespace, queries: list[Any]) -> None:
+    """Fill in the columns of the events' roles the command line left out, from what the
+    queries (their analyses) say: the timestamp is the column a query names as its time
+    (MATCH_RECOGNIZE's ORDER BY), else `ts`; the type is the `type` column, but when no
+    query tells types apart, every row takes one type (`ROW_TYPE`)."""
+    if args.ts_column is None:
+        named = {q.time_column for q in queries} - {None}
+        if len(named) > 1:
+            raise KleeneError(
+                f"the queries order by different columns ({', '.join(sorted(named))}); "
+                "name the timestamp with --ts-column"
+            )
+        args.ts_column = named.pop() if named else "ts"
+    if args.type_column is None:
+        args.type_column = "type"
+        if args.event_type is None and not any(q.typed for q in queries):
+            args.event_type = ROW_TYPE
 
 
 def spark_arguments(args: argparse.Namespace) -> dict[str, Any]:

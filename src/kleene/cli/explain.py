@@ -135,8 +135,8 @@ def explain(plan: Plan[Any]) -> str:
     analysis = plan.analysis
     if isinstance(analysis, RuleAnalysis):
         return _explain_rule(plan, analysis)
-    if not isinstance(analysis, Analysis):
-        return "\n".join([analysis.text(), "", f"{'plan:':<16}{plan.name}"])
+    if not isinstance(analysis, Analysis):  # an AFA written directly, a MATCH_RECOGNIZE clause
+        return "\n".join([analysis.text(), "", f"{'plan:':<16}{plan.name}", plan.describe() or ""])
     pattern = analysis.pattern
     lines = [to_text(pattern), "", "variables:"]
     width = max(len(name) for name in analysis.variables)

@@ -7,6 +7,7 @@ import sys
 import time
 from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ import kleene
 import kleene.io
 from kleene.cli.common import (
     disorder_options,
+    event_columns,
     input_options,
     is_afa,
     log,
@@ -114,6 +116,7 @@ def _match(args: argparse.Namespace) -> int:
         **plan_options(args.option),
     )
     warn_growth(engine.plan)
+    event_columns(args, [engine.plan.analysis])
     for path in (args.output, args.timeouts):  # before anything is read, as kleene run
         check_overwrite(path, args.overwrite)
     reader = _reader(args)
@@ -188,6 +191,7 @@ def _match_several(args: argparse.Namespace) -> int:
     assert isinstance(engine, Queries)
     for lane in engine.queries.values():
         warn_growth(lane.plan)
+    event_columns(args, [lane.plan.analysis for lane in engine.queries.values()])
     check_overwrite(args.output, args.overwrite)
     reader = _reader(args)
     started = time.perf_counter()
@@ -244,8 +248,8 @@ def _close_report(reader: EventReader, metrics: Metrics, stats: bool) -> None:
         _print_stats(metrics)
 
 
-#: What a folder of queries holds: SASE+ queries, LEAD rules, AFAs.
-QUERY_FILES = (".sase", ".lead", ".afa")
+#: What a folder of queries holds: SASE+ queries, LEAD rules, AFAs, MATCH_RECOGNIZE clauses.
+QUERY_FILES = (".sase", ".lead", ".afa", ".sql")
 
 
 def _query_files(queries: list[str]) -> list[str]:
@@ -305,9 +309,11 @@ def _peak_memory_kib() -> int | None:
 def _short(found: Any, fields: list[str], output: Output) -> str:
     """A match on one line: its time span and its RETURN values, or else each variable's
     events, each with its id and the attributes the query reads (`fields`); an emitted
-    event: its time, type and attributes."""
+    event: its time, type and attributes; a row: its columns."""
     if output.kind == "events":
         return f"{found.ts}  {found.type} {dict(found.attrs)}"
+    if output.kind == "rows":
+        return " ".join(f"{name}={_shown(value)}" for name, value in found.items())
 
     def event(e: kleene.Event) -> str:
         values = " ".join(f"{f}={_shown(e.attrs[f])}" for f in fields if f in e.attrs)
@@ -325,8 +331,13 @@ def _short(found: Any, fields: list[str], output: Output) -> str:
 
 def _shown(value: Any) -> str:
     """A value as `--show` prints it: a float to 12 significant digits (13.06, not the
-    13.059999999999999 a sum of prices may hold), anything else as Python writes it."""
-    return format(value, ".12g") if isinstance(value, float) else repr(value)
+    13.059999999999999 a sum of prices may hold), a time in ISO 8601, anything else as
+    Python writes it."""
+    if isinstance(value, float):
+        return format(value, ".12g")
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    return repr(value)
 
 
 @contextmanager

@@ -17,6 +17,7 @@ import kleene.io
 from kleene.cli.common import (
     check_input_columns,
     disorder_options,
+    event_columns,
     input_options,
     is_afa,
     locate_failure,
@@ -120,6 +121,7 @@ def _job(args: argparse.Namespace, source: str) -> int:
         options["timeouts"] = True
     plan = kleene.compile(text, args.plan, time_unit=args.time_unit, **options)
     warn_growth(plan)
+    event_columns(args, [plan.analysis])
     check_input_columns(plan, source, args)  # query and schema errors before Spark starts
     check_output(args.output, overwrite=args.overwrite)
     if args.timeouts is not None:

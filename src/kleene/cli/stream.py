@@ -15,6 +15,7 @@ from typing import Any
 import kleene
 from kleene.cli.common import (
     check_input_columns,
+    event_columns,
     input_options,
     locate_failure,
     log,
@@ -132,6 +133,7 @@ def _run(args: argparse.Namespace) -> int:
     settings = {"output": output, "time_unit": args.time_unit, "name": name, **options}
     plan = kleene.compile(text, args.plan, **settings)  # errors before Spark starts
     warn_growth(plan)
+    event_columns(args, [plan.analysis])
     if args.column_type:
         raise KleeneError("--column-type applies to kleene match; give --schema instead")
     streamable(plan)

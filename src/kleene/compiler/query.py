@@ -433,6 +433,19 @@ class Query(ABC):
         return self.taken_types
 
     @property
+    def time_column(self) -> str | None:
+        """The input column the query itself names as the event time (MATCH_RECOGNIZE's
+        ORDER BY), which a reader takes as the timestamp unless told otherwise (None: the
+        reader's own, `ts`)."""
+        return None
+
+    @property
+    def typed(self) -> bool:
+        """Does the query tell events apart by type? A MATCH_RECOGNIZE clause does not:
+        an input without a type column gives every row one type."""
+        return True
+
+    @property
     def real_time(self) -> bool:
         """Does it measure time in real units (`WITHIN 10 min`, a duration), so that
         numeric timestamps must count the engine's time unit?"""

@@ -422,6 +422,14 @@ class RowPatternQuery(Query):
         return keys[0].column if keys else None
 
     @property
+    def time_column(self) -> str | None:
+        return self.order
+
+    @property
+    def typed(self) -> bool:
+        return False
+
+    @property
     def reads(self) -> tuple[Read, ...]:
         clause = self.clause
         found = [Read(name, f"PARTITION BY {name}", None) for name in clause.partition_by]

@@ -30,7 +30,6 @@ from typing import Any, ClassVar
 from kleene.compiler.options import Options
 from kleene.compiler.row_pattern import EventRows, RowPatternQuery
 from kleene.events import Event, Watermark
-from kleene.language.sql.printer import clause_text
 from kleene.plans.base import Plan, register
 from kleene.plans.row_pattern.partition import Matcher, Progress
 from kleene.plans.row_pattern.program import Op
@@ -94,7 +93,8 @@ class RowPatternPlan(Plan[RowState]):
         return {"rows_held": len(state.rows)}
 
     def describe(self) -> str:
-        lines = [clause_text(self.clause), "", "program:"]
+        """The row pattern's program, an instruction a line."""
+        lines = ["program:"]
         lines += [
             f"  {at:>3}  {_op_text(op, self.clause.variables)}"
             for at, op in enumerate(self.matcher.search.program)
