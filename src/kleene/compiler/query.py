@@ -101,6 +101,9 @@ class Output:
     retractions: bool = False
     #: The event types a rule emits (kind "events"): what other queries may read of it.
     emits: frozenset[str] = frozenset()
+    #: Does each row also carry the input's columns that are not among its fields (kind
+    #: "rows": MATCH_RECOGNIZE's ALL ROWS PER MATCH)?
+    carries: bool = False
 
     @property
     def noun(self) -> str:

@@ -451,7 +451,7 @@ class RowPatternQuery(Query):
         for measure in clause.measures:
             kind, of = value_kind(measure.expr)
             fields.append(Field(measure.name, kind, of))
-        return Output("rows", tuple(fields))
+        return Output("rows", tuple(fields), carries=clause.rows == "all")
 
 
 def analyze_clause(
@@ -474,5 +474,6 @@ def analyze_clause(
             keys[1].span if len(keys) > 1 else keys[0].span,
         )
     names = clause.partition_by
-    partition = Partition((), {}, names) if names else None
+    classes = tuple(((E.UNIVERSAL, name),) for name in names)
+    partition = Partition(classes, {}, names) if names else None
     return RowPatternQuery(clause, partition, functions)

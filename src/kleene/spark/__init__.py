@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kleene.spark.batch import DetectJob, detect, detect_job, output_schema
+    from kleene.spark.recognize import match_recognize
     from kleene.spark.session import spark_session
     from kleene.spark.stream import StreamJob, detect_stream, detect_stream_job, progress
 
@@ -33,6 +34,7 @@ _MODULES = {
     "detect": "batch",
     "detect_job": "batch",
     "output_schema": "batch",
+    "match_recognize": "recognize",
     "spark_session": "session",
     "StreamJob": "stream",
     "detect_stream": "stream",
@@ -47,6 +49,7 @@ __all__ = [
     "detect_job",
     "detect_stream",
     "detect_stream_job",
+    "match_recognize",
     "output_schema",
     "progress",
     "spark_session",

@@ -454,7 +454,7 @@ def _keys(
         attrs = {attr for _, attr in members}
         name = next(iter(attrs)) if len(attrs) == 1 else f"key{index}"
         if events.event_type is not None:
-            per_type = partition.by_type.get(events.event_type)
+            per_type = partition.by_type.get(events.event_type, partition.default)
             column = None if per_type is None else per_type[index]
             keys.append(Key(name, F.lit(None) if column is None else col(column), column))
         elif len(attrs) == 1:
@@ -569,7 +569,9 @@ def output_schema(
     the DataFrame's columns; Spark adds `match_id` (stable across runs) to a match's row
     and `key` (a struct of the group's key values) when the query is partitioned.
 
-    A match's row: `match_id`, `pattern`, `start_ts` and `end_ts` (the timestamp column's
+    A MATCH_RECOGNIZE clause's row: its partition's columns, its measures, and for ALL
+    ROWS PER MATCH the ORDER BY column after the partition's and the other columns after
+    the measures. A match's row: `match_id`, `pattern`, `start_ts` and `end_ts` (the timestamp column's
     type), `kind` ("match", or "timeout" for a partial match whose window closed first,
     with timeouts=True), `key`, one column a positive variable (the events it bound, an
     array of structs with the DataFrame's columns; null for a variable of an OR branch the
@@ -580,6 +582,8 @@ def output_schema(
     fields = [
         T.StructField(f.name, spark_type(f, events, event), f.nullable) for f in output.fields
     ]
+    if output.kind == "rows":  # MATCH_RECOGNIZE: the partition's columns are its own
+        return T.StructType(fields + _row_columns(plan, events, event_fields, fields))
     if output.kind == "matches":
         fields.insert(0, T.StructField("match_id", T.LongType(), False))
     if keys is not None:
@@ -596,6 +600,21 @@ def output_schema(
         at = next(i for i, f in enumerate(fields) if f.name == after) + 1
         fields.insert(at, T.StructField("key", T.StructType(key_fields), True))
     return T.StructType(fields)
+
+
+def _row_columns(
+    plan: Plan[Any],
+    events: EventColumns,
+    event_fields: Sequence[T.StructField],
+    fields: list[T.StructField],
+) -> list[T.StructField]:
+    """The input's columns an output row of ALL ROWS PER MATCH carries after the measures
+    (none for ONE ROW PER MATCH): every column but those already there and the events'
+    type and id."""
+    if not plan.output.carries:
+        return []
+    taken = {f.name for f in fields} | {events.type, events.id}
+    return [f for f in event_fields if f.name not in taken]
 
 
 def spark_type(field: Field, events: EventColumns, event: T.StructType) -> T.DataType:

@@ -112,6 +112,8 @@ class _Output:
     def __init__(self, spec: JobSpec, output: Output) -> None:
         self.spec = spec
         self.emitted = output.kind == "events"
+        #: MATCH_RECOGNIZE's rows are rows already.
+        self.made_rows = output.kind == "rows"
         self.positives = output.variables
         self.rows: list[dict[str, Any]] = []
         #: RETURN: the values each match row carries (a value for a text column as text).
@@ -135,8 +137,10 @@ class _Output:
                 yield self.batch()
 
     def put(self, found: Any, group: tuple[Any, ...]) -> None:
-        """A row for a match, or for an event a rule emitted."""
-        if self.emitted:
+        """A row for a match, for an event a rule emitted, or a row as it is."""
+        if self.made_rows:
+            self.rows.append(found)
+        elif self.emitted:
             self.add_emitted(found, group)
         else:
             self.add(found, group)

@@ -1,0 +1,50 @@
+"""kleene.spark.match_recognize: the same rows as in-process, with Spark types."""
+
+import random
+
+import pandas
+import pytest
+
+import kleene
+from kleene.errors import PatternError
+from kleene.spark import match_recognize
+
+V_SHAPE = """PARTITION BY sym ORDER BY t
+    MEASURES FIRST(price) AS top, LAST(DOWN.price) AS bottom, LAST(UP.price) AS back,
+        count(*) AS n, CLASSIFIER() AS c, MATCH_NUMBER() AS m
+    {rows} AFTER MATCH SKIP TO LAST UP
+    PATTERN (STRT DOWN+ UP+)
+    DEFINE DOWN AS price < PREV(price), UP AS price > PREV(price)"""
+
+
+@pytest.fixture(scope="module")
+def ticks():
+    rng = random.Random(5)
+    return [
+        {"sym": sym, "t": t, "price": rng.randint(1, 9), "volume": rng.random()}
+        for t in range(300)
+        for sym in ("a", "b", "c")
+        if rng.random() < 0.8
+    ]
+
+
+@pytest.mark.parametrize("rows", ["ONE ROW PER MATCH", "ALL ROWS PER MATCH"])
+def test_spark_gives_the_in_process_rows(spark, ticks, rows):
+    clause = V_SHAPE.format(rows=rows)
+    df = spark.createDataFrame(ticks, "sym string, t long, price long, volume double")
+    got = match_recognize(df, clause)
+    want = kleene.match_recognize(ticks, clause)
+    assert got.columns == list(want.columns)
+    key = ["sym", "m"] + (["t"] if "ALL" in rows else [])
+    left = got.toPandas().sort_values(key).reset_index(drop=True)
+    right = want.sort_values(key).reset_index(drop=True)
+    assert len(right) > 20
+    pandas.testing.assert_frame_equal(left, right, check_dtype=False)
+    types = dict(got.dtypes)
+    assert types["n"] == "bigint" and types["c"] == "string" and types["top"] == "bigint"
+
+
+def test_spark_needs_an_order(spark):
+    df = spark.createDataFrame([{"x": 1}])
+    with pytest.raises(PatternError, match="ORDER BY names the column"):
+        match_recognize(df, "PATTERN (A)")
