@@ -48,3 +48,24 @@ def test_spark_needs_an_order(spark):
     df = spark.createDataFrame([{"x": 1}])
     with pytest.raises(PatternError, match="ORDER BY names the column"):
         match_recognize(df, "PATTERN (A)")
+
+
+def test_kleene_run_gives_what_kleene_match_gives(spark, tmp_path):
+    from pathlib import Path
+
+    from kleene.cli import main
+
+    example = Path(__file__).parent.parent.parent / "examples" / "v_shape.sql"
+    data = tmp_path / "stocks.csv"
+    assert (
+        main(["gen", "stock", "--events", "2000", "--symbols", "3", "--seed", "3", "-o", str(data)])
+        == 0
+    )
+    ran, matched = tmp_path / "ran.parquet", tmp_path / "matched.parquet"
+    assert main(["run", str(example), "-i", str(data), "-o", str(ran), "--master", "local[2]"]) == 0
+    assert main(["match", str(example), "-i", str(data), "-o", str(matched)]) == 0
+    key = ["symbol", "top", "bottom", "back", "ticks"]
+    left = kleene.read_matches(ran).sort_values(key).reset_index(drop=True)
+    right = pandas.read_parquet(matched).sort_values(key).reset_index(drop=True)
+    assert len(right) > 0
+    pandas.testing.assert_frame_equal(left, right, check_dtype=False)

@@ -201,6 +201,9 @@ def _job(args: argparse.Namespace, source: str) -> int:
         for number, row in enumerate(matches.orderBy("ts").limit(args.show).collect(), 1):
             values = {k: v for k, v in row.asDict().items() if k not in ("type", "ts", "key")}
             print(f"{number:>3}. {row['ts']}  {row['type']} {values}")
+    elif args.show and output.kind == "rows":  # MATCH_RECOGNIZE's rows, as they are
+        for number, row in enumerate(matches.limit(args.show).collect(), 1):
+            print(f"{number:>3}. " + " ".join(f"{k}={v}" for k, v in row.asDict().items()))
     elif args.show:
         from kleene.spark.batch import DEFAULT_ID
 

@@ -571,8 +571,8 @@ def output_schema(
 
     A MATCH_RECOGNIZE clause's row: its partition's columns, its measures, and for ALL
     ROWS PER MATCH the ORDER BY column after the partition's and the other columns after
-    the measures. A match's row: `match_id`, `pattern`, `start_ts` and `end_ts` (the timestamp column's
-    type), `kind` ("match", or "timeout" for a partial match whose window closed first,
+    the measures. A match's row: `match_id`, `pattern`, `start_ts` and `end_ts` (the
+    timestamp column's type), `kind` ("match", or "timeout" for a partial match whose window closed first,
     with timeouts=True), `key`, one column a positive variable (the events it bound, an
     array of structs with the DataFrame's columns; null for a variable of an OR branch the
     match did not take), and one a RETURN value. An emitted event's row: `type`, `ts` (when
@@ -582,7 +582,7 @@ def output_schema(
     fields = [
         T.StructField(f.name, spark_type(f, events, event), f.nullable) for f in output.fields
     ]
-    if output.kind == "rows":  # MATCH_RECOGNIZE: the partition's columns are its own
+    if output.kind == "rows":  # MATCH_RECOGNIZE: the partition's columns are its fields
         return T.StructType(fields + _row_columns(plan, events, event_fields, fields))
     if output.kind == "matches":
         fields.insert(0, T.StructField("match_id", T.LongType(), False))

@@ -1,0 +1,61 @@
+"""The kleene command with MATCH_RECOGNIZE query files (.sql)."""
+
+import json
+from pathlib import Path
+
+import pandas
+import pytest
+
+import kleene
+from kleene.cli import main
+
+EXAMPLE = Path(__file__).parent.parent.parent / "examples" / "v_shape.sql"
+
+
+@pytest.fixture
+def stocks(tmp_path):
+    path = tmp_path / "stocks.csv"
+    assert (
+        main(["gen", "stock", "--events", "3000", "--symbols", "4", "--seed", "7", "-o", str(path)])
+        == 0
+    )
+    return path
+
+
+def test_match_runs_a_sql_file_as_match_recognize_over_a_table(stocks, tmp_path, capsys):
+    out = tmp_path / "v.csv"
+    assert main(["match", str(EXAMPLE), "-i", str(stocks), "-o", str(out), "--show", "2"]) == 0
+    shown, err = capsys.readouterr()
+    assert shown.startswith("  1. symbol=") and "ticks=" in shown
+    written = pandas.read_csv(out)
+    assert list(written.columns) == ["symbol", "top", "bottom", "back", "ticks"]
+    expected = kleene.match_recognize(stocks, EXAMPLE.read_text())
+    assert len(written) == len(expected) > 0
+    assert f"{len(written)} rows" in err
+
+
+def test_match_takes_the_order_column_as_the_timestamp_and_needs_no_type(tmp_path, capsys):
+    data = tmp_path / "t.jsonl"
+    data.write_text("".join(json.dumps({"at": t, "v": v}) + "\n" for t, v in enumerate([3, 2, 1])))
+    query = tmp_path / "down.sql"
+    query.write_text(
+        "MATCH_RECOGNIZE (ORDER BY at MEASURES count(*) AS n, FIRST(at) AS since "
+        "PATTERN (A B+) DEFINE B AS v < PREV(v))"
+    )
+    assert main(["match", str(query), "-i", str(data)]) == 0
+    assert json.loads(capsys.readouterr().out) == {"n": 3, "since": 0}
+
+
+def test_explain_shows_the_clause_and_its_program(capsys):
+    assert main(["explain", str(EXAMPLE)]) == 0
+    out = capsys.readouterr().out
+    assert "PATTERN (START DOWN{3,} UP{3,})" in out and "plan:           row_pattern" in out
+    assert "map the row to DOWN" in out
+
+
+def test_a_bad_clause_points_at_the_file_text(tmp_path, capsys):
+    query = tmp_path / "bad.sql"
+    query.write_text("MATCH_RECOGNIZE (ORDER BY ts PATTERN (A B) DEFINE C AS x > 1)")
+    assert main(["match", str(query), "-i", str(tmp_path / "none.csv")]) == 1
+    err = capsys.readouterr().err
+    assert "the pattern has no variable 'C'" in err and "^" in err
