@@ -572,10 +572,10 @@ def output_schema(
     A MATCH_RECOGNIZE clause's row: its partition's columns, its measures, and for ALL
     ROWS PER MATCH the ORDER BY column after the partition's and the other columns after
     the measures. A match's row: `match_id`, `pattern`, `start_ts` and `end_ts` (the
-    timestamp column's type), `kind` ("match", or "timeout" for a partial match whose window closed first,
-    with timeouts=True), `key`, one column a positive variable (the events it bound, an
-    array of structs with the DataFrame's columns; null for a variable of an OR branch the
-    match did not take), and one a RETURN value. An emitted event's row: `type`, `ts` (when
+    timestamp column's type), `kind` ("match", or "timeout" for a partial match whose
+    window closed first, with timeouts=True), `key`, one column a positive variable (the
+    events it bound, an array of structs with the DataFrame's columns; null for a variable
+    of an OR branch the match did not take), and one a RETURN value. An emitted event's row: `type`, `ts` (when
     it was emitted), `key`, then every attribute an action gives it."""
     output = plan.output
     event = T.StructType(list(event_fields))
