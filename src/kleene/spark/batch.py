@@ -575,8 +575,9 @@ def output_schema(
     timestamp column's type), `kind` ("match", or "timeout" for a partial match whose
     window closed first, with timeouts=True), `key`, one column a positive variable (the
     events it bound, an array of structs with the DataFrame's columns; null for a variable
-    of an OR branch the match did not take), and one a RETURN value. An emitted event's row: `type`, `ts` (when
-    it was emitted), `key`, then every attribute an action gives it."""
+    of an OR branch the match did not take), and one a RETURN value. An emitted event's
+    row: `type`, `ts` (when it was emitted), `key`, then every attribute an action gives
+    it."""
     output = plan.output
     event = T.StructType(list(event_fields))
     fields = [
