@@ -92,5 +92,5 @@ def test_other_plans_and_options_are_refused_with_the_plan_that_runs_it():
 
 def test_the_plan_describes_its_program():
     text = kleene.compile(QUERY).describe()
-    assert "PATTERN (A B+)" in text
+    assert text.startswith("program:")
     assert "map the row to B" in text and "if repetition 0 took a row, go to" in text

@@ -28,7 +28,7 @@ from kleene.errors import KleeneError
 from kleene.events import Event, attributes
 from kleene.matches import Match, Retraction, Timeout
 
-__all__ = ["to_pandas"]
+__all__ = ["rows_frame", "to_pandas"]
 
 
 def to_pandas(found: Iterable[Match | Event | Mapping[str, Any]], *, explode: bool = False) -> Any:
@@ -51,7 +51,7 @@ def to_pandas(found: Iterable[Match | Event | Mapping[str, Any]], *, explode: bo
         raise KleeneError("to_pandas needs pandas: pip install pandas") from None
     items = list(found)
     if items and all(isinstance(item, Mapping) for item in items):
-        return pd.DataFrame.from_records(items)
+        return rows_frame(items)
     if any(isinstance(item, Event) for item in items):
         emitted: list[Event] = items  # type: ignore[assignment]
         return pd.DataFrame([{"type": e.type, "ts": e.ts, **attributes(e)} for e in emitted])
@@ -105,6 +105,30 @@ def to_pandas(found: Iterable[Match | Event | Mapping[str, Any]], *, explode: bo
                 row[f"{name}.{field}"] = values if name in many else (values[0] if values else None)
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def rows_frame(rows: list[Mapping[str, Any]], columns: list[str] | None = None) -> Any:
+    """A pandas DataFrame of rows (dicts), with the columns given (else the rows' own, in
+    order), typed as the values are: a column of whole numbers (or truth values) with
+    nulls is a nullable Int64 (or boolean) column, not floats (or objects) as pandas would
+    make it; a null in a float column is NaN, pandas' own null.
+
+    >>> rows_frame([{"n": 1, "b": True}, {"n": None, "b": None}]).dtypes.tolist()
+    [Int64Dtype(), BooleanDtype]
+    """
+    import pandas as pd
+
+    frame = pd.DataFrame.from_records(rows, columns=columns)
+    for name in frame.columns:
+        values = [row.get(name) for row in rows]
+        if None not in values:
+            continue
+        present = [v for v in values if v is not None]
+        if present and all(type(v) is bool for v in present):
+            frame[name] = pd.array(values, dtype="boolean")
+        elif present and all(type(v) is int for v in present):
+            frame[name] = pd.array(values, dtype="Int64")
+    return frame
 
 
 def _field(event: Event, name: str) -> Any:

@@ -24,6 +24,7 @@ from kleene.compiler.functions import known_functions
 from kleene.compiler.row_pattern import check_clause
 from kleene.errors import EventError, PatternError
 from kleene.events import Event, attributes
+from kleene.io.frames import rows_frame
 from kleene.io.readers import format_of
 from kleene.language import expr as E
 from kleene.language.sql import ast as Q
@@ -47,10 +48,9 @@ def match_recognize(
     the MEASURES and the input's other columns.
 
     Partitions come in the order their first row comes in the input; rows that tie on
-    ORDER BY keep their input order. `max_steps` bounds the search from one row (a
-    `LimitError` past it)."""
-    import pandas
-
+    ORDER BY keep their input order. A column of whole numbers with nulls is a nullable
+    Int64 column (`kleene.io.frames.rows_frame`). `max_steps` bounds the search from one
+    row (a `LimitError` past it)."""
     tree = read(clause) if isinstance(clause, str) else clause
     functions = known_functions()
     check_clause(tree, functions)
@@ -61,7 +61,7 @@ def match_recognize(
     for partition in _partitions(rows, tree.partition_by):
         sort_rows(partition, tree.order_by)
         out.extend(matcher.advance(Progress(), partition, closed=True))
-    return pandas.DataFrame.from_records(out, columns=output_columns(tree, columns))
+    return rows_frame(out, output_columns(tree, columns))
 
 
 def output_columns(clause: Q.MatchRecognize, columns: Iterable[str]) -> list[str]:
