@@ -21,6 +21,7 @@ from benchmarks import (
     peers,
     rules,
     spark,
+    sql,
     stream,
     window,
 )
@@ -40,6 +41,7 @@ SUITES: dict[str, ModuleType] = {
     "rules": rules,
     "events": events,
     "spark": spark,
+    "sql": sql,
     "stream": stream,
 }
 

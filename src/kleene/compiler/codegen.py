@@ -155,6 +155,14 @@ class Writer(ABC):
                 return f"(({self.expr(operand, ctx)}) is None)"
             case E.Equivalence():
                 return self.equivalence(node, ctx)
+            case E.Navigation() | E.Classifier() | E.MatchNumber() | E.RowAggregate():
+                return self.row_term(node, ctx)
+        raise TypeError(f"cannot compile {node!r}")  # pragma: no cover - validation
+
+    def row_term(
+        self, node: E.Navigation | E.Classifier | E.MatchNumber | E.RowAggregate, ctx: Any
+    ) -> str:
+        """Code for a leaf of SQL's row patterns (a language that has them says how)."""
         raise TypeError(f"cannot compile {node!r}")  # pragma: no cover - validation
 
     def equivalence(self, node: E.Equivalence, ctx: Any) -> str:

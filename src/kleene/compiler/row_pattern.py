@@ -34,6 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, NoReturn
 
+from kleene.compiler.codegen import Writer
 from kleene.compiler.evaluate import Scope, aggregate, attribute, evaluate
 from kleene.compiler.functions import known_functions
 from kleene.compiler.query import Field, Output, Partition, Query, Read, value_kind
@@ -47,11 +48,13 @@ __all__ = [
     "DICT_ROWS",
     "EventRows",
     "NeedRowsError",
+    "RowCheck",
     "RowPatternQuery",
     "RowScope",
     "Rows",
     "analyze_clause",
     "check_clause",
+    "compile_row_expr",
     "history_free",
     "navigated",
 ]
@@ -348,15 +351,7 @@ class RowScope(Scope):
         positions = self._positions(node.var, node.final)
         if node.arg is None:
             return len(positions)
-        values = [evaluate(node.arg, _AtRow(self, p)) for p in positions]
-        if node.func == "array_agg":
-            return values
-        present = [v for v in values if v is not None]
-        if node.func == "count":
-            return len(present)
-        if not present:
-            return None
-        return aggregate(node, present)
+        return _row_aggregate(node, [evaluate(node.arg, _AtRow(self, p)) for p in positions])
 
 
 class _AtRow(Scope):
@@ -477,3 +472,210 @@ def analyze_clause(
     classes = tuple(((E.UNIVERSAL, name),) for name in names)
     partition = Partition(classes, {}, names) if names else None
     return RowPatternQuery(clause, partition, functions)
+
+
+# ---- compiled conditions --------------------------------------------------------------------
+
+#: A compiled DEFINE condition or measure: its value for the rows, the match's start, its
+#: labels so far, the current row (None: an empty match), whether the partition is
+#: complete, and the match's number.
+RowCheck = Callable[[Sequence[Any], int, Sequence[int], "int | None", bool, int], Any]
+
+
+class _RowWriter(Writer):
+    """Writes a row pattern expression as Python over the rows `R`, start `s`, labels `L`,
+    current row `c`, completeness `closed` and match number `n`. A column of the current
+    row, of the variable being defined (its row is the current one), and `PREV`/`NEXT` of
+    them are read in place; anything that reads how the match mapped rows is handed to the
+    interpreter (`RowScope`), leaf by leaf."""
+
+    def __init__(self, query: RowPatternQuery | None, clause: Q.MatchRecognize,
+                 functions: Mapping[str, Callable[..., Any]], own: str | None,
+                 rows_are: Rows) -> None:  # fmt: skip
+        super().__init__(functions)
+        self.clause = clause
+        self.own = own
+        self.rows_are = rows_are
+        self.members = _members(clause)
+
+    def _here(self, var: str) -> bool:
+        return var in (E.UNIVERSAL, self.own)
+
+    def term(self, node: E.Attr | E.Len | E.Aggregate, ctx: Any) -> str:
+        if isinstance(node, E.Attr) and (ctx != "c" or self._here(node.var)):
+            return self._read(ctx, node.attr)
+        if isinstance(node, E.Attr) and node.var in self.members:  # a variable's last row
+            at = f"p{next(self.numbers)}"
+            found = self._nth(node.var, "last", 0, final=False)
+            read = self._read(at, node.attr)
+            return f"({read} if ({at} := {found}) is not None else None)"
+        return self._interpreted(node, ctx)
+
+    def _read(self, position: str, attr: str) -> str:
+        """Code reading a column of the row at `position` (one that is there)."""
+        if self.rows_are is DICT_ROWS:
+            return f"R[{position}].get({attr!r})"
+        return f"_value(R[{position}], {attr!r})"
+
+    def _nth(self, var: str, func: str, offset: int, final: bool) -> str:
+        """Code for the row FIRST or LAST (with `offset`) of `var` reads at, or None."""
+        end = "s + len(L) - 1" if final else "c"
+        if var == E.UNIVERSAL:
+            if func == "first":
+                return f"(s + {offset} if s + {offset} <= {end} else None)"
+            return f"({end} - {offset} if {end} - {offset} >= s else None)"
+        members = self.constant(self.members[var])
+        return f"_nth(L, s, {end}, {members}, {offset}, {func == 'first'})"
+
+    def _plain(self, node: E.Navigation) -> str | None:
+        """The one variable a navigation's argument reads, when it reads columns only."""
+        if any(
+            isinstance(n, E.Navigation | E.Classifier | E.RowAggregate | E.MatchNumber)
+            for n in E.walk(node.arg)
+        ):
+            return None
+        names = {n.var for n in E.walk(node.arg) if isinstance(n, E.Attr)}
+        return names.pop() if len(names) == 1 else None
+
+    def row_term(
+        self, node: E.Navigation | E.Classifier | E.MatchNumber | E.RowAggregate, ctx: Any
+    ) -> str:
+        if isinstance(node, E.MatchNumber):
+            return "n"
+        if isinstance(node, E.RowAggregate) and ctx == "c" and node.var in self.members:
+            plain = node.arg is None or not any(
+                isinstance(n, E.Navigation | E.Classifier | E.RowAggregate | E.MatchNumber)
+                for n in E.walk(node.arg)
+            )
+            if plain:
+                end = "s + len(L) - 1" if node.final else "c"
+                members = self.constant(self.members[node.var])
+                if node.arg is None:
+                    if node.var == E.UNIVERSAL:
+                        return f"({end} - s + 1)"
+                    return f"len(_positions(L, s, {end}, {members}))"
+                at = f"p{next(self.numbers)}"
+                values = (
+                    f"[{self.expr(node.arg, at)} for {at} in _positions(L, s, {end}, {members})]"
+                )
+                return f"_aggregate({self.constant(node)}, {values})"
+        if isinstance(node, E.Navigation) and ctx == "c":
+            at = f"p{next(self.numbers)}"
+            var = self._plain(node)
+            if node.func in ("first", "last") and var is not None and var in self.members:
+                found = self._nth(var, node.func, node.offset, node.final)
+                inner = self.expr(node.arg, at)
+                return f"({inner} if ({at} := {found}) is not None else None)"
+            if node.func in ("prev", "next"):
+                sign = "-" if node.func == "prev" else "+"
+                base, arg = None, node.arg
+                inner_nav = node.arg
+                if var is not None and self._here(var):
+                    base = "c"
+                elif isinstance(inner_nav, E.Navigation) and inner_nav.func in ("first", "last"):
+                    inner_var = self._plain(inner_nav)
+                    if inner_var is not None and inner_var in self.members:
+                        base = self._nth(
+                            inner_var, inner_nav.func, inner_nav.offset, inner_nav.final
+                        )
+                        arg = inner_nav.arg
+                if base is not None:
+                    inner = self.expr(arg, at)
+                    moved = f"({at} := _moved({base}, {sign}{node.offset}))"
+                    return f"({inner} if _valid(R, {moved}, closed) else None)"
+        return self._interpreted(node, ctx)
+
+    def _interpreted(self, node: E.Expr, ctx: Any) -> str:
+        if ctx != "c":  # pragma: no cover - row_term reads other rows only in place
+            raise TypeError(f"cannot compile {node!r} at another row")
+        return f"_interpret({self.constant(node)}, R, s, L, c, closed, n)"
+
+
+def _nth(
+    labels: Sequence[int], start: int, end: int, members: frozenset[int], offset: int, first: bool
+) -> int | None:
+    """The row FIRST(v, offset) (or LAST) reads at: counting the rows of the match from
+    `start` to `end` whose label is one of `members`."""
+    rows = range(start, end + 1) if first else range(end, start - 1, -1)
+    for position in rows:
+        if labels[position - start] in members:
+            if not offset:
+                return position
+            offset -= 1
+    return None
+
+
+def _positions(labels: Sequence[int], start: int, end: int, members: frozenset[int]) -> list[int]:
+    """The rows of the match from `start` to `end` mapped to one of `members`."""
+    return [p for p in range(start, end + 1) if labels[p - start] in members]
+
+
+def _row_aggregate(node: E.RowAggregate, values: list[Any]) -> Any:
+    """An aggregate of the values read at a variable's rows: nulls skipped (but kept by
+    array_agg); count of none is 0, any other aggregate of none is null."""
+    if node.func == "array_agg":
+        return values
+    present = [v for v in values if v is not None]
+    if node.func == "count":
+        return len(present)
+    if not present:
+        return None
+    return aggregate(node, present)
+
+
+def _moved(position: int | None, steps: int) -> int:
+    """A row `steps` on from `position` (-1, no row, when there is none to move from)."""
+    return -1 if position is None else position + steps
+
+
+def _valid(rows: Sequence[Any], position: int, closed: bool) -> bool:
+    """Is there a row at `position`? Past the last one, not yet when more may come."""
+    if position < 0:
+        return False
+    if position >= len(rows):
+        if not closed:
+            raise NeedRowsError
+        return False
+    return True
+
+
+def compile_row_expr(
+    expr: E.Expr,
+    clause: Q.MatchRecognize,
+    functions: Mapping[str, Callable[..., Any]],
+    own: str | None = None,
+    rows_are: Rows = DICT_ROWS,
+    condition: bool = True,
+) -> RowCheck:
+    """`expr` (a DEFINE condition of variable `own`, or a measure) as a function with the
+    value `evaluate` gives in a `RowScope` (for a condition: whether it is true)."""
+    writer = _RowWriter(None, clause, functions, own, rows_are)
+    members = writer.members
+    value = rows_are.value
+
+    def _interpret(
+        node: E.Expr, rows: Sequence[Any], start: int, labels: Sequence[int],
+        current: int | None, closed: bool, number: int,
+    ) -> Any:  # fmt: skip
+        scope = RowScope(
+            clause, rows, start, labels, current, number, closed, functions, members, rows_are
+        )
+        return evaluate(node, scope)
+
+    helpers = {
+        "_value": value,
+        "_valid": _valid,
+        "_interpret": _interpret,
+        "_nth": _nth,
+        "_moved": _moved,
+        "_positions": _positions,
+        "_aggregate": _row_aggregate,
+    }
+    args = "R, s, L, c, closed, n"
+    if condition:
+        fast, safe = writer.forms(expr, "c")
+        source = writer.function("check", args, fast, safe)
+    else:
+        source = writer.function("check", args, *([f"({writer.expr(expr, 'c')})"] * 2))
+    check: RowCheck = writer.load(source, helpers)["check"]
+    return check

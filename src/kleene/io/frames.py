@@ -20,7 +20,7 @@ event of a match with `explode=True`. The events a LEAD rule emits become one ro
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +51,7 @@ def to_pandas(found: Iterable[Match | Event | Mapping[str, Any]], *, explode: bo
         raise KleeneError("to_pandas needs pandas: pip install pandas") from None
     items = list(found)
     if items and all(isinstance(item, Mapping) for item in items):
-        return rows_frame(items)
+        return rows_frame([item for item in items if isinstance(item, Mapping)])
     if any(isinstance(item, Event) for item in items):
         emitted: list[Event] = items  # type: ignore[assignment]
         return pd.DataFrame([{"type": e.type, "ts": e.ts, **attributes(e)} for e in emitted])
@@ -107,7 +107,7 @@ def to_pandas(found: Iterable[Match | Event | Mapping[str, Any]], *, explode: bo
     return pd.DataFrame(rows)
 
 
-def rows_frame(rows: list[Mapping[str, Any]], columns: list[str] | None = None) -> Any:
+def rows_frame(rows: Sequence[Mapping[str, Any]], columns: list[str] | None = None) -> Any:
     """A pandas DataFrame of rows (dicts), with the columns given (else the rows' own, in
     order), typed as the values are: a column of whole numbers (or truth values) with
     nulls is a nullable Int64 (or boolean) column, not floats (or objects) as pandas would

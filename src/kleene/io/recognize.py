@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Iterable, Mapping
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -54,12 +55,17 @@ def match_recognize(
     tree = read(clause) if isinstance(clause, str) else clause
     functions = known_functions()
     check_clause(tree, functions)
-    columns, rows = _rows(data)
+    columns, table, rows = _input(data)
     _check_columns(tree, columns)
     matcher = Matcher(tree, functions, max_steps)
     out: list[dict[str, Any]] = []
-    for partition in _partitions(rows, tree.partition_by):
-        sort_rows(partition, tree.order_by)
+    if table is not None:
+        partitions = _arranged(table, tree)
+    else:
+        partitions = list(_partitions(rows or [], tree.partition_by))
+        for partition in partitions:
+            sort_rows(partition, tree.order_by)
+    for partition in partitions:
         out.extend(matcher.advance(Progress(), partition, closed=True))
     return rows_frame(out, output_columns(tree, columns))
 
@@ -124,8 +130,45 @@ def _hashable(value: Any) -> bool:
     return True
 
 
-def _rows(data: Any) -> tuple[list[str], list[dict[str, Any]]]:
-    """The input's column names and its rows as dicts (nulls as None)."""
+def _arranged(table: Any, clause: Q.MatchRecognize) -> list[list[dict[str, Any]]]:
+    """An Arrow table's partitions, each a list of rows (dicts) in ORDER BY order, sorted
+    in Arrow (stable: ties keep the input's order; partitions in the order of their first
+    row)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if table.num_rows == 0:
+        return []
+    keys: list[tuple[str, str]] = []
+    helpers: dict[str, Any] = {}
+    if clause.partition_by:
+        frame = table.select(list(clause.partition_by)).to_pandas()
+        codes = frame.groupby(list(clause.partition_by), sort=False, dropna=False).ngroup()
+        helpers["__kleene_partition"] = pa.array(codes.to_numpy(dtype="int64"))
+        keys.append(("__kleene_partition", "ascending"))
+    for number, key in enumerate(clause.order_by):
+        nulls = f"__kleene_null{number}"
+        helpers[nulls] = pc.is_null(table.column(key.column))
+        keys.append((nulls, "descending" if key.nulls_come_first else "ascending"))
+        keys.append((key.column, "descending" if key.descending else "ascending"))
+    if not keys:
+        return [table.to_pylist()]
+    sortable = table.select(sorted({k for k, _ in keys} - set(helpers)))
+    for name, column in helpers.items():
+        sortable = sortable.append_column(name, column)
+    order = pc.sort_indices(sortable, sort_keys=keys)
+    rows = table.take(order).to_pylist()
+    if not clause.partition_by:
+        return [rows]
+    codes = helpers["__kleene_partition"].take(order).to_numpy()
+    cuts = [0, *(np.flatnonzero(np.diff(codes)) + 1).tolist(), len(rows)]
+    return [rows[a:b] for a, b in pairwise(cuts)]
+
+
+def _input(data: Any) -> tuple[list[str], Any, list[dict[str, Any]] | None]:
+    """The input's column names, and the input as an Arrow table or else as rows (dicts;
+    nulls as None)."""
     import pyarrow as pa
 
     if isinstance(data, str | Path):
@@ -136,10 +179,11 @@ def _rows(data: Any) -> tuple[list[str], list[dict[str, Any]]]:
         if module == "pandas" and kind.__name__ == "DataFrame":
             table = pa.Table.from_pandas(data, preserve_index=False)
         elif module == "pyarrow" and kind.__name__ in ("Table", "RecordBatch"):
-            table = data
+            table = data if kind.__name__ == "Table" else pa.Table.from_batches([data])
         else:
-            return _records(data)
-    return list(table.column_names), table.to_pylist()
+            columns, rows = _records(data)
+            return columns, None, rows
+    return list(table.column_names), table, None
 
 
 def _records(data: Iterable[Any]) -> tuple[list[str], list[dict[str, Any]]]:

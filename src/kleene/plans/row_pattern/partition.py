@@ -24,7 +24,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from kleene.compiler.evaluate import evaluate
-from kleene.compiler.row_pattern import DICT_ROWS, Rows, RowScope, _members
+from kleene.compiler.row_pattern import (
+    DICT_ROWS,
+    RowCheck,
+    Rows,
+    RowScope,
+    _members,
+    compile_row_expr,
+)
 from kleene.errors import KleeneError
 from kleene.language import expr as E
 from kleene.language.sql import ast as Q
@@ -73,6 +80,11 @@ class Matcher:
         )
         self.functions = self.search.functions
         self.members = _members(clause)
+        #: Each measure, by name, compiled for a current row.
+        self.measured: tuple[tuple[str, RowCheck], ...] = tuple(
+            (m.name, compile_row_expr(m.expr, clause, self.functions, None, rows_are, False))
+            for m in clause.measures
+        )
         self.partition_by = clause.partition_by
         self.ordering = tuple(key.column for key in clause.order_by)
 
@@ -82,8 +94,10 @@ class Matcher:
         """The output rows of every match (and unmatched row) the rows so far decide."""
         out: list[dict[str, Any]] = []
         clause = self.clause
+        # once every row is there, what a condition decides of a row holds for good
+        table = self.search.table(rows) if closed and progress.next < len(rows) else None
         while progress.next < len(rows):
-            found = self.search.run(rows, progress.next, closed, progress.origin)
+            found = self.search.run(rows, progress.next, closed, progress.origin, table)
             if found is BLOCKED:
                 break
             if found is None:
@@ -141,24 +155,29 @@ class Matcher:
 
     # -- output rows ---------------------------------------------------------------------
 
-    def _scope(
+    def measures(
         self, rows: Sequence[Any], found: Found, current: int | None, number: int
-    ) -> RowScope:
-        return RowScope(
-            self.clause,
-            rows,
-            found.start,
-            found.labels,
-            current,
-            number,
-            True,
-            self.functions,
-            self.members,
-            self.rows_are,
-        )
-
-    def measures(self, scope: RowScope) -> dict[str, Any]:
-        return {m.name: evaluate(m.expr, scope) for m in self.clause.measures}
+    ) -> dict[str, Any]:
+        """The measures at a current row of a match (over an empty match, interpreted)."""
+        if current is None:
+            scope = RowScope(
+                self.clause,
+                rows,
+                found.start,
+                found.labels,
+                None,
+                number,
+                True,
+                self.functions,
+                self.members,
+                self.rows_are,
+            )
+            return {m.name: evaluate(m.expr, scope) for m in self.clause.measures}
+        start, labels = found.start, found.labels
+        return {
+            name: measure(rows, start, labels, current, True, number)
+            for name, measure in self.measured
+        }
 
     def output(self, rows: Sequence[Any], found: Found, number: int) -> list[dict[str, Any]]:
         """A match's output rows: one (ONE ROW PER MATCH), or one per row it does not
@@ -168,21 +187,17 @@ class Matcher:
         if clause.rows == "one":
             last = found.end - 1 if not found.empty else None
             row = self._keys(rows[found.start])
-            row.update(self.measures(self._scope(rows, found, last, number)))
+            row.update(self.measures(rows, found, last, number))
             return [row]
         if found.empty:
             if clause.empty == "omit":
                 return []
-            return [
-                self._all(rows[found.start], self.measures(self._scope(rows, found, None, number)))
-            ]
+            return [self._all(rows[found.start], self.measures(rows, found, None, number))]
         out = []
         for offset, hidden in enumerate(found.excluded):
-            if hidden:
-                continue
-            position = found.start + offset
-            scope = self._scope(rows, found, position, number)
-            out.append(self._all(rows[position], self.measures(scope)))
+            if not hidden:
+                position = found.start + offset
+                out.append(self._all(rows[position], self.measures(rows, found, position, number)))
         return out
 
     def unmatched(self, rows: Sequence[Any], position: int) -> dict[str, Any]:

@@ -28,18 +28,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from kleene.compiler.evaluate import evaluate
 from kleene.compiler.functions import known_functions
 from kleene.compiler.row_pattern import (
     DICT_ROWS,
     NeedRowsError,
+    RowCheck,
     Rows,
-    RowScope,
-    _members,
+    compile_row_expr,
     history_free,
 )
 from kleene.errors import LimitError
-from kleene.language import expr as E
 from kleene.language.sql import ast as Q
 from kleene.language.text import error_at
 from kleene.plans.row_pattern.program import MAX_PROGRAM, compile_pattern, loops
@@ -71,6 +69,23 @@ class _Blocked:
         return "BLOCKED"
 
 
+#: After how many steps a search starts remembering the states that failed.
+_REMEMBER_AFTER = 64
+
+# the instructions' numbers in the search's loop (those a remembered state starts first)
+_LABEL, _SPLIT, _JUMP, _SAVE, _LOOP, _EXCLUDE, _BEGIN, _END, _ACCEPT, _FAIL = range(10)
+_CODES = {
+    "label": _LABEL,
+    "split": _SPLIT,
+    "jump": _JUMP,
+    "save": _SAVE,
+    "loop": _LOOP,
+    "exclude": _EXCLUDE,
+    "begin": _BEGIN,
+    "end": _END,
+    "accept": _ACCEPT,
+}
+
 #: What a search returns when the answer depends on rows that have not arrived.
 BLOCKED: Final = _Blocked()
 
@@ -99,115 +114,129 @@ class Search:
                 getattr(clause.pattern, "span", None),
             ) from None
         self.loops = loops(self.program)
-        self.conditions: tuple[E.Expr | None, ...] = tuple(
-            clause.definition(var) for var in clause.variables
+        #: Each variable's DEFINE condition, compiled (None: it holds for every row).
+        self.checks: tuple[RowCheck | None, ...] = tuple(
+            None
+            if condition is None
+            else compile_row_expr(condition, clause, self.functions, var, rows_are)
+            for var, condition in ((var, clause.definition(var)) for var in clause.variables)
         )
         self.memo = history_free(clause)
-        self.members = _members(clause)
         self.max_steps = max_steps
+        #: The program as tuples of numbers, for the search's loop.
+        self.code = tuple((_CODES[op.kind], op.a, op.b) for op in self.program)
+        self.unmarked = (-1,) * self.loops
 
-    def holds(
-        self, var: int, rows: Sequence[Any], start: int, labels: list[int], closed: bool
-    ) -> bool:
-        """Does the row after `labels` (the match so far, itself mapped last) satisfy
-        variable `var`'s DEFINE condition? `NeedRowsError` when it reads a row not yet there."""
-        condition = self.conditions[var]
-        if condition is None:
-            return True
-        current = start + len(labels) - 1
-        scope = RowScope(
-            self.clause,
-            rows,
-            start,
-            labels,
-            current,
-            0,
-            closed,
-            self.functions,
-            self.members,
-            self.rows_are,
-        )
-        return evaluate(condition, scope) is True
+    def table(self, rows: Sequence[Any]) -> list[list[bool | None]] | None:
+        """A table for `run` to keep, variable by variable and row by row, whether the row
+        satisfies the variable's condition: when conditions read only rows (not how the
+        match mapped them), each is decided once per row, not once per search. None when
+        they do not."""
+        if not self.memo:
+            return None
+        return [[None] * len(rows) for _ in self.checks]
 
     def run(
-        self, rows: Sequence[Any], start: int, closed: bool, origin: int = 0
+        self,
+        rows: Sequence[Any],
+        start: int,
+        closed: bool,
+        origin: int = 0,
+        table: list[list[bool | None]] | None = None,
     ) -> Found | _Blocked | None:
         """The preferred match from row `start`, None when there is none, or `BLOCKED` when
         that depends on rows after the last of `rows` (`closed`: no more will come).
-        `origin` is the partition's position of `rows[0]` (rows before it were dropped)."""
-        program, n = self.program, len(rows)
+        `origin` is the partition's position of `rows[0]` (rows before it were dropped);
+        `table` (`Search.table` of these rows) keeps what conditions decided."""
+        code, checks, n = self.code, self.checks, len(rows)
         labels: list[int] = []
         excluded: list[bool] = []
         stack: list[tuple[int, int, int, tuple[int, ...], int]] = []
-        pc, pos, marks, depth = 0, start, (-1,) * self.loops, 0
-        seen: set[tuple[int, int, tuple[int, ...], int]] | None = set() if self.memo else None
-        steps = 0
+        pc, pos, marks, depth = 0, start, self.unmarked, 0
+        # the states that failed, remembered once a search is long (most are short)
+        seen: set[tuple[int, int, tuple[int, ...], int]] | None = None
+        steps, watch = 0, _REMEMBER_AFTER
         while True:
             steps += 1
-            if steps > self.max_steps:
-                raise LimitError(
-                    f"the search for a match from row {start + 1} of a partition took more "
-                    f"than {self.max_steps:,} steps: the row pattern can map long runs of "
-                    "rows in too many ways (make its variables' DEFINE conditions exclusive, "
-                    "or its quantifiers reluctant)"
-                )
-            op = program[pc]
-            kind = op.kind
-            ok = True
-            if seen is not None and kind in ("label", "split"):
+            if steps >= watch:
+                if steps > self.max_steps:
+                    raise self._exploded(start)
+                if seen is None and self.memo:
+                    seen = set()
+                watch = self.max_steps + 1
+            op, a, b = code[pc]
+            if seen is not None and op <= _SPLIT:
                 key = (pc, pos, marks, depth)
                 if key in seen:
-                    ok = False
+                    op = _FAIL
                 else:
                     seen.add(key)
-            if not ok:
-                pass
-            elif kind == "label":
-                if pos >= n:
-                    if not closed:
-                        return BLOCKED
-                    ok = False
-                else:
-                    labels.append(op.a)
-                    try:
-                        ok = self.holds(op.a, rows, start, labels, closed)
-                    except NeedRowsError:
-                        return BLOCKED
-                    if ok:
+            if op == _LABEL:
+                if pos < n:
+                    labels.append(a)
+                    check = checks[a]
+                    holds: bool | None
+                    if check is None:
+                        holds = True
+                    elif table is not None:
+                        holds = table[a][pos]
+                        if holds is None:
+                            holds = table[a][pos] = check(rows, start, labels, pos, closed, 0)
+                    else:
+                        try:
+                            holds = check(rows, start, labels, pos, closed, 0)
+                        except NeedRowsError:
+                            return BLOCKED
+                    if holds:
                         excluded.append(depth > 0)
                         pos += 1
                         pc += 1
-                    else:
-                        labels.pop()
-            elif kind == "split":
-                stack.append((op.b, pos, len(labels), marks, depth))
-                pc = op.a
-            elif kind == "jump":
-                pc = op.a
-            elif kind == "save":
-                marks = (*marks[: op.a], pos, *marks[op.a + 1 :])
-                pc += 1
-            elif kind == "loop":
-                if pos == marks[op.a]:
-                    ok = False
-                else:
-                    pc = op.b
-            elif kind == "exclude":
-                depth += op.a
-                pc += 1
-            elif kind == "begin":
-                ok = pos + origin == 0
-                pc += 1
-            elif kind == "end":
-                if pos == n and not closed:
+                        continue
+                    labels.pop()
+                elif not closed:
                     return BLOCKED
-                ok = pos == n
+            elif op == _SPLIT:
+                stack.append((b, pos, len(labels), marks, depth))
+                pc = a
+                continue
+            elif op == _JUMP:
+                pc = a
+                continue
+            elif op == _SAVE:
+                marks = (*marks[:a], pos, *marks[a + 1 :])
                 pc += 1
-            else:  # accept
+                continue
+            elif op == _LOOP:
+                if pos != marks[a]:
+                    pc = b
+                    continue
+            elif op == _EXCLUDE:
+                depth += a
+                pc += 1
+                continue
+            elif op == _BEGIN:
+                if pos + origin == 0:
+                    pc += 1
+                    continue
+            elif op == _END:
+                if pos == n:
+                    if not closed:
+                        return BLOCKED
+                    pc += 1
+                    continue
+            elif op == _ACCEPT:
                 return Found(start, pos, tuple(labels), tuple(excluded))
-            if not ok:
-                if not stack:
-                    return None
-                pc, pos, size, marks, depth = stack.pop()
-                del labels[size:]
-                del excluded[size:]
+            # the branch failed: back to the last choice
+            if not stack:
+                return None
+            pc, pos, size, marks, depth = stack.pop()
+            del labels[size:]
+            del excluded[size:]
+
+    def _exploded(self, start: int) -> LimitError:
+        return LimitError(
+            f"the search for a match from row {start + 1} of a partition took more than "
+            f"{self.max_steps:,} steps: the row pattern can map long runs of rows in too many "
+            "ways (make its variables' DEFINE conditions exclusive, or its quantifiers "
+            "reluctant)"
+        )
