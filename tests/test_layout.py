@@ -16,7 +16,15 @@ ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "src" / "kleene"
 #: Module names that several packages share, each for one role: a language's AST, reader and
 #: printer; a plan package's plan class and its negations; a subcommand and what it runs.
-ONE_ROLE = {"ast.py", "reader.py", "printer.py", "plan.py", "negation.py", "stream.py"}
+ONE_ROLE = {
+    "ast.py",
+    "reader.py",
+    "printer.py",
+    "plan.py",
+    "negation.py",
+    "stream.py",
+    "recognize.py",
+}
 
 
 def _tree(text: str) -> set[str]:
