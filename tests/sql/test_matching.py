@@ -7,9 +7,12 @@ from dataclasses import replace
 
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 
+import kleene
 from kleene.compiler.row_pattern import check_clause
 from kleene.errors import LimitError, PatternError
+from kleene.language.sql import ast as Q
 from kleene.language.sql.reader import read
 from kleene.plans.row_pattern.partition import Matcher, Progress
 from kleene.plans.row_pattern.search import BLOCKED, Search
@@ -350,3 +353,64 @@ def test_remembering_failed_states_changes_no_match(text, rows):
 def test_a_clause_can_be_given_as_an_ast():
     clause = replace(read("PATTERN (A)"), measures=())
     assert Matcher(clause).advance(Progress(), xs(1), True) == [{}]
+
+
+@given(clauses(rows="ONE ROW PER MATCH", measures="MATCH_NUMBER() AS m, FINAL count(*) AS n, "
+               "FINAL LAST(CLASSIFIER()) AS c"), tables())  # fmt: skip
+def test_one_row_and_all_rows_name_the_same_matches(text, rows):
+    """ALL ROWS PER MATCH shows the rows ONE ROW PER MATCH counts, match by match (an
+    excluded row is counted but not shown; an empty match shows one row)."""
+    one_clause = read(text)
+    all_clause = read(text.replace("ONE ROW PER MATCH", "ALL ROWS PER MATCH"))
+    check_clause(one_clause)
+    try:
+        one = Matcher(one_clause).advance(Progress(), rows, True)
+    except PatternError:
+        return
+    every = Matcher(all_clause).advance(Progress(), rows, True)
+    hidden = any(isinstance(n, Q.Exclusion) for n in Q.walk_pattern(one_clause.pattern))
+    shown: dict[int, int] = {}
+    for row in every:
+        shown[row["m"]] = shown.get(row["m"], 0) + 1
+        assert row["n"] == next(r["n"] for r in one if r["m"] == row["m"])  # FINAL agrees
+    if hidden:  # a match whose every row is excluded shows none
+        assert set(shown) <= {r["m"] for r in one}
+        return
+    assert sorted(shown) == [r["m"] for r in one]
+    for row in one:
+        assert shown[row["m"]] == max(row["n"], 1)
+
+
+@given(
+    st.lists(st.sampled_from("ABC"), max_size=9),
+    st.sampled_from(["A B+ C", "A B? C", "A+ B", "A B C+"]),
+)
+def test_each_preferred_match_is_one_of_the_sase_twins_matches(kinds, shape):
+    """Where the two languages say the same (a partition's rows one after another, each
+    variable a type), the match MATCH_RECOGNIZE prefers from a row is one of the matches
+    SASE+ reports under partition contiguity; the search goes on from the next row so
+    that every row's preferred match is found."""
+    events = [{"type": kind, "ts": t, "k": 0} for t, kind in enumerate(kinds)]
+    names = {"A": "a", "B": "b", "C": "c"}
+    parts = []
+    for token in shape.split():
+        letter, mark = token[0], token[1:]
+        kleene_var = mark == "+"
+        name = names[letter] + ("[]" if kleene_var else "")
+        parts.append(f"{letter}{mark} {name}")
+    sase = f"PATTERN SEQ({', '.join(parts)}) WHERE partition_contiguity {{ [k] }}"
+    twins = {
+        tuple(sorted(e for ids in m.ids().values() for e in ids))
+        for m in kleene.match(sase, events)
+    }
+    defines = ", ".join(f"{letter} AS type = '{letter}'" for letter in "ABC" if letter in shape)
+    clause = (
+        "MATCH_RECOGNIZE (PARTITION BY k ORDER BY ts MEASURES FIRST(ts) AS first, "
+        "array_agg(ts) AS rows AFTER MATCH SKIP TO NEXT ROW "
+        f"PATTERN ({shape}) DEFINE {defines})"
+    )
+    preferred = kleene.match(clause, events)
+    for row in preferred:
+        assert tuple(row["rows"]) in twins
+    starts = {row["first"] for row in preferred}
+    assert starts == {min(t) for t in twins}
