@@ -12,7 +12,8 @@ import difflib
 import math
 import re
 import sys
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
+from importlib.resources import files
 from typing import Any, ClassVar, NoReturn
 
 from lark import (
@@ -24,6 +25,7 @@ from lark import (
     UnexpectedToken,
     v_args,
 )
+from lark.exceptions import VisitError
 from lark.tree import Meta
 
 from kleene.errors import PatternError, PatternSyntaxError
@@ -47,7 +49,9 @@ __all__ = [
     "check_nesting",
     "end_position",
     "expr_text",
+    "grammar",
     "number_text",
+    "read_with",
     "span_of",
     "syntax_error",
     "unescape",
@@ -230,6 +234,32 @@ def syntax_error(
     if hint and hint not in expected:
         message += f" (did you mean {hint}?)"
     return PatternSyntaxError(message, text, line, column, expected, width)
+
+
+def grammar(package: str, name: str = "grammar.lark") -> Lark:
+    """A language's LALR parser, from the grammar file in its package."""
+    text = files(package).joinpath(name).read_text(encoding="utf-8")
+    return Lark(text, parser="lalr", propagate_positions=True)
+
+
+def read_with(
+    text: str,
+    parser: Lark,
+    keywords: Collection[str],
+    reader: Callable[[str], Transformer[Token, Any]],
+) -> Any:
+    """`text` read by `parser` and turned into an AST by `reader(text)`: a syntax error in
+    words with a caret (a misspelt one of `keywords` pointed out), and the reader's own
+    errors raised as they are."""
+    check_nesting(text)
+    try:
+        tree = parser.parse(text)
+    except UnexpectedInput as error:
+        raise syntax_error(text, error, parser, keywords) from None
+    try:
+        return reader(text).transform(tree)
+    except VisitError as error:
+        raise error.orig_exc from None
 
 
 def number_text(value: int | float) -> str:

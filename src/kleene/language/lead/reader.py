@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from importlib.resources import files
 from typing import Any
 
 from lark import Lark, Token, UnexpectedInput, v_args
@@ -30,6 +29,7 @@ from kleene.language.text import (
     check_nesting,
     end_position,
     error_at,
+    grammar,
     span_of,
     syntax_error,
 )
@@ -49,8 +49,7 @@ AGGREGATES = ("count", "sum", "avg", "min", "max")
 
 @cache
 def _parser() -> Lark:
-    grammar = files("kleene.language.lead").joinpath("grammar.lark").read_text(encoding="utf-8")
-    return Lark(grammar, parser="lalr", propagate_positions=True)
+    return grammar("kleene.language.lead")
 
 
 def read_rule(text: str) -> L.Rule:

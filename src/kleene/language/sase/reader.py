@@ -13,11 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import cache
-from importlib.resources import files
 from typing import Any, NoReturn
 
-from lark import Lark, Token, UnexpectedInput, v_args
-from lark.exceptions import VisitError
+from lark import Lark, Token, v_args
 from lark.tree import Meta
 
 from kleene.language import expr as E
@@ -27,10 +25,10 @@ from kleene.language.text import (
     MAX_WINDOW,
     UNITS,
     ExprReader,
-    check_nesting,
     end_position,
+    grammar,
+    read_with,
     span_of,
-    syntax_error,
 )
 
 __all__ = ["KEYWORDS", "read"]
@@ -53,21 +51,12 @@ KEYWORDS = (
 
 @cache
 def _parser() -> Lark:
-    grammar = files("kleene.language.sase").joinpath("grammar.lark").read_text(encoding="utf-8")
-    return Lark(grammar, parser="lalr", propagate_positions=True)
+    return grammar("kleene.language.sase")
 
 
 def read(text: str) -> A.Pattern:
     """Parse query text into a `Pattern`, or raise `PatternSyntaxError` / `PatternError`."""
-    check_nesting(text)
-    try:
-        tree = _parser().parse(text)
-    except UnexpectedInput as error:
-        raise syntax_error(text, error, _parser(), KEYWORDS) from None
-    try:
-        pattern: A.Pattern = ToPattern(text).transform(tree)
-    except VisitError as error:
-        raise error.orig_exc from None
+    pattern: A.Pattern = read_with(text, _parser(), KEYWORDS, ToPattern)
     return pattern
 
 

@@ -15,16 +15,14 @@ Navigation(func='prev', arg=Attr(var='B', attr='price', index=None), offset=1, f
 from __future__ import annotations
 
 from functools import cache
-from importlib.resources import files
 from typing import Any
 
-from lark import Lark, Token, UnexpectedInput, v_args
-from lark.exceptions import VisitError
+from lark import Lark, Token, v_args
 from lark.tree import Meta
 
 from kleene.language import expr as E
 from kleene.language.sql import ast as Q
-from kleene.language.text import ExprReader, check_nesting, end_position, span_of, syntax_error
+from kleene.language.text import ExprReader, end_position, grammar, read_with, span_of
 
 __all__ = ["KEYWORDS", "MAX_REPEAT", "read"]
 
@@ -59,22 +57,13 @@ MAX_REPEAT = 1000
 
 @cache
 def _parser() -> Lark:
-    grammar = files("kleene.language.sql").joinpath("grammar.lark").read_text(encoding="utf-8")
-    return Lark(grammar, parser="lalr", propagate_positions=True)
+    return grammar("kleene.language.sql")
 
 
 def read(text: str) -> Q.MatchRecognize:
     """Parse a MATCH_RECOGNIZE clause into a `MatchRecognize`, or raise
     `PatternSyntaxError` / `PatternError`."""
-    check_nesting(text)
-    try:
-        tree = _parser().parse(text)
-    except UnexpectedInput as error:
-        raise syntax_error(text, error, _parser(), KEYWORDS) from None
-    try:
-        clause: Q.MatchRecognize = ToClause(text).transform(tree)
-    except VisitError as error:
-        raise error.orig_exc from None
+    clause: Q.MatchRecognize = read_with(text, _parser(), KEYWORDS, ToClause)
     return clause
 
 
