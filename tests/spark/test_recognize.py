@@ -69,3 +69,40 @@ def test_kleene_run_gives_what_kleene_match_gives(spark, tmp_path):
     right = pandas.read_parquet(matched).sort_values(key).reset_index(drop=True)
     assert len(right) > 0
     pandas.testing.assert_frame_equal(left, right, check_dtype=False)
+
+
+def test_spark_sql_runs_the_statement_around_the_clauses(spark, ticks):
+    from kleene.spark import sql
+
+    spark.createDataFrame(ticks, "sym string, t long, price long, volume double") \
+        .createOrReplaceTempView("ticks")  # fmt: skip
+    clause = V_SHAPE.format(rows="")
+    found = sql(
+        spark,
+        f"SELECT sym, count(*) AS vs, max(n) AS longest FROM ticks MATCH_RECOGNIZE ({clause}) "
+        "AS mr WHERE n > 3 GROUP BY sym ORDER BY sym",
+    ).collect()
+    want = kleene.match_recognize(ticks, clause)
+    want = want[want.n > 3].groupby("sym").n.agg(["count", "max"])
+    assert [(r.sym, r.vs, r.longest) for r in found] == [
+        (sym, row["count"], row["max"]) for sym, row in want.iterrows()
+    ]
+    # two tables in one statement, one over a subquery that holds a third
+    twice = sql(
+        spark,
+        f"SELECT a.sym, a.m FROM ticks MATCH_RECOGNIZE ({clause}) a "
+        f"JOIN (SELECT * FROM ticks WHERE price > 0) MATCH_RECOGNIZE ({clause}) b "
+        "ON a.sym = b.sym AND a.m = b.m",
+    ).count()
+    assert twice == len(kleene.match_recognize(ticks, clause))
+    nested = sql(
+        spark,
+        "SELECT count(*) AS c FROM (SELECT sym, m AS t, n AS price FROM ticks "
+        f"MATCH_RECOGNIZE ({clause})) MATCH_RECOGNIZE (PARTITION BY sym ORDER BY t "
+        "MEASURES count(*) AS k PATTERN (A+)) x",
+    ).collect()
+    assert nested[0].c == ticks_symbols(ticks)
+
+
+def ticks_symbols(ticks):
+    return len({t["sym"] for t in ticks})

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kleene.spark.batch import DetectJob, detect, detect_job, output_schema
-    from kleene.spark.recognize import match_recognize
+    from kleene.spark.recognize import match_recognize, sql
     from kleene.spark.session import spark_session
     from kleene.spark.stream import StreamJob, detect_stream, detect_stream_job, progress
 
@@ -35,6 +35,7 @@ _MODULES = {
     "detect_job": "batch",
     "output_schema": "batch",
     "match_recognize": "recognize",
+    "sql": "recognize",
     "spark_session": "session",
     "StreamJob": "stream",
     "detect_stream": "stream",
@@ -53,6 +54,7 @@ __all__ = [
     "output_schema",
     "progress",
     "spark_session",
+    "sql",
 ]
 
 

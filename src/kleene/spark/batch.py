@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -196,16 +197,17 @@ def detect_job(
     counted = compiled.count_window is not None
     if delay is not None:
         df = _with_lateness(df, events, delay, sequence)  # before any observation: reads df twice
-    read = Observation("kleene_read")
+    job = next(_JOBS)  # one statement may hold several jobs: their metrics' names differ
+    read = Observation(f"kleene_read_{job}")
     df = df.observe(read, F.count(F.lit(1)).alias("read"))
     late = None
     if delay is not None:
-        late = Observation("kleene_late")
+        late = Observation(f"kleene_late_{job}")
         df = df.observe(late, F.sum(col(LATE).cast("long")).alias("late"))
         df = df.filter(~col(LATE)).drop(LATE)
     skipped = None
     if on_error == "skip":
-        skipped = Observation("kleene_skipped")
+        skipped = Observation(f"kleene_skipped_{job}")
         valid = col(events.ts).isNotNull()
         if isinstance(events.types[events.ts], T.FloatType | T.DoubleType):
             valid = valid & ~F.isnan(col(events.ts))
@@ -220,7 +222,7 @@ def detect_job(
             typed = col(events.type)
             condition = condition | typed.isNull() | (typed.cast("string") == F.lit(""))
         df = df.filter(condition)
-    kept = Observation("kleene_kept")
+    kept = Observation(f"kleene_kept_{job}")
     df = df.observe(kept, F.count(F.lit(1)).alias("kept"))
 
     event_names = [name for name in df.columns if name not in (SEQ, POSITION)]
@@ -274,6 +276,10 @@ def detect_job(
     held = None if context is None else context.accumulator(0, PeakParam())
     matches = grouped.mapInArrow(match_batches(spec, peak, held), schema)
     return DetectJob(matches, compiled, grouping, read, skipped, kept, peak, late, held)
+
+
+#: Numbers the jobs of a session, so that each job's observed metrics have names of their own.
+_JOBS = itertools.count()
 
 
 def one_query(query: Any) -> Any:
