@@ -5,8 +5,8 @@ import pytest
 
 pytest.importorskip("pyspark")
 
-from kleene.errors import PatternError  # noqa: E402
-from kleene.spark.recognize import find_table  # noqa: E402
+from kleene.errors import PatternError
+from kleene.spark.recognize import find_table
 
 
 def test_a_table_name_before_the_keyword():
