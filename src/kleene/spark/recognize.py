@@ -63,7 +63,8 @@ def sql(spark: Any, text: str, **arguments: Any) -> DataFrame:
     while True:
         found = find_table(text)
         if found is None:
-            return spark.sql(text)
+            statement: DataFrame = spark.sql(text)
+            return statement
         (start, end), relation, clause = found
         if relation.startswith("("):
             source = sql(spark, relation[1:-1], **arguments)
