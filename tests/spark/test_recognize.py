@@ -106,3 +106,22 @@ def test_spark_sql_runs_the_statement_around_the_clauses(spark, ticks):
 
 def ticks_symbols(ticks):
     return len({t["sym"] for t in ticks})
+
+
+@pytest.mark.parametrize(
+    "order", ["sym, t DESC", "price DESC NULLS FIRST, t", "t NULLS LAST", "volume, t"]
+)
+def test_several_order_keys_descending_and_nulls_order_as_in_process(spark, ticks, order):
+    rows = [dict(r, price=None if r["t"] % 17 == 0 else r["price"]) for r in ticks[:200]]
+    df = spark.createDataFrame(rows, "sym string, t long, price long, volume double")
+    clause = (
+        f"PARTITION BY sym ORDER BY {order} MEASURES CLASSIFIER() AS c, MATCH_NUMBER() AS m "
+        "ALL ROWS PER MATCH PATTERN (A B+) DEFINE B AS price > PREV(price)"
+    )
+    got = match_recognize(df, clause).toPandas()
+    want = kleene.match_recognize(rows, clause)
+    assert list(got.columns) == list(want.columns)
+    key = ["sym", "m", "t"]
+    left = got.sort_values(key).reset_index(drop=True)
+    right = want.sort_values(key).reset_index(drop=True)
+    pandas.testing.assert_frame_equal(left, right, check_dtype=False)

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import itertools
 import re
+from dataclasses import replace
 from typing import Any
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
 
 from kleene.compiler.pipeline import parse
 from kleene.errors import PatternError
@@ -29,13 +31,17 @@ __all__ = ["find_table", "match_recognize", "sql"]
 def match_recognize(df: DataFrame, clause: str | Q.MatchRecognize, **arguments: Any) -> DataFrame:
     """The rows of `clause` (the text inside `MATCH_RECOGNIZE ( … )`, or the whole of it)
     over `df`, as a DataFrame: for ONE ROW PER MATCH the PARTITION BY columns and the
-    MEASURES, for ALL ROWS PER MATCH the PARTITION BY columns, the ORDER BY column, the
-    MEASURES and the DataFrame's other columns. ORDER BY names one column, ascending (a
-    DataFrame has no order of its own); rows that tie on it keep the DataFrame's order.
+    MEASURES, for ALL ROWS PER MATCH the PARTITION BY columns, the ORDER BY columns, the
+    MEASURES and the DataFrame's other columns. Rows that tie on ORDER BY keep the
+    DataFrame's order. With one ascending ORDER BY column, it is the events' time (a row
+    whose value is null is an error naming it, or skipped and counted with
+    on_error="skip"); with several, or DESC, or NULLS FIRST/LAST, each partition's rows are
+    numbered in that order first (a window over the DataFrame: one more sort).
     `arguments` as for `detect_job` (`id`, `arrival`, `ts_unit`, `on_error`, ...)."""
     tree = read(clause) if isinstance(clause, str) else clause
     parse(tree)
-    if not tree.order_by:
+    keys = tree.order_by
+    if not keys:
         raise PatternError(
             "on Spark, ORDER BY names the column that orders each partition's rows (a "
             "DataFrame has no order of its own)",
@@ -43,10 +49,38 @@ def match_recognize(df: DataFrame, clause: str | Q.MatchRecognize, **arguments: 
             1,
             1,
         )
-    arguments.setdefault("ts", tree.order_by[0].column)
     if "type" not in arguments and "event_type" not in arguments:
         arguments.update(type=None, event_type="row")
-    return detect_job(df, tree, **arguments).matches
+    if len(keys) == 1 and not keys[0].descending and keys[0].nulls_first is None:
+        arguments.setdefault("ts", keys[0].column)
+        return detect_job(df, tree, **arguments).matches
+    # the rows numbered in ORDER BY order within their partition; the number is the time
+    arrival = "kleene_arrival"
+    ordered = df.withColumn(arrival, F.monotonically_increasing_id())
+    window = Window.partitionBy(*tree.partition_by).orderBy(
+        *(_sorted(key) for key in keys), F.col(arrival)
+    )
+    ordered = ordered.withColumn(_ORDER, F.row_number().over(window)).drop(arrival)
+    numbered = replace(tree, order_by=(Q.SortKey(_ORDER),))
+    found = detect_job(ordered, numbered, ts=_ORDER, **arguments).matches
+    if tree.rows == "one":
+        return found
+    first = [*tree.partition_by, *(k.column for k in keys if k.column not in tree.partition_by)]
+    measures = [m.name for m in tree.measures]
+    rest = [c for c in df.columns if c not in first]
+    return found.select(*first, *measures, *rest)
+
+
+#: The column that numbers a partition's rows in ORDER BY order, when there are several keys.
+_ORDER = "kleene_order"
+
+
+def _sorted(key: Q.SortKey) -> Column:
+    """An ORDER BY key as Spark sorts it."""
+    column = F.col(key.column)
+    if key.descending:
+        return column.desc_nulls_first() if key.nulls_come_first else column.desc_nulls_last()
+    return column.asc_nulls_first() if key.nulls_come_first else column.asc_nulls_last()
 
 
 def sql(spark: Any, text: str, **arguments: Any) -> DataFrame:
