@@ -1,10 +1,16 @@
 """MATCH_RECOGNIZE over a stream: the `row_pattern` plan under the engine, `kleene.match`
 and the plan contract (the conformance suite checks the contract itself)."""
 
+import math
+
+import pandas
 import pytest
+from hypothesis import given
 
 import kleene
 from kleene.errors import PatternError, PlanError
+from kleene.language.sql.reader import read
+from kleene.testing.strategies import row_pattern_cases
 
 QUERY = """MATCH_RECOGNIZE (PARTITION BY sym ORDER BY ts
     MEASURES FIRST(price) AS top, LAST(price) AS bottom, count(*) AS n
@@ -94,3 +100,31 @@ def test_the_plan_describes_its_program():
     text = kleene.compile(QUERY).describe()
     assert text.startswith("program:")
     assert "map the row to B" in text and "if repetition 0 took a row, go to" in text
+
+
+@given(row_pattern_cases())
+def test_over_a_stream_the_plan_gives_what_the_table_gives(case):
+    """The plan keeps only the rows a later search can read and decides a match once no
+    later row can change it; over the stream it gives what `match_recognize` gives over
+    the whole table."""
+    clause = read(case.query)
+    try:
+        streamed = kleene.match(case.query, case.events)
+    except PatternError:
+        return
+    rows = [{"type": e.type, "ts": e.ts, **e.attrs} for e in case.events]
+    table = kleene.match_recognize(rows, clause).to_dict("records")
+    names = [*clause.partition_by, *(m.name for m in clause.measures)]
+    if clause.rows == "all":
+        names.append("ts")
+
+    def shown(found):
+        return sorted(
+            tuple(repr(None if _missing(r.get(n)) else r.get(n)) for n in names) for r in found
+        )
+
+    assert shown(streamed) == shown(table)
+
+
+def _missing(value):
+    return value is None or value is pandas.NA or (isinstance(value, float) and math.isnan(value))

@@ -102,12 +102,20 @@ def test_partitions_come_in_the_order_of_their_first_row():
 
 
 def test_an_unknown_column_is_an_error_with_a_caret_and_a_guess():
+    frame = pandas.DataFrame(ROWS)
     with pytest.raises(PatternError) as raised:
-        kleene.match_recognize(ROWS, CLAUSE.replace("LAST(DOWN.price)", "LAST(DOWN.prize)"))
+        kleene.match_recognize(frame, CLAUSE.replace("LAST(DOWN.price)", "LAST(DOWN.prize)"))
     message = str(raised.value)
     assert "no column 'prize' (did you mean price?)" in message and "^^^" in message
     with pytest.raises(PatternError, match="no column 'when'"):
-        kleene.match_recognize(ROWS, "ORDER BY when PATTERN (A)")
+        kleene.match_recognize(frame, "ORDER BY when PATTERN (A)")
+
+
+def test_rows_as_mappings_warn_of_a_column_none_carries(caplog):
+    clause = CLAUSE.replace("LAST(DOWN.price)", "LAST(DOWN.prize)")
+    out = kleene.match_recognize(ROWS, clause)
+    assert "no column 'prize'" in caplog.text and "reads as null" in caplog.text
+    assert out["bottom"].isna().all() and len(out) == 2
 
 
 def test_a_measure_hiding_an_input_column_is_refused():

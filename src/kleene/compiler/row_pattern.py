@@ -231,7 +231,9 @@ class EventRows(Rows):
         return row.ts if name == self.order else attribute(row, name)
 
     def columns(self, row: Event) -> dict[str, Any]:
-        found = {} if self.order is None else {self.order: row.ts}
+        """The event's time (under the ORDER BY column's name, else `ts`), then its
+        attributes."""
+        found = {self.order or "ts": row.ts}
         found.update(attributes(row))
         return found
 

@@ -16,6 +16,7 @@ Parquet file, or Python mappings, and returns a pandas DataFrame shaped as SQL s
 from __future__ import annotations
 
 import difflib
+import logging
 from collections.abc import Callable, Iterable, Mapping
 from itertools import pairwise
 from pathlib import Path
@@ -35,6 +36,8 @@ from kleene.plans.row_pattern.partition import Matcher, Progress
 from kleene.plans.row_pattern.search import MAX_STEPS
 
 __all__ = ["match_recognize", "output_columns", "sort_rows"]
+
+log = logging.getLogger("kleene")
 
 
 def match_recognize(
@@ -56,7 +59,7 @@ def match_recognize(
     functions = known_functions()
     check_clause(tree, functions)
     columns, table, rows = _input(data)
-    _check_columns(tree, columns)
+    _check_columns(tree, columns, schema=table is not None)
     matcher = Matcher(tree, functions, max_steps)
     out: list[dict[str, Any]] = []
     if table is not None:
@@ -228,28 +231,39 @@ def _read_file(path: Path) -> Any:
         raise EventError(f"cannot read {path}: {error}", source=str(path)) from None
 
 
-def _check_columns(clause: Q.MatchRecognize, columns: list[str]) -> None:
-    """Every column the clause names is one of the input's; a measure of ALL ROWS PER
-    MATCH is not (the row's own column would be hidden)."""
+def _check_columns(clause: Q.MatchRecognize, columns: list[str], schema: bool = True) -> None:
+    """Every column the clause names is one of the input's (of a table: else an error with
+    a caret; of rows given as mappings, which may leave a value out: else a warning, once);
+    a measure of ALL ROWS PER MATCH is not (the row's own column would be hidden)."""
     known = set(columns)
 
-    def missing(name: str, span: E.Span | None) -> PatternError:
+    def missing(name: str, span: E.Span | None) -> PatternError | None:
         close = difflib.get_close_matches(name, columns, n=1)
         hint = f" (did you mean {close[0]}?)" if close else ""
         listed = ", ".join(columns[:20]) + (", …" if len(columns) > 20 else "")
-        return error_at(
+        found = error_at(
             f"the input has no column {name!r}{hint}; its columns are {listed}", clause.text, span
         )
+        if schema:
+            return found
+        log.warning("%s (no row carries it: it reads as null)", found)
+        return None
 
     spans = {key.column: key.span for key in clause.order_by}
-    for name in (*clause.partition_by, *spans):
-        if name not in known:
-            raise missing(name, spans.get(name, clause.span))
+    names = [(name, spans.get(name, clause.span)) for name in (*clause.partition_by, *spans)]
     expressions = [d.condition for d in clause.defines] + [m.expr for m in clause.measures]
-    for expr in expressions:
-        for node in E.walk(expr):
-            if isinstance(node, E.Attr) and node.attr not in known:
-                raise missing(node.attr, node.span)
+    names += [
+        (node.attr, node.span)
+        for expr in expressions
+        for node in E.walk(expr)
+        if isinstance(node, E.Attr)
+    ]
+    for name, span in names:
+        if name not in known:
+            error = missing(name, span)
+            if error is not None:
+                raise error
+            known.add(name)  # warned once
     if clause.rows == "all":
         for measure in clause.measures:
             if measure.name in known:
