@@ -414,3 +414,27 @@ def test_each_preferred_match_is_one_of_the_sase_twins_matches(kinds, shape):
         assert tuple(row["rows"]) in twins
     starts = {row["first"] for row in preferred}
     assert starts == {min(t) for t in twins}
+
+
+def test_flinks_price_fell_then_rose():
+    """Flink SQL's documentation example ("Detecting Patterns in Tables"): its ACME ticks
+    and its published result."""
+    prices = [12, 17, 19, 21, 25, 18, 15, 14, 24, 25, 19]
+    ticks = [
+        {"symbol": "ACME", "rowtime": dt.datetime(2011, 4, 1, 10, 0, second), "price": p}
+        for second, p in enumerate(prices)
+    ]
+    rows = run(
+        "PARTITION BY symbol ORDER BY rowtime MEASURES START_ROW.rowtime AS start_tstamp, "
+        "LAST(PRICE_DOWN.rowtime) AS bottom_tstamp, LAST(PRICE_UP.rowtime) AS end_tstamp "
+        "ONE ROW PER MATCH AFTER MATCH SKIP TO LAST PRICE_UP "
+        "PATTERN (START_ROW PRICE_DOWN+ PRICE_UP) "
+        "DEFINE PRICE_DOWN AS (LAST(PRICE_DOWN.price, 1) IS NULL AND "
+        "PRICE_DOWN.price < START_ROW.price) OR PRICE_DOWN.price < LAST(PRICE_DOWN.price, 1), "
+        "PRICE_UP AS PRICE_UP.price > LAST(PRICE_DOWN.price, 1)",
+        ticks,
+    )
+    at = [
+        (r["start_tstamp"].second, r["bottom_tstamp"].second, r["end_tstamp"].second) for r in rows
+    ]
+    assert at == [(4, 7, 8)]
