@@ -438,3 +438,17 @@ def test_flinks_price_fell_then_rose():
         (r["start_tstamp"].second, r["bottom_tstamp"].second, r["end_tstamp"].second) for r in rows
     ]
     assert at == [(4, 7, 8)]
+
+
+def test_case_picks_the_first_true_branch():
+    rows = xs(1, 5, 2, None)
+    out = run(
+        "ORDER BY i MEASURES CASE WHEN x > 2 THEN 'big' WHEN x IS NULL THEN 'none' "
+        "ELSE 'small' END AS size, CASE CLASSIFIER() WHEN 'A' THEN 1 END AS first "
+        "ALL ROWS PER MATCH PATTERN (A B*) DEFINE B AS CASE WHEN x > 1 THEN true "
+        "ELSE x IS NULL END",
+        rows,
+    )
+    assert [(r["size"], r["first"]) for r in out] == [
+        ("small", 1), ("big", None), ("small", None), ("none", None),
+    ]  # fmt: skip

@@ -109,6 +109,17 @@ def test_row_patterns(text, pattern):
             ),
         ),
         ("x <> 1", E.Compare("!=", E.Attr(E.UNIVERSAL, "x"), E.Constant(1))),
+        (
+            "CASE WHEN x > 1 THEN 'a' END",
+            E.Case(((E.Compare(">", E.Attr(E.UNIVERSAL, "x"), E.Constant(1)), E.Constant("a")),)),
+        ),
+        (
+            "CASE x WHEN 1 THEN 2 ELSE 3 END",
+            E.Case(
+                ((E.Compare("=", E.Attr(E.UNIVERSAL, "x"), E.Constant(1)), E.Constant(2)),),
+                E.Constant(3),
+            ),
+        ),
         ('"Total Price" > 1', E.Compare(">", E.Attr(E.UNIVERSAL, "Total Price"), E.Constant(1))),
     ],
 )

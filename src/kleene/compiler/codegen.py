@@ -153,6 +153,12 @@ class Writer(ABC):
                 return self.boolean(op, items, ctx)
             case E.IsNull(operand=operand):
                 return f"(({self.expr(operand, ctx)}) is None)"
+            case E.Case(branches=branches, default=default):
+                text = "None" if default is None else self.expr(default, ctx)
+                for condition, then in reversed(branches):
+                    test = f"_truth({self.expr(condition, ctx)}, {self.constant(condition)})"
+                    text = f"({self.expr(then, ctx)} if {test} is True else {text})"
+                return text
             case E.Equivalence():
                 return self.equivalence(node, ctx)
             case E.Navigation() | E.Classifier() | E.MatchNumber() | E.RowAggregate():

@@ -247,6 +247,11 @@ def evaluate(expr: E.Expr, env: Scope) -> Any:
             return quantified(expr, [holds(expr.body, item) for item in env.items(expr)])
         case E.IsNull(operand=operand):
             return evaluate(operand, env) is None
+        case E.Case(branches=branches, default=default):
+            for condition, then in branches:
+                if truth(evaluate(condition, env), condition) is True:
+                    return evaluate(then, env)
+            return None if default is None else evaluate(default, env)
         case E.Navigation():
             return env.navigate(expr)
         case E.RowAggregate():

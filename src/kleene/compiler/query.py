@@ -208,6 +208,8 @@ def value_kind(
             return "double", None
         case E.IsNull():
             return "bool", None
+        case E.Case(branches=((_, value), *_)):
+            return value_kind(value, names)
     return "text", None
 
 

@@ -39,6 +39,7 @@ __all__ = [
     "Binary",
     "BoolOp",
     "Call",
+    "Case",
     "Classifier",
     "Compare",
     "Constant",
@@ -183,6 +184,17 @@ class Binary:
 
 
 @dataclass(frozen=True, slots=True)
+class Case:
+    """SQL's `CASE WHEN c1 THEN v1 … ELSE e END`: the value of the first branch whose
+    condition is true (null and false are not), else `default` (null when there is none).
+    A simple `CASE x WHEN a THEN …` is read as `WHEN x = a THEN …`."""
+
+    branches: tuple[tuple[Expr, Expr], ...]
+    default: Expr | None = None
+    span: Span | None = span_field()
+
+
+@dataclass(frozen=True, slots=True)
 class IsNull:
     """SQL's `x IS NULL`: true when x is null, false otherwise (never null itself)."""
 
@@ -303,6 +315,7 @@ Expr: TypeAlias = (
     | Binary
     | Compare
     | IsNull
+    | Case
     | BoolOp
     | Equivalence
     | Duration
@@ -372,6 +385,9 @@ def children(expr: Expr) -> tuple[Expr, ...]:
             return (body,)
         case RowAggregate(arg=arg) if arg is not None:
             return (arg,)
+        case Case(branches=branches, default=default):
+            found = tuple(part for branch in branches for part in branch)
+            return found if default is None else (*found, default)
     return ()
 
 

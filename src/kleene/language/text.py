@@ -444,6 +444,11 @@ class ExprPrinter:
                 return f"{self.wrapped(left, SUM)} {symbol} {self.wrapped(right, SUM)}", COMPARE
             case E.IsNull(operand=operand):
                 return f"{self.wrapped(operand, SUM)} is null", COMPARE
+            case E.Case(branches=branches, default=default):
+                parts = [f"WHEN {self.text(c)} THEN {self.text(v)}" for c, v in branches]
+                if default is not None:
+                    parts.append(f"ELSE {self.text(default)}")
+                return f"CASE {' '.join(parts)} END", ATOM
             case E.BoolOp(op="and", items=items):
                 return " and ".join(self.wrapped(item, NOT) for item in items), AND
             case E.BoolOp(op="or", items=items):

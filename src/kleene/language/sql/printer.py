@@ -73,6 +73,11 @@ _RESERVED = frozenset(
         "true",
         "false",
         "null",
+        "case",
+        "when",
+        "then",
+        "else",
+        "end",
     ]
 )
 

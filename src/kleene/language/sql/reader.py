@@ -49,6 +49,11 @@ KEYWORDS = (
     "LAST",
     "CLASSIFIER",
     "MATCH_NUMBER",
+    "CASE",
+    "WHEN",
+    "THEN",
+    "ELSE",
+    "END",
 )
 #: The largest bound a quantifier may write (`{n,m}`): the matcher unrolls bounded
 #: repetitions.
@@ -358,6 +363,26 @@ class ToClause(ExprReader):
     def call(self, meta: Meta, children: list[Any]) -> E.Expr:
         name, *args = children
         return E.Call(str(name), tuple(args), span=span_of(meta))
+
+    def when(self, children: list[Any]) -> tuple[E.Expr, E.Expr]:
+        return children[0], children[1]
+
+    @v_args(meta=True)
+    def searched_case(self, meta: Meta, children: list[Any]) -> E.Expr:
+        branches = tuple(c for c in children if isinstance(c, tuple))
+        rest = [c for c in children if not isinstance(c, tuple)]
+        return E.Case(branches, rest[0] if rest else None, span=span_of(meta))
+
+    @v_args(meta=True)
+    def simple_case(self, meta: Meta, children: list[Any]) -> E.Expr:
+        """`CASE x WHEN a THEN …`: `CASE WHEN x = a THEN …`."""
+        subject, *rest = children
+        span = span_of(meta)
+        branches = tuple(
+            (E.Compare("=", subject, c[0], span=span), c[1]) for c in rest if isinstance(c, tuple)
+        )
+        default = [c for c in rest if not isinstance(c, tuple)]
+        return E.Case(branches, default[0] if default else None, span=span)
 
     def string(self, children: list[Token]) -> E.Constant:
         """A SQL string: in single quotes, a quote inside written twice."""
