@@ -125,3 +125,29 @@ def test_several_order_keys_descending_and_nulls_order_as_in_process(spark, tick
     left = got.sort_values(key).reset_index(drop=True)
     right = want.sort_values(key).reset_index(drop=True)
     pandas.testing.assert_frame_equal(left, right, check_dtype=False)
+
+
+def test_kleene_run_takes_a_statement_with_the_input_as_its_table(spark, tmp_path):
+    from pathlib import Path
+
+    from kleene.cli import main
+
+    example = Path(__file__).parent.parent.parent / "examples" / "v_shape.sql"
+    data = tmp_path / "stocks.csv"
+    assert (
+        main(["gen", "stock", "--events", "2000", "--symbols", "3", "--seed", "3", "-o", str(data)])
+        == 0
+    )
+    statement = tmp_path / "count.sql"
+    clause = "\n".join(
+        line for line in example.read_text().splitlines() if not line.startswith("--")
+    )
+    statement.write_text(f"SELECT symbol, count(*) AS vs FROM stocks {clause} AS v GROUP BY symbol")
+    out = tmp_path / "counts.csv"
+    assert (
+        main(["run", str(statement), "-i", str(data), "-o", str(out), "--master", "local[2]"]) == 0
+    )
+    got = kleene.read_matches(out).sort_values("symbol").reset_index(drop=True)
+    rows = kleene.match_recognize(data, example.read_text())
+    want = rows.groupby("symbol").size().reset_index(name="vs")
+    assert got.to_dict("records") == want.to_dict("records")

@@ -59,3 +59,10 @@ def test_a_bad_clause_points_at_the_file_text(tmp_path, capsys):
     assert main(["match", str(query), "-i", str(tmp_path / "none.csv")]) == 1
     err = capsys.readouterr().err
     assert "the pattern has no variable 'C'" in err and "^" in err
+
+
+def test_match_sends_a_statement_to_kleene_run(tmp_path, capsys):
+    query = tmp_path / "q.sql"
+    query.write_text("SELECT * FROM ticks MATCH_RECOGNIZE (ORDER BY ts PATTERN (A))")
+    assert main(["match", str(query), "-i", str(tmp_path / "t.csv")]) == 1
+    assert "runs on Spark SQL: kleene run" in capsys.readouterr().err

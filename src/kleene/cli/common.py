@@ -33,6 +33,7 @@ __all__ = [
     "disorder_options",
     "event_columns",
     "input_options",
+    "is_statement",
     "plan_arguments",
     "progress",
     "query_and_input",
@@ -205,6 +206,11 @@ def query_text(text: str) -> tuple[str, str]:
     if "pattern" not in text.lower() and not is_afa(text) and not rule:
         raise KleeneError(f"no such query file: {text}")
     return text, "pattern"
+
+
+def is_statement(text: str) -> bool:
+    """Is the query a SQL statement (SELECT or WITH …) around MATCH_RECOGNIZE tables?"""
+    return re.match(r"\s*(?:--[^\n]*\n\s*)*(SELECT|WITH)\b", text, re.IGNORECASE) is not None
 
 
 def is_afa(text: str) -> bool:

@@ -18,6 +18,7 @@ from kleene.cli.common import (
     event_columns,
     input_options,
     is_afa,
+    is_statement,
     log,
     plan_arguments,
     progress,
@@ -100,6 +101,11 @@ def _match(args: argparse.Namespace) -> int:
     if len(args.query) > 1:
         return _match_several(args)
     text, name = query_text(args.query[0])
+    if is_statement(text):
+        raise KleeneError(
+            "a SQL statement around MATCH_RECOGNIZE runs on Spark SQL: kleene run; kleene "
+            "match takes the MATCH_RECOGNIZE ( … ) clause alone"
+        )
     pattern: str | kleene.afa.Afa = text
     if is_afa(text):  # an AFA written directly runs on the afa plan
         pattern = kleene.afa.read_afa(text, time_unit=args.time_unit)

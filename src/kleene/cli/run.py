@@ -20,6 +20,7 @@ from kleene.cli.common import (
     event_columns,
     input_options,
     is_afa,
+    is_statement,
     locate_failure,
     log,
     plan_arguments,
@@ -116,6 +117,8 @@ def _job(args: argparse.Namespace, source: str) -> int:
         raise KleeneError(
             "kleene run takes a query; an AFA written directly runs with kleene match"
         )
+    if is_statement(text):
+        return _statement(args, source, text)
     options = plan_options(args.option)
     if args.timeouts is not None:
         options["timeouts"] = True
@@ -212,6 +215,40 @@ def _job(args: argparse.Namespace, source: str) -> int:
         shown = matches.orderBy("end_ts", "start_ts").limit(args.show).collect()
         for number, row in enumerate(shown, 1):
             print(f"{number:>3}. {_short_row(row, variables, id_field)}")
+    return 0
+
+
+def _statement(args: argparse.Namespace, source: str, text: str) -> int:
+    """A SQL statement around MATCH_RECOGNIZE tables (`kleene.spark.sql`): the input is
+    the table each of them reads by name; Spark SQL runs the rest."""
+    from kleene.spark.files import check_output, read_events_frame, write_matches_frame
+    from kleene.spark.recognize import relations, sql
+
+    names = relations(text)
+    if not names:
+        raise KleeneError(
+            "the statement reads no table by name before MATCH_RECOGNIZE; name the one the "
+            "input stands for (SELECT … FROM events MATCH_RECOGNIZE (…))"
+        )
+    check_output(args.output, overwrite=args.overwrite)
+    started = time.perf_counter()
+    spark = spark_for(args, {"spark.ui.showConsoleProgress": str(args.verbose).lower()})
+    ready = time.perf_counter()
+    frame = read_events_frame(
+        spark, source, args.format, ts=args.ts_column, tz=args.tz, on_error=args.on_error
+    )
+    for view in names:
+        frame.createOrReplaceTempView(view)
+    found = sql(spark, text)
+    if args.show:
+        found = found.persist()
+    written = write_matches_frame(found, args.output, overwrite=args.overwrite)
+    log.info(
+        f"{written:,} rows in {time.perf_counter() - ready:.1f} s "
+        f"(+{ready - started:.1f} s Spark start; the input as {', '.join(names)})"
+    )
+    for number, row in enumerate(found.limit(args.show).collect() if args.show else [], 1):
+        print(f"{number:>3}. " + " ".join(f"{k}={v}" for k, v in row.asDict().items()))
     return 0
 
 

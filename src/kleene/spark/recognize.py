@@ -25,7 +25,7 @@ from kleene.language.sql import ast as Q
 from kleene.language.sql.reader import read
 from kleene.spark.batch import detect_job
 
-__all__ = ["find_table", "match_recognize", "sql"]
+__all__ = ["find_table", "match_recognize", "relations", "sql"]
 
 
 def match_recognize(df: DataFrame, clause: str | Q.MatchRecognize, **arguments: Any) -> DataFrame:
@@ -108,6 +108,23 @@ def sql(spark: Any, text: str, **arguments: Any) -> DataFrame:
         view = f"kleene_match_recognize_{next(_VIEWS)}"
         rows.createOrReplaceTempView(view)
         text = f"{text[:start]}{view}{text[end:]}"
+
+
+def relations(text: str) -> list[str]:
+    """The tables and views a statement's MATCH_RECOGNIZE tables read by name (not
+    subqueries), in order, each once.
+
+    >>> relations("SELECT * FROM t MATCH_RECOGNIZE (PATTERN (A)) a, "
+    ...           "(SELECT * FROM u MATCH_RECOGNIZE (PATTERN (B))) MATCH_RECOGNIZE (PATTERN (C))")
+    ['t', 'u']
+    """
+    names: list[str] = []
+    while (found := find_table(text)) is not None:
+        (start, end), relation, _ = found
+        if not relation.startswith("(") and relation not in names:
+            names.append(relation)
+        text = f"{text[:start]}kleene_done{text[end:]}"
+    return names
 
 
 _VIEWS = itertools.count()
