@@ -107,6 +107,9 @@ def _op_text(op: Op, variables: tuple[str, ...]) -> str:
     match op.kind:
         case "label":
             return f"map the row to {variables[op.a]}"
+        case "many":
+            name = variables[op.a]
+            return f"map as many rows as can be to {name}, then go to {op.b} (fewer if it fails)"
         case "split":
             return f"try {op.a}, then {op.b}"
         case "jump":

@@ -34,12 +34,17 @@ MAX_PROGRAM = 100_000
 
 @dataclass(frozen=True, slots=True)
 class Op:
-    """One instruction: `label v` maps the row to variable v; `split a b` tries a, then b;
+    """One instruction: `label v` maps the row to variable v; `many v b` maps as many rows
+    as it can to v and goes on at b, and on failure there, with one row fewer each time (a
+    greedy loop of one variable: what `split`, `save`, `label` and `loop` would do, in one
+    step a row); `split a b` tries a, then b;
     `jump a`; `save r` remembers where repetition r's iteration began; `loop r a` goes on
     to a if that iteration took a row (and fails otherwise); `exclude d` enters (d=1) or leaves
     (d=-1) an exclusion; `begin` and `end` are the anchors ^ and $; `accept` ends a match."""
 
-    kind: Literal["label", "split", "jump", "save", "loop", "exclude", "begin", "end", "accept"]
+    kind: Literal[
+        "label", "many", "split", "jump", "save", "loop", "exclude", "begin", "end", "accept"
+    ]
     a: int = 0
     b: int = 0
 
@@ -101,6 +106,10 @@ class _Builder:
     def repeat(self, node: Q.Repeat) -> None:
         for _ in range(node.min):
             self.build(node.body)
+        if node.max is None and node.greedy and isinstance(node.body, Q.Label):
+            at = len(self.ops)
+            self.emit(Op("many", self.index[node.body.name], at + 1))
+            return
         if node.max is None:
             register = self.loops
             self.loops += 1

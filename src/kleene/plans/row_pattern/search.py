@@ -73,9 +73,10 @@ class _Blocked:
 _REMEMBER_AFTER = 64
 
 # the instructions' numbers in the search's loop (those a remembered state starts first)
-_LABEL, _SPLIT, _JUMP, _SAVE, _LOOP, _EXCLUDE, _BEGIN, _END, _ACCEPT, _FAIL = range(10)
+_LABEL, _MANY, _SPLIT, _JUMP, _SAVE, _LOOP, _EXCLUDE, _BEGIN, _END, _ACCEPT, _FAIL = range(11)
 _CODES = {
     "label": _LABEL,
+    "many": _MANY,
     "split": _SPLIT,
     "jump": _JUMP,
     "save": _SAVE,
@@ -195,6 +196,34 @@ class Search:
                     labels.pop()
                 elif not closed:
                     return BLOCKED
+            elif op == _MANY:  # as many rows as hold, each a place to come back to
+                check = checks[a]
+                hidden = depth > 0
+                while True:
+                    if pos >= n:
+                        if not closed:
+                            return BLOCKED
+                        break
+                    labels.append(a)
+                    if check is None:
+                        holds = True
+                    elif table is not None:
+                        holds = table[a][pos]
+                        if holds is None:
+                            holds = table[a][pos] = check(rows, start, labels, pos, closed, 0)
+                    else:
+                        try:
+                            holds = check(rows, start, labels, pos, closed, 0)
+                        except NeedRowsError:
+                            return BLOCKED
+                    if not holds:
+                        labels.pop()
+                        break
+                    stack.append((b, pos, len(labels) - 1, marks, depth))
+                    excluded.append(hidden)
+                    pos += 1
+                pc = b
+                continue
             elif op == _SPLIT:
                 stack.append((b, pos, len(labels), marks, depth))
                 pc = a
