@@ -397,10 +397,11 @@ def streamable(compiled: Plan[Any]) -> None:
     """Refuse a query a stream cannot run (a LEAD rule's emitted events, a count window),
     with the way on; `kleene stream` asks before Spark starts."""
     if compiled.output.kind != "matches":
+        what = "a LEAD rule" if compiled.output.kind == "events" else "a MATCH_RECOGNIZE clause"
         raise KleeneError(
-            f"detect_stream writes matches, and this query reports {compiled.output.noun} (a "
-            "LEAD rule): run it on a batch DataFrame with detect(), or in-process with "
-            "kleene.Engine"
+            f"detect_stream writes matches, and this query reports {compiled.output.noun} "
+            f"({what}): run it on a batch DataFrame (detect, kleene.spark.match_recognize), "
+            "or in-process with kleene.Engine"
         )
     if compiled.count_window is not None:
         raise KleeneError(
