@@ -74,5 +74,7 @@ def test_a_rule_reading_a_missing_column_fails_before_spark_runs(spark):
 def test_a_rule_on_a_stream_is_refused_with_a_reason(spark, tmp_path):
     (tmp_path / "in").mkdir()
     sdf = spark.readStream.schema("type string, ts timestamp, x long").json(str(tmp_path / "in"))
-    with pytest.raises(kleene.KleeneError, match="writes matches, and this query reports emitted"):
+    with pytest.raises(
+        kleene.KleeneError, match="writes matches and rows, and this query reports emitted"
+    ):
         detect_stream(sdf, "FROM A AS a MATCH a EMIT Event X()")

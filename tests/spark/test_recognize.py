@@ -151,3 +151,50 @@ def test_kleene_run_takes_a_statement_with_the_input_as_its_table(spark, tmp_pat
     rows = kleene.match_recognize(data, example.read_text())
     want = rows.groupby("symbol").size().reset_index(name="vs")
     assert got.to_dict("records") == want.to_dict("records")
+
+
+def test_kleene_stream_gives_a_clauses_rows_once_each_as_the_table_does(spark, tmp_path):
+    """A clause over files arriving in two micro-batches: each match once it is decided
+    (a later row ends its greedy loop), the rest when --available-now ends the input; the
+    rows are those kleene.match_recognize finds in the whole table."""
+    import os
+    import subprocess
+    import sys
+    from datetime import UTC, datetime, timedelta
+
+    example = tmp_path / "v.sql"
+    example.write_text(
+        "MATCH_RECOGNIZE (PARTITION BY symbol ORDER BY ts MEASURES FIRST(price) AS top, "
+        "LAST(DOWN.price) AS bottom, LAST(UP.price) AS back, count(*) AS ticks "
+        "PATTERN (STRT DOWN+ UP+) DEFINE DOWN AS price < PREV(price), UP AS price > PREV(price))"
+    )
+    start = datetime(2024, 3, 1, tzinfo=UTC)
+    rng = random.Random(11)
+    rows = [
+        {"symbol": f"S{i % 3}", "ts": start + timedelta(seconds=i), "price": rng.randint(1, 9)}
+        for i in range(240)
+    ]
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for part, chunk in enumerate((rows[:120], rows[120:])):
+        lines = ["symbol,ts,price"] + [
+            f"{r['symbol']},{r['ts']:%Y-%m-%d %H:%M:%S},{r['price']}" for r in chunk
+        ]
+        (folder / f"part-{part}.csv").write_text("\n".join(lines) + "\n")
+    command = [
+        sys.executable, "-m", "kleene", "stream", str(example), "-i", str(folder),
+        "--checkpoint", str(tmp_path / "ck"), "-o", str(tmp_path / "out"), "--available-now",
+        "--master", "local[2]", "--conf", "spark.sql.shuffle.partitions=2",
+    ]  # fmt: skip
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    done = subprocess.run(
+        command, check=False, capture_output=True, text=True, env=env, timeout=600
+    )
+    assert done.returncode == 0, done.stderr
+    key = ["symbol", "top", "bottom", "back", "ticks"]
+    got = kleene.read_matches(tmp_path / "out")
+    assert list(got.columns) == key
+    got = got.sort_values(key).reset_index(drop=True)
+    want = kleene.match_recognize(rows, example.read_text()).sort_values(key)
+    assert len(want) > 5
+    pandas.testing.assert_frame_equal(got, want.reset_index(drop=True), check_dtype=False)

@@ -95,7 +95,9 @@ SKIPPED = "kleene_skipped"
 READ = "kleene_read"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 #: The never-late column's value: far ahead, yet within what pandas can hold (year 2262).
+#: A watermark there (`StreamJob.finish` without a window) is the end of the input.
 _FAR = datetime(2200, 1, 1, tzinfo=UTC)
+_FAR_MS = int((_FAR - datetime(1970, 1, 1, tzinfo=UTC)).total_seconds() * 1000)
 #: No real event is this old: the clock branch passes nothing on.
 _NONE_BEFORE = datetime(1, 1, 2, tzinfo=UTC)
 _STATE_SCHEMA = T.StructType([T.StructField("state", T.BinaryType(), False)])
@@ -396,11 +398,10 @@ def detect_stream_job(
 def streamable(compiled: Plan[Any]) -> None:
     """Refuse a query a stream cannot run (a LEAD rule's emitted events, a count window),
     with the way on; `kleene stream` asks before Spark starts."""
-    if compiled.output.kind != "matches":
-        what = "a LEAD rule" if compiled.output.kind == "events" else "a MATCH_RECOGNIZE clause"
+    if compiled.output.kind == "events":
         raise KleeneError(
-            f"detect_stream writes matches, and this query reports {compiled.output.noun} "
-            f"({what}): run it on a batch DataFrame (detect, kleene.spark.match_recognize), "
+            f"detect_stream writes matches and rows, and this query reports "
+            f"{compiled.output.noun} (a LEAD rule): run it on a batch DataFrame with detect(), "
             "or in-process with kleene.Engine"
         )
     if compiled.count_window is not None:
@@ -537,13 +538,19 @@ class StreamFunction:
         for frame in frames:
             latest = max(latest, self.receive(plan, current, frame, before, output, late))
         current.frontier = max(before.t, latest - spec.delay)
-        for key, found in release(plan, current, Watermark(current.frontier, inclusive=False)):
+        now = Watermark(current.frontier, inclusive=False)
+        # the watermark at the far end (StreamJob.finish without a window, less the delay
+        # the clock keeps): the input has ended
+        end = _FAR_MS - round(spec.delay / spec.per_second * 1000)
+        if floor >= end:
+            now = Watermark(math.inf)
+        for key, found in release(plan, current, now):
             output.extend(found, key)
         if current.held or current.states:
             state.update((plan.dump_state(current, spec.state_key),))
             due = next_due(plan, current)
-            if due is not None:
-                at = math.floor(due / spec.per_second * 1000)
+            if due is not None:  # a state waiting for the end of the input: the far end
+                at = end - 1 if math.isinf(due) else math.floor(due / spec.per_second * 1000)
                 state.setTimeoutTimestamp(max(floor, at, 1))  # Spark takes only times > 0
         else:
             state.remove()
@@ -611,6 +618,8 @@ class StreamFunction:
         """A late event as a row of the output: the match columns mostly empty, the event in
         the LATE column."""
         ts = record[self.spec.job.ts]
+        if plan.output.kind == "rows":  # MATCH_RECOGNIZE's: the event alone
+            return {LATE: record}
         row: dict[str, Any] = {
             "match_id": 0,
             "pattern": plan.pattern_name,

@@ -86,6 +86,11 @@ class RowPatternPlan(Plan[RowState]):
             return []
         return self._search(state, closed=True)
 
+    def deadline(self, state: RowState) -> float | None:
+        """Rows whose match a later row may still change wait for the end of the stream
+        (infinity); None when every row so far is decided."""
+        return math.inf if state.progress.next < len(state.rows) else None
+
     def live_runs(self, state: RowState) -> int:
         return len(state.rows) - state.progress.next
 
