@@ -198,3 +198,19 @@ def test_kleene_stream_gives_a_clauses_rows_once_each_as_the_table_does(spark, t
     want = kleene.match_recognize(rows, example.read_text()).sort_values(key)
     assert len(want) > 5
     pandas.testing.assert_frame_equal(got, want.reset_index(drop=True), check_dtype=False)
+
+
+def test_a_date_order_column_stays_a_date(spark):
+    import datetime as dt
+
+    rows = [("A", dt.date(2011, 4, d), p) for d, p in enumerate([5, 4, 3, 6], 1)]
+    df = spark.createDataFrame(rows, "sym string, day date, price long")
+    clause = (
+        "PARTITION BY sym ORDER BY day MEASURES FIRST(day) AS since, count(*) AS n {} "
+        "PATTERN (A B+) DEFINE B AS price < PREV(price)"
+    )
+    one = match_recognize(df, clause.format(""))
+    assert dict(one.dtypes)["since"] == "date"
+    assert [tuple(r) for r in one.collect()] == [("A", dt.date(2011, 4, 1), 3)]
+    every = match_recognize(df, clause.format("ALL ROWS PER MATCH"))
+    assert dict(every.dtypes)["day"] == "date" and every.count() == 3

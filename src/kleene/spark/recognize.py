@@ -18,8 +18,10 @@ from typing import Any
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from kleene.compiler.pipeline import parse
+from kleene.compiler.query import value_kind
 from kleene.errors import PatternError
 from kleene.language.sql import ast as Q
 from kleene.language.sql.reader import read
@@ -53,7 +55,7 @@ def match_recognize(df: DataFrame, clause: str | Q.MatchRecognize, **arguments: 
         arguments.update(type=None, event_type="row")
     if len(keys) == 1 and not keys[0].descending and keys[0].nulls_first is None:
         arguments.setdefault("ts", keys[0].column)
-        return detect_job(df, tree, **arguments).matches
+        return _dates_kept(df, tree, detect_job(df, tree, **arguments).matches)
     # the rows numbered in ORDER BY order within their partition; the number is the time
     arrival = "kleene_arrival"
     ordered = df.withColumn(arrival, F.monotonically_increasing_id())
@@ -69,6 +71,20 @@ def match_recognize(df: DataFrame, clause: str | Q.MatchRecognize, **arguments: 
     measures = [m.name for m in tree.measures]
     rest = [c for c in df.columns if c not in first]
     return found.select(*first, *measures, *rest)
+
+
+def _dates_kept(df: DataFrame, tree: Q.MatchRecognize, found: DataFrame) -> DataFrame:
+    """The rows, with a date ORDER BY column (which detect reads as a timestamp, as the
+    events' time) a date again, in every column that holds its values."""
+    order = tree.order_by[0].column
+    if order not in df.columns or not isinstance(df.schema[order].dataType, T.DateType):
+        return found
+    names = {m.name for m in tree.measures if value_kind(m.expr) == ("column", order)}
+    if tree.rows == "all":
+        names.add(order)
+    return found.select(
+        *(F.col(c).cast("date").alias(c) if c in names else F.col(c) for c in found.columns)
+    )
 
 
 #: The column that numbers a partition's rows in ORDER BY order, when there are several keys.
