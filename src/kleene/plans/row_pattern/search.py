@@ -175,19 +175,10 @@ class Search:
             if op == _LABEL:
                 if pos < n:
                     labels.append(a)
-                    check = checks[a]
-                    holds: bool | None
-                    if check is None:
-                        holds = True
-                    elif table is not None:
-                        holds = table[a][pos]
-                        if holds is None:
-                            holds = table[a][pos] = check(rows, start, labels, pos, closed, 0)
-                    else:
-                        try:
-                            holds = check(rows, start, labels, pos, closed, 0)
-                        except NeedRowsError:
-                            return BLOCKED
+                    try:
+                        holds = _maps(checks[a], table, a, rows, start, labels, pos, closed)
+                    except NeedRowsError:
+                        return BLOCKED
                     if holds:
                         excluded.append(depth > 0)
                         pos += 1
@@ -205,17 +196,10 @@ class Search:
                             return BLOCKED
                         break
                     labels.append(a)
-                    if check is None:
-                        holds = True
-                    elif table is not None:
-                        holds = table[a][pos]
-                        if holds is None:
-                            holds = table[a][pos] = check(rows, start, labels, pos, closed, 0)
-                    else:
-                        try:
-                            holds = check(rows, start, labels, pos, closed, 0)
-                        except NeedRowsError:
-                            return BLOCKED
+                    try:
+                        holds = _maps(check, table, a, rows, start, labels, pos, closed)
+                    except NeedRowsError:
+                        return BLOCKED
                     if not holds:
                         labels.pop()
                         break
@@ -269,3 +253,26 @@ class Search:
             "ways (make its variables' DEFINE conditions exclusive, or its quantifiers "
             "reluctant)"
         )
+
+
+def _maps(
+    check: RowCheck | None,
+    table: list[list[bool | None]] | None,
+    var: int,
+    rows: Sequence[Any],
+    start: int,
+    labels: list[int],
+    position: int,
+    closed: bool,
+) -> bool:
+    """Does the row at `position`, mapped last in `labels`, satisfy variable `var`'s
+    condition (kept in `table` once decided, when there is one)? `NeedRowsError` when that
+    waits for a later row."""
+    if check is None:
+        return True
+    if table is None:
+        return bool(check(rows, start, labels, position, closed, 0))
+    known = table[var][position]
+    if known is None:
+        known = table[var][position] = bool(check(rows, start, labels, position, closed, 0))
+    return known
