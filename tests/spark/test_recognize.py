@@ -214,3 +214,17 @@ def test_a_date_order_column_stays_a_date(spark):
     assert [tuple(r) for r in one.collect()] == [("A", dt.date(2011, 4, 1), 3)]
     every = match_recognize(df, clause.format("ALL ROWS PER MATCH"))
     assert dict(every.dtypes)["day"] == "date" and every.count() == 3
+
+
+def test_array_agg_and_computed_measures_have_spark_types(spark):
+    rows = [("A", t, p) for t, p in enumerate([5, 4, 3, 6])]
+    df = spark.createDataFrame(rows, "sym string, t long, price long")
+    found = match_recognize(
+        df,
+        "PARTITION BY sym ORDER BY t MEASURES array_agg(price) AS prices, "
+        "array_agg(price * 2) AS doubled, CLASSIFIER() AS c, lower(sym) AS s "
+        "PATTERN (A B+) DEFINE B AS price < PREV(price)",
+    )
+    types = dict(found.dtypes)
+    assert types["prices"] == "array<bigint>" and types["doubled"] == "array<string>"
+    assert [tuple(r) for r in found.collect()] == [("A", [5, 4, 3], ["10", "8", "6"], "B", "a")]

@@ -51,8 +51,9 @@ __all__ = [
 #: What a field of an output row holds: text, a timestamp of the input's kind, the events a
 #: variable bound (each with the input's columns), a whole number, a float, a truth value,
 #: the value of an input column (`Field.of`), a sum of one (whole when the column is, else
-#: a float), or a time as a number (`Event.t`).
-Kind = Literal["text", "time", "events", "long", "double", "bool", "column", "sum", "t"]
+#: a float), a time as a number (`Event.t`), or a list of an input column's values (`of`;
+#: text when None).
+Kind = Literal["text", "time", "events", "long", "double", "bool", "column", "sum", "t", "list"]
 
 
 @dataclass(frozen=True)
@@ -200,6 +201,10 @@ def value_kind(
             return value_kind(arg, names)
         case E.RowAggregate(func="count") | E.MatchNumber():
             return "long", None
+        case E.RowAggregate(func="array_agg", arg=E.Attr(attr=attr)):
+            return "list", attr
+        case E.RowAggregate(func="array_agg"):
+            return "list", None
         case E.RowAggregate(func="min" | "max", arg=E.Attr(attr=attr)):
             return "column", attr
         case E.RowAggregate(func="sum", arg=E.Attr(attr=attr)):

@@ -641,6 +641,8 @@ def spark_type(field: Field, events: EventColumns, event: T.StructType) -> T.Dat
         return ts_type if isinstance(ts_type, T.NumericType) else T.DoubleType()
     if kind == "column":
         return column_type if column_type is not None else T.StringType()
+    if kind == "list":  # an array of a column's values (text when they are computed)
+        return T.ArrayType(column_type if column_type is not None else T.StringType(), True)
     if kind == "sum":
         integral = isinstance(column_type, T.IntegralType)
         return T.LongType() if integral else T.DoubleType()

@@ -120,6 +120,11 @@ class _Output:
         self.returns = output.computed
         self.functions = known_functions(spec.options.get("functions"))
         self.text = {f.name for f in spec.schema if pa.types.is_string(f.type)}
+        self.text_lists = {
+            f.name
+            for f in spec.schema
+            if pa.types.is_list(f.type) and pa.types.is_string(f.type.value_type)
+        }
         #: Timed-out partial matches come too, each row marked by `kind`.
         self.kinds = output.timeouts
 
@@ -139,11 +144,25 @@ class _Output:
     def put(self, found: Any, group: tuple[Any, ...]) -> None:
         """A row for a match, for an event a rule emitted, or a row as it is."""
         if self.made_rows:
-            self.rows.append(found)
+            self.rows.append(self.fitted(found))
         elif self.emitted:
             self.add_emitted(found, group)
         else:
             self.add(found, group)
+
+    def fitted(self, row: dict[str, Any]) -> dict[str, Any]:
+        """A MATCH_RECOGNIZE row with the values of its text columns as text (a measure
+        whose kind is not known before it is computed: `CLASSIFIER()`, a function's
+        value, an array_agg of computed values)."""
+        for name in self.text:
+            value = row.get(name)
+            if value is not None and not isinstance(value, str):
+                row[name] = str(value)
+        for name in self.text_lists:
+            values = row.get(name)
+            if values is not None:
+                row[name] = [v if v is None or isinstance(v, str) else str(v) for v in values]
+        return row
 
     def add_emitted(self, event: Event, group: tuple[Any, ...]) -> None:
         """A row for an event a LEAD rule emitted."""
