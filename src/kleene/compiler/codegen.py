@@ -151,6 +151,8 @@ class Writer(ABC):
                 return f"_compare({comparison}, {lhs}, {rhs}, {self.constant(node)})"
             case E.BoolOp(op=op, items=items):
                 return self.boolean(op, items, ctx)
+            case E.IsNull(operand=E.Constant(value=value)):
+                return repr(value is None)
             case E.IsNull(operand=operand):
                 return f"(({self.expr(operand, ctx)}) is None)"
             case E.Case(branches=branches, default=default):
@@ -204,6 +206,8 @@ class Writer(ABC):
         A top-level comparison fails on null and on false alike, so the fast form compares
         inline; a type clash there raises TypeError, and the caller then runs the safe form,
         which raises the `EventError` the reference raises."""
+        if isinstance(expr, E.Constant):  # `5 is True` is Python's SyntaxWarning
+            return repr(expr.value is True), repr(expr.value is True)
         safe = f"({self.expr(expr, ctx)}) is True"
         if not isinstance(expr, E.Compare):
             return safe, safe
