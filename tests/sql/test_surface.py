@@ -134,6 +134,27 @@ def test_bad_rows_are_named():
         kleene.match_recognize([{"x": "a"}, {"x": 1}], "PATTERN (A B) DEFINE B AS x > PREV(x)")
 
 
+def test_a_value_that_cannot_be_computed_names_its_input_row(tmp_path):
+    rows = [
+        {"k": "a", "t": 3, "x": 1},
+        {"k": "b", "t": 1, "x": "oops"},
+        {"k": "b", "t": 0, "x": 2},
+    ]
+    clause = "PARTITION BY k ORDER BY t PATTERN (A B) DEFINE B AS x > PREV(x) + 1"
+    with pytest.raises(EventError, match=r"^the input, row 2: cannot compute x > PREV\(x\)"):
+        kleene.match_recognize(rows, clause)
+    path = tmp_path / "t.csv"
+    path.write_text("k,t,s\na,3,p\nb,1,q\nb,0,r\n")
+    with pytest.raises(EventError) as raised:
+        kleene.match_recognize(
+            path, "PARTITION BY k ORDER BY t PATTERN (A B) DEFINE B AS s + 1 > 0"
+        )
+    assert (raised.value.source, raised.value.row) == (str(path), 2)
+    measured = "ORDER BY t MEASURES x * 2 AS twice PATTERN (A)"
+    with pytest.raises(EventError, match="row 2: cannot compute"):
+        kleene.match_recognize([{"t": 0, "x": 1}, {"t": 1, "x": "z"}], measured)
+
+
 def test_bad_files_are_named(tmp_path):
     with pytest.raises(EventError, match="no such file"):
         kleene.match_recognize(tmp_path / "none.csv", "PATTERN (A)")

@@ -63,14 +63,33 @@ def match_recognize(
     matcher = Matcher(tree, functions, max_steps)
     out: list[dict[str, Any]] = []
     if table is not None:
-        partitions = _arranged(table, tree)
+        partitions, arranged, order = _arranged(table, tree)
     else:
-        partitions = list(_partitions(rows or [], tree.partition_by))
+        arranged, order = rows or [], None
+        partitions = list(_partitions(arranged, tree.partition_by))
         for partition in partitions:
             sort_rows(partition, tree.order_by)
     for partition in partitions:
-        out.extend(matcher.advance(Progress(), partition, closed=True))
+        try:
+            out.extend(matcher.advance(Progress(), partition, closed=True))
+        except EventError as error:  # name the input's row the error was found in
+            raise _located(error, arranged, order, data) from None
     return rows_frame(out, output_columns(tree, columns))
+
+
+def _located(error: EventError, arranged: list[Any], order: Any, data: Any) -> EventError:
+    """The error, naming the input and the row (from 1, in the input's order) it was
+    found in: `arranged` holds the rows as they were arranged, `order` each one's place in
+    the input (None: the same)."""
+    if error.source is None:
+        error.source = str(data) if isinstance(data, str | Path) else "the input"
+    if error.row is None and error.event is not None:
+        at = next((i for i, row in enumerate(arranged) if row is error.event), None)
+        if at is not None:
+            error.row = (at if order is None else int(order[at])) + 1
+    return EventError(
+        error.message, source=error.source, row=error.row, field=error.field, late=error.late
+    )
 
 
 def output_columns(clause: Q.MatchRecognize, columns: Iterable[str]) -> list[str]:
@@ -133,16 +152,19 @@ def _hashable(value: Any) -> bool:
     return True
 
 
-def _arranged(table: Any, clause: Q.MatchRecognize) -> list[list[dict[str, Any]]]:
+def _arranged(
+    table: Any, clause: Q.MatchRecognize
+) -> tuple[list[list[dict[str, Any]]], list[dict[str, Any]], Any]:
     """An Arrow table's partitions, each a list of rows (dicts) in ORDER BY order, sorted
     in Arrow (stable: ties keep the input's order; partitions in the order of their first
-    row)."""
+    row); and all the rows as arranged, with each one's place in the input (None: the
+    same)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
     if table.num_rows == 0:
-        return []
+        return [], [], None
     keys: list[tuple[str, str]] = []
     helpers: dict[str, Any] = {}
     if clause.partition_by:
@@ -156,17 +178,19 @@ def _arranged(table: Any, clause: Q.MatchRecognize) -> list[list[dict[str, Any]]
         keys.append((nulls, "descending" if key.nulls_come_first else "ascending"))
         keys.append((key.column, "descending" if key.descending else "ascending"))
     if not keys:
-        return [table.to_pylist()]
+        rows = table.to_pylist()
+        return [rows], rows, None
     sortable = table.select(sorted({k for k, _ in keys} - set(helpers)))
     for name, column in helpers.items():
         sortable = sortable.append_column(name, column)
     order = pc.sort_indices(sortable, sort_keys=keys)
     rows = table.take(order).to_pylist()
+    places = order.to_numpy()
     if not clause.partition_by:
-        return [rows]
+        return [rows], rows, places
     codes = helpers["__kleene_partition"].take(order).to_numpy()
     cuts = [0, *(np.flatnonzero(np.diff(codes)) + 1).tolist(), len(rows)]
-    return [rows[a:b] for a, b in pairwise(cuts)]
+    return [rows[a:b] for a, b in pairwise(cuts)], rows, places
 
 
 def _input(data: Any) -> tuple[list[str], Any, list[dict[str, Any]] | None]:

@@ -32,7 +32,7 @@ from kleene.compiler.row_pattern import (
     _members,
     compile_row_expr,
 )
-from kleene.errors import KleeneError
+from kleene.errors import EventError, KleeneError
 from kleene.language import expr as E
 from kleene.language.sql import ast as Q
 from kleene.language.text import error_at
@@ -174,10 +174,14 @@ class Matcher:
             )
             return {m.name: evaluate(m.expr, scope) for m in self.clause.measures}
         start, labels = found.start, found.labels
-        return {
-            name: measure(rows, start, labels, current, True, number)
-            for name, measure in self.measured
-        }
+        try:
+            return {
+                name: measure(rows, start, labels, current, True, number)
+                for name, measure in self.measured
+            }
+        except EventError as error:  # the row it was found in
+            error.event = error.event if error.event is not None else rows[current]
+            raise
 
     def output(self, rows: Sequence[Any], found: Found, number: int) -> list[dict[str, Any]]:
         """A match's output rows: one (ONE ROW PER MATCH), or one per row it does not

@@ -37,7 +37,7 @@ from kleene.compiler.row_pattern import (
     compile_row_expr,
     history_free,
 )
-from kleene.errors import LimitError
+from kleene.errors import EventError, LimitError
 from kleene.language.sql import ast as Q
 from kleene.language.text import error_at
 from kleene.plans.row_pattern.program import MAX_PROGRAM, compile_pattern, loops
@@ -270,9 +270,13 @@ def _maps(
     waits for a later row."""
     if check is None:
         return True
-    if table is None:
-        return bool(check(rows, start, labels, position, closed, 0))
-    known = table[var][position]
-    if known is None:
-        known = table[var][position] = bool(check(rows, start, labels, position, closed, 0))
+    try:
+        if table is None:
+            return bool(check(rows, start, labels, position, closed, 0))
+        known = table[var][position]
+        if known is None:
+            known = table[var][position] = bool(check(rows, start, labels, position, closed, 0))
+    except EventError as error:  # the row it was found in
+        error.event = error.event if error.event is not None else rows[position]
+        raise
     return known
