@@ -31,3 +31,14 @@ def pytest_collection_modifyitems(items):
         if "tests/spark/" in item.path.as_posix():
             item.add_marker(pytest.mark.spark)
             item.add_marker(pytest.mark.xdist_group("spark"))
+
+
+@pytest.fixture
+def stocks(tmp_path):
+    """3,000 stock ticks over 4 symbols as CSV (`kleene gen stock`, seed 7)."""
+    from kleene.cli import main
+
+    path = tmp_path / "stocks.csv"
+    command = ["gen", "stock", "--events", "3000", "--symbols", "4", "--seed", "7"]
+    assert main([*command, "-o", str(path)]) == 0
+    return path

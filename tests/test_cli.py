@@ -17,16 +17,6 @@ from kleene.cli import main
 EXAMPLES = Path(__file__).parent.parent / "examples"
 
 
-@pytest.fixture
-def stocks(tmp_path):
-    path = tmp_path / "stocks.csv"
-    assert (
-        main(["gen", "stock", "--events", "3000", "--symbols", "4", "--seed", "7", "-o", str(path)])
-        == 0
-    )
-    return path
-
-
 def test_gen_writes_every_format(tmp_path, capsys):
     for name in ("s.csv", "s.jsonl", "s.parquet"):
         assert main(["gen", "stock", "-n", "10", "-o", str(tmp_path / name)]) == 0

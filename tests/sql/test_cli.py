@@ -4,22 +4,11 @@ import json
 from pathlib import Path
 
 import pandas
-import pytest
 
 import kleene
 from kleene.cli import main
 
 EXAMPLE = Path(__file__).parent.parent.parent / "examples" / "v_shape.sql"
-
-
-@pytest.fixture
-def stocks(tmp_path):
-    path = tmp_path / "stocks.csv"
-    assert (
-        main(["gen", "stock", "--events", "3000", "--symbols", "4", "--seed", "7", "-o", str(path)])
-        == 0
-    )
-    return path
 
 
 def test_match_runs_a_sql_file_as_match_recognize_over_a_table(stocks, tmp_path, capsys):

@@ -20,6 +20,7 @@ False
 
 from __future__ import annotations
 
+import ast
 import itertools
 import operator
 from abc import ABC, abstractmethod
@@ -206,9 +207,11 @@ class Writer(ABC):
         A top-level comparison fails on null and on false alike, so the fast form compares
         inline; a type clash there raises TypeError, and the caller then runs the safe form,
         which raises the `EventError` the reference raises."""
-        if isinstance(expr, E.Constant):  # `5 is True` is Python's SyntaxWarning
-            return repr(expr.value is True), repr(expr.value is True)
-        safe = f"({self.expr(expr, ctx)}) is True"
+        code = self.expr(expr, ctx)
+        value = _literal(code)
+        if value is not _NOT_LITERAL:  # `5 is True` is Python's SyntaxWarning: decide it here
+            return repr(value is True), repr(value is True)
+        safe = f"({code}) is True"
         if not isinstance(expr, E.Compare):
             return safe, safe
         lhs, rhs = self.fast(expr.left, ctx), self.fast(expr.right, ctx)
@@ -255,6 +258,18 @@ class Writer(ABC):
         namespace: dict[str, Any] = {**HELPERS, **(helpers or {}), **self.constants}
         exec(compile(source, "<kleene>", "exec"), namespace)
         return namespace
+
+
+_NOT_LITERAL = object()
+
+
+def _literal(code: str) -> Any:
+    """The value of generated code that is a Python literal (a constant condition, a
+    duration), else `_NOT_LITERAL`."""
+    try:
+        return ast.literal_eval(code)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return _NOT_LITERAL
 
 
 #: The most items one generated `and`/`or` nests (each nests one level of parentheses).

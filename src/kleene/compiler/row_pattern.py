@@ -56,6 +56,7 @@ __all__ = [
     "check_clause",
     "compile_row_expr",
     "history_free",
+    "members_of",
     "navigated",
 ]
 
@@ -273,7 +274,7 @@ class RowScope(Scope):
         self.number = number
         self.closed = closed
         self.functions = known_functions() if functions is None else functions
-        self.members = _members(clause) if members is None else members
+        self.members = members_of(clause) if members is None else members
 
     # where rows are
     def _end(self, final: bool) -> int:
@@ -284,15 +285,11 @@ class RowScope(Scope):
 
     def _last_of(self, var: str, final: bool = False) -> int | None:
         """The last row mapped to `var` (a variable, subset or the universal variable)."""
-        members, labels, start = self.members[var], self.labels, self.start
-        for position in range(self._end(final) - 1, start - 1, -1):
-            if labels[position - start] in members:
-                return position
-        return None
+        return _nth(self.labels, self.start, self._end(final) - 1, self.members[var], 0, False)
 
-    def _positions(self, var: str, final: bool) -> list[int]:
-        members, labels, start = self.members[var], self.labels, self.start
-        return [p for p in range(start, self._end(final)) if labels[p - start] in members]
+    def _rows_of(self, var: str, final: bool) -> list[int]:
+        """The rows mapped to `var`, in order."""
+        return _positions(self.labels, self.start, self._end(final) - 1, self.members[var])
 
     def _read(self, position: int | None, attr: str) -> Any:
         if position is None or position < 0:
@@ -314,9 +311,9 @@ class RowScope(Scope):
         """The row a navigation reads at (None: there is none)."""
         if node.func in ("first", "last"):
             (var,) = navigated(node) or {E.UNIVERSAL}
-            positions = self._positions(var, node.final)
-            at = node.offset if node.func == "first" else len(positions) - 1 - node.offset
-            return positions[at] if 0 <= at < len(positions) else None
+            end = self._end(node.final) - 1
+            first = node.func == "first"
+            return _nth(self.labels, self.start, end, self.members[var], node.offset, first)
         arg = node.arg
         if isinstance(arg, E.Navigation):
             base = self.position(arg)
@@ -350,7 +347,7 @@ class RowScope(Scope):
         return self.number
 
     def row_aggregate(self, node: E.RowAggregate) -> Any:
-        positions = self._positions(node.var, node.final)
+        positions = self._rows_of(node.var, node.final)
         if node.arg is None:
             return len(positions)
         return _row_aggregate(node, [evaluate(node.arg, _AtRow(self, p)) for p in positions])
@@ -374,7 +371,7 @@ class _AtRow(Scope):
         return self.outer.number
 
 
-def _members(clause: Q.MatchRecognize) -> dict[str, frozenset[int]]:
+def members_of(clause: Q.MatchRecognize) -> dict[str, frozenset[int]]:
     """Each name's variables, by index: every variable's, every subset's, the universal
     variable's."""
     index = {name: i for i, name in enumerate(clause.variables)}
@@ -491,14 +488,18 @@ class _RowWriter(Writer):
     them are read in place; anything that reads how the match mapped rows is handed to the
     interpreter (`RowScope`), leaf by leaf."""
 
-    def __init__(self, query: RowPatternQuery | None, clause: Q.MatchRecognize,
-                 functions: Mapping[str, Callable[..., Any]], own: str | None,
-                 rows_are: Rows) -> None:  # fmt: skip
+    def __init__(
+        self,
+        clause: Q.MatchRecognize,
+        functions: Mapping[str, Callable[..., Any]],
+        own: str | None,
+        rows_are: Rows,
+    ) -> None:
         super().__init__(functions)
         self.clause = clause
         self.own = own
         self.rows_are = rows_are
-        self.members = _members(clause)
+        self.members = members_of(clause)
 
     def _here(self, var: str) -> bool:
         return var in (E.UNIVERSAL, self.own)
@@ -651,7 +652,7 @@ def compile_row_expr(
 ) -> RowCheck:
     """`expr` (a DEFINE condition of variable `own`, or a measure) as a function with the
     value `evaluate` gives in a `RowScope` (for a condition: whether it is true)."""
-    writer = _RowWriter(None, clause, functions, own, rows_are)
+    writer = _RowWriter(clause, functions, own, rows_are)
     members = writer.members
     value = rows_are.value
 

@@ -29,8 +29,8 @@ from kleene.compiler.row_pattern import (
     RowCheck,
     Rows,
     RowScope,
-    _members,
     compile_row_expr,
+    members_of,
 )
 from kleene.errors import EventError, KleeneError
 from kleene.language import expr as E
@@ -79,7 +79,7 @@ class Matcher:
             default=0,
         )
         self.functions = self.search.functions
-        self.members = _members(clause)
+        self.members = members_of(clause)
         #: Each measure, by name, compiled for a current row.
         self.measured: tuple[tuple[str, RowCheck], ...] = tuple(
             (m.name, compile_row_expr(m.expr, clause, self.functions, None, rows_are, False))

@@ -123,6 +123,8 @@ class Search:
             for var, condition in ((var, clause.definition(var)) for var in clause.variables)
         )
         self.memo = history_free(clause)
+        #: After how many steps a search starts remembering the states that failed.
+        self.remember_after = _REMEMBER_AFTER
         self.max_steps = max_steps
         #: The program as tuples of numbers, for the search's loop.
         self.code = tuple((_CODES[op.kind], op.a, op.b) for op in self.program)
@@ -156,7 +158,7 @@ class Search:
         pc, pos, marks, depth = 0, start, self.unmarked, 0
         # the states that failed, remembered once a search is long (most are short)
         seen: set[tuple[int, int, tuple[int, ...], int]] | None = None
-        steps, watch = 0, _REMEMBER_AFTER
+        steps, watch = 0, self.remember_after
         while True:
             steps += 1
             if steps >= watch:
