@@ -357,7 +357,9 @@ def test_send_iter_never_holds_all_of_one_events_matches(plan):
 
     whole = peak(lambda engine: len(engine.send_many(stream)))
     peak(lazy)  # the first run also allocates what Python caches once (run alone: 200 kB)
-    lazily = peak(lazy)
+    # tracemalloc counts every thread's allocations (xdist's I/O thread too): the least of
+    # three runs is the lazy path's own peak
+    lazily = min(peak(lazy) for _ in range(3))
     assert lazily * 10 < whole
     capped = kleene.Engine(query, plan, max_matches_per_event=100)
     made = capped.send_iter(stream)
