@@ -131,6 +131,36 @@ def rows_frame(rows: Sequence[Mapping[str, Any]], columns: list[str] | None = No
     return frame
 
 
+def columns_frame(columns: Mapping[str, Any], names: list[str]) -> Any:
+    """A pandas DataFrame of Arrow columns, typed as `rows_frame` types the same values
+    given as rows: a column of whole numbers (or truth values) with nulls is nullable Int64
+    (or boolean), a column of nulls only holds None.
+
+    >>> import pyarrow as pa
+    >>> frame = columns_frame({"n": pa.array([1, None]), "x": pa.array([0.5, None]),
+    ...                        "z": pa.nulls(2, pa.int64())}, ["n", "x", "z"])
+    >>> frame.dtypes.tolist(), frame["z"].tolist()
+    ([Int64Dtype(), dtype('float64'), dtype('O')], [None, None])
+    """
+    import pandas as pd
+    import pyarrow as pa
+
+    data: dict[str, Any] = {}
+    for name in names:
+        column = columns[name]
+        if not len(column):
+            return rows_frame([], names)
+        if column.null_count == len(column):
+            data[name] = pd.Series([None] * len(column), dtype=object)
+        elif column.null_count and pa.types.is_integer(column.type):
+            data[name] = pd.array(column.to_pylist(), dtype="Int64")
+        elif column.null_count and pa.types.is_boolean(column.type):
+            data[name] = pd.array(column.to_pylist(), dtype="boolean")
+        else:
+            data[name] = column.to_pandas()
+    return pd.DataFrame(data, columns=names)
+
+
 def _field(event: Event, name: str) -> Any:
     if name == "id":
         return event.id

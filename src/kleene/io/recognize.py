@@ -26,12 +26,13 @@ from kleene.compiler.functions import known_functions
 from kleene.compiler.row_pattern import check_clause
 from kleene.errors import EventError, PatternError
 from kleene.events import Event, attributes
-from kleene.io.frames import rows_frame
+from kleene.io.frames import columns_frame, rows_frame
 from kleene.io.readers import format_of
 from kleene.language import expr as E
 from kleene.language.sql import ast as Q
 from kleene.language.sql.reader import read
 from kleene.language.text import error_at
+from kleene.plans.row_pattern.columnar import Columnar
 from kleene.plans.row_pattern.partition import Matcher, Progress
 from kleene.plans.row_pattern.search import MAX_STEPS
 
@@ -60,15 +61,23 @@ def match_recognize(
     check_clause(tree, functions)
     columns, table, rows = _input(data)
     _check_columns(tree, columns, schema=table is not None)
-    matcher = Matcher(tree, functions, max_steps)
     out: list[dict[str, Any]] = []
-    if table is not None:
-        partitions, arranged, order = _arranged(table, tree)
+    if table is not None and table.num_rows:
+        arranged_table, cuts, order = _sorted(table, tree)
+        columnar = Columnar.of(tree)
+        found = None if columnar is None else columnar.run(arranged_table, cuts)
+        if found is not None:
+            return columns_frame(found, output_columns(tree, columns))
+        arranged = arranged_table.to_pylist()
+        partitions = [arranged[a:b] for a, b in pairwise(cuts)]
+    elif table is not None:
+        arranged, order, partitions = [], None, []
     else:
         arranged, order = rows or [], None
         partitions = list(_partitions(arranged, tree.partition_by))
         for partition in partitions:
             sort_rows(partition, tree.order_by)
+    matcher = Matcher(tree, functions, max_steps)
     for partition in partitions:
         try:
             out.extend(matcher.advance(Progress(), partition, closed=True))
@@ -152,19 +161,15 @@ def _hashable(value: Any) -> bool:
     return True
 
 
-def _arranged(
-    table: Any, clause: Q.MatchRecognize
-) -> tuple[list[list[dict[str, Any]]], list[dict[str, Any]], Any]:
-    """An Arrow table's partitions, each a list of rows (dicts) in ORDER BY order, sorted
-    in Arrow (stable: ties keep the input's order; partitions in the order of their first
-    row); and all the rows as arranged, with each one's place in the input (None: the
+def _sorted(table: Any, clause: Q.MatchRecognize) -> tuple[Any, list[int], Any]:
+    """An Arrow table's rows sorted into partitions in ORDER BY order (stable: ties keep
+    the input's order; partitions in the order of their first row), where each partition
+    starts (and one past the last row), and each row's place in the input (None: the
     same)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if table.num_rows == 0:
-        return [], [], None
     keys: list[tuple[str, str]] = []
     helpers: dict[str, Any] = {}
     if clause.partition_by:
@@ -178,19 +183,18 @@ def _arranged(
         keys.append((nulls, "descending" if key.nulls_come_first else "ascending"))
         keys.append((key.column, "descending" if key.descending else "ascending"))
     if not keys:
-        rows = table.to_pylist()
-        return [rows], rows, None
+        return table, [0, table.num_rows], None
     sortable = table.select(sorted({k for k, _ in keys} - set(helpers)))
     for name, column in helpers.items():
         sortable = sortable.append_column(name, column)
     order = pc.sort_indices(sortable, sort_keys=keys)
-    rows = table.take(order).to_pylist()
+    arranged = table.take(order)
     places = order.to_numpy()
     if not clause.partition_by:
-        return [rows], rows, places
+        return arranged, [0, table.num_rows], places
     codes = helpers["__kleene_partition"].take(order).to_numpy()
-    cuts = [0, *(np.flatnonzero(np.diff(codes)) + 1).tolist(), len(rows)]
-    return [rows[a:b] for a, b in pairwise(cuts)], rows, places
+    cuts = [0, *(np.flatnonzero(np.diff(codes)) + 1).tolist(), table.num_rows]
+    return arranged, cuts, places
 
 
 def _input(data: Any) -> tuple[list[str], Any, list[dict[str, Any]] | None]:
