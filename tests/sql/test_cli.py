@@ -55,3 +55,31 @@ def test_match_sends_a_statement_to_kleene_run(tmp_path, capsys):
     query.write_text("SELECT * FROM ticks MATCH_RECOGNIZE (ORDER BY ts PATTERN (A))")
     assert main(["match", str(query), "-i", str(tmp_path / "t.csv")]) == 1
     assert "runs on Spark SQL: kleene run" in capsys.readouterr().err
+
+
+CLAUSE = """ORDER BY at MEASURES count(*) AS n, FIRST(at) AS since
+PATTERN (A B+) DEFINE B AS v < PREV(v)"""
+
+
+def test_sql_reads_the_clause_alone_from_a_file_or_the_command_line(tmp_path, capsys):
+    """As kleene.spark.match_recognize takes it: without MATCH_RECOGNIZE ( … ) around it,
+    from a .sql file, or any file or the text itself under --sql."""
+    data = tmp_path / "t.jsonl"
+    data.write_text("".join(json.dumps({"at": t, "v": v}) + "\n" for t, v in enumerate([3, 2, 1])))
+    (tmp_path / "down.sql").write_text(CLAUSE)
+    (tmp_path / "down.txt").write_text(CLAUSE)
+    for query in (["down.sql"], ["down.txt", "--sql"], [CLAUSE, "--sql"]):
+        given = [str(tmp_path / query[0]) if query[0].startswith("down") else query[0]]
+        assert main(["match", *given, *query[1:], "-i", str(data)]) == 0
+        assert json.loads(capsys.readouterr().out) == {"n": 3, "since": 0}
+    assert main(["explain", CLAUSE, "--sql"]) == 0
+    assert "plan:           row_pattern" in capsys.readouterr().out
+    assert main(["match", str(tmp_path / "down.txt"), "-i", str(data)]) == 1
+    assert "line 1" in capsys.readouterr().err  # read as SASE+ without --sql
+
+
+def test_a_bad_clause_under_sql_points_at_its_own_text(tmp_path, capsys):
+    assert main(["match", "ORDER BY at PATTERN (A B+) DEFINE C AS v > 1", "--sql",
+                 "-i", str(tmp_path / "none.csv")]) == 1  # fmt: skip
+    err = capsys.readouterr().err
+    assert "line 1, column 35" in err and "the pattern has no variable 'C'" in err

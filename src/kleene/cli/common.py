@@ -29,6 +29,7 @@ from kleene.runtime.engine import Engine
 
 __all__ = [
     "ROW_TYPE",
+    "as_sql",
     "delay",
     "disorder_options",
     "event_columns",
@@ -39,6 +40,7 @@ __all__ = [
     "query_and_input",
     "query_text",
     "spark_arguments",
+    "sql_argument",
 ]
 
 
@@ -167,6 +169,7 @@ def query_and_input(parser: argparse.ArgumentParser, *, several: bool = False) -
         )
     else:
         parser.add_argument("query", help="a query file, or the query text itself")
+    sql_argument(parser)
     parser.add_argument(
         "--input",
         "-i",
@@ -206,6 +209,29 @@ def query_text(text: str) -> tuple[str, str]:
     if "pattern" not in text.lower() and not is_afa(text) and not rule:
         raise KleeneError(f"no such query file: {text}")
     return text, "pattern"
+
+
+def sql_argument(parser: argparse.ArgumentParser) -> None:
+    """`--sql`: the query is SQL whatever its file's extension or first word."""
+    parser.add_argument(
+        "--sql",
+        action="store_true",
+        help="read the query as SQL: a MATCH_RECOGNIZE clause, with or without "
+        "MATCH_RECOGNIZE ( … ) around it (as kleene.spark.match_recognize takes it), or a "
+        "SELECT statement for kleene run",
+    )
+
+
+def as_sql(text: str, args: argparse.Namespace, source: str) -> Any:
+    """The query as the commands compile it: read as SQL (its AST, whose errors point at
+    `text`) under `--sql` or from a `.sql` file (`source`, the query argument), where it
+    may be the clause alone; else the text, whose first word says its language."""
+    sql = getattr(args, "sql", False) or Path(source).suffix.lower() == ".sql"
+    if not sql or is_statement(text):
+        return text
+    from kleene.language.sql.reader import read
+
+    return read(text)
 
 
 def is_statement(text: str) -> bool:

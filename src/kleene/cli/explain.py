@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import kleene
-from kleene.cli.common import plan_arguments, query_text
+from kleene.cli.common import as_sql, plan_arguments, query_text, sql_argument
 from kleene.cli.plan_options import plan_options
 from kleene.compiler.analysis import Analysis, Variable
 from kleene.compiler.growth import unbounded
@@ -58,6 +58,7 @@ def add(commands: Any) -> None:
         "partition key, ordering constraints, window and plan.",
     )
     explain.add_argument("query", help="a query file, or the query text itself")
+    sql_argument(explain)
     plan_arguments(explain)
     explain.add_argument("--dot", metavar="FILE", help="write the plan's automaton as Graphviz DOT")
     explain.add_argument(
@@ -71,7 +72,7 @@ def add(commands: Any) -> None:
 
 def _explain(args: argparse.Namespace) -> int:
     text, _ = query_text(args.query)
-    plan = kleene.compile(text, args.plan, **plan_options(args.option))
+    plan = kleene.compile(as_sql(text, args, args.query), args.plan, **plan_options(args.option))
     print(explain(plan))
     if args.dot or args.png:
         graph = plan.dot()

@@ -14,6 +14,7 @@ from typing import Any
 import kleene
 import kleene.io
 from kleene.cli.common import (
+    as_sql,
     disorder_options,
     event_columns,
     input_options,
@@ -106,7 +107,7 @@ def _match(args: argparse.Namespace) -> int:
             "a SQL statement around MATCH_RECOGNIZE runs on Spark SQL: kleene run; kleene "
             "match takes the MATCH_RECOGNIZE ( … ) clause alone"
         )
-    pattern: str | kleene.afa.Afa = text
+    pattern: Any = as_sql(text, args, args.query[0])
     if is_afa(text):  # an AFA written directly runs on the afa plan
         pattern = kleene.afa.read_afa(text, time_unit=args.time_unit)
         name = pattern.name

@@ -14,6 +14,7 @@ from typing import Any
 
 import kleene
 from kleene.cli.common import (
+    as_sql,
     check_input_columns,
     event_columns,
     input_options,
@@ -26,6 +27,7 @@ from kleene.cli.common import (
     spark_arguments,
     spark_failure,
     spark_for,
+    sql_argument,
     warn_growth,
 )
 from kleene.cli.plan_options import plan_options
@@ -49,6 +51,7 @@ def add(commands: Any) -> None:
         "command again to go on where it stopped. Prints one line a micro-batch.",
     )
     stream.add_argument("query", help="a query file, or the query text itself")
+    sql_argument(stream)
     stream.add_argument("--input", "-i", required=True, help="the folder files arrive in")
     stream.add_argument("--checkpoint", required=True, help="the folder for the query's state")
     stream.add_argument("--output", "-o", required=True, help="the folder for the matches")
@@ -131,7 +134,7 @@ def _run(args: argparse.Namespace) -> int:
     options = plan_options(args.option)
     output = "non_overlapping" if args.non_overlapping else "all"
     settings = {"output": output, "time_unit": args.time_unit, "name": name, **options}
-    plan = kleene.compile(text, args.plan, **settings)  # errors before Spark starts
+    plan = kleene.compile(as_sql(text, args, args.query), args.plan, **settings)  # errors before Spark starts
     warn_growth(plan)
     event_columns(args, [plan.analysis])
     if args.column_type:
