@@ -130,3 +130,22 @@ def test_over_a_stream_the_plan_gives_what_the_table_gives(case):
 
 def _missing(value):
     return value is None or value is pandas.NA or (isinstance(value, float) and math.isnan(value))
+
+
+def test_a_partition_with_nothing_kept_is_dropped_and_one_that_reads_prev_is_kept():
+    """A state that holds no row, in a clause with no MATCH_NUMBER and no ^, is idle: the
+    engine drops it, so a stream of ever new keys holds only the keys with rows waiting.
+    A clause reading PREV keeps each key's last row, however late the next comes."""
+    events = [
+        kleene.Event("R", 2 * n + i, {"k": n, "x": x})
+        for n in range(3000)
+        for i, x in enumerate((1, 2) if n % 100 else (1, 1))  # every 100th key waits
+    ]
+    text = "MATCH_RECOGNIZE (PARTITION BY k ORDER BY ts MEASURES count(*) AS n {} PATTERN (A B) DEFINE A AS x = 1, B AS x = {})"
+    pairs = kleene.Engine(text.format("", "2"))
+    found = pairs.send_many(events)
+    assert len(found) == 2970 and pairs.partitions <= 200
+    numbered = kleene.Engine(text.replace("count(*) AS n", "MATCH_NUMBER() AS n").format("", "2"))
+    assert len(numbered.send_many(events)) == 2970 and numbered.partitions == 3000
+    rising = kleene.Engine(text.format("", "PREV(x) + 1"))
+    assert len(rising.send_many(events)) == 2970 and rising.partitions == 3000

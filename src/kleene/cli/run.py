@@ -123,7 +123,9 @@ def _job(args: argparse.Namespace, source: str) -> int:
     options = plan_options(args.option)
     if args.timeouts is not None:
         options["timeouts"] = True
-    plan = kleene.compile(as_sql(text, args, args.query), args.plan, time_unit=args.time_unit, **options)
+    plan = kleene.compile(
+        as_sql(text, args, args.query), args.plan, time_unit=args.time_unit, **options
+    )
     warn_growth(plan)
     event_columns(args, [plan.analysis])
     check_input_columns(plan, source, args)  # query and schema errors before Spark starts

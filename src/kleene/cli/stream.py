@@ -134,7 +134,8 @@ def _run(args: argparse.Namespace) -> int:
     options = plan_options(args.option)
     output = "non_overlapping" if args.non_overlapping else "all"
     settings = {"output": output, "time_unit": args.time_unit, "name": name, **options}
-    plan = kleene.compile(as_sql(text, args, args.query), args.plan, **settings)  # errors before Spark starts
+    query = as_sql(text, args, args.query)
+    plan = kleene.compile(query, args.plan, **settings)  # errors before Spark starts
     warn_growth(plan)
     event_columns(args, [plan.analysis])
     if args.column_type:

@@ -733,9 +733,11 @@ class Engine(SendLoops):
         self._finished.add(key)
 
     def _evict(self, watermark: Watermark) -> None:
-        """Drop the partition states the plan says no later event needs."""
+        """Drop the partition states the plan says no later event needs and that wait for
+        no time now (a deadline scheduled before, which the state no longer has, keeps none)."""
+        deadline, idle = self.plan.deadline, self.plan.idle
         for key, state in list(self._states.items()):
-            if key not in self._scheduled and self.plan.idle(state, watermark):
+            if deadline(state) is None and idle(state, watermark):
                 self._drop_state(key, state)
         self._evict_at = max(64, 2 * len(self._states))
 

@@ -30,6 +30,8 @@ from typing import Any, ClassVar
 from kleene.compiler.options import Options
 from kleene.compiler.row_pattern import EventRows, RowPatternQuery
 from kleene.events import Event, Watermark
+from kleene.language import expr as E
+from kleene.language.sql import ast as Q
 from kleene.plans.base import Plan, register
 from kleene.plans.row_pattern.partition import Matcher, Progress
 from kleene.plans.row_pattern.program import Op
@@ -60,6 +62,13 @@ class RowPatternPlan(Plan[RowState]):
         self.matcher = Matcher(
             analysis.clause, analysis.functions, rows_are=EventRows(analysis.order)
         )
+        clause = analysis.clause
+        #: Does a state that holds no row say all there is to say of its past? Not when a
+        #: measure counts matches (MATCH_NUMBER), nor when `^` would hold again at a fresh
+        #: state's first row.
+        self.forgets = not any(
+            isinstance(node, E.MatchNumber) for m in clause.measures for node in E.walk(m.expr)
+        ) and not any(node == Q.Anchor("^") for node in Q.walk_pattern(clause.pattern))
 
     @classmethod
     def unsupported(cls, analysis: Any, options: Options) -> str | None:
@@ -90,6 +99,13 @@ class RowPatternPlan(Plan[RowState]):
         """Rows whose match a later row may still change wait for the end of the stream
         (infinity); None when every row so far is decided."""
         return math.inf if state.progress.next < len(state.rows) else None
+
+    def idle(self, state: RowState, watermark: Watermark) -> bool:
+        """A fresh state would report the same whatever rows come: no row is kept (none
+        waits for a match, none lies within PREV's reach), and nothing else of the past
+        matters (`forgets`). A clause that reads PREV keeps its last rows for good, as its
+        next row reads them however late it comes."""
+        return self.forgets and not state.rows
 
     def live_runs(self, state: RowState) -> int:
         return len(state.rows) - state.progress.next
