@@ -60,7 +60,7 @@ def test_conformance(name, check, data):
         case = data.draw(cases_for(name), label="case")
         query, events, twin = case.pattern, case.events, {}
         chosen = data.draw(options, label="options")
-    elif "sql" in PLANS[name].languages:  # MATCH_RECOGNIZE: no SASE+ twin to ask
+    elif "sql" in PLANS[name].languages:  # MATCH_RECOGNIZE: row_reference is the oracle
         case = data.draw(row_pattern_cases(), label="case")
         query, events, twin, chosen = case.query, case.events, {}, {}
     else:

@@ -141,11 +141,14 @@ def test_a_partition_with_nothing_kept_is_dropped_and_one_that_reads_prev_is_kep
         for n in range(3000)
         for i, x in enumerate((1, 2) if n % 100 else (1, 1))  # every 100th key waits
     ]
-    text = "MATCH_RECOGNIZE (PARTITION BY k ORDER BY ts MEASURES count(*) AS n {} PATTERN (A B) DEFINE A AS x = 1, B AS x = {})"
-    pairs = kleene.Engine(text.format("", "2"))
+    text = (
+        "MATCH_RECOGNIZE (PARTITION BY k ORDER BY ts MEASURES {} AS n "
+        "PATTERN (A B) DEFINE A AS x = 1, B AS x = {})"
+    )
+    pairs = kleene.Engine(text.format("count(*)", "2"))
     found = pairs.send_many(events)
     assert len(found) == 2970 and pairs.partitions <= 200
-    numbered = kleene.Engine(text.replace("count(*) AS n", "MATCH_NUMBER() AS n").format("", "2"))
+    numbered = kleene.Engine(text.format("MATCH_NUMBER()", "2"))
     assert len(numbered.send_many(events)) == 2970 and numbered.partitions == 3000
-    rising = kleene.Engine(text.format("", "PREV(x) + 1"))
+    rising = kleene.Engine(text.format("count(*)", "PREV(x) + 1"))
     assert len(rising.send_many(events)) == 2970 and rising.partitions == 3000

@@ -8,7 +8,8 @@ broke:
 
 - `same_matches`: the outputs equal the oracle's, with their variables in the same order,
   and each is reported at the same event (or by `advance`/the end at the same point) as
-  the oracle reports it. The oracle is `reference` on the query; for a LEAD rule, on the
+  the oracle reports it. The oracle is the plan that states the query language's meaning
+  (`ORACLES`: `reference` for SASE+, `row_reference` for SQL) on the query; for a LEAD rule, on the
   SASE+ pattern that means the same (`oracle=`: a rule's emitted event `M(a.n AS a, ...)`
   is the match binding a to the event whose n it holds);
 - `partitioning`: splitting the stream by `plan.partition_key` changes nothing (where the
@@ -69,7 +70,7 @@ from typing import Any
 
 from kleene import plans
 from kleene.compiler.options import Options
-from kleene.compiler.pipeline import LANGUAGES, language_of, parse
+from kleene.compiler.pipeline import language_of, parse
 from kleene.errors import PlanError
 from kleene.events import Event, Watermark
 from kleene.language.sase import ast as A
@@ -460,6 +461,11 @@ CHECKS: dict[str, Check] = {
 UNORDERED = frozenset({"disorder", "retractions", "punctuations"})
 
 
+#: The plan that states each language's meaning: every other plan's oracle (a LEAD rule has
+#: none; its oracle is a SASE+ pattern that means the same, `check(..., oracle=)`).
+ORACLES = {"sase": "reference", "sql": "row_reference"}
+
+
 def applies(name: str, cls: type[Plan[Any]]) -> bool:
     """Does check `name` apply to plans of this class?"""
     return name not in UNORDERED or not cls.ordered
@@ -476,8 +482,9 @@ def check(
     **options: Any,
 ) -> None:
     """Run the `checks` that apply to plan `name` for `query` over `events`, with
-    `options`. The oracle is `reference` on `oracle` (a SASE+ pattern meaning what `query`
-    means; by default `query` itself), with `oracle_options` (by default `options`)."""
+    `options`. The oracle is the plan of `ORACLES` on `oracle` (a query meaning what `query`
+    means, a SASE+ pattern for a LEAD rule; by default `query` itself), with
+    `oracle_options` (by default `options`)."""
     cls = plan_class(name)
     tree = parse(query) if isinstance(query, str) else query
     settings = Options.build(**options)
@@ -494,12 +501,14 @@ def check(
     assert not unknown, f"plan {name!r} declares unknown limits {sorted(unknown)}"
     wanted = [c for c in checks if applies(c, cls)]
     asks = {"same_matches"} | UNORDERED  # the checks that ask the oracle
-    if oracle is None and language is not LANGUAGES[0]:  # no SASE+ twin: no oracle to ask
+    twin = tree if oracle is None else oracle
+    meaning = ORACLES.get(language_of(twin).name)
+    if meaning is None:  # no plan states the language's meaning, and no twin: none to ask
         wanted = [c for c in wanted if c not in asks]
     reference = plan  # the checks that ask no oracle are handed the plan itself
     if asks & set(wanted):
-        twin = query if oracle is None else oracle
+        assert meaning is not None
         twin_options = options if oracle_options is None else oracle_options
-        reference = plans.compile(twin, "reference", **twin_options)
+        reference = plans.compile(twin, meaning, **twin_options)
     for check_name in wanted:
         CHECKS[check_name](plan, reference, events)

@@ -775,6 +775,13 @@ def row_pattern_cases(draw: st.DrawFn, max_events: int = 7) -> RowPatternCase:
     skips to a variable (which may fail at run time)."""
     head = draw(st.sampled_from(["PARTITION BY k ORDER BY ts", "ORDER BY ts", ""]))
     rows = draw(st.sampled_from(["ALL ROWS PER MATCH", "ONE ROW PER MATCH"]))
-    measures = "MATCH_NUMBER() AS m, CLASSIFIER() AS c, count(*) AS n"
+    measures = draw(
+        st.sampled_from(
+            [
+                "MATCH_NUMBER() AS m, CLASSIFIER() AS c, count(*) AS n",
+                "count(*) AS n, NEXT(x) AS after, FINAL LAST(x) AS last",  # reads past the match
+            ]
+        )
+    )
     clause = draw(clauses(head, rows, measures, _SKIPS[:2]))
     return RowPatternCase(f"MATCH_RECOGNIZE ({clause})", draw(streams(max_events)))

@@ -26,19 +26,20 @@ from typing import Any
 from kleene.compiler.evaluate import evaluate
 from kleene.compiler.row_pattern import (
     DICT_ROWS,
+    NeedRowsError,
     RowCheck,
     Rows,
     RowScope,
     compile_row_expr,
     members_of,
 )
-from kleene.errors import EventError, KleeneError
+from kleene.errors import EventError
 from kleene.language import expr as E
 from kleene.language.sql import ast as Q
 from kleene.language.text import error_at
 from kleene.plans.row_pattern.search import BLOCKED, MAX_STEPS, Found, Search
 
-__all__ = ["Matcher", "Progress"]
+__all__ = ["Matcher", "Progress", "output_row", "skip_to"]
 
 
 @dataclass
@@ -85,8 +86,6 @@ class Matcher:
             (m.name, compile_row_expr(m.expr, clause, self.functions, None, rows_are, False))
             for m in clause.measures
         )
-        self.partition_by = clause.partition_by
-        self.ordering = tuple(key.column for key in clause.order_by)
 
     def advance(
         self, progress: Progress, rows: Sequence[Any], closed: bool
@@ -107,8 +106,11 @@ class Matcher:
                 progress.next += 1
                 continue
             assert isinstance(found, Found)
+            try:
+                out.extend(self.output(rows, found, progress.number + 1, closed))
+            except NeedRowsError:  # a measure reads a row not there yet: the match waits
+                break
             progress.number += 1
-            out.extend(self.output(rows, found, progress.number))
             progress.covered = max(progress.covered, found.end)
             progress.next = self.skip(found)
         return out
@@ -124,41 +126,21 @@ class Matcher:
             progress.origin += drop
 
     def skip(self, found: Found) -> int:
-        """Where the next search starts, by the AFTER MATCH SKIP rule (after an empty
-        match, the next row)."""
-        skip = self.clause.skip
-        if found.empty or skip.to == "next_row":
-            return found.start + 1
-        if skip.to == "past_last":
-            return found.end
-        assert skip.var is not None
-        members = self.members[skip.var]
-        positions = [found.start + i for i, label in enumerate(found.labels) if label in members]
-        where = f"AFTER MATCH SKIP TO {skip.to.upper()} {skip.var}"
-        if not positions:
-            raise self._error(
-                f"{where}: the match from row {found.start + 1} of its partition maps no row "
-                f"to {skip.var}",
-                skip,
-            )
-        target = positions[0] if skip.to == "first" else positions[-1]
-        if target == found.start:
-            raise self._error(
-                f"{where}: that is the match's own first row (row {found.start + 1} of its "
-                "partition), where the search would find the same match forever",
-                skip,
-            )
-        return target
-
-    def _error(self, message: str, skip: Q.Skip) -> KleeneError:
-        return error_at(message, self.clause.text, skip.span)
+        """Where the next search starts, by the AFTER MATCH SKIP rule."""
+        return skip_to(self.clause, self.members, found.start, found.end, found.labels)
 
     # -- output rows ---------------------------------------------------------------------
 
     def measures(
-        self, rows: Sequence[Any], found: Found, current: int | None, number: int
+        self,
+        rows: Sequence[Any],
+        found: Found,
+        current: int | None,
+        number: int,
+        closed: bool = True,
     ) -> dict[str, Any]:
-        """The measures at a current row of a match (over an empty match, interpreted)."""
+        """The measures at a current row of a match (over an empty match, interpreted);
+        `NeedRowsError` when one reads a row not there yet (`closed`: none will come)."""
         if current is None:
             scope = RowScope(
                 self.clause,
@@ -167,7 +149,7 @@ class Matcher:
                 found.labels,
                 None,
                 number,
-                True,
+                closed,
                 self.functions,
                 self.members,
                 self.rows_are,
@@ -176,53 +158,102 @@ class Matcher:
         start, labels = found.start, found.labels
         try:
             return {
-                name: measure(rows, start, labels, current, True, number)
+                name: measure(rows, start, labels, current, closed, number)
                 for name, measure in self.measured
             }
         except EventError as error:  # the row it was found in
             error.event = error.event if error.event is not None else rows[current]
             raise
 
-    def output(self, rows: Sequence[Any], found: Found, number: int) -> list[dict[str, Any]]:
+    def output(
+        self, rows: Sequence[Any], found: Found, number: int, closed: bool = True
+    ) -> list[dict[str, Any]]:
         """A match's output rows: one (ONE ROW PER MATCH), or one per row it does not
         exclude (ALL ROWS PER MATCH; an empty match shows its start row, unless OMIT EMPTY
         MATCHES)."""
-        clause = self.clause
+        clause, rows_are = self.clause, self.rows_are
         if clause.rows == "one":
             last = found.end - 1 if not found.empty else None
-            row = self._keys(rows[found.start])
-            row.update(self.measures(rows, found, last, number))
-            return [row]
+            measures = self.measures(rows, found, last, number, closed)
+            return [output_row(clause, rows_are, rows[found.start], measures, one=True)]
         if found.empty:
             if clause.empty == "omit":
                 return []
-            return [self._all(rows[found.start], self.measures(rows, found, None, number))]
+            measures = self.measures(rows, found, None, number, closed)
+            return [output_row(clause, rows_are, rows[found.start], measures)]
         out = []
         for offset, hidden in enumerate(found.excluded):
             if not hidden:
                 position = found.start + offset
-                out.append(self._all(rows[position], self.measures(rows, found, position, number)))
+                measures = self.measures(rows, found, position, number, closed)
+                out.append(output_row(clause, rows_are, rows[position], measures))
         return out
 
     def unmatched(self, rows: Sequence[Any], position: int) -> dict[str, Any]:
         """An unmatched row's output (WITH UNMATCHED ROWS): its columns, null measures."""
-        return self._all(rows[position], {m.name: None for m in self.clause.measures})
+        nulls = {m.name: None for m in self.clause.measures}
+        return output_row(self.clause, self.rows_are, rows[position], nulls)
 
-    def _keys(self, row: Any) -> dict[str, Any]:
-        value = self.rows_are.value
-        return {name: value(row, name) for name in self.partition_by}
 
-    def _all(self, row: Any, measures: dict[str, Any]) -> dict[str, Any]:
-        """ALL ROWS PER MATCH's row: partition columns, ordering columns, measures, then
-        the row's other columns."""
-        out = self._keys(row)
-        for name in self.ordering:
-            out[name] = self.rows_are.value(row, name)
+def skip_to(
+    clause: Q.MatchRecognize,
+    members: Mapping[str, frozenset[int]],
+    start: int,
+    end: int,
+    labels: Sequence[int],
+) -> int:
+    """Where the search goes on after the match of rows `start` to `end` (its rows mapped
+    to `labels`), by the AFTER MATCH SKIP rule (after an empty match, the next row); the
+    standard's error for a skip to a variable the match maps no row to, or to its first
+    row."""
+    skip = clause.skip
+    if end == start or skip.to == "next_row":
+        return start + 1
+    if skip.to == "past_last":
+        return end
+    assert skip.var is not None
+    chosen = members[skip.var]
+    positions = [start + i for i, label in enumerate(labels) if label in chosen]
+    where = f"AFTER MATCH SKIP TO {skip.to.upper()} {skip.var}"
+    if not positions:
+        raise error_at(
+            f"{where}: the match from row {start + 1} of its partition maps no row to {skip.var}",
+            clause.text,
+            skip.span,
+        )
+    target = positions[0] if skip.to == "first" else positions[-1]
+    if target == start:
+        raise error_at(
+            f"{where}: that is the match's own first row (row {start + 1} of its partition), "
+            "where the search would find the same match forever",
+            clause.text,
+            skip.span,
+        )
+    return target
+
+
+def output_row(
+    clause: Q.MatchRecognize,
+    rows_are: Rows,
+    row: Any,
+    measures: dict[str, Any],
+    one: bool = False,
+) -> dict[str, Any]:
+    """An output row: the partition columns (read at `row`) and the measures (`one`: ONE
+    ROW PER MATCH); for ALL ROWS PER MATCH also the ordering columns after the partition's,
+    and the row's other columns after the measures."""
+    value = rows_are.value
+    out = {name: value(row, name) for name in clause.partition_by}
+    if one:
         out.update(measures)
-        for name, value in self.rows_are.columns(row).items():
-            if name not in out:
-                out[name] = value
         return out
+    for key in clause.order_by:
+        out[key.column] = value(row, key.column)
+    out.update(measures)
+    for name, column in rows_are.columns(row).items():
+        if name not in out:
+            out[name] = column
+    return out
 
 
 def _expressions(clause: Q.MatchRecognize) -> list[E.Expr]:
