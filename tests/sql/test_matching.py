@@ -437,6 +437,46 @@ def test_flinks_price_fell_then_rose():
     assert at == [(4, 7, 8)]
 
 
+def test_trinos_v_shape_over_orders():
+    """The V over customers' orders that Trino's community broadcast (episode 23, "Trino
+    looking for patterns") runs: its rows, and the result worked out by hand from them; in
+    pandas, as Arrow, and over the rows as mappings (the column-wise run and the search)."""
+    import pandas
+
+    orders = pandas.DataFrame(
+        [
+            ("cust_1", dt.date(2020, 5, 11), 100),
+            ("cust_1", dt.date(2020, 5, 12), 200),
+            ("cust_2", dt.date(2020, 5, 13), 8),
+            ("cust_1", dt.date(2020, 5, 14), 100),
+            ("cust_2", dt.date(2020, 5, 15), 4),
+            ("cust_1", dt.date(2020, 5, 16), 50),
+            ("cust_1", dt.date(2020, 5, 17), 100),
+            ("cust_2", dt.date(2020, 5, 18), 6),
+        ],
+        columns=["customer_id", "order_date", "price"],
+    )
+    clause = """PARTITION BY customer_id ORDER BY order_date
+        MEASURES START.price AS start_price, LAST(DOWN.price) AS bottom_price,
+            LAST(UP.price) AS final_price, START.order_date AS start_date,
+            LAST(UP.order_date) AS final_date
+        ONE ROW PER MATCH AFTER MATCH SKIP PAST LAST ROW
+        PATTERN (START DOWN+ UP+)
+        DEFINE DOWN AS price < PREV(price), UP AS price > PREV(price)"""
+    published = [
+        ("cust_1", 200, 50, 100, dt.date(2020, 5, 12), dt.date(2020, 5, 17)),
+        ("cust_2", 8, 4, 6, dt.date(2020, 5, 13), dt.date(2020, 5, 18)),
+    ]
+    for data in (orders, orders.to_dict("records")):
+        found = kleene.match_recognize(data, clause)
+        assert list(found.itertuples(index=False, name=None)) == published
+    numbered = orders.assign(order_date=range(8))  # the days as positions: Arrow computes all
+    found = kleene.match_recognize(numbered, clause)
+    assert list(found.itertuples(index=False, name=None)) == [
+        (*row[:4], day, last) for row, (day, last) in zip(published, [(1, 6), (2, 7)], strict=True)
+    ]
+
+
 def test_case_picks_the_first_true_branch():
     rows = xs(1, 5, 2, None)
     out = run(
