@@ -83,3 +83,11 @@ def test_a_bad_clause_under_sql_points_at_its_own_text(tmp_path, capsys):
                  "-i", str(tmp_path / "none.csv")]) == 1  # fmt: skip
     err = capsys.readouterr().err
     assert "line 1, column 35" in err and "the pattern has no variable 'C'" in err
+
+
+def test_explain_draws_the_program(tmp_path):
+    out = tmp_path / "v.dot"
+    assert main(["explain", str(EXAMPLE), "--dot", str(out)]) == 0
+    graph = out.read_text()
+    assert graph.startswith("digraph row_pattern {") and "map the row to START" in graph
+    assert "doublecircle" in graph and "i4 -> i4 [style=dotted" in graph  # DOWN{3,}'s loop

@@ -113,6 +113,10 @@ class RowPatternPlan(Plan[RowState]):
     def counters(self, state: RowState) -> dict[str, int]:
         return {"rows_held": len(state.rows)}
 
+    def dot(self) -> str:
+        """The row pattern's program in Graphviz DOT (`kleene explain --dot`)."""
+        return _program_dot(self.matcher.search.program, self.clause.variables)
+
     def describe(self) -> str:
         """The row pattern's program, an instruction a line."""
         lines = ["program:"]
@@ -121,6 +125,34 @@ class RowPatternPlan(Plan[RowState]):
             for at, op in enumerate(self.matcher.search.program)
         ]
         return "\n".join(lines)
+
+
+def _program_dot(program: tuple[Op, ...], variables: tuple[str, ...]) -> str:
+    """The program in Graphviz DOT: an instruction a node, the way on solid, a choice's
+    first way bold and its second dashed, a greedy loop's way back dotted."""
+    lines = ["digraph row_pattern {", '  node [shape=box, fontname="Helvetica"];']
+    for at, op in enumerate(program):
+        shape = ", shape=doublecircle" if op.kind == "accept" else ""
+        text = _op_text(op, variables).replace('"', '\\"')
+        lines.append(f'  i{at} [label="{at}: {text}"{shape}];')
+    for at, op in enumerate(program):
+        edges: list[tuple[int, str]] = []
+        match op.kind:
+            case "split":
+                edges = [(op.a, "style=bold"), (op.b, "style=dashed")]
+            case "jump":
+                edges = [(op.a, "")]
+            case "loop":
+                edges = [(op.b, 'label="took a row"')]
+            case "many":
+                edges = [(at, 'style=dotted, label="another row"'), (op.b, "")]
+            case "accept":
+                edges = []
+            case _:
+                edges = [(at + 1, "")]
+        lines += [f"  i{at} -> i{target} [{style}];" for target, style in edges]
+    lines.append("}")
+    return "\n".join(lines)
 
 
 def _op_text(op: Op, variables: tuple[str, ...]) -> str:
