@@ -108,7 +108,7 @@ class _Regex:
                 return self.alternatives(tuple(Q.Concat(order) for order in permutations(items)))
             case Q.Anchor(kind=kind):
                 return kind, True, set(), set()
-            case Q.Exclusion(body=body):  # the rows are the match's: ONE ROW shows no row
+            case Q.Exclusion(body=body):  # it hides rows from ALL ROWS only, never run here
                 return self.write(body)
         return None
 
@@ -217,7 +217,7 @@ class Columnar:
         for var, bit in self.bits.items():
             condition = self.clause.definition(self.variables[var])
             assert condition is not None
-            value = arrow_value(condition, partial_leaf(rows, self.variables[var]))
+            value = arrow_value(condition, _row_leaf(rows, self.variables[var]))
             if value is None or value[1] not in ("bool", "null"):
                 raise _DeclinedError
             holds = pc.fill_null(boolean(value), False)
@@ -356,7 +356,7 @@ class _Rows:
         return np.where(same, target, -1)
 
 
-def partial_leaf(
+def _row_leaf(
     rows: _Rows, own: str | None, every: bool = False
 ) -> Callable[[E.Expr], ArrowValue | None]:
     """Leaves of an expression read at every row as a current row: its columns (of no
@@ -450,7 +450,7 @@ class _Measures:
 
     def row_values(self, arg: E.Expr) -> ArrowValue:
         """`arg` (of one row's columns) at every row of the table."""
-        value = arrow_value(arg, partial_leaf(self.rows, None, every=True))
+        value = arrow_value(arg, _row_leaf(self.rows, None, every=True))
         if value is None:
             raise _DeclinedError
         return value
