@@ -18,6 +18,6 @@ stream runs (`arcs`). docs/plans/afa.md tells the whole story.
 [(0, 1, 2)]
 """
 
-from kleene.plans.afa import Afa, Arc, Arcs, Builder, arcs, read_afa
+from kleene.plans.afa import Afa, Arc, Arcs, Builder, arcs, read_afa, read_arc
 
-__all__ = ["Afa", "Arc", "Arcs", "Builder", "arcs", "read_afa"]
+__all__ = ["Afa", "Arc", "Arcs", "Builder", "arcs", "read_afa", "read_arc"]

@@ -241,6 +241,9 @@ def test_bad_arc_events_are_errors_that_name_the_cause():
         kleene.afa.arcs(engine).add("EPSILON e1: up -> done")
     with pytest.raises(KleeneError, match="not a final one"):
         kleene.afa.arcs(engine).add("ARC y: start -> up", final=True)
+    eps = kleene.Engine(kleene.afa.read_afa(RISES + "EPSILON skip: up -> done WHEN r.n >= 9"))
+    with pytest.raises(KleeneError, match="only event arcs can be removed"):
+        kleene.afa.arcs(eps).remove("skip")
     with pytest.raises(KleeneError, match="explicit"):
         kleene.afa.arcs(engine).add(EXTRA["short"], lifetime=(0, None))
     with pytest.raises(KleeneError, match="explicit"):
@@ -268,3 +271,23 @@ def test_ended_arcs_are_forgotten_once_punctuated():
     assert "more" in {a.name for a in engine.plan.afa.arcs}
     engine.advance_to(1)
     assert "more" not in {a.name for a in engine.plan.afa.arcs}
+
+
+def test_a_change_touches_one_row_and_an_added_arc_fires_unchecked_once_punctuated():
+    """Section 5.2: a change between states the AFA has updates the arctable, nothing else:
+    the other states' rows are the same objects; an added arc fires through its lifetime's
+    check until the punctuation passes its start, then as the AFA's own arcs do."""
+    engine = kleene.Engine(kleene.afa.read_afa(RISES))
+    engine.send(kleene.Event("T", 1, {"x": 1}, id=0))
+    machine = engine.plan.machine
+    rows = list(machine.table)
+    kleene.afa.arcs(engine).add("ARC fall: up -> done WHEN e.x < -5")
+    up, start = machine.index["up"], machine.index["start"]
+    assert machine.table[start] is rows[start] and machine.table[up] is not rows[up]
+    fall = machine.table[up][-1][0]
+    assert "fall" in machine.lifetimes and fall is not machine.arcs["fall"].fire
+    engine.advance_to(1)
+    assert "fall" not in machine.lifetimes and machine.table[up][-1][0] is machine.arcs["fall"].fire
+    found = engine.send_many([kleene.Event("T", 2, {"x": 3}, id=1),
+                              kleene.Event("T", 3, {"x": -9}, id=2)])  # fmt: skip
+    assert sorted(m.ids()["events"] for m in found) == [(0, 1, 2), (1, 2)]  # (1, 2) by fall

@@ -5,7 +5,7 @@ from kleene.plans.afa.arcs import Arcs, arcs
 from kleene.plans.afa.machine import AfaState, Machine
 from kleene.plans.afa.model import Afa, Arc, Builder
 from kleene.plans.afa.plan import AfaPlan, AfaQuery
-from kleene.plans.afa.reader import read_afa
+from kleene.plans.afa.reader import read_afa, read_arc
 
 __all__ = [
     "Afa",
@@ -18,4 +18,5 @@ __all__ = [
     "Machine",
     "arcs",
     "read_afa",
+    "read_arc",
 ]

@@ -39,7 +39,7 @@ from kleene.errors import EventError, KleeneError
 from kleene.events import Event, Watermark
 from kleene.matches import Match, Retraction
 from kleene.plans.afa.index import Index
-from kleene.plans.afa.model import Afa, Deadline, Fire, Lifetime, Register
+from kleene.plans.afa.model import Afa, Arc, Deadline, Fire, Lifetime, Register
 
 __all__ = [
     "AfaState",
@@ -117,6 +117,21 @@ class Machine:
     """An AFA compiled for running: its arctable (each state's event arcs and ε-arcs), and
     how a pmatch in a final state becomes a match."""
 
+    afa: Afa
+    #: Each state's number, by name.
+    index: dict[str, int]
+    #: Each state's event arcs: (fire, target, variable bound).
+    table: list[tuple[tuple[Fire, int, str | None], ...]]
+    #: Each state's event arcs (the rows of `table`) by key, every event arc by name, and
+    #: each name's key (an AFA written directly names each arc once).
+    rows: list[dict[tuple[str, int], tuple[Fire, int, str | None]]]
+    arcs: dict[str, Arc]
+    keys: dict[str, tuple[str, int]]
+    #: The start state and what its ε-arcs reach before any event: (state, register).
+    starts: tuple[tuple[int, Register], ...]
+    #: Those states.
+    first: frozenset[int]
+
     def __init__(
         self,
         afa: Afa,
@@ -157,24 +172,59 @@ class Machine:
         self.lifetimes = lifetimes
         self._compile(afa)
 
+    def put_arc(self, arc: Arc, life: Lifetime | None) -> None:
+        """Add an event arc between states the AFA has, or give one a new lifetime (None:
+        every event, as an arc of the AFA's own): its source's row of the arctable changes,
+        nothing else (a change costs what one state's arcs do)."""
+        if life is None:
+            self.lifetimes.pop(arc.name, None)
+        else:
+            self.lifetimes[arc.name] = life
+        self.arcs[arc.name] = arc
+        state = self.index[arc.source]
+        row = self.rows[state]
+        row[self.keys.setdefault(arc.name, (arc.name, -1))] = self._event_arc(arc)
+        self.table[state] = tuple(row.values())
+        if state in self.first:
+            self.begins = self._begins()
+
+    def drop_arcs(self, names: list[str]) -> None:
+        """Forget event arcs whose lifetime has ended."""
+        for name in names:
+            arc = self.arcs.pop(name)
+            self.lifetimes.pop(name, None)
+            state = self.index[arc.source]
+            del self.rows[state][self.keys.pop(name)]
+            self.table[state] = tuple(self.rows[state].values())
+        self.begins = self._begins()
+
+    def _event_arc(self, arc: Arc) -> tuple[Fire, int, str | None]:
+        """An event arc's row in the arctable: its fire (bound to its lifetime, if it has
+        one), its target, the variable it binds."""
+        life = self.lifetimes.get(arc.name)
+        fire = arc.fire if life is None else life.bound(arc.fire)
+        return fire, self.index[arc.target], arc.bind
+
     def _compile(self, afa: Afa) -> None:
         """The arctable: each state's event arcs, ε-arcs and timeout arcs."""
         self.afa = afa
         index = {name: i for i, name in enumerate(afa.states)}
         self.index = index
-        table: list[list[tuple[Fire, int, str | None]]] = [[] for _ in afa.states]
+        rows: list[dict[tuple[str, int], tuple[Fire, int, str | None]]] = [{} for _ in afa.states]
+        self.arcs, self.keys = {}, {}
         epsilons: list[list[tuple[Fire, int]]] = [[] for _ in afa.states]
         timeouts: list[list[tuple[Deadline, int]]] = [[] for _ in afa.states]
-        for arc in afa.arcs:
+        for number, arc in enumerate(afa.arcs):
             if arc.deadline is not None:
                 timeouts[index[arc.source]].append((arc.deadline, index[arc.target]))
             elif arc.epsilon:
                 epsilons[index[arc.source]].append((arc.fire, index[arc.target]))
-            else:
-                life = self.lifetimes.get(arc.name)
-                fire = arc.fire if life is None else life.bound(arc.fire)
-                table[index[arc.source]].append((fire, index[arc.target], arc.bind))
-        self.table = [tuple(arcs) for arcs in table]
+            else:  # a compiled query's arcs may share a name: the key is (name, place)
+                key = self.keys[arc.name] = (arc.name, number)
+                rows[index[arc.source]][key] = self._event_arc(arc)
+                self.arcs[arc.name] = arc
+        self.rows = rows
+        self.table = [tuple(row.values()) for row in rows]
         self.epsilons = [tuple(arcs) for arcs in epsilons]
         self.timeouts = [tuple(arcs) for arcs in timeouts]
         self.waits = any(self.timeouts)
@@ -185,16 +235,19 @@ class Machine:
         self.dead = [self.fixed and not self._reaches_event_arc(i) for i in range(len(index))]
         starts: list[PMatch] = []
         self._closure(((0.0, 0), 0.0, index[afa.start], afa.initial, None), starts)
-        #: The start state and what its ε-arcs reach before any event: (state, register).
         self.starts = tuple((p[2], p[3]) for p in starts)
-        #: Their event arcs: (fire, register, target, variable bound).
-        self.begins = tuple(
+        self.first = frozenset(state for state, _ in self.starts)
+        self.begins = self._begins()
+        self.outputs = afa.outputs
+        self.variables = afa.variables
+
+    def _begins(self) -> tuple[tuple[Fire, Register, int, str | None], ...]:
+        """The start states' event arcs: (fire, register, target, variable bound)."""
+        return tuple(
             (fire, register, target, bind)
             for state, register in self.starts
             for fire, target, bind in self.table[state]
         )
-        self.outputs = afa.outputs
-        self.variables = afa.variables
 
     def _reaches_event_arc(self, state: int) -> bool:
         seen, todo = {state}, [state]

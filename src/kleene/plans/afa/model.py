@@ -87,7 +87,22 @@ class Lifetime:
         return t < self.end or (self.through and t == self.end)
 
     def bound(self, fire: Fire) -> Fire:
-        """`fire`, firing only for the events this lifetime holds."""
+        """`fire`, firing only for the events this lifetime holds (the default operation
+        mode's lifetimes, open at one end, test one bound).
+
+        >>> def fire(event, register): return register
+        >>> timed = Lifetime(5, after=True).bound(fire)
+        >>> class E: t = 5
+        >>> timed(E, "r"), Lifetime(4, 5, through=True).bound(fire)(E, "r")
+        (None, 'r')
+        """
+        start = self.start
+        if self.end == math.inf and self.after:
+
+            def since(event: Event | None, register: Register) -> Register | None:
+                return fire(event, register) if event is not None and event.t > start else None
+
+            return since
         holds = self.holds
 
         def timed(event: Event | None, register: Register) -> Register | None:

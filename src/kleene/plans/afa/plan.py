@@ -116,7 +116,11 @@ class AfaPlan(Plan[AfaState]):
             self.window = afa.window
             self.machine = Machine(afa, options.name or afa.name, sequence=options.sequence)
             self.negations = None
-        self.afa = afa
+        self._afa = afa
+        #: The arcs by name, as they change while the stream runs (`afa` is built from
+        #: them when asked: `_current` says whether `_afa` holds them).
+        self._arcs = {arc.name: arc for arc in afa.arcs}
+        self._current = True
         self.direct = isinstance(analysis, AfaQuery)
 
     @classmethod
@@ -200,47 +204,62 @@ class AfaPlan(Plan[AfaState]):
         """Add an event arc (an `Arc`, or one ARC line of the text form over this AFA's
         register) for the events its lifetime holds; its target may be a new state, final
         with `final`. The state is not touched: `reevaluate` it where the lifetime reaches
-        events already received."""
-        afa = self._dynamic()
+        events already received. An arc between states the AFA has changes one row of the
+        arctable (section 5.2: "other than updating arctable", nothing)."""
+        self._dynamic()
+        machine, name = self.machine, self._afa.name
         if isinstance(arc, str):
-            arc = read_arc(arc, afa, self.options.functions, self.options.time_unit)
+            arc = read_arc(arc, machine.afa, self.options.functions, self.options.time_unit)
         if arc.epsilon or arc.deadline is not None:
             raise KleeneError(
                 f"arc {arc.name}: only event arcs can be added while the stream runs, not "
                 "ε-arcs or timeout arcs"
             )
-        if any(a.name == arc.name for a in afa.arcs):
-            raise KleeneError(f"AFA {afa.name} already has an arc {arc.name}")
-        if arc.source not in afa.states:
+        if arc.name in self._arcs:
+            raise KleeneError(f"AFA {name} already has an arc {arc.name}")
+        if arc.source not in machine.index:
             raise KleeneError(
-                f"arc {arc.name} leaves state {arc.source!r}, which AFA {afa.name} does not "
-                f"have (its states: {', '.join(afa.states)})"
+                f"arc {arc.name} leaves state {arc.source!r}, which AFA {name} does not "
+                f"have (its states: {', '.join(machine.index)})"
             )
-        states, finals = afa.states, afa.finals
-        if arc.target not in states:
-            states += (arc.target,)
-            if final:
-                finals |= {arc.target}
-        elif final and arc.target not in finals:
-            raise KleeneError(
-                f"arc {arc.name}: final=True makes the new state it adds final, but "
-                f"{arc.target!r} is a state already, and not a final one"
+        if arc.target in machine.index:
+            if final and not machine.final[machine.index[arc.target]]:
+                raise KleeneError(
+                    f"arc {arc.name}: final=True makes the new state it adds final, but "
+                    f"{arc.target!r} is a state already, and not a final one"
+                )
+            machine.put_arc(arc, lifetime)
+            self._arcs[arc.name] = arc
+            self._current = False
+        else:  # a new state: the arctable is built again
+            afa = self.afa
+            finals = afa.finals | {arc.target} if final else afa.finals
+            changed = replace(
+                afa, states=(*afa.states, arc.target), arcs=(*afa.arcs, arc), finals=finals
             )
-        changed = replace(afa, states=states, arcs=(*afa.arcs, arc), finals=finals)
-        self._change(changed, {**self.machine.lifetimes, arc.name: lifetime})
+            machine.change(changed, {**machine.lifetimes, arc.name: lifetime})
+            self._arcs[arc.name] = arc
+            self._afa = changed
+        self.__dict__.pop("fingerprint", None)
         return arc
 
     def end_arc(self, name: str, end: float, through: bool = False) -> Lifetime:
         """End an arc's lifetime at `end` (included with `through`): the arc-event's
         retraction. Returns its new lifetime."""
-        afa = self._dynamic()
-        if not any(a.name == name for a in afa.arcs):
-            known = ", ".join(a.name for a in afa.arcs)
-            raise KleeneError(f"AFA {afa.name} has no arc {name} (its arcs: {known})")
-        lifetimes = dict(self.machine.lifetimes)
-        life = lifetimes.get(name, Lifetime())
-        lifetimes[name] = life = replace(life, end=end, through=through)
-        self._change(afa, lifetimes)
+        self._dynamic()
+        arc = self._arcs.get(name)
+        if arc is None:
+            known = ", ".join(self._arcs)
+            raise KleeneError(f"AFA {self._afa.name} has no arc {name} (its arcs: {known})")
+        if arc.epsilon or arc.deadline is not None:
+            raise KleeneError(
+                f"arc {name}: only event arcs can be removed while the stream runs, not "
+                "ε-arcs or timeout arcs"
+            )
+        life = self.machine.lifetimes.get(name, Lifetime())
+        life = Lifetime(life.start, end, life.after, through)
+        self.machine.put_arc(arc, life)
+        self.__dict__.pop("fingerprint", None)
         return life
 
     def reevaluate(self, state: AfaState, since: float) -> list[Report]:
@@ -250,24 +269,39 @@ class AfaPlan(Plan[AfaState]):
 
     def forget_arcs(self, watermark: Watermark) -> None:
         """Drop the arcs whose lifetime ended before the punctuation: no event they could
-        fire for can come (the paper's arc-event cleanup)."""
-        lifetimes = self.machine.lifetimes
-        ended = {
-            name
-            for name, life in lifetimes.items()
-            if watermark.settles(life.end) or (not life.through and watermark.t == life.end)
-        }
+        fire for can come (the paper's arc-event cleanup); and in the default operation mode
+        (no arc change reaches events received) let an arc whose lifetime started before
+        it and has no end fire unchecked: every event to come is in it."""
+        ended, begun = [], []
+        default = self.options.arc_lifetimes != "explicit"
+        for name, life in self.machine.lifetimes.items():
+            if watermark.settles(life.end) or (not life.through and watermark.t == life.end):
+                ended.append(name)
+            elif default and life.end == math.inf and watermark.settles(life.start):
+                begun.append(name)
         if ended:
-            afa = replace(self.afa, arcs=tuple(a for a in self.afa.arcs if a.name not in ended))
-            self._change(afa, {n: life for n, life in lifetimes.items() if n not in ended})
+            self.machine.drop_arcs(ended)
+            for name in ended:
+                del self._arcs[name]
+            self._current = False
+            self.__dict__.pop("fingerprint", None)
+        for name in begun:
+            self.machine.put_arc(self._arcs[name], None)
 
-    def _dynamic(self) -> Afa:
+    def _dynamic(self) -> None:
         if not self.direct:
             raise KleeneError(
                 "arcs change while the stream runs only on an AFA written directly "
                 "(kleene.afa.read_afa or kleene.afa.Builder), not on a compiled query"
             )
-        return self.afa
+
+    @property
+    def afa(self) -> Afa:
+        """The AFA the plan runs now (with the arcs added and less those forgotten)."""
+        if not self._current:
+            self._afa = replace(self._afa, arcs=tuple(self._arcs.values()))
+            self._current = True
+        return self._afa
 
     def settled(self, watermark: Watermark) -> Watermark:
         """With explicit arc lifetimes, the earlier of the events' punctuation and the
@@ -278,11 +312,6 @@ class AfaPlan(Plan[AfaState]):
         if arcs.t < watermark.t or (arcs.t == watermark.t and watermark.inclusive):
             return arcs
         return watermark
-
-    def _change(self, afa: Afa, lifetimes: dict[str, Lifetime]) -> None:
-        self.machine.change(afa, lifetimes)
-        self.afa = afa
-        self.__dict__.pop("fingerprint", None)
 
     @property
     def timed(self) -> bool:
