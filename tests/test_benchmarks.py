@@ -184,3 +184,35 @@ def test_bench_lazy_reads_daily_bars(tmp_path, capsys):
     bars.write_bytes(gzip.compress(b"date,ticker,close\n2016-01-04,AAA,1\n"))
     assert main([*args, "--patterns", "SEQ3"]) == 1
     assert "not daily bars with columns" in capsys.readouterr().err
+
+
+def test_papers_page_sets_each_claim_beside_kleenes_figure_with_both_numbers():
+    from benchmarks.papers import CLAIMS, page
+
+    dynamic = next(c for c in CLAIMS if c.figure == "Fig. 9")
+    results = [
+        Result("period=10", "static", 1000, 0.004, 5),
+        Result("period=10", "dynamic", 1000, 0.005, 5),
+        Result("period=100", "static", 1000, 0.004, 5),
+        Result("period=100", "dynamic", 1000, 0.0041, 5),
+    ]
+    text, verdict = dynamic.finding(results)
+    assert text.startswith("period=10: 0.80x (200,000 against 250,000)")
+    assert verdict is False  # 0.80x at d = 10 misses the paper's 0.9
+    lazy = next(c for c in CLAIMS if c.figure == "peak instances")
+    counted = [
+        Result("SEQ3", "nfa", 10, 1.0, 0, {"peak_runs": 40}),
+        Result("SEQ3", "lazy_tree", 10, 1.0, 0, {"peak_runs": 4}),
+        Result("AND3", "nfa", 10, 1.0, 0, {"peak_runs": 40}),
+        Result("AND3", "lazy_tree", 10, 1.0, 0, {"peak_runs": 0}),
+    ]
+    text, verdict = lazy.finding(counted)
+    assert (
+        text == "SEQ3: 10.00x (40 against 4 partial matches at the peak); "
+        "AND3: 40 against none partial matches at the peak"
+    )
+    assert verdict is True
+    written = page([(dynamic, ("period=10: 0.80x (200,000 against 250,000)", False))], "papers")
+    assert "## AFA: Chandramouli" in written and "| Fig. 9 |" in written
+    assert "not reproduced" in written and dynamic.why in written
+    assert "`python -m benchmarks afa --experiment dynamic" in written
