@@ -42,8 +42,17 @@ PAPERS = {
 SUITES = {"nfa": nfa, "window": window, "lazy": lazy, "lead": lead, "afa": afa}
 
 #: A claim's figure: its text (every ratio with the two figures it divides), and whether
-#: the paper's claim holds (True), holds in direction only ("direction"), or not (False).
+#: the paper's claim holds (True), holds in some settings ("partly"), in direction only
+#: ("direction": every ratio above 1, none as large as the paper's), or not (False).
 Finding = tuple[str, bool | str]
+
+
+def _verdict(held: Sequence[bool], ratios: Sequence[float]) -> bool | str:
+    if held and all(held):
+        return True
+    if any(held):
+        return "partly"
+    return "direction" if ratios and min(ratios) > 1 else False
 
 
 @dataclass(frozen=True)
@@ -96,9 +105,8 @@ def _ratios(
             mine, theirs = row.throughput, other.throughput
             ratios.append(mine / theirs)
             parts.append(f"{setting}: {ratio_text(mine, theirs)}")
-        holds = all(r >= low and (high is None or r <= high) for r in ratios)
-        verdict: bool | str = True if holds else "direction" if min(ratios) > 1 else False
-        return "; ".join(parts), verdict
+        held = [r >= low and (high is None or r <= high) for r in ratios]
+        return "; ".join(parts), _verdict(held, ratios)
 
     return finding
 
@@ -121,9 +129,20 @@ def _counted(
                              f"against {mine:,.0f} {label})")  # fmt: skip
             else:
                 parts.append(f"{setting}: {theirs:,.0f} against none {label}")
-        holds = all(r >= low for r in ratios)
-        return "; ".join(parts), True if holds else "direction" if ratios and min(
-            ratios) > 1 else False  # fmt: skip
+        return "; ".join(parts), _verdict([r >= low for r in ratios], ratios)
+
+    return finding
+
+
+def _flat(plan: str, base: str, spread: float) -> Callable[[Sequence[Result]], Finding]:
+    """`plan`'s gain over `base` per setting; the claim (the gain stays flat) holds when the
+    largest is at most `spread` times the smallest."""
+    gains = _ratios(plan, base, 0.0)
+
+    def finding(results: Sequence[Result]) -> Finding:
+        text, _ = gains(results)
+        ratios = [float(part.split(": ")[1].split("x")[0]) for part in text.split("; ")]
+        return text, max(ratios) <= spread * min(ratios)
 
     return finding
 
@@ -139,8 +158,7 @@ def _outputs(low: float) -> Callable[[Sequence[Result]], Finding]:
             ratios.append(most.matches / least.matches)
             parts.append(f"{share}: {most.matches / least.matches:.2f}x ({most.matches:,} "
                          f"against {least.matches:,} outputs)")  # fmt: skip
-        return "; ".join(parts), True if min(ratios) >= low else "direction" if min(
-            ratios) > 1 else False  # fmt: skip
+        return "; ".join(parts), _verdict([r >= low for r in ratios], ratios)
 
     return finding
 
@@ -199,7 +217,7 @@ CLAIMS: tuple[Claim, ...] = (
         "fpc's gain over the plain window stays flat as the stream grows",
         "window",
         ("--events", "300", "1000", "3000", "--kinds", "seq", "--ks", "3", "--patterns", "2"),
-        _ratios("fpc", "none", 1.0),
+        _flat("fpc", "none", 1.5),
         "The gain rises with the stream (the plain window's cost grows with the events each "
         "window holds); flat would need the plain window's cost per event to stay constant.",
     ),
@@ -242,8 +260,9 @@ CLAIMS: tuple[Claim, ...] = (
             "lazy_tree",
         ),
         _counted("peak_bytes", "lazy_tree", "nfa", 1.5, "bytes at the peak"),
-        "Python's events and the engine's buffers are the same for both plans, and weigh "
-        "more than the partial matches the eager NFA adds.",
+        "On SEQ3 the eager NFA's partial matches (about 200 at the peak) weigh less than the "
+        "events and buffers both plans hold, so the peaks are even; on AND3 its partial "
+        "matches, more and longer, make the difference the paper reports.",
     ),
     Claim(
         "lazy",
@@ -354,7 +373,12 @@ def _suite(claim: Claim) -> list[Result]:
     return list(results)
 
 
-_VERDICTS = {True: "reproduced", "direction": "same direction, smaller", False: "not reproduced"}
+_VERDICTS = {
+    True: "reproduced",
+    "partly": "partly (see the settings)",
+    "direction": "same direction, smaller",
+    False: "not reproduced",
+}
 
 
 def page(found: Sequence[tuple[Claim, Finding]], command: str) -> str:
@@ -379,8 +403,8 @@ def page(found: Sequence[tuple[Claim, Finding]], command: str) -> str:
         for claim, (text, verdict) in mine:
             lines.append(f"| {claim.figure} | {claim.says} | {text} | {_VERDICTS[verdict]} "
                          f"| `{claim.command}` |")  # fmt: skip
-        reasons = [(c, f) for c, f in mine if f[1] is not True and c.why]
+        reasons = [c for c, f in mine if f[1] is not True]
         if reasons:
             lines.append("")
-            lines += [f"- **{c.figure}.** {c.why}" for c, _ in reasons]
+            lines += [f"- **{c.figure}.** {c.why or 'Not explained yet.'}" for c in reasons]
     return "\n".join(lines) + "\n"
