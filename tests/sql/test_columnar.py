@@ -195,3 +195,16 @@ def test_a_skip_to_a_variable_the_match_lacks_is_the_searchs_error():
     assert Columnar.of(read(text)).run(table, [0, 2]) is None
     with pytest.raises(kleene.KleeneError, match="maps no row to B"):
         kleene.match_recognize(table, text)
+
+
+def test_a_loop_over_a_long_run_is_left_to_the_search_which_walks_it_once():
+    """A falling partition of 20,000 rows under `STRT DOWN+ UP+`: nothing ends the run, so
+    `re` would walk it again from each of its rows; the search remembers where DOWN+ failed
+    (this ran 96 s before it did)."""
+    clause = read("ORDER BY t MEASURES count(*) AS n PATTERN (STRT DOWN+ UP+) "
+                  "DEFINE DOWN AS x < PREV(x), UP AS x > PREV(x)")  # fmt: skip
+    falling = pa.table({"t": range(20_000), "x": range(20_000, 0, -1)})
+    assert Columnar.of(clause).run(falling, [0, 20_000]) is None
+    assert len(kleene.match_recognize(falling, clause)) == 0
+    short = pa.table({"t": range(6), "x": [5, 4, 3, 4, 6, 5]})
+    assert Columnar.of(clause).run(short, [0, 6])["n"].to_pylist() == [5]

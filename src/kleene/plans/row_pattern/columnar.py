@@ -21,9 +21,10 @@ What it takes:
   the two engines would differ there, and the capture groups name every row's variable;
 - ONE ROW PER MATCH, with measures over those groups that Arrow computes.
 
-It keeps the backtracking linear in the rows a quantifier takes: where a loop's variable
-and a variable that may follow it hold on one same row of the data, `run` leaves the
-clause to the search (which remembers failed states and bounds its steps).
+It keeps `re`'s backtracking linear in the rows: where a loop's variable and a variable
+that may follow it hold on one same row of the data, or a loop's variable holds on a run of
+more than `LONGEST_RUN` rows, `run` leaves the clause to the search (which remembers failed
+states and failed loops, and bounds its steps).
 
 >>> import pyarrow as pa
 >>> from kleene.language.sql.reader import read
@@ -57,6 +58,9 @@ __all__ = ["Columnar"]
 
 #: The most variables with a DEFINE condition (a row's character stands for a set of them).
 MAX_DEFINED = 8
+#: The longest run of rows a loop's variable may hold on (a longer one is left to the
+#: search, which walks it once where `re` would walk it from each of its rows).
+LONGEST_RUN = 256
 #: The most items of a PERMUTE written out as alternatives.
 MAX_PERMUTE = 4
 #: The character of the row that meets no condition; the others follow it.
@@ -226,6 +230,7 @@ class Columnar:
             else:
                 masks |= np.asarray(holds.to_numpy(zero_copy_only=False), dtype=np.int64) << bit
         self._check_exits(np.unique(masks))
+        self._check_runs(masks, n)
         codes = (masks + _BASE).astype(np.uint32)
         codes = np.insert(codes, cuts[1:-1], ord(_BETWEEN))
         text = codes.astype("<u4").tobytes().decode("utf-32-le")
@@ -242,6 +247,22 @@ class Columnar:
                 if bit is not None:
                     both &= (present >> bit & 1).astype(bool)
             if both.any():
+                raise _DeclinedError
+
+    def _check_runs(self, masks: np.ndarray, n: int) -> None:
+        """Decline where a loop's variable holds on a run of more than `LONGEST_RUN` rows:
+        where nothing after the loop ends such a run, `re` walks it again from each of its
+        rows (the search remembers where a loop failed, and walks it once)."""
+        for var in {place.var for place in self.groups if place.loops}:
+            bit = self.bits.get(var)
+            if bit is None:
+                if n > LONGEST_RUN:
+                    raise _DeclinedError
+                continue
+            flags = (masks >> bit & 1).astype(np.int8)
+            edges = np.diff(np.concatenate(([0], flags, [0])))
+            lengths = np.flatnonzero(edges == -1) - np.flatnonzero(edges == 1)
+            if len(lengths) and int(lengths.max()) > LONGEST_RUN:
                 raise _DeclinedError
 
     def _matches(self, text: str, cuts: np.ndarray) -> _Found:

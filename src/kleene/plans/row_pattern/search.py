@@ -42,7 +42,7 @@ from kleene.language.sql import ast as Q
 from kleene.language.text import error_at
 from kleene.plans.row_pattern.program import MAX_PROGRAM, compile_pattern, loops
 
-__all__ = ["BLOCKED", "MAX_STEPS", "Found", "Search"]
+__all__ = ["BLOCKED", "MAX_STEPS", "Decided", "Found", "Search"]
 
 #: The most machine steps one search from a start row may take before it stops with a
 #: `LimitError` (an ambiguous pattern over long runs of rows explodes).
@@ -62,6 +62,17 @@ class Found:
     @property
     def empty(self) -> bool:
         return self.end == self.start
+
+
+@dataclass(slots=True)
+class Decided:
+    """What the searches over one closed partition keep (`Search.table`): each variable's
+    condition on each row (None: not decided yet), and each greedy loop's failed run, by
+    (instruction, loop marks, exclusion depth): the rows from where it was entered to where
+    it stopped."""
+
+    rows: list[list[bool | None]]
+    runs: dict[tuple[int, tuple[int, ...], int], tuple[int, int]]
 
 
 class _Blocked:
@@ -130,14 +141,14 @@ class Search:
         self.code = tuple((_CODES[op.kind], op.a, op.b) for op in self.program)
         self.unmarked = (-1,) * self.loops
 
-    def table(self, rows: Sequence[Any]) -> list[list[bool | None]] | None:
-        """A table for `run` to keep, variable by variable and row by row, whether the row
-        satisfies the variable's condition: when conditions read only rows (not how the
-        match mapped them), each is decided once per row, not once per search. None when
-        they do not."""
+    def table(self, rows: Sequence[Any]) -> Decided | None:
+        """What `run` keeps across the searches over all of a partition's rows (`closed`),
+        when conditions read only rows (not how the match mapped them): whether each row
+        satisfies each variable's condition, decided once per row, not once per search; and
+        where a greedy loop of one variable failed. None when conditions read the match."""
         if not self.memo:
             return None
-        return [[None] * len(rows) for _ in self.checks]
+        return Decided([[None] * len(rows) for _ in self.checks], {})
 
     def run(
         self,
@@ -145,13 +156,17 @@ class Search:
         start: int,
         closed: bool,
         origin: int = 0,
-        table: list[list[bool | None]] | None = None,
+        table: Decided | None = None,
     ) -> Found | _Blocked | None:
         """The preferred match from row `start`, None when there is none, or `BLOCKED` when
         that depends on rows after the last of `rows` (`closed`: no more will come).
         `origin` is the partition's position of `rows[0]` (rows before it were dropped);
-        `table` (`Search.table` of these rows) keeps what conditions decided."""
+        `table` (`Search.table` of these rows) keeps what conditions decided, and where a
+        greedy loop failed: from any row of the run it took, it fails again (its
+        continuations from there are some of those that failed), so a long run a loop takes
+        and nothing ends is walked once, not once per start row."""
         code, checks, n = self.code, self.checks, len(rows)
+        runs = None if table is None else table.runs
         labels: list[int] = []
         excluded: list[bool] = []
         stack: list[tuple[int, int, int, tuple[int, ...], int]] = []
@@ -190,26 +205,37 @@ class Search:
                 elif not closed:
                     return BLOCKED
             elif op == _MANY:  # as many rows as hold, each a place to come back to
-                check = checks[a]
-                hidden = depth > 0
-                while True:
-                    if pos >= n:
-                        if not closed:
+                if runs is not None:
+                    failed = runs.get((pc, marks, depth))
+                    if failed is not None and failed[0] <= pos <= failed[1]:
+                        op = _FAIL
+                if op == _MANY:
+                    check = checks[a]
+                    hidden = depth > 0
+                    mark = len(stack)
+                    if runs is not None:  # popped once every way on from the loop failed
+                        stack.append((-1 - pc, pos, pos, marks, depth))
+                    while True:
+                        if pos >= n:
+                            if not closed:
+                                return BLOCKED
+                            break
+                        labels.append(a)
+                        try:
+                            holds = _maps(check, table, a, rows, start, labels, pos, closed)
+                        except NeedRowsError:
                             return BLOCKED
-                        break
-                    labels.append(a)
-                    try:
-                        holds = _maps(check, table, a, rows, start, labels, pos, closed)
-                    except NeedRowsError:
-                        return BLOCKED
-                    if not holds:
-                        labels.pop()
-                        break
-                    stack.append((b, pos, len(labels) - 1, marks, depth))
-                    excluded.append(hidden)
-                    pos += 1
-                pc = b
-                continue
+                        if not holds:
+                            labels.pop()
+                            break
+                        stack.append((b, pos, len(labels) - 1, marks, depth))
+                        excluded.append(hidden)
+                        pos += 1
+                    if runs is not None:
+                        sentinel = stack[mark]
+                        stack[mark] = (sentinel[0], sentinel[1], pos, marks, depth)
+                    pc = b
+                    continue
             elif op == _SPLIT:
                 stack.append((b, pos, len(labels), marks, depth))
                 pc = a
@@ -242,9 +268,13 @@ class Search:
             elif op == _ACCEPT:
                 return Found(start, pos, tuple(labels), tuple(excluded))
             # the branch failed: back to the last choice
-            if not stack:
-                return None
-            pc, pos, size, marks, depth = stack.pop()
+            while True:
+                if not stack:
+                    return None
+                pc, pos, size, marks, depth = stack.pop()
+                if pc >= 0:
+                    break
+                runs[(-1 - pc, marks, depth)] = (pos, size)  # type: ignore[index]
             del labels[size:]
             del excluded[size:]
 
@@ -259,7 +289,7 @@ class Search:
 
 def _maps(
     check: RowCheck | None,
-    table: list[list[bool | None]] | None,
+    table: Decided | None,
     var: int,
     rows: Sequence[Any],
     start: int,
@@ -275,9 +305,11 @@ def _maps(
     try:
         if table is None:
             return bool(check(rows, start, labels, position, closed, 0))
-        known = table[var][position]
+        known = table.rows[var][position]
         if known is None:
-            known = table[var][position] = bool(check(rows, start, labels, position, closed, 0))
+            known = table.rows[var][position] = bool(
+                check(rows, start, labels, position, closed, 0)
+            )
     except EventError as error:  # the row it was found in
         error.event = error.event if error.event is not None else rows[position]
         raise
