@@ -128,10 +128,10 @@ def _counted(
             mine, theirs = value(row), value(other)
             if mine:
                 ratios.append(theirs / mine)
-                parts.append(f"{setting}: {theirs / mine:.2f}x ({theirs:,.0f} "
-                             f"against {mine:,.0f} {label})")  # fmt: skip
+                parts.append(f"{setting}: {theirs / mine:.2f}x ({_number(theirs)} "
+                             f"against {_number(mine)} {label})")  # fmt: skip
             else:
-                parts.append(f"{setting}: {theirs:,.0f} against none {label}")
+                parts.append(f"{setting}: {_number(theirs)} against none {label}")
         return "; ".join(parts), _verdict([r >= low for r in ratios], ratios)
 
     return finding
@@ -148,6 +148,11 @@ def _flat(plan: str, base: str, spread: float) -> Callable[[Sequence[Result]], F
         return text, max(ratios) <= spread * min(ratios)
 
     return finding
+
+
+def _number(value: float) -> str:
+    """A figure: whole above 100, else to two decimals."""
+    return f"{value:,.0f}" if value >= 100 else f"{value:.2f}"
 
 
 def _outputs(growth: dict[str, float]) -> Callable[[Sequence[Result]], Finding]:

@@ -219,8 +219,8 @@ def test_papers_page_sets_each_claim_beside_kleenes_figure_with_both_numbers():
     ]
     text, verdict = lazy.finding(counted)
     assert (
-        text == "SEQ3: 10.00x (40 against 4 partial matches at the peak); "
-        "AND3: 40 against none partial matches at the peak"
+        text == "SEQ3: 10.00x (40.00 against 4.00 partial matches at the peak); "
+        "AND3: 40.00 against none partial matches at the peak"
     )
     assert verdict is True
     written = page([(dynamic, ("period=10: 0.80x (200,000 against 250,000)", False))], "papers")
