@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -90,6 +90,14 @@ def _row(results: Sequence[Result], setting: str, plan: str) -> Result | None:
     return chosen[0] if len(chosen) == 1 else None
 
 
+def _pairs(results: Sequence[Result], plan: str, base: str) -> Iterator[tuple[str, Result, Result]]:
+    """Each setting that has a row of both plans: the setting, `plan`'s row, `base`'s."""
+    for setting in dict.fromkeys(r.setting for r in results):
+        row, other = _row(results, setting, plan), _row(results, setting, base)
+        if row is not None and other is not None:
+            yield setting, row, other
+
+
 def _ratios(
     plan: str, base: str, low: float, high: float | None = None
 ) -> Callable[[Sequence[Result]], Finding]:
@@ -99,10 +107,7 @@ def _ratios(
 
     def finding(results: Sequence[Result]) -> Finding:
         parts, ratios = [], []
-        for setting in dict.fromkeys(r.setting for r in results):
-            row, other = _row(results, setting, plan), _row(results, setting, base)
-            if row is None or other is None:
-                continue
+        for setting, row, other in _pairs(results, plan, base):
             mine, theirs = row.throughput, other.throughput
             ratios.append(mine / theirs)
             parts.append(f"{setting}: {ratio_text(mine, theirs)}")
@@ -121,10 +126,7 @@ def _counted(
 
     def finding(results: Sequence[Result]) -> Finding:
         parts, ratios = [], []
-        for setting in dict.fromkeys(r.setting for r in results):
-            row, other = _row(results, setting, plan), _row(results, setting, base)
-            if row is None or other is None:
-                continue
+        for setting, row, other in _pairs(results, plan, base):
             mine, theirs = value(row), value(other)
             if mine:
                 ratios.append(theirs / mine)
