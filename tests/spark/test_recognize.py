@@ -1,6 +1,7 @@
 """kleene.spark.match_recognize: the same rows as in-process, with Spark types."""
 
 import random
+from pathlib import Path
 
 import pandas
 import pytest
@@ -9,6 +10,8 @@ import kleene
 from kleene.errors import PatternError
 from kleene.spark import match_recognize
 
+#: The V of examples/v_shape.sql, as `kleene match` and `kleene run` take it.
+EXAMPLE = Path(__file__).parent.parent.parent / "examples" / "v_shape.sql"
 V_SHAPE = """PARTITION BY sym ORDER BY t
     MEASURES FIRST(price) AS top, LAST(DOWN.price) AS bottom, LAST(UP.price) AS back,
         count(*) AS n, CLASSIFIER() AS c, MATCH_NUMBER() AS m
@@ -50,17 +53,10 @@ def test_spark_needs_an_order(spark):
         match_recognize(df, "PATTERN (A)")
 
 
-def test_kleene_run_gives_what_kleene_match_gives(spark, tmp_path):
-    from pathlib import Path
-
+def test_kleene_run_gives_what_kleene_match_gives(spark, stocks, tmp_path):
     from kleene.cli import main
 
-    example = Path(__file__).parent.parent.parent / "examples" / "v_shape.sql"
-    data = tmp_path / "stocks.csv"
-    assert (
-        main(["gen", "stock", "--events", "2000", "--symbols", "3", "--seed", "3", "-o", str(data)])
-        == 0
-    )
+    example, data = EXAMPLE, stocks
     ran, matched = tmp_path / "ran.parquet", tmp_path / "matched.parquet"
     assert main(["run", str(example), "-i", str(data), "-o", str(ran), "--master", "local[2]"]) == 0
     assert main(["match", str(example), "-i", str(data), "-o", str(matched)]) == 0
@@ -127,17 +123,10 @@ def test_several_order_keys_descending_and_nulls_order_as_in_process(spark, tick
     pandas.testing.assert_frame_equal(left, right, check_dtype=False)
 
 
-def test_kleene_run_takes_a_statement_with_the_input_as_its_table(spark, tmp_path):
-    from pathlib import Path
-
+def test_kleene_run_takes_a_statement_with_the_input_as_its_table(spark, stocks, tmp_path):
     from kleene.cli import main
 
-    example = Path(__file__).parent.parent.parent / "examples" / "v_shape.sql"
-    data = tmp_path / "stocks.csv"
-    assert (
-        main(["gen", "stock", "--events", "2000", "--symbols", "3", "--seed", "3", "-o", str(data)])
-        == 0
-    )
+    example, data = EXAMPLE, stocks
     statement = tmp_path / "count.sql"
     clause = "\n".join(
         line for line in example.read_text().splitlines() if not line.startswith("--")

@@ -75,8 +75,9 @@ def arrow_value(expr: E.Expr, leaf: Leaf) -> ArrowValue | None:
             inner = arrow_value(operand, leaf)
             if inner is None:
                 return None
-            return (constant(True), "bool") if inner[1] == "null" else (
-                pc.is_null(inner[0]), "bool")  # fmt: skip
+            if inner[1] == "null":
+                return constant(True), "bool"
+            return pc.is_null(inner[0]), "bool"
         case E.BoolOp(op=op, items=items):
             parts = [arrow_value(item, leaf) for item in items]
             if any(p is None or p[1] not in ("bool", "null") for p in parts):

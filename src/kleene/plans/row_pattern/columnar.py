@@ -210,6 +210,8 @@ class Columnar:
         try:
             return self._run(table, np.asarray(cuts, dtype=np.int64))
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, _DeclinedError):
+            # an overflow in checked arithmetic, a kernel Arrow lacks for a type, or data the
+            # column-wise run declines: the search decides, and names any error by its row
             return None
 
     def _run(self, table: pa.Table, cuts: np.ndarray) -> dict[str, pa.Array]:
