@@ -246,12 +246,56 @@ def test_constant_type_default_ids_and_counts(spark, stocks):
     assert 1 <= counts["worker_peak_groups"] <= 6
 
 
-def test_several_queries_are_refused_on_spark_for_now(spark, stocks):
+SEVERAL = {
+    "keyed": PARTITIONED[1],
+    "sliced": UNPARTITIONED[0],
+    "whole": "PATTERN SEQ(Stock a, Stock b) WHERE strict_contiguity { a.volume > 900 and "
+    "b.volume > 900 }",
+    "rule": "FROM Stock AS s MATCH every(s.filter(s.volume > 995)) PARTITION BY s.symbol "
+    "EMIT Event Loud(s.price AS price)",
+}
+
+
+def test_several_queries_read_the_input_once_and_each_finds_its_own(spark, stocks, tmp_path):
+    """Several queries in one job: a keyed query, one cut in time slices, one in a single
+    group, and a LEAD rule, each with the rows it finds alone, named by `query`; the job's
+    plan scans the input once."""
+    path = str(tmp_path / "stocks.parquet")
+    frame(spark, stocks).write.parquet(path)
+    job = detect_job(spark.read.parquet(path), SEVERAL, id="id", slices=3)
+    plan = job.matches._jdf.queryExecution().executedPlan().toString()
+    assert plan.count("FileScan parquet") == 1, plan
+    assert job.matches.columns[0] == "query"
+    assert set(job.queries) == set(SEVERAL)
+    rows = job.matches.collect()
+    assert {r["query"] for r in rows} == set(SEVERAL)
+    for name, query in SEVERAL.items():
+        own = [r for r in rows if r["query"] == name]
+        if name == "rule":
+            expected = sorted((e.ts, e["price"]) for e in kleene.match(query, stocks))
+            assert sorted((r["ts"], r["price"]) for r in own) == expected
+            assert {r["key"]["symbol"] for r in own} <= {e["symbol"] for e in stocks}
+            continue
+        variables = [v.name for v in kleene.compile(query).analysis.positive]
+        assert keys_of_rows(own, variables) == keys_of_matches(kleene.match(query, stocks)), name
+    counts = job.counts()
+    assert counts["read"] == len(stocks)
+    assert "sliced: 3 time slices" in job.grouping and "keyed: by symbol" in job.grouping
+
+
+def test_several_queries_on_spark_refuse_a_chain_and_clashing_columns(spark, stocks):
     df = frame(spark, stocks[:10])
-    queries = {"a": "PATTERN SEQ(Stock a, Stock b) WITHIN 3", "b": "PATTERN SEQ(Stock a)"}
-    for several in (queries, list(queries.values())):
-        with pytest.raises(kleene.KleeneError, match="several queries run in one engine"):
-            detect(df, several, id="id")
+    chain = {"rule": SEVERAL["rule"], "reader": "PATTERN SEQ(Loud a, Loud b) WITHIN 5"}
+    with pytest.raises(kleene.KleeneError, match="'reader' reads the events 'rule' emits"):
+        detect(df, chain, id="id")
+    clash = {
+        "p": "PATTERN SEQ(Stock a, Stock b) WITHIN 3",
+        "q": "PATTERN SEQ(Stock x, Stock b) WITHIN 3 RETURN b.price AS a",
+    }
+    with pytest.raises(kleene.KleeneError, match="queries 'p' and 'q' both give a column 'a'"):
+        detect(df, clash, id="id")
+    with pytest.raises(kleene.KleeneError, match="named by their keys"):
+        detect(df, clash, id="id", name="n")
 
 
 def test_malformed_rows(spark):

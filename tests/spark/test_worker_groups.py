@@ -58,7 +58,7 @@ def found(rows: list[dict], query: str, by_time: bool, spark) -> tuple[set, int]
     held = spark.sparkContext.accumulator(0, PeakParam())
     empty = pa.RecordBatch.from_pylist([], schema=table.schema)  # Spark may hand over one
     batches = [empty, *table.to_batches(100), empty, empty]
-    out = pa.Table.from_batches(list(match_batches(spec, None, held)(iter(batches))), spec.schema)
+    out = pa.Table.from_batches(list(match_batches([spec], None, held)(iter(batches))), spec.schema)
     names = [v.name for v in plan.analysis.positive]
     matches = {
         (

@@ -46,7 +46,7 @@ from kleene.runtime.metrics import Metrics
 from kleene.runtime.reorder import OnLate, Reorder, delay_units
 from kleene.runtime.send import at_fault
 
-__all__ = ["Queries"]
+__all__ = ["Queries", "feeds", "named_queries"]
 
 
 class Queries(Engine):
@@ -68,7 +68,7 @@ class Queries(Engine):
             raise KleeneError("several queries are named by their keys, not by name=")
         if speculation is not None:
             raise KleeneError("speculation is for one query on plan 'afa', alone in its engine")
-        named = _named(queries)
+        named = named_queries(queries)
         lanes: dict[str, Engine] = {}
         for name, query in named:
             if isinstance(query, Plan):
@@ -452,7 +452,9 @@ class Queries(Engine):
         if found is None:
             after = self._order[self._order.index(producer) + 1 :]
             found = self._readers_of[producer, event_type] = tuple(
-                name for name in after if event_type in (_named_types(self.queries[name]) or ())
+                name
+                for name in after
+                if event_type in (self.queries[name].plan.analysis.named_types or ())
             )
         return found
 
@@ -462,7 +464,7 @@ _ONE_QUERY = "{} is for one query: call it on engine.queries[name]"
 _OWNERS = 1 << 16
 
 
-def _named(queries: Mapping[str, Any] | Sequence[Any]) -> list[tuple[str, Any]]:
+def named_queries(queries: Mapping[str, Any] | Sequence[Any]) -> list[tuple[str, Any]]:
     """The queries with their names: a mapping's keys; for a list, each compiled plan's or
     query text's own name is not known before compiling, so its position."""
     if isinstance(queries, Mapping):
@@ -481,19 +483,21 @@ def _named(queries: Mapping[str, Any] | Sequence[Any]) -> list[tuple[str, Any]]:
     return named
 
 
-def _named_types(lane: Engine) -> frozenset[str] | None:
-    return lane.plan.analysis.named_types
+def feeds(compiled: Mapping[str, Plan[Any]]) -> dict[str, set[str]]:
+    """Per query, the queries whose emitted events it names (its producers)."""
+    graph: dict[str, set[str]] = {name: set() for name in compiled}
+    for producer, plan in compiled.items():
+        for event_type in plan.output.emits:
+            for reader, other in compiled.items():
+                if event_type in (other.analysis.named_types or ()):
+                    graph[reader].add(producer)
+    return graph
 
 
 def _producers_first(lanes: dict[str, Engine]) -> list[str]:
     """The queries in an order where each comes after every query whose emitted events it
     names; a cycle is an error naming it."""
-    graph: dict[str, set[str]] = {name: set() for name in lanes}
-    for producer, lane in lanes.items():
-        for event_type in lane.plan.output.emits:
-            for reader, other in lanes.items():
-                if event_type in (_named_types(other) or ()):
-                    graph[reader].add(producer)
+    graph = feeds({name: lane.plan for name, lane in lanes.items()})
     try:
         order = list(TopologicalSorter(graph).static_order())
     except CycleError as error:

@@ -16,10 +16,12 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+import operator
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any
 
@@ -34,6 +36,7 @@ from kleene.compiler.query import Field
 from kleene.errors import EventError, KleeneError, PatternError
 from kleene.plans.base import Plan
 from kleene.runtime.engine import several
+from kleene.runtime.queries import feeds, named_queries
 from kleene.runtime.reorder import delay_units
 from kleene.spark.pushdown import NUMERIC, EventColumns, carried, col, prefilter
 from kleene.spark.session import classic_context, default_parallelism
@@ -43,13 +46,22 @@ from kleene.spark.worker import (
     GROUP,
     HOME,
     POSITION,
+    QUERY,
     SEQ,
     JobSpec,
     PeakParam,
     match_batches,
 )
 
-__all__ = ["DetectJob", "Key", "detect", "detect_job", "output_schema", "spark_type"]
+__all__ = [
+    "DetectJob",
+    "Key",
+    "detect",
+    "detect_job",
+    "output_schema",
+    "several_schema",
+    "spark_type",
+]
 
 #: The column that marks late rows, with `max_delay`.
 LATE = "_kleene_late"
@@ -87,6 +99,8 @@ class DetectJob:
     late: Observation | None = None
     #: The most groups (keys, or time slices) a worker held at once; None on Spark Connect.
     groups: Accumulator[int] | None = None
+    #: Several queries' plans by name (`plan` is the first's); empty for one query.
+    queries: dict[str, Plan[Any]] = field(default_factory=dict)
 
     def counts(self) -> dict[str, Any]:
         return {
@@ -143,6 +157,10 @@ def detect_job(
     """Prepare the job that finds `query`'s matches in `df` (nothing runs until an action on
     `.matches`); see the module docstring for the steps.
 
+    - `query`: one query, or several: a mapping of names to queries, or a list (named by
+      position). Several run in one job that reads `df` once: each row goes to the queries
+      that can take it, each query groups its rows its own way, and every output row names
+      its query in a first column, `query` (see `several_schema`);
     - `ts`: the timestamp column (numbers, timestamps or dates); `ts_unit` ("s", "ms", "us",
       "ns") when numbers count that unit since the epoch (they become timestamps);
     - `type`: the event type column, or `event_type`: one type for every row;
@@ -161,9 +179,10 @@ def detect_job(
       the job cannot stop at one row or hand rows back). Without it, order does not matter
       here: every group is sorted by timestamp;
     - `plan` and `**options` (`output`, `time_unit`, `functions`, `name`): as for
-      `kleene.compile`.
+      `kleene.compile`, for every query.
     """
-    compiled = plans.compile(one_query(query), plan, **options)
+    named = _compiled(query, plan, options)
+    first = named[0][1]
     ship(df.sparkSession)
     if on_error not in ("raise", "skip"):
         raise KleeneError(f"on_error is 'raise' or 'skip', not {on_error!r}")
@@ -172,21 +191,21 @@ def detect_job(
             f"on Spark late rows are counted and dropped (on_late='count'), not {on_late!r}; "
             "DetectJob.counts()['late'] says how many"
         )
-    delay = None if max_delay is None else delay_units(max_delay, compiled.options)
+    delay = None if max_delay is None else delay_units(max_delay, first.options)
     if arrival is not None and arrival not in df.columns:
         raise EventError(f"the DataFrame has no column {arrival!r} (arrival)", field=arrival)
     if arrival is not None and delay is not None:
         raise KleeneError(
             "max_delay reads arrival order from the rows' order; it takes no arrival column"
         )
+    compiled = [each for _, each in named]
     df, events = _event_columns(df, compiled, ts, type, event_type, id, ts_unit, partition_by)
-    if partition_by and compiled.analysis.partition_is_meaning:
+    if partition_by and any(each.analysis.partition_is_meaning for each in compiled):
         raise KleeneError(
             "this query is grouped by its own partitions (a LEAD rule's PARTITION BY); drop "
             "partition_by"
         )
-    keys = _keys(compiled, events, partition_by)
-    bounds = None if keys is not None else _bounds(df, compiled, events, slices)
+    span = _Span(df, events)  # before any column is added: the time range, read once if asked
     if arrival is None and id is None:  # the id made above numbers the rows already
         sequence = DEFAULT_ID
     else:
@@ -194,7 +213,7 @@ def detect_job(
         df = df.withColumn(
             SEQ, F.monotonically_increasing_id() if arrival is None else col(arrival)
         )
-    counted = compiled.count_window is not None
+    counted = any(each.count_window is not None for each in compiled)
     if delay is not None:
         df = _with_lateness(df, events, delay, sequence)  # before any observation: reads df twice
     job = next(_JOBS)  # one statement may hold several jobs: their metrics' names differ
@@ -216,11 +235,10 @@ def detect_job(
         df = df.observe(skipped, F.sum((~valid).cast("long")).alias("skipped")).filter(valid)
     if counted:  # a count window measures positions in the whole stream, in time order
         df = df.withColumn(POSITION, F.row_number().over(Window.orderBy(events.ts, sequence)) - 1)
-    condition = prefilter(compiled.analysis.filters, events)
+    conditions = [_taken(each, events, on_error) for each in compiled]
+    taken = [each for each in conditions if each is not None]
+    condition = functools.reduce(operator.or_, taken) if len(taken) == len(conditions) else None
     if condition is not None:
-        if on_error == "raise" and events.type is not None:  # the worker names such a row
-            typed = col(events.type)
-            condition = condition | typed.isNull() | (typed.cast("string") == F.lit(""))
         df = df.filter(condition)
     kept = Observation(f"kleene_kept_{job}")
     df = df.observe(kept, F.count(F.lit(1)).alias("kept"))
@@ -230,7 +248,103 @@ def detect_job(
     helpers = [col(POSITION)] if counted else []
     if sequence == SEQ:
         helpers.append(col(SEQ))
-    key_names: tuple[str, ...] = ()
+    event_fields = [df.schema[name] for name in event_names]
+    rows = _Rows(event_columns, helpers, renamed, event_fields, sequence)
+    if len(named) == 1:
+        grouped, specs, schema, grouping = _one(df, first, events, rows, partition_by, slices, span)
+    else:
+        grouped, specs, schema, grouping = _several(
+            df, named, events, conditions, rows, partition_by, slices, span
+        )
+    context = classic_context(df.sparkSession)
+    peak = None if context is None else context.accumulator(0, PeakParam())
+    held = None if context is None else context.accumulator(0, PeakParam())
+    matches = grouped.mapInArrow(match_batches(specs, peak, held), schema)
+    queries = dict(named) if len(named) > 1 else {}
+    return DetectJob(matches, first, grouping, read, skipped, kept, peak, late, held, queries)
+
+
+#: Numbers the jobs of a session, so that each job's observed metrics have names of their own.
+_JOBS = itertools.count()
+
+
+def _compiled(query: Any, plan: str, options: dict[str, Any]) -> list[tuple[str, Plan[Any]]]:
+    """The query compiled, or each of several with its name; several queries where one
+    reads the events another emits are refused (that chain runs in-process)."""
+    if not several(query):
+        return [("", plans.compile(query, plan, **options))]
+    if "name" in options:
+        raise KleeneError("several queries are named by their keys, not by name=")
+    named = [
+        (name, each if isinstance(each, Plan) else plans.compile(each, plan, name=name, **options))
+        for name, each in named_queries(query)
+    ]
+    chained = {reader: fed for reader, fed in feeds(dict(named)).items() if fed}
+    if chained:
+        reader, fed = next(iter(chained.items()))
+        raise KleeneError(
+            f"query {reader!r} reads the events {sorted(fed)[0]!r} emits; on Spark a query "
+            "reads only the DataFrame's rows: run the chain in-process (kleene.match, "
+            "kleene.Engine), or detect the producer first and union its rows into the input"
+        )
+    return named
+
+
+def _taken(plan: Plan[Any], events: EventColumns, on_error: str) -> Column | None:
+    """The push-down filter of a query's rows (None: every row); under on_error="raise" a
+    row without a type passes too, for the worker to name."""
+    condition = prefilter(plan.analysis.filters, events)
+    if condition is not None and on_error == "raise" and events.type is not None:
+        typed = col(events.type)
+        condition = condition | typed.isNull() | (typed.cast("string") == F.lit(""))
+    return condition
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """What every grouping selects of the filtered rows: the event columns (as they travel
+    to the workers), the helper columns, the travelling names by the columns' own, the
+    event columns' fields, and the column of arrival order."""
+
+    columns: list[Column]
+    helpers: list[Column]
+    renamed: dict[str, str]
+    fields: list[T.StructField]
+    sequence: str
+
+    def travelling(self, name: str) -> Column:
+        return col(self.renamed.get(name, name))
+
+
+class _Span:
+    """The time range of a DataFrame's events, read (one aggregate) only when a query
+    without a partition key asks, and once however many ask."""
+
+    def __init__(self, df: DataFrame, events: EventColumns) -> None:
+        self.df, self.events = df, events
+        self._range: tuple[Any, Any] | None = None
+
+    def range(self) -> tuple[Any, Any]:
+        if self._range is None:
+            t = _seconds(self.events)
+            t = F.when(~F.isnan(t), t)  # a NaN time is the worker's to name, by its row
+            row = self.df.agg(F.min(t), F.max(t)).first()
+            self._range = (None, None) if row is None else (row[0], row[1])
+        return self._range
+
+
+def _one(
+    df: DataFrame,
+    plan: Plan[Any],
+    events: EventColumns,
+    rows: _Rows,
+    partition_by: Sequence[str] | None,
+    slices: int | None,
+    span: _Span,
+) -> tuple[DataFrame, list[JobSpec], T.StructType, str]:
+    """One query's rows, grouped and sorted for the workers; its spec, output schema and
+    grouping in words."""
+    keys = _keys(plan, events, partition_by)
     if keys is not None:
         key_names = tuple(key.name for key in keys)
         # a key that is a text column is read from it; any other travels as text of its own
@@ -246,51 +360,109 @@ def detect_job(
                 for g, key in enumerate(keys)
                 if group_columns[g] != key.column
             ),
-            *event_columns,
-            *helpers,
+            *rows.columns,
+            *rows.helpers,
         )
-        partitioner = [col(renamed.get(name, name)) for name in group_columns]
-        grouped = grouped.repartition(*partitioner)
+        grouped = grouped.repartition(*(rows.travelling(name) for name in group_columns))
         sliced, grouping = False, "by " + ", ".join(key_names)
     else:
-        grouped, count = _slices(df, events, event_columns, compiled.window, bounds, helpers)
+        bounds = _bounds(plan, span, slices, default_parallelism(df.sparkSession))
+        grouped, count = _slices(df, events, rows.columns, plan.window, bounds, rows.helpers)
         group_columns = (f"{GROUP}0",)
         sliced, grouping = count > 1, f"{count} time slice{'s' if count != 1 else ''}"
     # with a time window, a state no later event needs is dropped as time passes, so the rows
     # come in time order, groups interleaved (Spark sorts by a number: cheaper); without
     # one a group's state lives until its last row, so they come a group at a time
-    by_time = compiled.window is not None
-    ts = renamed.get(events.ts, events.ts)
-    first = [] if by_time else [col(renamed.get(name, name)) for name in group_columns]
-    grouped = grouped.sortWithinPartitions(*first, col(ts), col(renamed.get(sequence, sequence)))
-    if sequence == SEQ:
-        grouped = grouped.drop(SEQ)
-
-    event_fields = [df.schema[name] for name in event_names]
-    spec, schema = job_spec(
-        compiled, events, event_fields, keys, group_columns, sliced, counted, by_time
+    by_time = plan.window is not None
+    first = [] if by_time else [rows.travelling(name) for name in group_columns]
+    grouped = grouped.sortWithinPartitions(
+        *first, rows.travelling(events.ts), rows.travelling(rows.sequence)
     )
-    spec = replace(spec, carried={alias: name for name, alias in renamed.items()})
-    context = classic_context(df.sparkSession)
-    peak = None if context is None else context.accumulator(0, PeakParam())
-    held = None if context is None else context.accumulator(0, PeakParam())
-    matches = grouped.mapInArrow(match_batches(spec, peak, held), schema)
-    return DetectJob(matches, compiled, grouping, read, skipped, kept, peak, late, held)
+    if rows.sequence == SEQ:
+        grouped = grouped.drop(SEQ)
+    counted = plan.count_window is not None
+    spec, schema = job_spec(
+        plan, events, rows.fields, keys, group_columns, sliced, counted, by_time
+    )
+    spec = replace(spec, carried={alias: name for name, alias in rows.renamed.items()})
+    return grouped, [spec], schema, grouping
 
 
-#: Numbers the jobs of a session, so that each job's observed metrics have names of their own.
-_JOBS = itertools.count()
-
-
-def one_query(query: Any) -> Any:
-    """The query, refused when it is several (a mapping or list of queries): on Spark each
-    runs in a job of its own for now."""
-    if several(query):
-        raise KleeneError(
-            "several queries run in one engine in-process (kleene.match, kleene.Engine); on "
-            "Spark, detect each query in a job of its own for now"
+def _several(
+    df: DataFrame,
+    named: list[tuple[str, Plan[Any]]],
+    events: EventColumns,
+    conditions: list[Column | None],
+    rows: _Rows,
+    partition_by: Sequence[str] | None,
+    slices: int | None,
+    span: _Span,
+) -> tuple[DataFrame, list[JobSpec], T.StructType, str]:
+    """Several queries' rows from one read: each row becomes a row per query that takes it
+    (and per time slice that needs it, for a query without a key), carrying the query's
+    number (`QUERY`) and its group (`GROUP`0.., as text); one shuffle by both, and each
+    Spark partition sorted by query, then as each query needs (`_one`). The workers run a
+    query's rows, then the next's (`match_batches`)."""
+    keys = [_keys(plan, events, partition_by) for _, plan in named]
+    width = max(1 if each is None else len(each) for each in keys)
+    parallelism = default_parallelism(df.sparkSession)
+    t = _seconds(events)
+    entries: list[Column] = []
+    specs: list[tuple[JobSpec, T.StructType]] = []
+    words: list[str] = []
+    for number, ((name, plan), key, condition) in enumerate(
+        zip(named, keys, conditions, strict=True)
+    ):
+        if key is not None:
+            made = F.array(_entry(number, width, [k.expr for k in key], F.lit(None)))
+            grouping, sliced = "by " + ", ".join(k.name for k in key), False
+        else:
+            bounds = _bounds(plan, span, slices, parallelism)
+            if bounds is None or plan.window is None:
+                made, count = F.array(_entry(number, width, [F.lit(0)], F.lit(0))), 1
+            else:
+                made, count = _sliced_entries(number, width, t, plan.window, bounds), bounds[2]
+            grouping = f"{count} time slice{'s' if count != 1 else ''}"
+            sliced = count > 1
+        entries.append(made if condition is None else F.when(condition, made))
+        group_columns = tuple(f"{GROUP}{j}" for j in range(1 if key is None else len(key)))
+        by_time = plan.window is not None
+        counted = plan.count_window is not None
+        spec, schema = job_spec(
+            plan, events, rows.fields, key, group_columns, sliced, counted, by_time
         )
-    return query
+        specs.append((replace(spec, query=name), schema))
+        words.append(f"{name}: {grouping}")
+    schema = several_schema([(spec.query, schema) for spec, schema in specs])
+    arrow = to_arrow_schema(schema, timezone="UTC")
+    carried_names = {alias: name for name, alias in rows.renamed.items()}
+    empty = F.array().cast(T.ArrayType(_entry_type(width)))
+    exploded = df.select(
+        F.explode(F.flatten(F.array(*(F.coalesce(e, empty) for e in entries)))).alias("_e"),
+        *rows.columns,
+        *rows.helpers,
+    )
+    entry = col("_e")
+    grouped = exploded.select(
+        entry.getField("q").alias(QUERY),
+        *(entry.getField(f"g{j}").alias(f"{GROUP}{j}") for j in range(width)),
+        entry.getField("home").alias(HOME),
+        *(col(c) for c in exploded.columns if c != "_e"),
+    )
+    group_names = [col(f"{GROUP}{j}") for j in range(width)]
+    grouped = grouped.repartition(col(QUERY), *group_names)
+    timed = [number for number, (_, plan) in enumerate(named) if plan.window is not None]
+    order = [
+        F.when(col(QUERY).isin(timed), F.lit(None)).otherwise(g) if timed else g
+        for g in group_names
+    ]
+    grouped = grouped.sortWithinPartitions(
+        col(QUERY), *order, rows.travelling(events.ts), rows.travelling(rows.sequence)
+    )
+    if rows.sequence == SEQ:
+        grouped = grouped.drop(SEQ)
+    done = [replace(spec, carried=carried_names, schema=arrow) for spec, _ in specs]
+    return grouped, done, schema, "; ".join(words)
 
 
 def job_spec(
@@ -343,7 +515,7 @@ def _shipped_options(plan: Plan[Any]) -> dict[str, Any]:
 
 def _event_columns(
     df: DataFrame,
-    plan: Plan[Any],
+    compiled: Sequence[Plan[Any]],
     ts: str,
     type_column: str | None,
     event_type: str | None,
@@ -351,7 +523,7 @@ def _event_columns(
     ts_unit: str | None,
     partition_by: Sequence[str] | None,
 ) -> tuple[DataFrame, EventColumns]:
-    """Check the DataFrame against the query; normalize the timestamp, type and id columns."""
+    """Check the DataFrame against the queries; normalize the timestamp, type and id columns."""
     names = set(df.columns)
     listing = ", ".join(df.columns)
 
@@ -418,7 +590,7 @@ def _event_columns(
         {f.name: f.dataType for f in df.schema.fields}, ts, type_name, event_type, id_column
     )
     roles = {ts: "ts", id_column: "id", **({type_name: "type"} if type_name else {})}
-    for read in plan.analysis.reads:
+    for read in (read for plan in compiled for read in plan.analysis.reads):
         attr, place = read.attr, read.place
         role = roles.get(attr)
         if role is not None and role != attr:  # such a column is no attribute: always null
@@ -504,7 +676,7 @@ def _seconds(events: EventColumns) -> Column:
 
 
 def _bounds(
-    df: DataFrame, plan: Plan[Any], events: EventColumns, slices: int | None
+    plan: Plan[Any], span: _Span, slices: int | None, parallelism: int
 ) -> tuple[float, float, int] | None:
     """For an unpartitioned query: the time range and how many slices to cut it into, or None
     for one slice (no window, non-overlapping output or AFTER MATCH SKIP, whose choices
@@ -516,16 +688,59 @@ def _bounds(
         return None
     if plan.options.output == "non_overlapping" or plan.analysis.skips:
         return None
-    t = _seconds(events)
-    t = F.when(~F.isnan(t), t)  # a NaN time is the worker's to name, by its row
-    row = df.agg(F.min(t), F.max(t)).first()
-    low, high = (None, None) if row is None else (row[0], row[1])
+    low, high = span.range()
     if low is None or high is None or high <= low:
         return None
-    span = float(high - low)
-    parallelism = default_parallelism(df.sparkSession)
-    count = slices or max(1, min(4 * parallelism, math.ceil(span / window)))
-    return float(low), span / count, count
+    span_length = float(high - low)
+    count = slices or max(1, min(4 * parallelism, math.ceil(span_length / window)))
+    return float(low), span_length / count, count
+
+
+def _slot(bounds: tuple[float, float, int]) -> Callable[[Column], Column]:
+    """The number of the slice a time falls in (the first or last for times beyond)."""
+    low, width, count = bounds
+
+    def slot(value: Column) -> Column:
+        position = F.floor((value - F.lit(low)) / F.lit(width)).cast("int")
+        return F.least(F.greatest(position, F.lit(0)), F.lit(count - 1))
+
+    return slot
+
+
+def _entry(number: int, width: int, groups: Sequence[Column], home: Column) -> Column:
+    """A row's entry for query `number` of several (`_entry_type`)."""
+    padded = [*groups, *([F.lit(None)] * (width - len(groups)))]
+    return F.struct(
+        F.lit(number).alias("q"),
+        *(g.cast("string").alias(f"g{j}") for j, g in enumerate(padded)),
+        home.cast("string").alias("home"),
+    )
+
+
+def _sliced_entries(
+    number: int, width: int, t: Column, window: float, bounds: tuple[float, float, int]
+) -> Column:
+    """A row's entries for query `number` of several, cut in time slices: one a slice
+    whose matches may need the row (as `_slices` finds them), each with its home slice."""
+    slot, count = _slot(bounds), bounds[2]
+    reach = F.lit(window)
+    needed = F.filter(
+        F.sequence(slot(t - reach) - 1, slot(t + reach) + 1), lambda s: s.between(0, count - 1)
+    )
+    home = slot(t)
+    return F.transform(needed, lambda s: _entry(number, width, [s], home))
+
+
+def _entry_type(width: int) -> T.StructType:
+    """A row's entry for one query of several: the query's number, its group (`width`
+    values of text, null past the query's own) and home slice."""
+    return T.StructType(
+        [
+            T.StructField("q", T.IntegerType(), False),
+            *(T.StructField(f"g{j}", T.StringType(), True) for j in range(width)),
+            T.StructField("home", T.StringType(), True),
+        ]
+    )
 
 
 def _slices(
@@ -547,13 +762,9 @@ def _slices(
             *helpers,
         ).repartition(1)
         return single, 1
-    low, width, count = bounds
+    count = bounds[2]
     t = _seconds(events)
-
-    def slot(value: Column) -> Column:
-        position = F.floor((value - F.lit(low)) / F.lit(width)).cast("int")
-        return F.least(F.greatest(position, F.lit(0)), F.lit(count - 1))
-
+    slot = _slot(bounds)
     exploded = df.select(
         F.explode(F.sequence(slot(t - F.lit(window)) - 1, slot(t + F.lit(window)) + 1)).alias(
             f"{GROUP}0"
@@ -607,6 +818,42 @@ def output_schema(
         at = next(i for i, f in enumerate(fields) if f.name == after) + 1
         fields.insert(at, T.StructField("key", T.StructType(key_fields), True))
     return T.StructType(fields)
+
+
+def several_schema(schemas: Sequence[tuple[str, T.StructType]]) -> T.StructType:
+    """The output schema of several queries (each's `output_schema`, by name): `query` (the
+    query's name) first, then every query's fields in the order they first come, each
+    nullable (a row fills its own query's); the group `key` holds every query's key
+    names. Two queries giving one name two types are refused."""
+    merged: dict[str, T.StructField] = {"query": T.StructField("query", T.StringType(), False)}
+    owner: dict[str, str] = {}
+    for name, schema in schemas:
+        for each in schema.fields:
+            if each.name == "query":
+                raise PatternError(
+                    f"query {name!r} has an output named 'query', which several queries' "
+                    "rows use for the query's name; name it otherwise (… AS name)",
+                    "",
+                    0,
+                    0,
+                )
+            have = merged.get(each.name)
+            if have is None:
+                merged[each.name] = T.StructField(each.name, each.dataType, True)
+                owner[each.name] = name
+            elif each.name == "key" and isinstance(have.dataType, T.StructType):
+                assert isinstance(each.dataType, T.StructType)
+                known = set(have.dataType.names)
+                extra = [f for f in each.dataType.fields if f.name not in known]
+                merged["key"] = T.StructField("key", T.StructType(have.dataType.fields + extra))
+            elif have.dataType != each.dataType:
+                raise KleeneError(
+                    f"queries {owner[each.name]!r} and {name!r} both give a column "
+                    f"{each.name!r}, as {have.dataType.simpleString()} and "
+                    f"{each.dataType.simpleString()}; one output holds both queries' rows: "
+                    "name one of them otherwise"
+                )
+    return T.StructType(list(merged.values()))
 
 
 def _row_columns(

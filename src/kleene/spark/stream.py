@@ -58,7 +58,8 @@ from kleene.language.text import UNITS
 from kleene.matches import Match
 from kleene.plans.base import STATE_FORMAT, Plan
 from kleene.plans.signing import state_key
-from kleene.spark.batch import Key, _event_columns, _keys, job_spec, one_query
+from kleene.runtime.engine import several
+from kleene.spark.batch import Key, _event_columns, _keys, job_spec
 from kleene.spark.pushdown import EventColumns, carried, col, prefilter
 from kleene.spark.shipping import ship
 from kleene.spark.worker import CARRIED, JobSpec, _events, _Output, _plan, _values
@@ -308,7 +309,9 @@ def detect_stream_job(
     """
     if not sdf.isStreaming:
         raise KleeneError("detect_stream takes a streaming DataFrame; for a batch one use detect")
-    compiled = plans.compile(one_query(query), plan, **options)
+    if several(query):
+        raise KleeneError("TEMP")
+    compiled = plans.compile(query, plan, **options)
     streamable(compiled)
     ship(sdf.sparkSession)
     if on_error not in ("raise", "skip"):
@@ -334,7 +337,7 @@ def detect_stream_job(
             f"the stream has no column {arrival!r} (arrival); it has {', '.join(sdf.columns)}",
             field=arrival,
         )
-    df, events = _event_columns(sdf, compiled, ts, type, event_type, id, ts_unit, partition_by)
+    df, events = _event_columns(sdf, [compiled], ts, type, event_type, id, ts_unit, partition_by)
     per_second = compiled.options.window_length(1, "s")
     delay = _delay_seconds(watermark, per_second)
     df = df.withColumn(TIME, _event_time(events, per_second))

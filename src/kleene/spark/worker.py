@@ -12,14 +12,17 @@ live at a time, however long the partition.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import resource
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
-from itertools import repeat
+from itertools import groupby, repeat
+from operator import itemgetter
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.accumulators import Accumulator, AccumulatorParam
@@ -43,7 +46,17 @@ from kleene.matches import Match, Retraction, Timeout
 from kleene.plans.base import Plan
 from kleene.runtime.engine import fewer_collections
 
-__all__ = ["CARRIED", "GROUP", "HOME", "POSITION", "SEQ", "JobSpec", "PeakParam", "match_batches"]
+__all__ = [
+    "CARRIED",
+    "GROUP",
+    "HOME",
+    "POSITION",
+    "QUERY",
+    "SEQ",
+    "JobSpec",
+    "PeakParam",
+    "match_batches",
+]
 
 #: Helper columns detect() adds: the group (key columns or slice), an event's home slice, and
 #: the arrival sequence.
@@ -52,6 +65,8 @@ HOME = "_kleene_home"
 SEQ = "_kleene_seq"
 #: An event's position in the whole stream (`Event.seq`), for a count window.
 POSITION = "_kleene_position"
+#: The number of a row's query, in a job of several queries.
+QUERY = "_kleene_query"
 #: The prefix of the names columns travel to the workers under (their own hold a dot).
 CARRIED = "_kleene_column"
 _END = Watermark(float("inf"))
@@ -84,6 +99,8 @@ class JobSpec:
     by_time: bool = False
     #: Rows in time order are taken this many at a time (`_chunks`).
     chunk: int = 131_072
+    #: The query's name in a job of several queries (each output row carries it), or "".
+    query: str = ""
 
 
 _PLANS: dict[tuple[Any, str, tuple[tuple[str, str], ...]], Plan[Any]] = {}
@@ -127,6 +144,8 @@ class _Output:
         }
         #: Timed-out partial matches come too, each row marked by `kind`.
         self.kinds = output.timeouts
+        #: Each row's first column, in a job of several queries: the query's name.
+        self.named = {"query": spec.query} if spec.query else {}
 
     def extend(self, matches: Iterable[Any], group: tuple[Any, ...]) -> None:
         """Rows for the matches (or a LEAD rule's emitted events)."""
@@ -144,7 +163,7 @@ class _Output:
     def put(self, found: Any, group: tuple[Any, ...]) -> None:
         """A row for a match, for an event a rule emitted, or a row as it is."""
         if self.made_rows:
-            self.rows.append(self.fitted(found))
+            self.rows.append(self.named | self.fitted(found))
         elif self.emitted:
             self.add_emitted(found, group)
         else:
@@ -166,7 +185,7 @@ class _Output:
 
     def add_emitted(self, event: Event, group: tuple[Any, ...]) -> None:
         """A row for an event a LEAD rule emitted."""
-        row: dict[str, Any] = {"type": event.type, "ts": event.ts, **attributes(event)}
+        row = {**self.named, "type": event.type, "ts": event.ts, **attributes(event)}
         if self.spec.key_names:
             row["key"] = dict(zip(self.spec.key_names, group, strict=True))
         self.rows.append(row)
@@ -174,6 +193,7 @@ class _Output:
     def add(self, found: Match, group: tuple[Any, ...]) -> None:
         spec = self.spec
         row: dict[str, Any] = {
+            **self.named,
             "match_id": match_id(found),
             "pattern": found.pattern,
             "start_ts": found.start_ts,
@@ -266,30 +286,57 @@ class PeakParam(AccumulatorParam[int]):
 
 
 def match_batches(
-    spec: JobSpec, peak: Accumulator[int] | None = None, groups: Accumulator[int] | None = None
+    specs: Sequence[JobSpec],
+    peak: Accumulator[int] | None = None,
+    groups: Accumulator[int] | None = None,
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """The function mapInArrow runs over one Spark partition; when done, it adds the
-    worker's peak resident memory (KiB) to `peak` and the most groups it held at once to
-    `groups`."""
+    """The function mapInArrow runs over one Spark partition: one query's (`specs` holds
+    one), or several queries' rows, a query's after another's (each row's `QUERY` is its
+    number in `specs`). When done, it adds the worker's peak resident memory (KiB) to
+    `peak` and the most groups it held at once to `groups`."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        partition = _Partition(_plan(spec), spec)
+        most = 0
         with fewer_collections():  # a worker process runs one job: its threshold only
-            if spec.by_time:
-                for chunk in _chunks(batches, spec.chunk):
-                    yield from partition.finish_idle(chunk)
-                    yield from partition.step(_grouped(chunk, spec))
-            else:
-                for batch in batches:
-                    yield from partition.step(batch)
-            yield from partition.finish()
-            yield from partition.rest()
+            for spec, own in _by_query(specs, batches):
+                partition = _Partition(_plan(spec), spec)
+                if spec.by_time:
+                    for chunk in _chunks(own, spec.chunk):
+                        yield from partition.finish_idle(chunk)
+                        yield from partition.step(_grouped(chunk, spec))
+                else:
+                    for batch in own:
+                        yield from partition.step(batch)
+                yield from partition.finish()
+                yield from partition.rest()
+                most = max(most, partition.most)
         if peak is not None:
             peak.add(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
         if groups is not None:
-            groups.add(partition.most)
+            groups.add(most)
 
     return run
+
+
+def _by_query(
+    specs: Sequence[JobSpec], batches: Iterator[pa.RecordBatch]
+) -> Iterator[tuple[JobSpec, Iterator[pa.RecordBatch]]]:
+    """Each query's spec and its rows' batches (the rows come a query at a time; one
+    query's: all of them)."""
+    if len(specs) == 1:
+        yield specs[0], batches
+        return
+    pieces = (piece for batch in batches for piece in _query_runs(batch))
+    for number, run in groupby(pieces, key=itemgetter(0)):
+        yield specs[number], (batch for _, batch in run)
+
+
+def _query_runs(batch: pa.RecordBatch) -> Iterator[tuple[int, pa.RecordBatch]]:
+    """The batch cut where its rows' query changes, each piece with its query's number."""
+    numbers = batch.column(QUERY).to_numpy()
+    cuts = [0, *(np.flatnonzero(numbers[1:] != numbers[:-1]) + 1).tolist(), len(numbers)]
+    for start, end in itertools.pairwise(cuts):
+        yield int(numbers[start]), batch.slice(start, end - start)
 
 
 class _Partition:
