@@ -10,6 +10,7 @@ import sys
 import pytest
 
 import kleene
+import kleene.spark as kleene_spark
 from kleene.cli import main
 
 QUERY = (
@@ -492,3 +493,44 @@ def test_kleene_run_writes_timed_out_partial_matches_to_their_own_output(spark, 
     assert len([m for m in local if isinstance(m, kleene.Timeout)]) == len(found)
     assert main([*args[:-2], "-o", str(tmp_path / "n.jsonl"), "--timeouts", "late.txt"]) == 1
     assert "late.txt" in capsys.readouterr().err
+
+
+def test_kleene_run_runs_several_query_files_in_one_job(
+    spark, inputs, tmp_path, capsys, monkeypatch
+):
+    """Several query files (or a folder of them) in one Spark job, each output row named by
+    its query's file, each query's rows those kleene match finds; a rule reading another's
+    emitted events, a SQL statement beside others and --timeouts are refused before Spark
+    starts."""
+    folder = tmp_path / "queries"
+    folder.mkdir()
+    (folder / "rally.sase").write_text(QUERY)
+    (folder / "loud.lead").write_text(
+        "FROM Stock AS s MATCH every(s.filter(s.volume > 995)) PARTITION BY s.symbol "
+        "EMIT Event Loud(s.price AS price)"
+    )
+    out = tmp_path / "all.jsonl"
+    args = ["run", str(folder), "-i", str(inputs["parquet"]), "-o", str(out), "--show", "3"]
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    rows = [json.loads(line) for part in sorted(out.glob("part-*")) for line in part.open()]
+    assert {row["query"] for row in rows} == {"rally", "loud"}
+    rally = [row for row in rows if row["query"] == "rally"]
+    assert spark_keys(rally) == local_keys(inputs["parquet"])
+    loud = kleene.match((folder / "loud.lead").read_text(), kleene.read_events(inputs["parquet"]))
+    assert sorted(r["ts"] for r in rows if r["query"] == "loud") == sorted(e.ts for e in loud)
+    assert f"{len(rows):,} outputs of 2 queries" in captured.err
+    shown = captured.out.splitlines()
+    assert len(shown) == 3 and all(re.match(r" +\d\. (rally|loud): ", line) for line in shown)
+
+    def no_spark(*args, **kwargs):
+        raise AssertionError("Spark was started")
+
+    monkeypatch.setattr(kleene_spark, "spark_session", no_spark)
+    (folder / "twice.sase").write_text("PATTERN SEQ(Loud a, Loud b) WITHIN 50")
+    again = ["run", str(folder), "-i", str(inputs["parquet"]), "-o", str(tmp_path / "x.jsonl")]
+    assert main(again) == 1
+    assert "'twice' reads the events 'loud' emits" in capsys.readouterr().err
+    (folder / "twice.sase").unlink()
+    assert main([*again, "--timeouts", str(tmp_path / "t.jsonl")]) == 1
+    assert "--timeouts takes one query" in capsys.readouterr().err

@@ -35,9 +35,11 @@ __all__ = [
     "event_columns",
     "input_options",
     "is_statement",
+    "named_texts",
     "plan_arguments",
     "progress",
     "query_and_input",
+    "query_files",
     "query_text",
     "spark_arguments",
     "sql_argument",
@@ -209,6 +211,36 @@ def query_text(text: str) -> tuple[str, str]:
     if "pattern" not in text.lower() and not is_afa(text) and not rule:
         raise KleeneError(f"no such query file: {text}")
     return text, "pattern"
+
+
+#: What a folder of queries holds: SASE+ queries, LEAD rules, AFAs, MATCH_RECOGNIZE clauses.
+QUERY_FILES = (".sase", ".lead", ".afa", ".sql")
+
+
+def query_files(queries: list[str]) -> list[str]:
+    """The queries given, a folder standing for the query files in it (by name)."""
+    found: list[str] = []
+    for query in queries:
+        folder = Path(query)
+        if not folder.is_dir():
+            found.append(query)
+            continue
+        files = sorted(str(p) for p in folder.iterdir() if p.suffix.lower() in QUERY_FILES)
+        if not files:
+            raise KleeneError(f"the folder {query} holds no query file ({', '.join(QUERY_FILES)})")
+        found += files
+    return found
+
+
+def named_texts(files: list[str]) -> dict[str, str]:
+    """Several queries' texts by name (each file's stem); two of one name are refused."""
+    named: dict[str, str] = {}
+    for query in files:
+        text, name = query_text(query)
+        if name in named:
+            raise KleeneError(f"two query files are named {name!r}; rename one")
+        named[name] = text
+    return named
 
 
 def sql_argument(parser: argparse.ArgumentParser) -> None:

@@ -8,7 +8,6 @@ import time
 from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
 from datetime import date, datetime
-from pathlib import Path
 from typing import Any
 
 import kleene
@@ -21,9 +20,11 @@ from kleene.cli.common import (
     is_afa,
     is_statement,
     log,
+    named_texts,
     plan_arguments,
     progress,
     query_and_input,
+    query_files,
     query_text,
     quiet_argument,
     warn_growth,
@@ -98,7 +99,7 @@ def _match(args: argparse.Namespace) -> int:
             kleene.io.output_format(path)  # an unknown extension fails before reading
     if args.timeouts == "-" and args.output in (None, "-"):
         raise KleeneError("--timeouts - and the matches cannot both go to standard output")
-    args.query = _query_files(args.query)
+    args.query = query_files(args.query)
     if len(args.query) > 1:
         return _match_several(args)
     text, name = query_text(args.query[0])
@@ -180,12 +181,7 @@ def _match_several(args: argparse.Namespace) -> int:
     output with its query's name (`NamedOutputs`: `query` first in every record and row)."""
     if args.timeouts is not None:
         raise KleeneError("--timeouts takes one query")
-    named: dict[str, str] = {}
-    for query in args.query:
-        text, name = query_text(query)
-        if name in named:
-            raise KleeneError(f"two query files are named {name!r}; rename one")
-        named[name] = text
+    named = named_texts(args.query)
     engine = kleene.Engine(
         named,
         args.plan,
@@ -253,25 +249,6 @@ def _close_report(reader: EventReader, metrics: Metrics, stats: bool) -> None:
         )
     if stats:
         _print_stats(metrics)
-
-
-#: What a folder of queries holds: SASE+ queries, LEAD rules, AFAs, MATCH_RECOGNIZE clauses.
-QUERY_FILES = (".sase", ".lead", ".afa", ".sql")
-
-
-def _query_files(queries: list[str]) -> list[str]:
-    """The queries given, a folder standing for the query files in it (by name)."""
-    found: list[str] = []
-    for query in queries:
-        folder = Path(query)
-        if not folder.is_dir():
-            found.append(query)
-            continue
-        files = sorted(str(p) for p in folder.iterdir() if p.suffix.lower() in QUERY_FILES)
-        if not files:
-            raise KleeneError(f"the folder {query} holds no query file ({', '.join(QUERY_FILES)})")
-        found += files
-    return found
 
 
 def _reader(args: argparse.Namespace) -> EventReader:

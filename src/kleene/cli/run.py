@@ -24,8 +24,10 @@ from kleene.cli.common import (
     is_statement,
     locate_failure,
     log,
+    named_texts,
     plan_arguments,
     query_and_input,
+    query_files,
     query_text,
     quiet_argument,
     role_types,
@@ -50,7 +52,7 @@ def add(commands: Any) -> None:
         "find the pattern's matches in parallel, and write them (Parquet, CSV or JSON lines, "
         "by the output's extension; Spark writes a folder). Needs the spark extra and Java.",
     )
-    query_and_input(run)
+    query_and_input(run, several=True)
     run.add_argument("--output", "-o", required=True, help="where to write the matches")
     run.add_argument("--overwrite", action="store_true", help="replace an existing output")
     input_options(run)
@@ -99,6 +101,7 @@ def _job(args: argparse.Namespace, source: str) -> int:
         )
     try:
         from kleene.spark import detect_job
+        from kleene.spark.batch import refuse_chains
     except ImportError as error:
         raise KleeneError(str(error)) from None
     from py4j.protocol import Py4JJavaError
@@ -113,32 +116,53 @@ def _job(args: argparse.Namespace, source: str) -> int:
     )
     from kleene.spark.session import worker_error
 
-    text, name = query_text(args.query)
-    if is_afa(text):
-        raise KleeneError(
-            "kleene run takes a query; an AFA written directly runs with kleene match"
-        )
-    if is_statement(text):
-        return _statement(args, source, text)
+    files = query_files(args.query)
+    if len(files) > 1:
+        texts = named_texts(files)
+    else:
+        text, name = query_text(files[0])
+        texts = {name: text}
+    for text in texts.values():
+        if is_afa(text):
+            raise KleeneError(
+                "kleene run takes a query; an AFA written directly runs with kleene match"
+            )
+        if is_statement(text) and len(texts) > 1:
+            raise KleeneError("a SQL statement around MATCH_RECOGNIZE runs alone in kleene run")
+    if len(texts) == 1 and is_statement(next(iter(texts.values()))):
+        return _statement(args, source, next(iter(texts.values())))
     options = plan_options(args.option)
     if args.timeouts is not None:
+        if len(texts) > 1:
+            raise KleeneError("--timeouts takes one query")
         options["timeouts"] = True
-    plan = kleene.compile(
-        as_sql(text, args, args.query), args.plan, time_unit=args.time_unit, **options
-    )
-    warn_growth(plan)
-    event_columns(args, [plan.analysis])
-    check_input_columns(plan, source, args)  # query and schema errors before Spark starts
+    queries = {
+        name: as_sql(text, args, file)
+        for (name, text), file in zip(texts.items(), files, strict=True)
+    }
+    compiled = {
+        name: kleene.compile(query, args.plan, time_unit=args.time_unit, name=name, **options)
+        for name, query in queries.items()
+    }
+    for plan in compiled.values():
+        warn_growth(plan)
+    event_columns(args, [plan.analysis for plan in compiled.values()])
+    for plan in compiled.values():  # query and schema errors before Spark starts
+        check_input_columns(plan, source, args)
+    refuse_chains(compiled)
     check_output(args.output, overwrite=args.overwrite)
     if args.timeouts is not None:
         check_output(args.timeouts, overwrite=args.overwrite)
     if args.column_type:
         raise KleeneError("--column-type applies to kleene match; Spark infers column types")
+    several = len(queries) > 1
+    job_plan: Any = compiled if several else next(iter(compiled.values()))
     started = time.perf_counter()
     spark = spark_for(args, {"spark.ui.showConsoleProgress": str(args.verbose).lower()})
     ready = time.perf_counter()
     try:  # reading the frame and preparing the job run Spark jobs of their own
-        columns = query_columns(plan.analysis.reads, role_types(args))
+        reads = [read for plan in compiled.values() for read in plan.analysis.reads]
+        columns = query_columns(reads, role_types(args))
         frame = read_events_frame(
             spark,
             source,
@@ -155,13 +179,13 @@ def _job(args: argparse.Namespace, source: str) -> int:
             return 0
         job = detect_job(
             frame,
-            text,
+            queries if several else next(iter(queries.values())),
             **spark_arguments(args),
             slices=args.slices,
             max_delay=args.max_delay,
             output="non_overlapping" if args.non_overlapping else "all",
             time_unit=args.time_unit,
-            name=name,
+            **({} if several else {"name": next(iter(queries))}),
             **options,
         )
         matches = job.matches.persist() if args.show or args.timeouts else job.matches
@@ -181,16 +205,21 @@ def _job(args: argparse.Namespace, source: str) -> int:
             raise
         found = worker_error(error)
         if found is not None:
-            found = locate_failure(found, source, args, plan)
+            found = locate_failure(found, source, args, job_plan)
         raise found or spark_failure(error, source, args) from None
     finished = time.perf_counter()
     counts = job.counts()
+    plans_used = sorted({plan.name for plan in compiled.values()})
+    outcome = (
+        f"{written:,} outputs of {len(compiled)} queries"
+        if several
+        else f"{written:,} {job.plan.output.noun}"
+    )
     log.info(
-        f"{counts['read']:,} events read, {counts['kept']:,} after filtering, "
-        f"{written:,} {job.plan.output.noun}"
+        f"{counts['read']:,} events read, {counts['kept']:,} after filtering, {outcome}"
         + ("" if timed_out is None else f", {timed_out:,} timed-out partial matches")
         + f" in {finished - ready:.1f} s (+{ready - started:.1f} s Spark start; "
-        f"plan {job.plan.name}, grouped {job.grouping})"
+        f"plan {', '.join(plans_used)}, grouped {job.grouping})"
     )
     if counts["skipped"]:
         rows = f"{counts['skipped']:,} row{'s' if counts['skipped'] != 1 else ''}"
@@ -202,23 +231,23 @@ def _job(args: argparse.Namespace, source: str) -> int:
             f"dropped {counts['late']:,} late rows (more than --max-delay behind the "
             "latest timestamp before them); raise --max-delay to keep them"
         )
-    output = job.plan.output
-    if args.show and output.kind == "events":  # a rule's emitted events
-        for number, row in enumerate(matches.orderBy("ts").limit(args.show).collect(), 1):
-            values = {k: v for k, v in row.asDict().items() if k not in ("type", "ts", "key")}
-            print(f"{number:>3}. {row['ts']}  {row['type']} {values}")
-    elif args.show and output.kind == "rows":  # MATCH_RECOGNIZE's rows, as they are
-        for number, row in enumerate(matches.limit(args.show).collect(), 1):
-            print(f"{number:>3}. " + " ".join(f"{k}={v}" for k, v in row.asDict().items()))
-    elif args.show:
-        from kleene.spark.batch import DEFAULT_ID
-
-        variables = list(output.variables)
-        id_field = args.id_column or DEFAULT_ID
-        shown = matches.orderBy("end_ts", "start_ts").limit(args.show).collect()
-        for number, row in enumerate(shown, 1):
-            print(f"{number:>3}. {_short_row(row, variables, id_field)}")
+    if args.show:
+        shown = matches.limit(args.show) if several else _first(matches, job.plan.output)
+        for number, row in enumerate(shown.limit(args.show).collect(), 1):
+            output = compiled[row["query"]].output if several else job.plan.output
+            named = f"{row['query']}: " if several else ""
+            print(f"{number:>3}. {named}{_short_row(row, output, args.id_column)}")
     return 0
+
+
+def _first(matches: Any, output: Any) -> Any:
+    """The outputs of one query in the order --show prints them: emitted events by time,
+    matches by end and start, MATCH_RECOGNIZE's rows as they come."""
+    if output.kind == "events":
+        return matches.orderBy("ts")
+    if output.kind == "rows":
+        return matches
+    return matches.orderBy("end_ts", "start_ts")
 
 
 def _statement(args: argparse.Namespace, source: str, text: str) -> int:
@@ -279,11 +308,21 @@ def _spooled(path: str, format: str | None, master: str) -> Iterator[str]:  # no
         yield str(target)
 
 
-def _short_row(row: Any, variables: list[str], id_field: str) -> str:
-    """A match row of the Spark output on one line: its time span and each variable's ids."""
+def _short_row(row: Any, output: Any, id_column: str | None) -> str:
+    """An output row of the Spark job on one line: an emitted event's time, type and values;
+    MATCH_RECOGNIZE's row as it is; a match's time span and each variable's ids."""
+    from kleene.spark.batch import DEFAULT_ID
+
+    values = {k: v for k, v in row.asDict().items() if k != "query"}
+    if output.kind == "events":  # a rule's emitted events
+        own = {k: v for k, v in values.items() if k not in ("type", "ts", "key")}
+        return f"{row['ts']}  {row['type']} {own}"
+    if output.kind == "rows":
+        return " ".join(f"{k}={v}" for k, v in values.items())
+    id_field = id_column or DEFAULT_ID
     parts = [
         f"{name}=[{', '.join(str(e[id_field]) for e in row[name])}]"
-        for name in variables
+        for name in output.variables
         if row[name] is not None
     ]
     return f"{row['start_ts']} .. {row['end_ts']}  {' '.join(parts)}"

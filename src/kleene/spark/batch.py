@@ -59,6 +59,7 @@ __all__ = [
     "detect",
     "detect_job",
     "output_schema",
+    "refuse_chains",
     "several_schema",
     "spark_type",
 ]
@@ -279,7 +280,14 @@ def _compiled(query: Any, plan: str, options: dict[str, Any]) -> list[tuple[str,
         (name, each if isinstance(each, Plan) else plans.compile(each, plan, name=name, **options))
         for name, each in named_queries(query)
     ]
-    chained = {reader: fed for reader, fed in feeds(dict(named)).items() if fed}
+    refuse_chains(dict(named))
+    return named
+
+
+def refuse_chains(compiled: dict[str, Plan[Any]]) -> None:
+    """Refuse several queries where one reads the events another emits (a chain runs
+    in-process: on Spark a query reads only the DataFrame's rows)."""
+    chained = {reader: fed for reader, fed in feeds(compiled).items() if fed}
     if chained:
         reader, fed = next(iter(chained.items()))
         raise KleeneError(
@@ -287,7 +295,6 @@ def _compiled(query: Any, plan: str, options: dict[str, Any]) -> list[tuple[str,
             "reads only the DataFrame's rows: run the chain in-process (kleene.match, "
             "kleene.Engine), or detect the producer first and union its rows into the input"
         )
-    return named
 
 
 def _taken(plan: Plan[Any], events: EventColumns, on_error: str) -> Column | None:
