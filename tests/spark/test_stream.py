@@ -68,7 +68,7 @@ def _batch(spark, folder: Path):
     return spark.read.schema(SCHEMA).option("header", True).csv(str(folder))
 
 
-def _run(spark, tmp: Path, query: str, **arguments) -> list:
+def _run(spark, tmp: Path, query: str | dict[str, str], **arguments) -> list:
     """Process what the input holds now (in micro-batches of one file), then stop."""
     job = detect_stream_job(_stream(spark, tmp / "in"), query, id="seq", **arguments)
     started = job.start(str(tmp / "out"), checkpoint=str(tmp / "ck"), available_now=True)
@@ -148,6 +148,28 @@ def test_available_now_ends_with_every_match_of_the_files(spark, tmp_path):
     again = _kleene(*command)
     assert again.returncode == 0, again.stderr
     assert _ids(spark.read.parquet(str(tmp_path / "out"))) == expected
+
+
+def test_several_queries_in_one_stream_give_batch_detects_rows_once_each(spark, tmp_path):
+    """Several queries over one read of the stream, in micro-batches and across a
+    restart: each query's rows are batch `detect`'s for the same queries (a keyed one,
+    one with a trailing negation in buckets, one without a key), named by `query`."""
+    queries = {"keyed": KEYED, "negated": NEGATED, "unkeyed": UNKEYED}
+    rows = _log(seed=3, count=400)
+    _write(tmp_path / "in", "part-0.csv", rows[:200])
+    _run(spark, tmp_path, queries, watermark="1 minute")
+    _write(tmp_path / "in", "part-1.csv", rows[200:])
+    batches = _run(spark, tmp_path, queries, watermark="1 minute")
+    assert sum(b["late"] for b in batches) == 0
+    streamed = spark.read.parquet(str(tmp_path / "out"))
+    assert streamed.columns[0] == "query"
+    expected = detect(_batch(spark, tmp_path / "in"), queries, id="seq", arrival="seq")
+    got = sorted((r.query, r.match_id) for r in streamed.select("query", "match_id").collect())
+    want = sorted((r.query, r.match_id) for r in expected.select("query", "match_id").collect())
+    assert got == want
+    assert {name for name, _ in got} == set(queries)
+    with pytest.raises(StateError, match="another query or other options"):
+        _run(spark, tmp_path, {"keyed": KEYED, "negated": NEGATED}, watermark="1 minute")
 
 
 def test_equal_timestamps_follow_the_arrival_column(spark, tmp_path):
@@ -588,3 +610,25 @@ def test_kleene_stream_refuses_before_spark_starts(
     arguments = ["stream", query, "-i", str(folder), "--checkpoint", str(tmp_path / "ck")]
     assert main([*arguments, "-o", str(tmp_path / "out")]) == 1
     assert said in capsys.readouterr().err
+
+
+def test_kleene_stream_runs_several_query_files(spark, tmp_path, capsys):
+    """`kleene stream` over a folder of query files: one read of the input, each output row
+    named by its query's file, each query's rows batch `detect`'s."""
+    queries = tmp_path / "queries"
+    queries.mkdir()
+    (queries / "keyed.sase").write_text(KEYED)
+    (queries / "unkeyed.sase").write_text(UNKEYED)
+    rows = _log(seed=9, count=300)
+    _write(tmp_path / "in", "part-0.csv", rows)
+    arguments = ["stream", str(queries), "-i", str(tmp_path / "in"), "-o", str(tmp_path / "out")]
+    arguments += ["--checkpoint", str(tmp_path / "ck"), "--available-now", "--id-column", "seq"]
+    arguments += ["--arrival", "seq", "--watermark", "1 minute", "--master", "local[2]"]
+    assert main(arguments) == 0
+    assert "grouped keyed: " in capsys.readouterr().err
+    found = spark.read.parquet(str(tmp_path / "out"))
+    named = {"keyed": KEYED, "unkeyed": UNKEYED}
+    expected = detect(_batch(spark, tmp_path / "in"), named, id="seq", arrival="seq")
+    got = sorted(tuple(r) for r in found.select("query", "match_id").collect())
+    assert got == sorted(tuple(r) for r in expected.select("query", "match_id").collect())
+    assert {name for name, _ in got} == set(named)

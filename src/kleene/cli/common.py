@@ -15,6 +15,7 @@ from itertools import chain
 from pathlib import Path
 from typing import Any, Literal
 
+from kleene import plans
 from kleene.cli.plan_options import pair
 from kleene.compiler.analysis import Analysis
 from kleene.compiler.growth import unbounded
@@ -30,6 +31,7 @@ from kleene.runtime.engine import Engine
 __all__ = [
     "ROW_TYPE",
     "as_sql",
+    "compiled_texts",
     "delay",
     "disorder_options",
     "event_columns",
@@ -41,6 +43,7 @@ __all__ = [
     "query_and_input",
     "query_files",
     "query_text",
+    "query_texts",
     "spark_arguments",
     "sql_argument",
 ]
@@ -241,6 +244,34 @@ def named_texts(files: list[str]) -> dict[str, str]:
             raise KleeneError(f"two query files are named {name!r}; rename one")
         named[name] = text
     return named
+
+
+def query_texts(args: argparse.Namespace) -> dict[str, tuple[str, str]]:
+    """The queries the command names (`args.query`: files, folders of them, or one query's
+    text), by name: each's text and the argument it came from."""
+    files = query_files(args.query)
+    if len(files) == 1:
+        text, name = query_text(files[0])
+        return {name: (text, files[0])}
+    texts = named_texts(files)
+    return {name: (text, file) for (name, text), file in zip(texts.items(), files, strict=True)}
+
+
+def compiled_texts(
+    texts: Mapping[str, tuple[str, str]], args: argparse.Namespace, **settings: Any
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The queries (`query_texts`) as the commands read them (`as_sql`), and compiled on
+    `--plan` with `settings`, by name; a warning for a state that can only grow, and the
+    event columns the command line left out filled in (`event_columns`)."""
+    queries = {name: as_sql(text, args, file) for name, (text, file) in texts.items()}
+    compiled = {
+        name: plans.compile(query, args.plan, name=name, **settings)
+        for name, query in queries.items()
+    }
+    for plan in compiled.values():
+        warn_growth(plan)
+    event_columns(args, [plan.analysis for plan in compiled.values()])
+    return queries, compiled
 
 
 def sql_argument(parser: argparse.ArgumentParser) -> None:

@@ -12,29 +12,23 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import kleene
-import kleene.io
 from kleene.cli.common import (
-    as_sql,
     check_input_columns,
+    compiled_texts,
     disorder_options,
-    event_columns,
     input_options,
     is_afa,
     is_statement,
     locate_failure,
     log,
-    named_texts,
     plan_arguments,
     query_and_input,
-    query_files,
-    query_text,
+    query_texts,
     quiet_argument,
     role_types,
     spark_arguments,
     spark_failure,
     spark_for,
-    warn_growth,
 )
 from kleene.cli.plan_options import plan_options
 from kleene.errors import EventError, KleeneError
@@ -116,37 +110,22 @@ def _job(args: argparse.Namespace, source: str) -> int:
     )
     from kleene.spark.session import worker_error
 
-    files = query_files(args.query)
-    if len(files) > 1:
-        texts = named_texts(files)
-    else:
-        text, name = query_text(files[0])
-        texts = {name: text}
-    for text in texts.values():
+    texts = query_texts(args)
+    for text, _ in texts.values():
         if is_afa(text):
             raise KleeneError(
                 "kleene run takes a query; an AFA written directly runs with kleene match"
             )
-        if is_statement(text) and len(texts) > 1:
-            raise KleeneError("a SQL statement around MATCH_RECOGNIZE runs alone in kleene run")
-    if len(texts) == 1 and is_statement(next(iter(texts.values()))):
-        return _statement(args, source, next(iter(texts.values())))
+        if is_statement(text):
+            if len(texts) > 1:
+                raise KleeneError("a SQL statement around MATCH_RECOGNIZE runs alone in kleene run")
+            return _statement(args, source, text)
     options = plan_options(args.option)
     if args.timeouts is not None:
         if len(texts) > 1:
             raise KleeneError("--timeouts takes one query")
         options["timeouts"] = True
-    queries = {
-        name: as_sql(text, args, file)
-        for (name, text), file in zip(texts.items(), files, strict=True)
-    }
-    compiled = {
-        name: kleene.compile(query, args.plan, time_unit=args.time_unit, name=name, **options)
-        for name, query in queries.items()
-    }
-    for plan in compiled.values():
-        warn_growth(plan)
-    event_columns(args, [plan.analysis for plan in compiled.values()])
+    queries, compiled = compiled_texts(texts, args, time_unit=args.time_unit, **options)
     for plan in compiled.values():  # query and schema errors before Spark starts
         check_input_columns(plan, source, args)
     refuse_chains(compiled)

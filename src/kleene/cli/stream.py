@@ -12,25 +12,23 @@ import time
 from pathlib import Path
 from typing import Any
 
-import kleene
 from kleene.cli.common import (
-    as_sql,
     check_input_columns,
-    event_columns,
+    compiled_texts,
     input_options,
     locate_failure,
     log,
     plan_arguments,
-    query_text,
+    query_texts,
     quiet_argument,
     role_types,
     spark_arguments,
     spark_failure,
     spark_for,
     sql_argument,
-    warn_growth,
 )
 from kleene.cli.plan_options import plan_options
+from kleene.compiler.query import Read
 from kleene.errors import EventError, KleeneError
 from kleene.io.readers import format_of
 
@@ -50,7 +48,12 @@ def add(commands: Any) -> None:
         "folder. The state lives in the checkpoint folder: stop with Ctrl-C and run the same "
         "command again to go on where it stopped. Prints one line a micro-batch.",
     )
-    stream.add_argument("query", help="a query file, or the query text itself")
+    stream.add_argument(
+        "query",
+        nargs="+",
+        help="a query file, or the query text itself; several query files (or a folder of "
+        "them) run over one read of the input, each output row with its query's name",
+    )
     sql_argument(stream)
     stream.add_argument("--input", "-i", required=True, help="the folder files arrive in")
     stream.add_argument("--checkpoint", required=True, help="the folder for the query's state")
@@ -122,6 +125,7 @@ def _run(args: argparse.Namespace) -> int:
         raise KleeneError("kleene stream needs Java 17 for Spark, and no 'java' is on PATH")
     try:  # kleene.spark says what to install when pyspark is missing
         from kleene.spark import detect_stream_job
+        from kleene.spark.batch import refuse_chains
     except ImportError as error:
         raise KleeneError(str(error)) from None
     from py4j.protocol import Py4JJavaError
@@ -130,17 +134,19 @@ def _run(args: argparse.Namespace) -> int:
     from kleene.spark.session import local_cores
     from kleene.spark.stream import final_folder, streamable
 
-    text, name = query_text(args.query)
+    texts = query_texts(args)
     options = plan_options(args.option)
     output = "non_overlapping" if args.non_overlapping else "all"
-    settings = {"output": output, "time_unit": args.time_unit, "name": name, **options}
-    query = as_sql(text, args, args.query)
-    plan = kleene.compile(query, args.plan, **settings)  # errors before Spark starts
-    warn_growth(plan)
-    event_columns(args, [plan.analysis])
+    settings = {"output": output, "time_unit": args.time_unit, **options}
+    queries, compiled = compiled_texts(texts, args, **settings)  # errors before Spark starts
     if args.column_type:
         raise KleeneError("--column-type applies to kleene match; give --schema instead")
-    streamable(plan)
+    for plan in compiled.values():
+        streamable(plan)
+    refuse_chains(compiled)
+    several = len(compiled) > 1
+    job_plan: Any = compiled if several else next(iter(compiled.values()))
+    reads = [read for plan in compiled.values() for read in plan.analysis.reads]
     folder = Path(args.input)
     present = folder.is_dir() and any(not p.name.startswith((".", "_")) for p in folder.iterdir())
     if not present and args.format is None:
@@ -150,8 +156,9 @@ def _run(args: argparse.Namespace) -> int:
             f"{args.input} holds no files yet to learn the columns from; give --schema "
             "('ts timestamp, type string, ...')"
         )
-    if present:
-        check_input_columns(plan, args.input, args)  # the files there now, before Spark starts
+    if present:  # the files there now, before Spark starts
+        for plan in compiled.values():
+            check_input_columns(plan, args.input, args)
     started = time.perf_counter()
     conf = {"spark.ui.showConsoleProgress": str(args.verbose).lower()}
     cores = local_cores(args.master)
@@ -160,8 +167,8 @@ def _run(args: argparse.Namespace) -> int:
     spark = spark_for(args, conf)
     try:
         job = detect_stream_job(
-            _source(spark, args, plan),
-            text,
+            _source(spark, args, reads),
+            queries if several else next(iter(queries.values())),
             **spark_arguments(args),
             arrival=args.arrival,
             watermark=args.watermark,
@@ -169,6 +176,7 @@ def _run(args: argparse.Namespace) -> int:
             on_late="collect" if args.late else "count",
             final=final_folder(args.checkpoint, start=args.available_now and not args.keep_open),
             **settings,
+            **({} if several else {"name": next(iter(queries))}),
         )
     except EventError as error:  # the input does not fit the query: say which input
         error.source = error.source or args.input
@@ -191,10 +199,11 @@ def _run(args: argparse.Namespace) -> int:
     query = started_query()
     stops = "stops when the files there are done" if args.available_now else "Ctrl-C stops"
     log.info(
-        f"streaming {args.input} -> {args.output} (plan {job.plan.name}, grouped "
+        f"streaming {args.input} -> {args.output} (plan "
+        f"{', '.join(sorted({plan.name for plan in compiled.values()}))}, grouped "
         f"{job.grouping}; Spark ready in {time.perf_counter() - started:.1f} s); {stops}"
     )
-    interrupted = _followed(query, args, plan)
+    interrupted = _followed(query, args, job_plan)
     finishing = args.available_now and job.final is not None and not args.keep_open
     if not interrupted and finishing:
         at = job.final_time(query)
@@ -204,7 +213,7 @@ def _run(args: argparse.Namespace) -> int:
         )
         job.finish(at)  # a batch reads the row, and Spark runs one more under the watermark
         query = started_query()
-        interrupted = _followed(query, args, plan)
+        interrupted = _followed(query, args, job_plan)
     if interrupted:
         log.info("stopped; run the same command to go on from the checkpoint")
     elif args.available_now and not finishing:
@@ -212,8 +221,9 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _followed(query: Any, args: argparse.Namespace, plan: kleene.Plan[Any]) -> bool:
-    """`_follow` the query, a failure said in one line; whether Ctrl-C stopped it."""
+def _followed(query: Any, args: argparse.Namespace, plan: Any) -> bool:
+    """`_follow` the query, a failure said in one line (located by running `plan`, or
+    several queries' plans by name, in-process); whether Ctrl-C stopped it."""
     from pyspark.errors import StreamingQueryException
 
     from kleene.spark.files import unclosed_quotes
@@ -252,7 +262,7 @@ def _held(query: Any) -> None:
     )
 
 
-def _source(spark: Any, args: argparse.Namespace, plan: kleene.Plan[Any]) -> Any:
+def _source(spark: Any, args: argparse.Namespace, reads: list[Read]) -> Any:
     """The input folder as a streaming DataFrame; malformed rows fail the query (FAILFAST)
     rather than becoming nulls, and a `ts` column of text is read as `kleene run` reads it
     (`text_times`, deciding between numbers and times on the files there so far)."""
@@ -270,7 +280,7 @@ def _source(spark: Any, args: argparse.Namespace, plan: kleene.Plan[Any]) -> Any
 
     schema, sample = args.schema, None
     if schema is None:
-        columns = query_columns(plan.analysis.reads, role_types(args))
+        columns = query_columns(reads, role_types(args))
         sample = read_events_frame(spark, args.input, kind, columns=columns)
         if not sample.columns:
             raise KleeneError(

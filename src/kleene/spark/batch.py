@@ -56,6 +56,7 @@ from kleene.spark.worker import (
 __all__ = [
     "DetectJob",
     "Key",
+    "compiled_queries",
     "detect",
     "detect_job",
     "output_schema",
@@ -182,7 +183,7 @@ def detect_job(
     - `plan` and `**options` (`output`, `time_unit`, `functions`, `name`): as for
       `kleene.compile`, for every query.
     """
-    named = _compiled(query, plan, options)
+    named = compiled_queries(query, plan, options)
     first = named[0][1]
     ship(df.sparkSession)
     if on_error not in ("raise", "skip"):
@@ -269,9 +270,9 @@ def detect_job(
 _JOBS = itertools.count()
 
 
-def _compiled(query: Any, plan: str, options: dict[str, Any]) -> list[tuple[str, Plan[Any]]]:
-    """The query compiled, or each of several with its name; several queries where one
-    reads the events another emits are refused (that chain runs in-process)."""
+def compiled_queries(query: Any, plan: str, options: dict[str, Any]) -> list[tuple[str, Plan[Any]]]:
+    """The query compiled (named ""), or each of several with its name; several queries
+    where one reads the events another emits are refused (that chain runs in-process)."""
     if not several(query):
         return [("", plans.compile(query, plan, **options))]
     if "name" in options:

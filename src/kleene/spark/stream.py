@@ -31,8 +31,11 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import math
+import operator
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -46,23 +49,28 @@ import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
+from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.streaming.query import StreamingQuery
 from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 
-from kleene import plans
 from kleene.compiler.schema import check_time_scale
 from kleene.errors import EventError, KleeneError, StateError
 from kleene.events import Event, Watermark
-from kleene.language.sase import ast as A
 from kleene.language.text import UNITS
 from kleene.matches import Match
 from kleene.plans.base import STATE_FORMAT, Plan
 from kleene.plans.signing import state_key
-from kleene.runtime.engine import several
-from kleene.spark.batch import Key, _event_columns, _keys, job_spec
+from kleene.spark.batch import (
+    Key,
+    _event_columns,
+    _keys,
+    compiled_queries,
+    job_spec,
+    several_schema,
+)
 from kleene.spark.pushdown import EventColumns, carried, col, prefilter
 from kleene.spark.shipping import ship
-from kleene.spark.worker import CARRIED, JobSpec, _events, _Output, _plan, _values
+from kleene.spark.worker import CARRIED, QUERY, JobSpec, _events, _Output, _plan, _values
 
 __all__ = [
     "LATE",
@@ -143,9 +151,10 @@ class StreamSpec:
     state_key: bytes = field(default=b"", repr=False)
 
 
-def detect_stream(sdf: DataFrame, query: str | A.Pattern, **arguments: Any) -> DataFrame:
-    """The matches of `query` in the streaming DataFrame `sdf`, as a streaming DataFrame with
-    the schema of batch `detect`; arguments as for `detect_stream_job`."""
+def detect_stream(sdf: DataFrame, query: Any, **arguments: Any) -> DataFrame:
+    """The matches of `query` (or of several queries, a mapping of names to queries or a
+    list) in the streaming DataFrame `sdf`, as a streaming DataFrame with the schema of
+    batch `detect`; arguments as for `detect_stream_job`."""
     job = detect_stream_job(sdf, query, **arguments)
     if job.on_late == "collect":
         raise KleeneError(
@@ -168,9 +177,12 @@ class StreamJob:
     on_late: str
     #: The folder whose rows move the watermark (`final`); None: none.
     final: str | None = None
-    #: The watermark's delay and the query's window, in seconds (None: no window).
+    #: The watermark's delay and the query's window (the longest of several queries'), in
+    #: seconds (None: no window).
     delay: float = 0.0
     window: float | None = None
+    #: Several queries' plans by name (`plan` is the first's); empty for one query.
+    queries: dict[str, Plan[Any]] = field(default_factory=dict)
 
     def start(
         self,
@@ -196,7 +208,7 @@ class StreamJob:
         sink = {"format": format, "late": late is not None}
         check_checkpoint(
             checkpoint,
-            self.plan,
+            self.queries or self.plan,
             self.grouping,
             output=path,
             sink=sink,
@@ -269,7 +281,7 @@ def _split_writer(path: str, late: str, format: str) -> Callable[[DataFrame, int
 
 def detect_stream_job(
     sdf: DataFrame,
-    query: str | A.Pattern,
+    query: Any,
     *,
     ts: str = "ts",
     type: str | None = "type",  # noqa: A002 - the column's role
@@ -288,6 +300,13 @@ def detect_stream_job(
 ) -> StreamJob:
     """Prepare the streaming job that finds `query`'s matches in `sdf` (see the module
     docstring for the steps). Arguments as for batch `detect_job`, and:
+
+    - `query`: one query, or several (a mapping of names to queries, or a list), over one
+      read of the stream: each row goes to the queries that can take it, each query's
+      groups hold their own states (the query's number is the first group column), and
+      every output row names its query in a first column, `query`. An event late for a
+      query is late for it alone: each such query counts it (and collects it, with its
+      name);
 
     - `final`: a folder whose rows (JSON lines of one timestamp, written by
       `StreamJob.finish`) move the watermark, so that a run can end with every match of
@@ -309,10 +328,11 @@ def detect_stream_job(
     """
     if not sdf.isStreaming:
         raise KleeneError("detect_stream takes a streaming DataFrame; for a batch one use detect")
-    if several(query):
-        raise KleeneError("TEMP")
-    compiled = plans.compile(query, plan, **options)
-    streamable(compiled)
+    named = compiled_queries(query, plan, options)
+    compiled = [each for _, each in named]
+    for each in compiled:
+        streamable(each)
+    first = compiled[0]
     ship(sdf.sparkSession)
     if on_error not in ("raise", "skip"):
         raise KleeneError(f"on_error is 'raise' or 'skip', not {on_error!r}")
@@ -337,8 +357,8 @@ def detect_stream_job(
             f"the stream has no column {arrival!r} (arrival); it has {', '.join(sdf.columns)}",
             field=arrival,
         )
-    df, events = _event_columns(sdf, [compiled], ts, type, event_type, id, ts_unit, partition_by)
-    per_second = compiled.options.window_length(1, "s")
+    df, events = _event_columns(sdf, compiled, ts, type, event_type, id, ts_unit, partition_by)
+    per_second = first.options.window_length(1, "s")
     delay = _delay_seconds(watermark, per_second)
     df = df.withColumn(TIME, _event_time(events, per_second))
     df = df.withColumn(ORDER, col(arrival or events.id))
@@ -347,22 +367,29 @@ def detect_stream_job(
     if on_error == "skip":
         skipped = col(TIME).isNull() | ~typed
         data = data.observe(SKIPPED, F.count(F.when(skipped, 1)).alias("skipped"))
-    keep = _kept(prefilter(compiled.analysis.filters, events), typed, on_error)
-    if keep is not None:
-        data = data.filter(keep)
+    kept = [_kept(prefilter(each.analysis.filters, events), typed, on_error) for each in compiled]
+    taken = [each for each in kept if each is not None]
+    if len(taken) == len(kept):
+        data = data.filter(functools.reduce(operator.or_, taken))
 
-    keys = _keys(compiled, events, partition_by)
+    keys = [_keys(each, events, partition_by) for each in compiled]
     event_names = [n for n in df.columns if n not in (TIME, ORDER)]
     event_fields = [df.schema[name] for name in event_names]
     if buckets is None:  # not from the session's settings: a checkpoint pins the grouping
-        buckets = 0 if keys is None else BUCKETS
+        buckets = 0 if all(each is None for each in keys) else BUCKETS
     if buckets < 0:
         raise KleeneError(f"buckets is 0 (one group a key) or more, not {buckets}")
-    groups, grouping = _groups(keys, buckets)
-    key_columns = [k.expr.cast("string").alias(f"{KEY}{i}") for i, k in enumerate(keys or [])]
-
     renamed, event_columns = carried(event_names, CARRIED)
-    data = data.select(*event_columns, col(ORDER), *key_columns)
+    width = max(len(each or []) for each in keys)
+    if len(named) == 1:
+        key_columns = [
+            k.expr.cast("string").alias(f"{KEY}{i}") for i, k in enumerate(keys[0] or [])
+        ]
+        data = data.select(*event_columns, col(ORDER), *key_columns)
+        groups, grouping = _groups(keys[0], buckets)
+    else:
+        data = _per_query(data, kept, keys, width, event_columns)
+        groups, grouping = _query_groups(named, keys, width, buckets)
     data = data.select(*groups, *(col(n) for n in data.columns), F.lit(_FAR).alias(NEVER))
     control = None
     if final is not None:
@@ -370,18 +397,38 @@ def detect_stream_job(
         control = spark.readStream.schema(_CONTROL_SCHEMA).json(final)
     df = _with_clock(data, df, delay, control)
 
-    job, schema = job_spec(compiled, events, event_fields, keys, (), False)
-    job = replace(job, carried={alias: name for name, alias in renamed.items()})
     zone = str(spark.conf.get("spark.sql.session.timeZone", "UTC"))
-    spec = StreamSpec(
-        job, len(keys or []), per_second, delay * per_second, zone, grouping, state_key()
+    carried_names = {alias: name for name, alias in renamed.items()}
+    made = [
+        job_spec(each, events, event_fields, key, (), False)
+        for each, key in zip(compiled, keys, strict=True)
+    ]
+    schema = (
+        made[0][1]
+        if len(named) == 1
+        else several_schema(
+            [(name, each) for (name, _), (_, each) in zip(named, made, strict=True)]
+        )
     )
+    arrow = to_arrow_schema(schema, timezone="UTC")
+    specs = [
+        StreamSpec(
+            replace(job, carried=carried_names, query=name, schema=arrow),
+            len(key or []),
+            per_second,
+            delay * per_second,
+            zone,
+            grouping,
+            state_key(),
+        )
+        for (name, _), (job, _), key in zip(named, made, keys, strict=True)
+    ]
     output_schema = T.StructType(
         [*schema.fields, T.StructField(LATE, T.StructType(event_fields), True)]
     )
     group_names = [f"{GROUP}{i}" for i in range(len(groups))]
     output = df.groupBy(*group_names).applyInPandasWithState(
-        StreamFunction(spec),
+        StreamFunction(specs),
         output_schema,
         _STATE_SCHEMA,
         "append",
@@ -394,8 +441,10 @@ def detect_stream_job(
         F.count(F.when(~late, 1)).alias("matches"),
     )
     matches = output.filter(~late).drop(LATE)
-    window = None if compiled.window is None else compiled.window / per_second
-    return StreamJob(matches, output, compiled, grouping, on_late, final, delay, window)
+    windows = [each.window for each in compiled if each.window is not None]
+    window = max(windows) / per_second if len(windows) == len(compiled) else None
+    queries = dict(named) if len(named) > 1 else {}
+    return StreamJob(matches, output, first, grouping, on_late, final, delay, window, queries)
 
 
 def streamable(compiled: Plan[Any]) -> None:
@@ -458,6 +507,65 @@ def _groups(keys: list[Key] | None, buckets: int) -> tuple[list[Column], str]:
     return [hashed.alias(f"{GROUP}0")], f"{buckets} hash buckets of {names}"
 
 
+def _per_query(
+    data: DataFrame,
+    kept: Sequence[Column | None],
+    keys: Sequence[list[Key] | None],
+    width: int,
+    event_columns: Sequence[Column],
+) -> DataFrame:
+    """Several queries' rows from one read: each row becomes a row per query whose filter
+    (`kept`) it passes, carrying the query's number (`QUERY`) and its key values as text
+    (`KEY`0.., null past the query's own)."""
+    kind = T.StructType(
+        [
+            T.StructField("q", T.IntegerType(), False),
+            *(T.StructField(f"k{i}", T.StringType(), True) for i in range(width)),
+        ]
+    )
+    entries = []
+    for number, (condition, key) in enumerate(zip(kept, keys, strict=True)):
+        values = [k.expr.cast("string") for k in key or []]
+        values += [F.lit(None).cast("string")] * (width - len(values))
+        entry = F.array(
+            F.struct(F.lit(number).alias("q"), *(v.alias(f"k{i}") for i, v in enumerate(values)))
+        )
+        entries.append(entry if condition is None else F.when(condition, entry))
+    empty = F.array().cast(T.ArrayType(kind))
+    exploded = data.select(
+        F.explode(F.flatten(F.array(*(F.coalesce(e, empty) for e in entries)))).alias("_e"),
+        *event_columns,
+        col(ORDER),
+    )
+    entry = col("_e")
+    return exploded.select(
+        entry.getField("q").alias(QUERY),
+        *(col(c) for c in exploded.columns if c != "_e"),
+        *(entry.getField(f"k{i}").alias(f"{KEY}{i}") for i in range(width)),
+    )
+
+
+def _query_groups(
+    named: Sequence[tuple[str, Plan[Any]]],
+    keys: Sequence[list[Key] | None],
+    width: int,
+    buckets: int,
+) -> tuple[list[Column], str]:
+    """The group columns of several queries' rows (`_per_query`): the query's number, then
+    its key values, or a hash bucket of them; and how each query groups, in words."""
+    words = "; ".join(
+        f"{name}: {_groups(key, buckets)[1]}" for (name, _), key in zip(named, keys, strict=True)
+    )
+    query = col(QUERY).alias(f"{GROUP}0")
+    if width == 0:
+        return [query], words
+    values = [col(f"{KEY}{i}") for i in range(width)]
+    if buckets == 0:
+        return [query, *(v.alias(f"{GROUP}{i + 1}") for i, v in enumerate(values))], words
+    hashed = F.pmod(F.xxhash64(*values), F.lit(buckets))
+    return [query, hashed.alias(f"{GROUP}1")], words
+
+
 def _kept(condition: Column | None, typed: Column, on_error: str) -> Column | None:
     """The push-down filter of the data branch. Under "raise", rows without timestamp or
     type pass, for the worker to name; under "skip" they are dropped (and counted)."""
@@ -517,12 +625,18 @@ class StreamFunction:
     """The function `applyInPandasWithState` calls per group and micro-batch (and when the
     group's timer fires): see the module docstring, step 4."""
 
-    def __init__(self, spec: StreamSpec) -> None:
-        self.spec = spec
+    def __init__(self, specs: Sequence[StreamSpec]) -> None:
+        #: One query's spec, or several's, by number (a group's first value then).
+        self.specs = tuple(specs)
+        self.spec = self.specs[0]
 
     def __call__(
         self, group: tuple[Any, ...], frames: Iterator[pd.DataFrame], state: GroupState
     ) -> Iterator[pd.DataFrame]:
+        if len(self.specs) > 1:
+            if pd.isna(group[0]):  # the clock's rows and those moving the watermark only
+                return
+            self.spec = self.specs[int(group[0])]
         spec = self.spec
         plan = _plan(spec.job)
         output = _Output(spec.job, plan.output)
@@ -617,13 +731,20 @@ class StreamFunction:
         naive = column.cast(pa.timestamp("us")).to_pylist()  # then a zone: faster than Arrow's
         return [None if v is None else v.replace(tzinfo=UTC) for v in naive]
 
+    @property
+    def named(self) -> dict[str, str]:
+        """A row's first column in a job of several queries: the query's name."""
+        query = self.spec.job.query
+        return {"query": query} if query else {}
+
     def late_row(self, plan: Plan[Any], record: dict[str, Any], key: tuple[Any, ...]) -> Any:
         """A late event as a row of the output: the match columns mostly empty, the event in
         the LATE column."""
         ts = record[self.spec.job.ts]
         if plan.output.kind == "rows":  # MATCH_RECOGNIZE's: the event alone
-            return {LATE: record}
+            return {**self.named, LATE: record}
         row: dict[str, Any] = {
+            **self.named,
             "match_id": 0,
             "pattern": plan.pattern_name,
             "start_ts": ts,
@@ -726,7 +847,7 @@ def _reached(folder: Path) -> int:
 
 def check_checkpoint(
     checkpoint: str,
-    plan: Plan[Any],
+    plan: Plan[Any] | Mapping[str, Plan[Any]],
     grouping: str,
     *,
     output: str | None = None,
@@ -738,15 +859,17 @@ def check_checkpoint(
     (`sink`: format, late events apart); refuse an `output` folder holding batches the
     checkpoint did not reach (Spark's file sink would skip those batch numbers, and this
     run's first matches with them); mark a new checkpoint. (A checkpoint on a distributed
-    file system is checked in the workers instead.)"""
+    file system is checked in the workers instead.) `plan`: the query's plan, or several
+    queries' by name."""
     folder = _local(checkpoint)
     if folder is None:
         return
     marker = folder / MARKER
+    plan_name, fingerprint = _identity(plan)
     mine: dict[str, Any] = {
         "format": STATE_FORMAT,
-        "plan": plan.name,
-        "query": plan.fingerprint,
+        "plan": plan_name,
+        "query": fingerprint,
         "grouping": grouping,
     }
     if sink is not None:
@@ -795,12 +918,12 @@ def check_checkpoint(
                 f"state format {theirs.get('format')}"
                 if theirs.get("format") != STATE_FORMAT
                 else f"plan {theirs.get('plan')!r}"
-                if theirs.get("plan") != plan.name
+                if theirs.get("plan") != plan_name
                 else "another query or other options"
             )
             raise StateError(
                 f"the checkpoint {checkpoint} was written by {what} (fingerprint "
-                f"{theirs.get('query')}, this query's is {plan.fingerprint}): start from a "
+                f"{theirs.get('query')}, this query's is {fingerprint}): start from a "
                 "fresh checkpoint folder, or run the query it was written with"
             )
         return
@@ -811,6 +934,16 @@ def check_checkpoint(
         )
     folder.mkdir(parents=True, exist_ok=True)
     marker.write_text(json.dumps(mine, sort_keys=True) + "\n")
+
+
+def _identity(plan: Plan[Any] | Mapping[str, Plan[Any]]) -> tuple[str, str]:
+    """The plan's name and query fingerprint a checkpoint records; for several queries,
+    each plan's name and one fingerprint of every query with its name."""
+    if isinstance(plan, Plan):
+        return plan.name, plan.fingerprint
+    text = json.dumps(sorted((name, each.fingerprint) for name, each in plan.items()))
+    names = ", ".join(sorted({each.name for each in plan.values()}))
+    return names, hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def final_folder(checkpoint: str, start: bool = True) -> str | None:
