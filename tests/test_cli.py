@@ -655,10 +655,20 @@ def test_no_matches_still_write_every_field(tmp_path):
     for name in ("none.csv", "none.parquet"):
         assert main(["match", query, "-i", str(data), "-o", str(tmp_path / name)]) == 0
     assert (tmp_path / "none.csv").read_text().splitlines() == [
-        '"pattern","start_ts","end_ts","a","b","x","late"'
+        '"match_id","pattern","start_ts","end_ts","key","a","b","x","late"'
     ]
     import pyarrow.parquet as pq
 
     schema = pq.read_schema(tmp_path / "none.parquet")
-    assert schema.names == ["pattern", "start_ts", "end_ts", "a", "b", "x", "late"]
+    assert schema.names == [
+        "match_id",
+        "pattern",
+        "start_ts",
+        "end_ts",
+        "key",
+        "a",
+        "b",
+        "x",
+        "late",
+    ]
     assert str(schema.field("late").type) == "bool"  # a condition is one, whatever the input

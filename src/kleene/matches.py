@@ -10,6 +10,7 @@ Match(a=[0], b=[1, 3])
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Hashable, Iterable, Mapping
 from itertools import chain
 from operator import attrgetter
@@ -18,12 +19,23 @@ from typing import Any
 from kleene.errors import KleeneError
 from kleene.events import Event, Timestamp, attributes
 
-__all__ = ["Match", "Retraction", "SortKey", "Timeout", "net"]
+__all__ = ["Match", "Retraction", "SortKey", "Timeout", "event_record", "net"]
 
 _id = attrgetter("id")
 #: End time, start time, event ids, then pattern and (variable, number of events) pairs.
 SortKey = tuple[float, float, tuple[Any, ...], tuple[str, tuple[tuple[str, int], ...]]]
 _t = attrgetter("t")
+
+
+def event_record(event: Event) -> dict[str, Any]:
+    """An event inside an output row: its id, type, ts and attributes, in that order (an
+    attribute named id, type or ts takes that place: name the column as the events' id,
+    type or ts to make it one).
+
+    >>> event_record(Event("A", 1, {"x": 2}, id=7))
+    {'id': 7, 'type': 'A', 'ts': 1, 'x': 2}
+    """
+    return {"id": event.id, "type": event.type, "ts": event.ts, **attributes(event)}
 
 
 class Match:
@@ -152,6 +164,13 @@ class Match:
         return key
 
     @property
+    def match_id(self) -> int:
+        """A stable 64-bit id for the match: its `key` (pattern and events' ids) hashed,
+        the same in every process and on Spark."""
+        text = repr(self.key).encode("utf-8")
+        return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "big", signed=True)
+
+    @property
     def events(self) -> tuple[Event, ...]:
         """Every bound event, variable by variable in pattern order."""
         flat = self._flat
@@ -221,23 +240,26 @@ class Match:
         return found
 
     def to_row(self) -> dict[str, Any]:
-        """The match as one record, the shape of `kleene run`'s rows: pattern, start and end
-        timestamps, then one field per variable holding its events (each a dict of id, type,
-        ts and attributes, values as they are), an AFA's `register`, and for a retraction
-        `retraction: True`.
+        """The match as one record (docs/output.md): `match_id`, pattern, start and end
+        timestamps, then one field per variable holding its events (each a dict of id,
+        type, ts and attributes, values as they are: `event_record`), the RETURN values, an
+        AFA's `register`, and for a retraction `retraction: True`.
 
         >>> from kleene import Event
         >>> row = Match({"a": (Event("A", 1, {"x": 2}, id=0),)}).to_row()
-        >>> list(row), row["a"]
-        (['pattern', 'start_ts', 'end_ts', 'a'], [{'id': 0, 'type': 'A', 'ts': 1, 'x': 2}])
+        >>> list(row)
+        ['match_id', 'pattern', 'start_ts', 'end_ts', 'a']
+        >>> row["a"]
+        [{'id': 0, 'type': 'A', 'ts': 1, 'x': 2}]
         """
         row: dict[str, Any] = {
+            "match_id": self.match_id,
             "pattern": self.pattern,
             "start_ts": self.start_ts,
             "end_ts": self.end_ts,
         }
         for name, events in self.bindings.items():
-            row[name] = [{"id": e.id, "type": e.type, "ts": e.ts, **attributes(e)} for e in events]
+            row[name] = [event_record(e) for e in events]
         if self.register is not None:
             row["register"] = dict(self.register)
         if self.values is not None:

@@ -17,11 +17,12 @@ def test_one_row_a_match_with_a_column_per_variable_field():
     frame = kleene.to_pandas(found)
     assert len(frame) == len(found) == 3
     assert list(frame.columns) == [
-        "pattern", "start_ts", "end_ts",
-        "a.id", "a.ts", "a.sym", "a.price",
-        "b.id", "b.ts", "b.sym", "b.price",
-        "c.id", "c.ts", "c.sym", "c.price", "c.note",
+        "match_id", "pattern", "start_ts", "end_ts",
+        "a.id", "a.type", "a.ts", "a.sym", "a.price",
+        "b.id", "b.type", "b.ts", "b.sym", "b.price",
+        "c.id", "c.type", "c.ts", "c.sym", "c.price", "c.note",
     ]  # fmt: skip
+    assert frame["match_id"].tolist() == [m.match_id for m in found]
     assert frame["a.price"].tolist() == [10, 10, 10]
     assert sorted(map(tuple, frame["b.price"])) == [(11,), (11, 12), (12,)]
     assert frame["c.note"].tolist() == ["drop"] * 3

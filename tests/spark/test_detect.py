@@ -238,7 +238,7 @@ def test_constant_type_default_ids_and_counts(spark, stocks):
         for m in expected
     )
     assert found == local
-    assert len({r["a"][0]["kleene_id"] for r in rows}) == len({c[0] for c in found})
+    assert len({r["a"][0]["id"] for r in rows}) == len({c[0] for c in found})
     counts = result.counts()
     assert counts["read"] == len(stocks)
     assert 0 < counts["kept"] < len(stocks) / 2

@@ -51,9 +51,7 @@ def local_keys(path):
 
 
 def spark_keys(rows):
-    return {
-        tuple((n, tuple(e["kleene_id"] for e in row[n])) for n in ("a", "b", "c")) for row in rows
-    }
+    return {tuple((n, tuple(e["id"] for e in row[n])) for n in ("a", "b", "c")) for row in rows}
 
 
 @pytest.mark.parametrize("source", ["csv", "jsonl", "parquet"])

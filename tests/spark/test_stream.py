@@ -188,7 +188,7 @@ def test_equal_timestamps_follow_the_arrival_column(spark, tmp_path):
     started = job.start(str(tmp_path / "out"), checkpoint=str(tmp_path / "ck"), available_now=True)
     started.awaitTermination()
     found = spark.read.parquet(str(tmp_path / "out"))
-    assert [tuple(r) for r in found.selectExpr("a[0].seq", "b[0].seq").collect()] == [(3, 0)]
+    assert [tuple(r) for r in found.selectExpr("a[0].id", "b[0].id").collect()] == [(3, 0)]
     batch = spark.read.schema(schema).option("header", True).csv(str(folder))
     assert _ids(found) == _ids(detect(batch, query, id="seq", arrival="arrived"))
 
@@ -209,7 +209,7 @@ def test_filtered_events_still_move_time_on(spark, tmp_path):
     started.awaitTermination()
     plan = job.output._jdf.queryExecution().analyzed().toString()
     assert "Filter" in plan and "type#" in plan  # the push-down filter is there
-    found = spark.read.parquet(str(tmp_path / "out")).selectExpr("a[0].seq", "b[0].seq")
+    found = spark.read.parquet(str(tmp_path / "out")).selectExpr("a[0].id", "b[0].id")
     assert [tuple(r) for r in found.collect()] == [(0, 1)]
     assert sum(b["events"] for b in progress(started)) == len(rows)
 
@@ -356,7 +356,7 @@ def test_any_streaming_source_runs(spark, tmp_path):
     while time.monotonic() < deadline and not spark.table("kleene_rate").count():
         time.sleep(1)
     started.stop()
-    found = spark.table("kleene_rate").selectExpr("a[0].value AS a", "b[0].value AS b").collect()
+    found = spark.table("kleene_rate").selectExpr("a[0].id AS a", "b[0].id AS b").collect()
     assert found and all(r.b == r.a + 1 for r in found)
 
 
@@ -502,7 +502,7 @@ def test_iso_text_timestamps_in_json_lines_are_read_as_times(spark, tmp_path):
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     found = spark.read.parquet(str(tmp_path / "out")).collect()
-    pairs = sorted((row.a[0]["seq"], row.b[0]["seq"]) for row in found)
+    pairs = sorted((row.a[0]["id"], row.b[0]["id"]) for row in found)
     assert pairs == sorted((m.bindings["a"][0].id, m.bindings["b"][0].id) for m in expected)
 
     bad = tmp_path / "bad"
@@ -536,7 +536,7 @@ def test_iso_text_timestamps_in_json_lines_are_read_as_times(spark, tmp_path):
     )
     assert kept and kept != expected
     found = spark.read.parquet(str(tmp_path / "out3")).collect()
-    pairs = sorted((row.a[0]["seq"], row.b[0]["seq"]) for row in found)
+    pairs = sorted((row.a[0]["id"], row.b[0]["id"]) for row in found)
     assert pairs == sorted((m.bindings["a"][0].id, m.bindings["b"][0].id) for m in kept)
 
 

@@ -64,7 +64,7 @@ def found(rows: list[dict], query: str, by_time: bool, spark) -> tuple[set, int]
         (
             row["start_ts"],
             row["end_ts"],
-            tuple(tuple(e["kleene_id"] for e in row[n]) for n in names),
+            tuple(tuple(e["id"] for e in row[n]) for n in names),
         )
         for row in out.to_pylist()
     }

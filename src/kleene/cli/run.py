@@ -215,7 +215,7 @@ def _job(args: argparse.Namespace, source: str) -> int:
         for number, row in enumerate(shown.limit(args.show).collect(), 1):
             output = compiled[row["query"]].output if several else job.plan.output
             named = f"{row['query']}: " if several else ""
-            print(f"{number:>3}. {named}{_short_row(row, output, args.id_column)}")
+            print(f"{number:>3}. {named}{_short_row(row, output)}")
     return 0
 
 
@@ -287,20 +287,17 @@ def _spooled(path: str, format: str | None, master: str) -> Iterator[str]:  # no
         yield str(target)
 
 
-def _short_row(row: Any, output: Any, id_column: str | None) -> str:
+def _short_row(row: Any, output: Any) -> str:
     """An output row of the Spark job on one line: an emitted event's time, type and values;
     MATCH_RECOGNIZE's row as it is; a match's time span and each variable's ids."""
-    from kleene.spark.batch import DEFAULT_ID
-
     values = {k: v for k, v in row.asDict().items() if k != "query"}
     if output.kind == "events":  # a rule's emitted events
         own = {k: v for k, v in values.items() if k not in ("type", "ts", "key")}
         return f"{row['ts']}  {row['type']} {own}"
     if output.kind == "rows":
         return " ".join(f"{k}={v}" for k, v in values.items())
-    id_field = id_column or DEFAULT_ID
     parts = [
-        f"{name}=[{', '.join(str(e[id_field]) for e in row[name])}]"
+        f"{name}=[{', '.join(str(e['id']) for e in row[name])}]"
         for name in output.variables
         if row[name] is not None
     ]

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, ClassVar, Literal
 
@@ -53,7 +53,9 @@ __all__ = [
 #: the value of an input column (`Field.of`), a sum of one (whole when the column is, else
 #: a float), a time as a number (`Event.t`), or a list of an input column's values (`of`;
 #: text when None).
-Kind = Literal["text", "time", "events", "long", "double", "bool", "column", "sum", "t", "list"]
+Kind = Literal[
+    "text", "time", "events", "long", "double", "bool", "column", "sum", "t", "list", "key"
+]
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,19 @@ class Output:
     #: Does each row also carry the input's columns that are not among its fields (kind
     #: "rows": MATCH_RECOGNIZE's ALL ROWS PER MATCH)?
     carries: bool = False
+    #: The partition key a match's `key` field holds (`keyed`); None: no such field.
+    partition: Partition | None = field(default=None, compare=False)
+
+    def keyed(self, partition: Partition | None) -> Output:
+        """The output of a query the runtime splits by `partition`: a match's row holds the
+        key's values as text (`Partition.labelled`) in a field `key`, after its times (and
+        `kind`, `deadline`)."""
+        if partition is None or self.kind != "matches":
+            return self
+        names = [f.name for f in self.fields]
+        at = names.index("deadline" if self.timeouts else "end_ts") + 1
+        fields = (*self.fields[:at], Field("key", "key", nullable=True), *self.fields[at:])
+        return replace(self, fields=fields, partition=partition)
 
     @property
     def noun(self) -> str:
@@ -131,28 +146,40 @@ class Output:
         return tuple(f for f in self.fields if f.expr is not None)
 
     def row(self, found: Any) -> dict[str, Any]:
-        """One output as a flat row (`Match.to_row`, `emitted_row`, or the row itself)."""
+        """One output as a flat row (docs/output.md): an emitted event's (`emitted_row`), a
+        MATCH_RECOGNIZE row as it is, or a match's, every field this output declares in
+        order (`Match.to_row`; a variable of an OR branch the match did not take is None),
+        then what only some matches have (an AFA's `register`, a retraction's mark)."""
         if self.kind == "events":
             return emitted_row(found)
         if self.kind == "rows":
             return dict(found)
-        row: dict[str, Any] = found.to_row()
+        made: dict[str, Any] = found.to_row()
+        if self.timeouts:
+            made.setdefault("kind", "match")
+            made.setdefault("deadline", None)
+        if self.partition is not None:
+            made["key"] = self.partition.labelled(found.start)
+        row = {f.name: made.pop(f.name, None) for f in self.fields}
+        row.update(made)
         return row
 
 
 def match_fields(
     variables: tuple[str, ...], returns: tuple[A.Returned, ...], timeouts: bool
 ) -> tuple[Field, ...]:
-    """The fields of a match's row: pattern, start and end time, `kind` ("match" or
-    "timeout") when timeouts are reported, each positive variable's events, each RETURN
-    value."""
+    """The fields of a match's row: `match_id`, pattern, start and end time, `kind`
+    ("match" or "timeout") and `deadline` (a timeout's, as a number) when timeouts are
+    reported, each positive variable's events, each RETURN value."""
     fields = [
+        Field("match_id", "long", nullable=False),
         Field("pattern", "text", nullable=False),
         Field("start_ts", "time", nullable=False),
         Field("end_ts", "time", nullable=False),
     ]
     if timeouts:
         fields.append(Field("kind", "text", nullable=False))
+        fields.append(Field("deadline", "t", nullable=True))
     fields += [Field(name, "events") for name in variables]
     for returned in returns:
         kind, of = value_kind(returned.expr)
@@ -328,6 +355,28 @@ class Partition:
             return partial(_one_key, single[0], self.key)
         return self.key
 
+    @property
+    def names(self) -> tuple[str, ...]:
+        """What a row's `key` calls each class's value: its attribute, or `key<n>` where
+        the class equates attributes of several names."""
+        found = []
+        for index, members in enumerate(self.classes):
+            attrs = {attr for _, attr in members}
+            found.append(next(iter(attrs)) if len(attrs) == 1 else f"key{index}")
+        return tuple(found)
+
+    def labelled(self, event: Event) -> dict[str, str | None]:
+        """The event's key values as a row's `key` holds them: by `names`, as text (as
+        Spark casts them: true/false for truth values), None for a missing one.
+
+        >>> Partition(((("a", "k"),),), {}, ("k",)).labelled(Event("A", 1, {"k": 7}))
+        {'k': '7'}
+        """
+        attrs = self.by_type.get(event.type, self.default) or ()
+        values = [event.get(name) for name in attrs]
+        values += [None] * (len(self.classes) - len(values))
+        return {name: _text(value) for name, value in zip(self.names, values, strict=True)}
+
     def describe(self) -> str:
         parts = []
         for members in self.classes:
@@ -336,6 +385,15 @@ class Partition:
                 attrs.pop() if len(attrs) == 1 else " = ".join(f"{v}.{a}" for v, a in members)
             )
         return ", ".join(parts)
+
+
+def _text(value: Any) -> str | None:
+    """A key value as text, as Spark casts it to a string."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,8 @@ event of a match with `explode=True`. The events a LEAD rule emits become one ro
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -35,16 +36,19 @@ def to_pandas(found: Iterable[Match | Event | Mapping[str, Any]], *, explode: bo
     """A pandas DataFrame of matches (or of a LEAD rule's emitted events, or of a
     MATCH_RECOGNIZE clause's rows: one row each, as they are).
 
-    One row a match: `pattern`, `start_ts`, `end_ts`, the query's RETURN values (one column
-    each), then for each variable `v` the columns
-    `v.id`, `v.ts` and `v.<attribute>` for every attribute its events carry: a value for a
-    variable that binds one event in every match, a list (in order) for a Kleene variable.
-    With `explode=True`, one row an event of a match: `match` (the match's row number),
-    `pattern`, `start_ts`, `end_ts`, `variable`, `position` (within the variable), `id`,
-    `type`, `ts` and the event's attributes. A retraction (plan `afa`) has `retraction`
-    True; with timed-out partial matches among the matches (`timeouts=True`), `kind` says
-    "match" or "timeout" and `deadline` when a timeout's window closed. Emitted events are
-    one row each: `type`, `ts` and their attributes."""
+    A flattened view of the rows every surface writes (docs/output.md). One row a match:
+    `match_id`, `pattern`, `start_ts`, `end_ts`, the query's RETURN values (one column
+    each), then for each variable `v` the columns `v.id`, `v.type`, `v.ts` and
+    `v.<attribute>` for every attribute its events carry: a value for a variable that binds
+    one event in every match, a list (in order) for a Kleene variable. With
+    `explode=True`, one row an event of a match: `match` (the match's row number),
+    `match_id`, `pattern`, `start_ts`, `end_ts`, `variable`, `position` (within the
+    variable), `id`, `type`, `ts` and the event's attributes. A retraction (plan `afa`)
+    has `retraction` True; with timed-out partial matches among the matches
+    (`timeouts=True`), `kind` says "match" or "timeout" and `deadline` when a timeout's
+    window closed. A match does not know how its query split the stream, so `key` is not
+    here (`plan.output.row(match)` has it). Emitted events are one row each: `type`, `ts`
+    and their attributes."""
     try:
         import pandas as pd
     except ImportError:  # pragma: no cover - pandas comes with kleene[spark]
@@ -74,6 +78,7 @@ def to_pandas(found: Iterable[Match | Event | Mapping[str, Any]], *, explode: bo
         for number, m in enumerate(matches):
             head = {
                 "match": number,
+                "match_id": m.match_id,
                 "pattern": m.pattern,
                 "start_ts": m.start_ts,
                 "end_ts": m.end_ts,
@@ -90,12 +95,17 @@ def to_pandas(found: Iterable[Match | Event | Mapping[str, Any]], *, explode: bo
     fields: dict[str, list[str]] = {}
     for m in matches:
         for name, events in m.bindings.items():
-            known = fields.setdefault(name, ["id", "ts"])
+            known = fields.setdefault(name, ["id", "type", "ts"])
             for e in events:
                 known.extend(a for a in e.attrs if a not in known)
     rows = []
     for m in matches:
-        row: dict[str, Any] = {"pattern": m.pattern, "start_ts": m.start_ts, "end_ts": m.end_ts}
+        row: dict[str, Any] = {
+            "match_id": m.match_id,
+            "pattern": m.pattern,
+            "start_ts": m.start_ts,
+            "end_ts": m.end_ts,
+        }
         row.update(marks(m))
         row.update(m.values or {})
         for name, names in fields.items():
@@ -162,11 +172,18 @@ def columns_frame(columns: Mapping[str, Any], names: list[str]) -> Any:
 
 
 def _field(event: Event, name: str) -> Any:
-    if name == "id":
-        return event.id
-    if name == "ts":
-        return event.ts
+    """A field of the event as its row holds it (`event_record`: id, type, ts, then its
+    attributes, an attribute of one of those names in that place)."""
+    if name in _ROLES and name not in event.attrs:
+        return _ROLES[name](event)
     return event.get(name)
+
+
+_ROLES: dict[str, Callable[[Event], Any]] = {
+    "id": attrgetter("id"),
+    "type": attrgetter("type"),
+    "ts": attrgetter("ts"),
+}
 
 
 def read_matches(path: str | Path) -> Any:

@@ -128,8 +128,6 @@ class Plan(ABC, Generic[S]):
             raise PlanError(f"plan {self.name!r} cannot run this query: {reason}")
         self.analysis = analysis
         self.options = options
-        #: What `step` and `advance` return, and the fields of a row of it.
-        self.output: Output = analysis.output(options.timeouts, not self.ordered)
         within = analysis.within
         #: The window in timestamp units (None: no WITHIN, or a count window alone).
         self.window: float | None = (
@@ -200,6 +198,15 @@ class Plan(ABC, Generic[S]):
     @property
     def pattern_name(self) -> str:
         return self.options.name
+
+    @cached_property
+    def output(self) -> Output:
+        """What `step` and `advance` return, and the fields of a row of it (a match's
+        partition key among them when the runtime splits the stream by it)."""
+        analysis = self.analysis
+        made = analysis.output(self.options.timeouts, not self.ordered)
+        keyed = self.partition_key is not None and not analysis.partition_is_meaning
+        return made.keyed(analysis.partition if keyed else None)
 
     @property
     def partition_key(self) -> Callable[[Event], Hashable | None] | None:

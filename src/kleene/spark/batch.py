@@ -59,6 +59,7 @@ __all__ = [
     "compiled_queries",
     "detect",
     "detect_job",
+    "event_struct",
     "output_schema",
     "refuse_chains",
     "several_schema",
@@ -790,29 +791,36 @@ def output_schema(
     event_fields: Sequence[T.StructField],
     keys: list[Key] | None,
 ) -> T.StructType:
-    """One row an output, the fields the plan's output declares (`Plan.output`), typed by
-    the DataFrame's columns; Spark adds `match_id` (stable across runs) to a match's row
-    and `key` (a struct of the group's key values) when the query is partitioned.
+    """One row an output, the fields the plan's output declares (`Plan.output`,
+    docs/output.md), typed by the DataFrame's columns; `key` holds `keys` (the group's
+    key values, as text), and is added after the times (or an emitted event's `ts`) when
+    the rows are grouped by `partition_by`, or for a LEAD rule's emitted events.
 
     A MATCH_RECOGNIZE clause's row: its partition's columns, its measures, and for ALL
     ROWS PER MATCH the ORDER BY column after the partition's and the other columns after
     the measures. A match's row: `match_id`, `pattern`, `start_ts` and `end_ts` (the
     timestamp column's type), `kind` ("match", or "timeout" for a partial match whose
-    window closed first, with timeouts=True), `key`, one column a positive variable (the
-    events it bound, an array of structs with the DataFrame's columns; null for a variable
-    of an OR branch the match did not take), and one a RETURN value. An emitted event's
-    row: `type`, `ts` (when it was emitted), `key`, then every attribute an action gives
-    it."""
+    window closed first) and `deadline` with timeouts=True, `key`, one column a positive
+    variable (the events it bound, an array of structs: `event_struct`; null for a
+    variable of an OR branch the match did not take), and one a RETURN value. An emitted
+    event's row: `type`, `ts` (when it was emitted), `key`, then every attribute an action
+    gives it."""
     output = plan.output
-    event = T.StructType(list(event_fields))
-    fields = [
-        T.StructField(f.name, spark_type(f, events, event), f.nullable) for f in output.fields
-    ]
+    event = event_struct(events, event_fields)
+    key = (
+        None
+        if keys is None
+        else T.StructType([T.StructField(k.name, T.StringType(), True) for k in keys])
+    )
+    fields = []
+    for f in output.fields:
+        if f.kind != "key":
+            fields.append(T.StructField(f.name, spark_type(f, events, event), f.nullable))
+        elif key is not None:
+            fields.append(T.StructField("key", key, True))
     if output.kind == "rows":  # MATCH_RECOGNIZE: the partition's columns are its fields
         return T.StructType(fields + _row_columns(plan, events, event_fields, fields))
-    if output.kind == "matches":
-        fields.insert(0, T.StructField("match_id", T.LongType(), False))
-    if keys is not None:
+    if key is not None and not any(f.kind == "key" for f in output.fields):
         if any(f.name == "key" for f in output.fields):
             raise PatternError(
                 "an output's attribute 'key' would clash with the rows' own 'key' column on "
@@ -821,11 +829,29 @@ def output_schema(
                 0,
                 0,
             )
-        key_fields = [T.StructField(key.name, T.StringType(), True) for key in keys]
-        after = "ts" if output.kind == "events" else "kind" if output.timeouts else "end_ts"
+        after = "ts" if output.kind == "events" else "deadline" if output.timeouts else "end_ts"
         at = next(i for i, f in enumerate(fields) if f.name == after) + 1
-        fields.insert(at, T.StructField("key", T.StructType(key_fields), True))
+        fields.insert(at, T.StructField("key", key, True))
     return T.StructType(fields)
+
+
+def event_struct(events: EventColumns, event_fields: Sequence[T.StructField]) -> T.StructType:
+    """An event inside an output row, as in-process (`kleene.matches.event_record`): `id`,
+    `type` and `ts` (typed by their columns; a column in no role named like one takes its
+    place), then the other columns."""
+    by_name = {f.name: f for f in event_fields}
+    roles = {"id": events.id, "type": events.type, "ts": events.ts}
+    placed = []
+    for role, column in roles.items():
+        if role in by_name and column != role:  # a column in no role, named like one
+            kind = by_name[role].dataType
+        elif column is not None:
+            kind = by_name[column].dataType
+        else:  # one type for every row (event_type=)
+            kind = T.StringType()
+        placed.append(T.StructField(role, kind, True))
+    taken = {*roles, *(c for c in roles.values() if c is not None)}
+    return T.StructType(placed + [f for f in event_fields if f.name not in taken])
 
 
 def several_schema(schemas: Sequence[tuple[str, T.StructType]]) -> T.StructType:

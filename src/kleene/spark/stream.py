@@ -711,7 +711,7 @@ class StreamFunction:
             key = (keys[0][row],) if len(keys) == 1 else tuple(column[row] for column in keys)
             t = event.t
             if before.settles(t):
-                late.append(self.late_row(plan, output.record(event), key))
+                late.append(self.late_row(plan, output.input_record(event), key))
                 continue
             latest = max(latest, t)
             current.received += 1

@@ -11,7 +11,6 @@ live at a time, however long the partition.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import resource
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -42,7 +41,7 @@ from kleene.events import (
     numeric_times,
 )
 from kleene.language.text import UNITS
-from kleene.matches import Match, Retraction, Timeout
+from kleene.matches import Match, Retraction, Timeout, event_record
 from kleene.plans.base import Plan
 from kleene.runtime.engine import fewer_collections
 
@@ -116,12 +115,6 @@ def _plan(spec: JobSpec) -> Plan[Any]:
     return plan
 
 
-def match_id(found: Match) -> int:
-    """A stable 64-bit id for a match: its pattern and events' ids, hashed."""
-    text = repr(found.key).encode("utf-8")
-    return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "big", signed=True)
-
-
 class _Output:
     """Output rows, gathered and handed out as Arrow batches of the output schema: a row
     a match, or a row an event a rule emitted, as the plan's output declares."""
@@ -144,6 +137,8 @@ class _Output:
         }
         #: Timed-out partial matches come too, each row marked by `kind`.
         self.kinds = output.timeouts
+        #: The fields of an event inside a row (`event_struct`).
+        self.event_names = _event_names(spec.schema, output)
         #: Each row's first column, in a job of several queries: the query's name.
         self.named = {"query": spec.query} if spec.query else {}
 
@@ -194,7 +189,7 @@ class _Output:
         spec = self.spec
         row: dict[str, Any] = {
             **self.named,
-            "match_id": match_id(found),
+            "match_id": found.match_id,
             "pattern": found.pattern,
             "start_ts": found.start_ts,
             "end_ts": found.end_ts,
@@ -202,7 +197,9 @@ class _Output:
         if spec.key_names:
             row["key"] = dict(zip(spec.key_names, group, strict=True))
         if self.kinds:
-            row["kind"] = "timeout" if isinstance(found, Timeout) else "match"
+            late = isinstance(found, Timeout)
+            row["kind"] = "timeout" if late else "match"
+            row["deadline"] = found.deadline if isinstance(found, Timeout) else None
         for name in self.positives:
             bound = found.bindings.get(name)
             row[name] = None if bound is None else [self.record(e) for e in bound]
@@ -214,6 +211,12 @@ class _Output:
         self.rows.append(row)
 
     def record(self, event: Event) -> dict[str, Any]:
+        """An event inside an output row (`kleene.matches.event_record`, `event_struct`)."""
+        values = event_record(event)
+        return {name: values.get(name) for name in self.event_names}
+
+    def input_record(self, event: Event) -> dict[str, Any]:
+        """An event as the input's row: its columns by their own names."""
         spec = self.spec
         values = attributes(event)
         values[spec.ts] = event.ts
@@ -228,6 +231,16 @@ class _Output:
     def batch(self) -> pa.RecordBatch:
         rows, self.rows = self.rows, []
         return pa.RecordBatch.from_pylist(rows, schema=self.spec.schema)
+
+
+def _event_names(schema: pa.Schema, output: Output) -> tuple[str, ...]:
+    """The field names of an event inside a row of `schema`: those of a variable's list
+    of structs (none when the output holds no events)."""
+    for name in output.variables:
+        kind = schema.field(name).type
+        if pa.types.is_list(kind) and pa.types.is_struct(kind.value_type):
+            return tuple(kind.value_type.field(i).name for i in range(kind.value_type.num_fields))
+    return ()
 
 
 class _Group:
