@@ -18,8 +18,8 @@ reads these.
 >>> output.kind, output.noun
 ('matches', 'matches')
 >>> [(f.name, f.kind) for f in output.fields]  # doctest: +NORMALIZE_WHITESPACE
-[('pattern', 'text'), ('start_ts', 'time'), ('end_ts', 'time'), ('a', 'events'),
- ('b', 'events'), ('n', 'long')]
+[('match_id', 'long'), ('pattern', 'text'), ('start_ts', 'time'), ('end_ts', 'time'),
+ ('a', 'events'), ('b', 'events'), ('n', 'long')]
 """
 
 from __future__ import annotations
