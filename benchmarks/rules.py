@@ -1,6 +1,7 @@
 """Many rules over one stream: one engine running N rules of the peers' kind at once
 against N separate runs (`kleene.match` a rule at a time), in-process, on the same list
-of dicts, and reading the same Parquet file.
+of dicts, and reading the same Parquet file; and on Spark, one `detect` job of every rule
+(reading the file once) against a job a rule.
 
 The rules are the peers' five shapes (P0-P4, `benchmarks.peers`) over triples of the
 symbols S0..S9, drawn with a fixed seed, all under skip-till-any-match within 9 ticks.
@@ -13,10 +14,10 @@ are counted on both sides and must agree, rule by rule.
 ...                                         inputs=["dicts", "parquet"]))
 >>> [(r.setting, r.plan, r.matches == results[0].matches) for r in results]
 ... # doctest: +NORMALIZE_WHITESPACE
-[('dicts, 2,000 ticks', '6 separate runs', True),
- ('dicts, 2,000 ticks', 'one engine, 6 rules', True),
- ('parquet, 2,000 ticks', '6 separate runs', True),
- ('parquet, 2,000 ticks', 'one engine, 6 rules', True)]
+[('dicts, 2,000 ticks, 6 rules', 'separate runs', True),
+ ('dicts, 2,000 ticks, 6 rules', 'one engine', True),
+ ('parquet, 2,000 ticks, 6 rules', 'separate runs', True),
+ ('parquet, 2,000 ticks, 6 rules', 'one engine', True)]
 """
 
 from __future__ import annotations
@@ -57,10 +58,15 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--inputs",
         nargs="+",
-        choices=["dicts", "parquet"],
+        choices=["dicts", "parquet", "spark"],
         default=["dicts", "parquet"],
         help="what each side reads: a list of dicts in memory, or a Parquet file it reads "
-        "itself (kleene.read_events) (both)",
+        "itself (kleene.read_events), or the Parquet file on Spark (kleene.spark.detect: "
+        "one job of every rule, reading it once, against a job a rule; wall seconds) "
+        "(dicts parquet)",
+    )
+    parser.add_argument(
+        "--spark-rules", type=int, help="how many of the rules the Spark side runs (all)"
     )
 
 
@@ -78,9 +84,55 @@ def run(args: argparse.Namespace) -> tuple[list[Result], list[Column], str]:
             "parquet": lambda: kleene.read_events(path),
         }
         for kind in args.inputs:
-            results += _compare(compiled, sources[kind], f"{kind}, {args.events:,} ticks", args)
-    apart = f"{args.rules} separate runs"
-    return results, [Column("CPU s", lambda r, _: r.seconds, ".2f")], apart
+            if kind == "spark":
+                results += _on_spark(queries, path, args)
+            else:
+                setting = f"{kind}, {args.events:,} ticks, {args.rules} rules"
+                results += _compare(compiled, sources[kind], setting, args)
+    return results, [Column("s", lambda r, _: r.seconds, ".2f")], APART
+
+
+#: The two sides' names: the baseline, and the one engine (or job).
+APART, TOGETHER = "separate runs", "one engine"
+
+
+def _on_spark(queries: dict[str, str], path: Path, args: argparse.Namespace) -> list[Result]:
+    """The rules on Spark (`local[2]`): one `detect` job of them all, reading the file
+    once, against one job a rule; wall seconds, each side's rows counted rule by rule and
+    checked against in-process."""
+    from pyspark.sql import functions as F
+
+    from kleene.spark import detect, spark_session
+
+    chosen = dict(list(queries.items())[: args.spark_rules or len(queries)])
+    setting = f"spark, {args.events:,} ticks, {len(chosen)} rules"
+    spark = spark_session("local[2]", {"spark.ui.showConsoleProgress": "false"})
+    spark.sparkContext.setLogLevel("OFF")
+    frame = spark.read.parquet(str(path))
+    events = kleene.read_events(path)
+    expected = {name: len(each) for name, each in kleene.match(chosen, events).items()}
+    detect(frame, next(iter(chosen.values()))).count()  # the workers started, kleene shipped
+
+    def separate() -> tuple[dict[str, int], float]:
+        started = time.perf_counter()
+        counts = {name: detect(frame, query).count() for name, query in chosen.items()}
+        return counts, time.perf_counter() - started
+
+    def together() -> tuple[dict[str, int], float]:
+        started = time.perf_counter()
+        rows = detect(frame, chosen).groupBy("query").agg(F.count(F.lit(1)).alias("n"))
+        counts = dict.fromkeys(chosen, 0) | {r["query"]: r["n"] for r in rows.collect()}
+        return counts, time.perf_counter() - started
+
+    best = rounds({APART: separate, TOGETHER: together}, args.repeat)
+    for name, (counts, _) in best.items():
+        if counts != expected:
+            differ = sorted(n for n in chosen if counts.get(n) != expected[n])
+            raise KleeneError(f"{name}: the rules' counts differ from in-process: {differ[:5]}")
+    return [
+        Result(setting, name, args.events, seconds, sum(counts.values()))
+        for name, (counts, seconds) in best.items()
+    ]
 
 
 def _compare(
@@ -89,7 +141,8 @@ def _compare(
     setting: str,
     args: argparse.Namespace,
 ) -> list[Result]:
-    """The rules run one by one and in one engine over what `source` gives, in turns."""
+    """The rules run one by one and in one engine over what `source` gives, in turns (CPU
+    seconds of this process)."""
 
     def separate() -> tuple[dict[str, int], float]:
         started = time.process_time()
@@ -101,11 +154,9 @@ def _compare(
         found = kleene.match(dict(compiled), source())
         return {name: len(each) for name, each in found.items()}, time.process_time() - started
 
-    apart = f"{args.rules} separate runs"
-    one = f"one engine, {args.rules} rules"
-    best = rounds({apart: separate, one: together}, args.repeat)
-    if best[apart][0] != best[one][0]:
-        differ = sorted(n for n in compiled if best[apart][0][n] != best[one][0][n])
+    best = rounds({APART: separate, TOGETHER: together}, args.repeat)
+    if best[APART][0] != best[TOGETHER][0]:
+        differ = sorted(n for n in compiled if best[APART][0][n] != best[TOGETHER][0][n])
         raise KleeneError(f"the rules' counts differ between the two sides: {differ[:5]}")
     return [
         Result(setting, name, args.events, seconds, sum(counts.values()))

@@ -59,6 +59,17 @@ def test_spark_suite_end_to_end(tmp_path, capsys):
     assert in_process[4] == spark[4]  # the same matches
 
 
+@pytest.mark.spark
+def test_rules_on_spark_in_one_job_and_a_job_a_rule(capsys):
+    """The rules suite's Spark arm: every rule's count in one job equals a job a rule's
+    and in-process (the suite raises otherwise)."""
+    assert main(["rules", "--events", "2000", "--rules", "4", "--inputs", "spark"]) == 0
+    apart, together = rows(capsys.readouterr().out)
+    assert apart[1].strip() == together[1].strip() == "spark, 2,000 ticks, 4 rules"
+    assert (apart[2].strip(), together[2].strip()) == ("separate runs", "one engine")
+    assert apart[4] == together[4]
+
+
 def test_bench_nfa_prints_a_table_of_the_fastest_runs(capsys):
     args = ["nfa", "--events", "600", "--predicates", "p2", "--strategies", "s3"]
     assert main([*args, "--windows", "50", "--breakdown", "--repeat", "2"]) == 0
