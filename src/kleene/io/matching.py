@@ -149,8 +149,9 @@ def _each_query(engine: Queries, data: Iterable[Any]) -> dict[str, list[Any]]:
     sorts one query's."""
     by_query: dict[str, list[Any]] = {name: [] for name in engine.queries}
     with located(data):
-        for name, each in engine.named(data):
-            by_query[name].append(each)
+        for batch in engine.batches(data, sort=False):  # each query's sorted below
+            for name, found in batch:
+                by_query[name] += found
     for name, outputs in by_query.items():
         output = engine.queries[name].plan.output
         if output.retractions:

@@ -73,6 +73,7 @@ __all__ = [
     "PLANS",
     "PREFERENCE",
     "STATE_FORMAT",
+    "Joint",
     "Plan",
     "begin_at_first",
     "compile",
@@ -417,6 +418,36 @@ class Plan(ABC, Generic[S]):
     def counters(self, state: S) -> dict[str, int]:
         """The plan's own work counters for this state, cumulative."""
         return {}
+
+    def joint_key(self) -> Hashable | None:
+        """Plans whose keys are equal (and not None) can step as one over one stream
+        (`joint`), sharing what they keep: an engine of several queries runs them so. None
+        (the default): this plan steps alone."""
+        return None
+
+    @classmethod
+    def joint(cls, plans: Sequence[Plan[Any]]) -> Joint:
+        """`plans` (of equal `joint_key`) stepping as one (`Joint`)."""
+        raise PlanError(f"plan {cls.name!r} does not step jointly with others")
+
+
+class Joint(ABC):
+    """Several plans stepping as one over the events any of them takes, in order, each
+    with its own state (one partition: a joint runs plans that do not split the stream),
+    keeping once what they would each keep. Each state stays what its plan's `step` makes
+    it: a state checkpoints, resumes and steps alone as before, and `attach` makes what
+    the states share one again."""
+
+    @abstractmethod
+    def attach(self, states: Sequence[Any]) -> None:
+        """Step these states (one a plan, in order) from now on; a state made or resumed
+        apart from the others has its shared parts made the joint's."""
+
+    @abstractmethod
+    def run(self, events: Sequence[Event]) -> list[tuple[int, Event, list[Any]]]:
+        """Feed events in order to every plan (each plan's `step` for each event of a type
+        it takes); the outputs, as (the plan's number, the event, what its step returned),
+        for each step that returned any."""
 
 
 class _Begins(Protocol):

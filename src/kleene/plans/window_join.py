@@ -30,7 +30,7 @@ on B as b (last): for a (before b): a.x < b.x
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, combinations, islice
 from math import comb
@@ -45,7 +45,7 @@ from kleene.events import Event, Watermark, attribute_slot
 from kleene.language import expr as E
 from kleene.language.sase import ast as A
 from kleene.matches import Match
-from kleene.plans.base import Plan, register
+from kleene.plans.base import Joint, Plan, register
 
 __all__ = ["JoinState", "WindowJoinPlan"]
 
@@ -237,6 +237,144 @@ class WindowJoinPlan(Plan[JoinState]):
     def counters(self, state: JoinState) -> dict[str, int]:
         counters = {"completions": state.completions, "buffered": state.buffered}
         return counters | ({"cut_events": state.cut_events} if state.cut_events else {})
+
+    def joint_key(self) -> Hashable | None:
+        """Joins without equivalence tests over one window keep their buffers together
+        (`_Joint`): a buffer a variable's type and own conditions, shared by every query
+        with such a variable."""
+        if self.equivalences:
+            return None
+        return ("window_join", self.window, self.exclusive)
+
+    @classmethod
+    def joint(cls, plans: Sequence[Plan[Any]]) -> Joint:
+        joined = [plan for plan in plans if isinstance(plan, WindowJoinPlan)]
+        assert len(joined) == len(plans), "a window join steps jointly with window joins"
+        return _Joint(joined)
+
+    def _signatures(self) -> list[Hashable]:
+        """What each buffer (positive variables', then negated ones') keeps: the events of
+        its variable's types for which its own conditions hold, named by both."""
+        variables = [*self.positive, *(n for n, _, _ in self.negations)]
+        return [
+            (
+                None if v.types is None else frozenset(v.types),
+                tuple(c.text for c in self.analysis.conditions if c.property_of == v.name)
+                if self.properties[slot] is not _always
+                else (),
+            )
+            for slot, v in enumerate(variables)
+        ]
+
+
+class _Joint(Joint):
+    """Window joins stepping as one: each buffer of equal signature (`_signatures`) is one
+    list in every plan's state, an event is kept in it once, numbered once (positions
+    count the events any of the plans takes), and the loops of each plan the event may
+    complete read the shared buffers, cut to the window first. What each plan's own step
+    would do, with a buffer's appends and cuts done once for all (the rules benchmark:
+    docs/benchmarks.md)."""
+
+    def __init__(self, plans: list[WindowJoinPlan]) -> None:
+        self.plans = plans
+        first = plans[0]
+        self.window: float = first.window  # type: ignore[assignment]
+        self.exclusive = first.exclusive
+        self.signatures = [plan._signatures() for plan in plans]
+        #: The signatures of the buffers each plan's step appends to (every slot but a
+        #: SEQ's last positive variable's), for its `buffered` counter.
+        self.kept = [
+            [
+                signature
+                for slot, signature in enumerate(signatures)
+                if not (plan.in_sequence and slot == len(plan.positive) - 1)
+            ]
+            for plan, signatures in zip(plans, self.signatures, strict=True)
+        ]
+        #: The shared buffers by signature (made by `attach`), and the position reached.
+        self.buffers: dict[Hashable, Buffer] = {}
+        self.position = 0
+        self.states: list[JoinState] = []
+        #: Per event type: the completers it runs (plan number, loops, the plan's buffers,
+        #: the ending variable's own test), the buffers they read, the buffers it joins
+        #: (each with its own test and signature), found when the type first comes.
+        self.routes: dict[str, tuple[list[Any], list[Buffer], list[Any]]] = {}
+        self.sweep_at = 1024
+
+    def attach(self, states: Sequence[Any]) -> None:
+        self.states = list(states)
+        for state, signatures in zip(self.states, self.signatures, strict=True):
+            bucket = state.buckets.get(())
+            for slot, signature in enumerate(signatures):
+                if signature not in self.buffers:  # the first state's (a resumed one's) own
+                    self.buffers[signature] = [] if bucket is None else bucket[slot]
+            state.buckets[()] = [self.buffers[signature] for signature in signatures]
+            self.position = max(self.position, state.position)
+        self.routes.clear()
+
+    def _route(self, event_type: str) -> tuple[list[Any], list[Buffer], list[Any]]:
+        completers: list[Any] = []
+        read: dict[int, Buffer] = {}
+        kept: dict[int, tuple[Buffer, Callable[[Event], bool], Hashable]] = {}
+        for number, (plan, state) in enumerate(zip(self.plans, self.states, strict=True)):
+            ends, slots = plan._route(event_type)
+            bucket = state.buckets[()]
+            for k in ends:
+                completers.append((number, plan.completers[k], bucket, plan.properties[k]))
+                read.update((id(buffer), buffer) for buffer in bucket)
+            for slot in slots:
+                signature = self.signatures[number][slot]
+                kept.setdefault(id(bucket[slot]), (bucket[slot], plan.properties[slot], signature))
+        route = (completers, list(read.values()), list(kept.values()))
+        self.routes[event_type] = route
+        return route
+
+    def run(self, events: Sequence[Event]) -> list[tuple[int, Event, list[Any]]]:
+        out: list[tuple[int, Event, list[Any]]] = []
+        routes, window, exclusive = self.routes, self.window, self.exclusive
+        appended = dict.fromkeys(self.buffers, 0)
+        # (a state stepped alone meanwhile numbered its events on: go on after them)
+        position = max(self.position, *(state.position for state in self.states))
+        for event in events:
+            position += 1
+            route = routes.get(event.type)
+            if route is None:
+                route = self._route(event.type)
+            completers, read, kept = route
+            if completers:
+                low = event.t - window
+                for buffer in read:
+                    if buffer and (buffer[0][1].t <= low if exclusive else buffer[0][1].t < low):
+                        _expire(buffer, low, exclusive)
+                for number, complete, bucket, holds in completers:
+                    if holds is not _always and not holds(event):
+                        continue
+                    found: list[Match] = []
+                    try:
+                        complete(bucket, event, position, found)
+                    except _Full:
+                        self.states[number].cut_events += 1
+                    if found:
+                        self.states[number].completions += len(found)
+                        out.append((number, event, found))
+            for buffer, holds, signature in kept:
+                if holds is _always or holds(event):
+                    buffer.append((position, event))
+                    appended[signature] += 1
+            if position >= self.sweep_at:
+                self._sweep(event.t - window, position)
+        self.position = position
+        for state, kept_by in zip(self.states, self.kept, strict=True):
+            state.position = position
+            state.buffered += sum(appended[signature] for signature in kept_by)
+        return out
+
+    def _sweep(self, low: float, position: int) -> None:
+        """Cut every buffer to the window now and then (one no completer reads for a
+        while would keep what left it)."""
+        for buffer in self.buffers.values():
+            _expire(buffer, low, self.exclusive)
+        self.sweep_at = position + 1024
 
 
 def _expire(buffer: Buffer, low: float, strict: bool = False) -> None:

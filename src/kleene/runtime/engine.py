@@ -23,7 +23,7 @@ import gc
 import heapq
 import logging
 import math
-from collections.abc import Hashable, Iterable, Iterator, Mapping
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
@@ -784,6 +784,32 @@ class Engine(SendLoops):
             if close is not None:
                 close()
 
+    def _checked(self, items: Sequence[Event]) -> None:
+        """The checks `_send_unkeyed` makes of each event before its step (the attributes
+        the query reads watched, timestamps of one kind and none `advance_to` declared
+        past), for events a joint step (`Plan.joint`) takes for this engine's query."""
+        for item in items:
+            if self._watch is not None:
+                self._watch.see(item)
+                if self._watch.done:
+                    self._watch = None
+            if type(item.ts) is not self._ts_type or self._watermark is not None:
+                self._check_time(item)
+
+    def _joint_reported(
+        self, made: list[tuple[Event, list[Any]]], sent: int, last: float, sort: bool = True
+    ) -> list[Any]:
+        """What `_send_unkeyed` does with each step's outputs, for a joint step that took
+        `sent` events for this query, the latest at `last`: each event's cut past
+        `max_matches_per_event`, reported; the events counted."""
+        reported: list[Any] = []
+        cap = self._cap_matches
+        for item, found in made:
+            kept = self._cut(found, item) if len(found) > cap else found
+            reported += self._report(kept, sort)
+        self._stopped(sent, self._arrivals + sent, last)
+        return reported
+
     def _report(self, found: list[Any], sort: bool = True) -> list[Any]:
         """Sort one report in the order the plan's output declares (unless `sort` is
         False: the caller sorts them all later), and count it; a plan that withdraws
@@ -878,33 +904,54 @@ class Engine(SendLoops):
 
 #: CPython's first-generation threshold while a batch of events runs (its default is 700).
 GC_BATCH = 50_000
+#: While a batch runs, the survivors of this many young collections are frozen at most
+#: before all are handed back to the collector (`fewer_collections`).
+GC_FREEZES = 100
 
 
 @contextmanager
 def fewer_collections() -> Iterator[None]:
     """Collect garbage less often while a batch of events runs. Matches, and the events
     and tuples they hold, are many small containers that live on; at CPython's default
-    threshold the collector walks the growing heap again and again, which took 60 % of the
-    time on the peers' P4 (docs/benchmarks-journal.md). The threshold of the first generation is
-    raised to `GC_BATCH` for the batch and put back after (the setting is the process's,
-    so another thread sees it meanwhile); nothing goes uncollected.
+    setting the collector walks the growing heap again and again, which took 60 % of the
+    time on the peers' P4 (docs/benchmarks-journal.md). So, for the batch: the threshold
+    of the first generation is raised to `GC_BATCH`, and what survives a collection of it
+    is frozen (`gc.freeze`: out of the collector's sight, as what a batch keeps lives on
+    anyway), so that no later collection walks it again; the frozen objects go back to
+    the collector (`gc.unfreeze`) when the batch ends, and every `GC_FREEZES` collections
+    meanwhile, so garbage in a reference cycle waits at most that long. The setting is the
+    process's, so another thread sees it meanwhile; nothing goes uncollected.
 
     >>> import gc
     >>> before = gc.get_threshold()
     >>> with fewer_collections():
     ...     gc.get_threshold()[0]
     50000
-    >>> gc.get_threshold() == before
-    True
+    >>> gc.get_threshold() == before, gc.get_freeze_count()
+    (True, 0)
     """
     first, *rest = gc.get_threshold()
     if first >= GC_BATCH:
         yield
         return
+    frozen = 0
+
+    def freeze(phase: str, info: dict[str, int]) -> None:
+        nonlocal frozen
+        if phase == "stop" and info["generation"] == 0:
+            frozen += 1
+            if frozen % GC_FREEZES:
+                gc.freeze()
+            else:
+                gc.unfreeze()
+
     gc.set_threshold(GC_BATCH, *rest)
+    gc.callbacks.append(freeze)
     try:
         yield
     finally:
+        gc.callbacks.remove(freeze)
+        gc.unfreeze()
         gc.set_threshold(first, *rest)
 
 

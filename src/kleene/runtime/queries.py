@@ -48,6 +48,9 @@ from kleene.runtime.send import at_fault
 
 __all__ = ["Queries", "feeds", "named_queries"]
 
+#: What queries reported, in order: each query's name with a list of its outputs.
+Reported = list[tuple[str, list[Any]]]
+
 
 class Queries(Engine):
     """An engine running several queries over one stream (see the module docstring): what
@@ -93,6 +96,14 @@ class Queries(Engine):
         self._waiting: set[str] = set()
         #: The queries whose outputs other queries read.
         self._producers = tuple(n for n in self._order if self.queries[n].plan.output.emits)
+        #: The queries whose outputs are events (a rule's: each named, `rule#n`).
+        self._emitting = {n for n in self._order if self.queries[n].plan.output.kind == "events"}
+        #: Queries whose plans step as one (`Plan.joint`), sharing what they keep; the
+        #: dispatch table (`_takes`) leaves them to their joint.
+        self._together = _together(self.queries, self._order, self._producers)
+        for group in self._together:
+            for name in group.names:
+                del self._takes[name]
         self._owner: dict[int, str] = {}
         #: How many events each rule has emitted (an emitted event's id: "rule#n").
         self._made: dict[str, int] = {}
@@ -186,7 +197,7 @@ class Queries(Engine):
     def _send_one(self, event: EventLike) -> list[Any]:
         return self._outputs(self._send_named(event))
 
-    def _send_named(self, event: EventLike) -> list[tuple[str, Any]]:
+    def _send_named(self, event: EventLike) -> Reported:
         return self._run(self._items([event]))
 
     def _items(self, events: list[EventLike]) -> list[Event]:
@@ -209,25 +220,37 @@ class Queries(Engine):
                 raise
         return items
 
-    def _outputs(self, named: list[tuple[str, Any]]) -> list[Any]:
+    def _outputs(self, reported: Reported) -> list[Any]:
         """The outputs, each noted with its query for `query_of`."""
         owner = self._owner
         if len(owner) > _OWNERS:  # only the latest outputs are asked about
             self._owner = owner = dict(list(owner.items())[-_OWNERS // 2 :])
-        for name, each in named:
-            owner[id(each)] = name
-        return [each for _, each in named]
+        outputs: list[Any] = []
+        for name, found in reported:
+            for each in found:
+                owner[id(each)] = name
+            outputs += found
+        return outputs
 
-    def named(self, events: Iterable[EventLike]) -> Iterator[tuple[str, Any]]:
+    def named(self, events: Iterable[EventLike], sort: bool = True) -> Iterator[tuple[str, Any]]:
         """Send the events and end the stream: each output with its query's name, a chunk
-        of events at a time (`_send_chunk`; what `kleene.match` and `match_iter` read)."""
+        of events at a time (`_send_chunk`; what `kleene.match` and `match_iter` read).
+        With `sort=False`, each event's outputs are left in the order its plan made them,
+        for a caller that sorts each query's outputs (`kleene.match`)."""
+        for batch in self.batches(events, sort):
+            for name, found in batch:
+                for each in found:
+                    yield name, each
+
+    def batches(self, events: Iterable[EventLike], sort: bool = True) -> Iterator[Reported]:
+        """`named`, a chunk's outputs at a time, each query's in a list: (name, outputs)."""
         self._ready()
         with fewer_collections():
             for chunk in _chunks(events):
-                yield from self._send_chunk(chunk)
-        yield from self._close_named()
+                yield self._send_chunk(chunk, sort)
+        yield self._close_named()
 
-    def _send_chunk(self, chunk: list[EventLike]) -> list[tuple[str, Any]]:
+    def _send_chunk(self, chunk: list[EventLike], sort: bool = True) -> Reported:
         """Send a chunk of events: each converted, numbered and put in order here once,
         then each query sends its share through its own loop (`Engine.send_many`),
         producers first, each producer's time moved to the chunk's last event (so what it
@@ -246,14 +269,16 @@ class Queries(Engine):
                 else:
                     share.append(item)
         end = items[-1].t
-        reported: list[tuple[str, Any]] = []
+        reported: Reported = []
+        for group in self._together:
+            reported += group.run(items, sort)
         emitted: dict[str, list[Event]] = {}
         for name in self._order:
             own, fed = taken.get(name), emitted.pop(name, None)
             lane = self.queries[name]
             if own or fed:
                 events = _merged(own or [], fed or [])
-                found = lane.send_many(events)
+                found = lane._send_many(events, sort=sort)
                 if found:
                     self._collect(name, found, reported, emitted)
             if name in self._producers:
@@ -297,7 +322,7 @@ class Queries(Engine):
         self._ready()
         return self._outputs(self._close_named())
 
-    def _close_named(self) -> list[tuple[str, Any]]:
+    def _close_named(self) -> Reported:
         reported = self._run(self._reorder.release_all() if self._reorder else [])
         reported += self._each_lane(Engine.close)
         self._closed = True
@@ -339,21 +364,23 @@ class Queries(Engine):
 
     # -- one step through the queries -------------------------------------------------------
 
-    def _run(self, items: list[Event]) -> list[tuple[str, Any]]:
+    def _run(self, items: list[Event]) -> Reported:
         """Send events in order through the queries (`_run_one`)."""
-        reported: list[tuple[str, Any]] = []
+        reported: Reported = []
         for item in items:
             reported += self._run_one(item)
         return reported
 
-    def _run_one(self, item: Event) -> list[tuple[str, Any]]:
+    def _run_one(self, item: Event) -> Reported:
         """One event through the queries, producers first: each query gets it if it takes
         its type, and the events the queries before it emitted of a type it names, in
         timestamp order (an emitted event after the stream's events of its time); a query
         that waits for a time before the event's and does not take it has its time moved
         there (`Engine.reach`), as one engine of that query alone would on any event.
         What each reports, in that order."""
-        reported: list[tuple[str, Any]] = []
+        reported: Reported = []
+        for group in self._together:
+            reported += group.run([item])
         takers = self._route(item.type)
         t = item.t
         waiting = self._waiting
@@ -389,7 +416,7 @@ class Queries(Engine):
         self,
         name: str,
         t: float,
-        reported: list[tuple[str, Any]],
+        reported: Reported,
         emitted: dict[str, list[Event]] | None = None,
     ) -> None:
         """Move a query's time to `t` (an event it does not take came): what its timers due
@@ -404,10 +431,10 @@ class Queries(Engine):
         else:
             self._waiting.add(name)
 
-    def _each_lane(self, call: Any) -> list[tuple[str, Any]]:
+    def _each_lane(self, call: Any) -> Reported:
         """Call each query's engine in order (advance_to, close), its events emitted sent
         first to the queries after it."""
-        reported: list[tuple[str, Any]] = []
+        reported: Reported = []
         emitted: dict[str, list[Event]] = {}
         for name in self._order:
             lane = self.queries[name]
@@ -422,20 +449,27 @@ class Queries(Engine):
         self,
         name: str,
         found: list[Any],
-        reported: list[tuple[str, Any]],
+        reported: Reported,
         emitted: dict[str, list[Event]] | None,
     ) -> None:
         """Report the outputs with their query's name, and hold each emitted event for the
         queries after it that name its type."""
+        if not found:
+            return
+        if name not in self._emitting:  # matches or rows, as they are
+            reported.append((name, found))
+            return
+        named: list[Any] = []
         for made in found:
             each = made
             if isinstance(made, Event) and made.id is None:  # named for those it feeds
                 each = made.with_id(f"{name}#{self._made.get(name, 0)}")
                 self._made[name] = self._made.get(name, 0) + 1
-            reported.append((name, each))
+            named.append(each)
             if emitted is not None and isinstance(each, Event):
                 for reader in self._readers(each.type, name):
                     emitted.setdefault(reader, []).append(each)
+        reported.append((name, named))
 
     def _route(self, event_type: str) -> tuple[str, ...]:
         """The queries that take events of this type, from the stream."""
@@ -464,7 +498,99 @@ _ONE_QUERY = "{} is for one query: call it on engine.queries[name]"
 _OWNERS = 1 << 16
 
 
-def named_queries(queries: Mapping[str, Any] | Sequence[Any]) -> list[tuple[str, Any]]:
+class _Together:
+    """Queries whose plans step as one (`Plan.joint`): the joint, and each query's name,
+    engine and the types it takes. Each engine keeps its own state, counters and guards;
+    the joint steps the states (`Engine._checked` and `Engine._joint_reported` do what
+    the engine's own loop does around each step)."""
+
+    def __init__(self, names: list[str], lanes: list[Engine]) -> None:
+        self.names = names
+        self.lanes = lanes
+        first = lanes[0].plan
+        self.joint = type(first).joint([lane.plan for lane in lanes])
+        self.takes = [lane.plan.analysis.taken_types for lane in lanes]
+        self.types: frozenset[str] | None = (
+            None if None in self.takes else frozenset().union(*self.takes)  # type: ignore[arg-type]
+        )
+        self.states: list[Any] = []
+
+    def run(self, items: list[Event], sort: bool = True) -> Reported:
+        """Send the events (in order, checked) that any of the queries takes through the
+        joint; what each query reports, query by query (each event's sorted, unless
+        `sort` is False)."""
+        types = self.types
+        mine = items if types is None else [item for item in items if item.type in types]
+        if not mine:
+            return []
+        lanes = self.lanes
+        states = [lane._state(None) for lane in lanes]
+        if len(states) != len(self.states) or any(
+            a is not b for a, b in zip(states, self.states, strict=True)
+        ):  # new, resumed or dropped and made again
+            self.joint.attach(states)
+            self.states = states
+        counts: dict[str, int] = {}
+        lasts: dict[str, float] = {}
+        kind = type(mine[0].ts)
+        mixed = False
+        for item in mine:
+            counts[item.type] = counts.get(item.type, 0) + 1
+            lasts[item.type] = item.t
+            mixed = mixed or type(item.ts) is not kind
+        for lane, takes in zip(lanes, self.takes, strict=True):
+            if (
+                mixed
+                or lane._watch is not None
+                or lane._watermark is not None
+                or (kind is not lane._ts_type)
+            ):
+                lane._checked([i for i in mine if takes is None or i.type in takes])
+        made: list[list[tuple[Event, list[Any]]]] = [[] for _ in lanes]
+        for number, item, found in self.joint.run(mine):
+            made[number].append((item, found))
+        reported: Reported = []
+        for name, lane, takes, own in zip(self.names, lanes, self.takes, made, strict=True):
+            kinds = list(counts) if takes is None else [t for t in counts if t in takes]
+            if kinds:
+                sent = sum(counts[t] for t in kinds)
+                found = lane._joint_reported(own, sent, max(lasts[t] for t in kinds), sort)
+                if found:
+                    reported.append((name, found))
+        return reported
+
+
+def _together(
+    lanes: dict[str, Engine], order: list[str], producers: tuple[str, ...]
+) -> list[_Together]:
+    """The queries whose plans step as one: those of equal `Plan.joint_key` (two at least)
+    whose engines step one state in order with nothing around the step (no partition key,
+    timers, deadlines or run counts), that feed no other query and read none's events."""
+    emitted = {t for name in producers for t in lanes[name].plan.output.emits}
+    groups: dict[Any, list[str]] = {}
+    for name in order:
+        lane = lanes[name]
+        key = lane.plan.joint_key()
+        alone = (
+            key is None
+            or lane._key is not None
+            or lane._timed
+            or lane._runs
+            or lane._finishing
+            or not lane.plan.ordered
+            or name in producers
+            or bool(emitted & (lane.plan.analysis.named_types or emitted))
+        )
+        if not alone:
+            groups.setdefault(key, []).append(name)
+    return [
+        _Together(names, [lanes[name] for name in names])
+        for names in groups.values()
+        if len(names) > 1
+    ]
+
+
+def named_queries(queries: Mapping[str, Any] | Sequence[Any]) -> Reported:
     """The queries with their names: a mapping's keys; for a list, each compiled plan's or
     query text's own name is not known before compiling, so its position."""
     if isinstance(queries, Mapping):
