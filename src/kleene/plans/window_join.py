@@ -335,6 +335,7 @@ class _Joint(Joint):
         appended = dict.fromkeys(self.buffers, 0)
         # (a state stepped alone meanwhile numbered its events on: go on after them)
         position = max(self.position, *(state.position for state in self.states))
+        found: list[Match] = []  # a completer's matches (a new list once they are handed out)
         for event in events:
             position += 1
             route = routes.get(event.type)
@@ -349,7 +350,6 @@ class _Joint(Joint):
                 for number, complete, bucket, holds in completers:
                     if holds is not _always and not holds(event):
                         continue
-                    found: list[Match] = []
                     try:
                         complete(bucket, event, position, found)
                     except _Full:
@@ -357,6 +357,7 @@ class _Joint(Joint):
                     if found:
                         self.states[number].completions += len(found)
                         out.append((number, event, found))
+                        found = []
             for buffer, holds, signature in kept:
                 if holds is _always or holds(event):
                     buffer.append((position, event))

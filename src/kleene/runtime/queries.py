@@ -32,10 +32,12 @@ within a chunk.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import fields
 from datetime import timedelta
 from graphlib import CycleError, TopologicalSorter
+from operator import attrgetter
 from typing import Any
 
 from kleene.errors import EventError, KleeneError
@@ -50,6 +52,8 @@ __all__ = ["Queries", "feeds", "named_queries"]
 
 #: What queries reported, in order: each query's name with a list of its outputs.
 Reported = list[tuple[str, list[Any]]]
+_type = attrgetter("type")
+_ts = attrgetter("ts")
 
 
 class Queries(Engine):
@@ -530,14 +534,15 @@ class _Together:
         ):  # new, resumed or dropped and made again
             self.joint.attach(states)
             self.states = states
-        counts: dict[str, int] = {}
+        counts = Counter(map(_type, mine))
         lasts: dict[str, float] = {}
+        for item in reversed(mine):  # each type's latest time
+            if item.type not in lasts:
+                lasts[item.type] = item.t
+                if len(lasts) == len(counts):
+                    break
         kind = type(mine[0].ts)
-        mixed = False
-        for item in mine:
-            counts[item.type] = counts.get(item.type, 0) + 1
-            lasts[item.type] = item.t
-            mixed = mixed or type(item.ts) is not kind
+        mixed = len(set(map(type, map(_ts, mine)))) > 1
         for lane, takes in zip(lanes, self.takes, strict=True):
             if (
                 mixed
