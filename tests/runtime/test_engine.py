@@ -428,3 +428,27 @@ def test_match_takes_a_dataframe_or_an_arrow_table_as_it_is():
         assert [m.ids() for m in kleene.match_iter(query, data)] == expected
     with pytest.raises(kleene.EventError, match="no column 'y'"):
         kleene.match(query.replace("b.x >", "b.y >"), pd.DataFrame(rows))
+
+
+def test_a_batch_freezes_what_survives_and_leaves_a_process_own_freeze_alone():
+    """`fewer_collections` takes what survives a young collection out of the collector's
+    sight for the batch, and hands it all back at its end; a process that froze objects
+    of its own keeps them frozen, and nothing more is frozen."""
+    import gc
+
+    from kleene.runtime.engine import fewer_collections
+
+    assert gc.get_freeze_count() == 0
+    with fewer_collections():
+        kept = [[n] for n in range(200_000)]  # lives on: survives young collections
+        assert gc.get_freeze_count() > len(kept) // 2
+    assert gc.get_freeze_count() == 0
+    gc.freeze()
+    own = gc.get_freeze_count()
+    try:
+        with fewer_collections():
+            more = [[n] for n in range(200_000)]
+            assert gc.get_freeze_count() <= own
+        assert 0 < gc.get_freeze_count() <= own and len(more) == len(kept)
+    finally:
+        gc.unfreeze()

@@ -919,8 +919,9 @@ def fewer_collections() -> Iterator[None]:
     is frozen (`gc.freeze`: out of the collector's sight, as what a batch keeps lives on
     anyway), so that no later collection walks it again; the frozen objects go back to
     the collector (`gc.unfreeze`) when the batch ends, and every `GC_FREEZES` collections
-    meanwhile, so garbage in a reference cycle waits at most that long. The setting is the
-    process's, so another thread sees it meanwhile; nothing goes uncollected.
+    meanwhile, so garbage in a reference cycle waits at most that long (a process that
+    froze objects itself keeps them frozen: then nothing is frozen here). The setting is
+    the process's, so another thread sees it meanwhile; nothing goes uncollected.
 
     >>> import gc
     >>> before = gc.get_threshold()
@@ -933,6 +934,13 @@ def fewer_collections() -> Iterator[None]:
     first, *rest = gc.get_threshold()
     if first >= GC_BATCH:
         yield
+        return
+    if gc.get_freeze_count():  # the process froze objects of its own: leave them so
+        gc.set_threshold(GC_BATCH, *rest)
+        try:
+            yield
+        finally:
+            gc.set_threshold(first, *rest)
         return
     frozen = 0
 
