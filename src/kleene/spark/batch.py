@@ -637,9 +637,8 @@ def _keys(
     if partition is None or plan.partition_key is None:
         return None
     keys = []
-    for index, members in enumerate(partition.classes):
+    for index, (members, name) in enumerate(zip(partition.classes, partition.names, strict=True)):
         attrs = {attr for _, attr in members}
-        name = next(iter(attrs)) if len(attrs) == 1 else f"key{index}"
         if events.event_type is not None:
             per_type = partition.by_type.get(events.event_type, partition.default)
             column = None if per_type is None else per_type[index]
