@@ -305,8 +305,8 @@ def detect_stream_job(
       read of the stream: each row goes to the queries that can take it, each query's
       groups hold their own states (the query's number is the first group column), and
       every output row names its query in a first column, `query`. An event late for a
-      query is late for it alone: each such query counts it (and collects it, with its
-      name);
+      query is late for it alone: each such query counts it (and, with
+      `on_late="collect"`, collects it: the late folder holds it once a query);
 
     - `final`: a folder whose rows (JSON lines of one timestamp, written by
       `StreamJob.finish`) move the watermark, so that a run can end with every match of
