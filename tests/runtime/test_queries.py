@@ -274,3 +274,19 @@ def test_queries_stepping_as_one_report_what_they_would_alone(queries, rows, cut
     assert {k: v for k, v in resumed.metrics.plan.items() if v} == {
         k: v for k, v in summed.items() if v
     }
+
+
+def test_queries_stepping_as_one_refuse_an_event_advance_to_passed():
+    """The joint's queries check each event as their own loop would: one at or before
+    the time `advance_to` declared is refused as one query alone refuses it."""
+    queries = {f"q{i}": f"PATTERN SEQ(A a, B b) WHERE a.v > {i} WITHIN 5" for i in range(3)}
+    engine = kleene.Engine(queries)
+    assert engine._together
+    alone = kleene.Engine(queries["q0"])
+    for each in (engine, alone):
+        each.send_many([{"type": "A", "ts": 1, "v": 9}, {"type": "B", "ts": 2, "v": 1}])
+        each.advance_to(10)
+        with pytest.raises(kleene.EventError, match="advance_to"):
+            each.send_many([{"type": "A", "ts": 10, "v": 9}])
+    later = [{"type": "A", "ts": 11, "v": 9}, {"type": "B", "ts": 12, "v": 0}]
+    assert len(engine.send_many(later)) == 3

@@ -543,11 +543,13 @@ class _Together:
                     break
         kind = type(mine[0].ts)
         mixed = len(set(map(type, map(_ts, mine)))) > 1
+        first = mine[0].t  # (no later event can be behind advance_to where it is not)
         for lane, takes in zip(lanes, self.takes, strict=True):
+            mark = lane._watermark
             if (
                 mixed
                 or lane._watch is not None
-                or lane._watermark is not None
+                or (mark is not None and mark.settles(first))
                 or (kind is not lane._ts_type)
             ):
                 lane._checked([i for i in mine if takes is None or i.type in takes])
