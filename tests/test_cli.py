@@ -672,3 +672,15 @@ def test_no_matches_still_write_every_field(tmp_path):
         "late",
     ]
     assert str(schema.field("late").type) == "bool"  # a condition is one, whatever the input
+
+
+def test_a_broken_query_among_several_files_is_named(tmp_path, capsys):
+    """`kleene match` (as `kleene run` and `kleene stream`) over a folder of query files: a
+    query that does not parse is named by its file, with the line, column and caret."""
+    (tmp_path / "ok.sase").write_text("PATTERN SEQ(A a, B b) WITHIN 5")
+    (tmp_path / "broken.sase").write_text("PATTERN SEQ(A a, B b) WHERE a.x > WITHIN 5")
+    data = tmp_path / "ab.csv"
+    data.write_text("type,ts,x\nA,1,1\nB,2,2\n")
+    assert main(["match", str(tmp_path), "-i", str(data)]) == 1
+    err = capsys.readouterr().err
+    assert "query 'broken', line 1, column 42" in err and "^" in err

@@ -12,6 +12,8 @@ line 1, column 34: unexpected end of query; expected an expression
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 __all__ = [
@@ -23,6 +25,7 @@ __all__ = [
     "PlanError",
     "StateError",
     "excerpt",
+    "in_query",
 ]
 
 
@@ -56,13 +59,28 @@ class _LocatedError(KleeneError):
         self.line = line
         self.column = column
         self.width = width
+        #: The name of the query, one of several, whose text this is (`in_query`).
+        self.query: str | None = None
         super().__init__(str(self))
 
     def __str__(self) -> str:
         head = f"line {self.line}, column {self.column}: {self.message}"
+        if self.query is not None:
+            head = f"query {self.query!r}, {head}"
         if not self.text:
             return head
         return f"{head}\n{excerpt(self.text, self.line, self.column, self.width)}"
+
+
+@contextmanager
+def in_query(name: str) -> Iterator[None]:
+    """An error in the text of one of several queries names that query: `query 'rise',
+    line 1, column 24: ...` (tests/runtime/test_queries.py)."""
+    try:
+        yield
+    except _LocatedError as error:
+        error.query = name
+        raise
 
 
 class PatternSyntaxError(_LocatedError):
@@ -93,7 +111,7 @@ class PatternError(_LocatedError):
 
     def __str__(self) -> str:
         if self.line == 0:
-            return self.message
+            return self.message if self.query is None else f"query {self.query!r}: {self.message}"
         return super().__str__()
 
 

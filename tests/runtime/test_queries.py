@@ -290,3 +290,16 @@ def test_queries_stepping_as_one_refuse_an_event_advance_to_passed():
             each.send_many([{"type": "A", "ts": 10, "v": 9}])
     later = [{"type": "A", "ts": 11, "v": 9}, {"type": "B", "ts": 12, "v": 0}]
     assert len(engine.send_many(later)) == 3
+
+
+def test_an_error_in_one_of_several_queries_names_it():
+    """With several queries, a query's syntax or meaning error says which query, then the
+    line, column and caret as for one."""
+    broken = {"ok": "PATTERN SEQ(A a, B b) WITHIN 5", "rise": "PATTERN SEQ(A a) WHERE b.x > 1"}
+    with pytest.raises(kleene.PatternError, match=r"^query 'rise', line 1, column 24: unknown"):
+        kleene.Engine(broken)
+    with pytest.raises(kleene.PatternSyntaxError, match=r"^query 'ok', line 1, column"):
+        kleene.match({"ok": "PATTERN SEQ(A a, B b) WHERE a.x > WITHIN 5"}, [])
+    with pytest.raises(kleene.PatternError) as alone:
+        kleene.Engine(broken["rise"])
+    assert str(alone.value).startswith("line 1, column 24")

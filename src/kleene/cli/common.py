@@ -9,7 +9,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from datetime import timedelta
 from itertools import chain
 from pathlib import Path
@@ -21,7 +21,7 @@ from kleene.compiler.analysis import Analysis
 from kleene.compiler.growth import unbounded
 from kleene.compiler.pipeline import language_of
 from kleene.compiler.schema import check_columns
-from kleene.errors import EventError, KleeneError
+from kleene.errors import EventError, KleeneError, in_query
 from kleene.io.readers import EventReader, read_events
 from kleene.io.readers.csv_files import UNCLOSED_QUOTE
 from kleene.io.readers.source import Columns
@@ -264,10 +264,10 @@ def compiled_texts(
     `--plan` with `settings`, by name; a warning for a state that can only grow, and the
     event columns the command line left out filled in (`event_columns`)."""
     queries = {name: as_sql(text, args, file) for name, (text, file) in texts.items()}
-    compiled = {
-        name: plans.compile(query, args.plan, name=name, **settings)
-        for name, query in queries.items()
-    }
+    compiled = {}
+    for name, query in queries.items():  # an error in one of several names its query
+        with in_query(name) if len(queries) > 1 else nullcontext():
+            compiled[name] = plans.compile(query, args.plan, name=name, **settings)
     for plan in compiled.values():
         warn_growth(plan)
     event_columns(args, [plan.analysis for plan in compiled.values()])

@@ -211,7 +211,7 @@ def _job(args: argparse.Namespace, source: str) -> int:
             "latest timestamp before them); raise --max-delay to keep them"
         )
     if args.show:
-        shown = matches.limit(args.show) if several else _first(matches, job.plan.output)
+        shown = matches if several else _first(matches, job.plan.output)
         for number, row in enumerate(shown.limit(args.show).collect(), 1):
             output = compiled[row["query"]].output if several else job.plan.output
             named = f"{row['query']}: " if several else ""

@@ -27,7 +27,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field, replace
-from functools import partial
+from functools import cached_property, partial
 from typing import Any, ClassVar, Literal
 
 from kleene.errors import EventError
@@ -355,7 +355,7 @@ class Partition:
             return partial(_one_key, single[0], self.key)
         return self.key
 
-    @property
+    @cached_property
     def names(self) -> tuple[str, ...]:
         """What a row's `key` calls each class's value: its attribute, or `key<n>` where
         the class equates attributes of several names."""

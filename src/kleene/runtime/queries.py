@@ -40,7 +40,7 @@ from graphlib import CycleError, TopologicalSorter
 from operator import attrgetter
 from typing import Any
 
-from kleene.errors import EventError, KleeneError
+from kleene.errors import EventError, KleeneError, in_query
 from kleene.events import Event, Watermark, as_event, numeric_time
 from kleene.plans.base import Plan
 from kleene.runtime.engine import SEVERAL, Engine, EventLike, fewer_collections, out_of_order
@@ -81,7 +81,8 @@ class Queries(Engine):
             if isinstance(query, Plan):
                 lane = Engine(query, partition=partition)
             else:
-                lane = Engine(query, plan, partition=partition, name=name, **options)
+                with in_query(name):
+                    lane = Engine(query, plan, partition=partition, name=name, **options)
             if not lane.plan.ordered:
                 raise KleeneError(
                     f"query {name!r} runs on plan {lane.plan.name!r}, which takes events in any "
@@ -236,18 +237,18 @@ class Queries(Engine):
             outputs += found
         return outputs
 
-    def named(self, events: Iterable[EventLike], sort: bool = True) -> Iterator[tuple[str, Any]]:
+    def named(self, events: Iterable[EventLike]) -> Iterator[tuple[str, Any]]:
         """Send the events and end the stream: each output with its query's name, a chunk
-        of events at a time (`_send_chunk`; what `kleene.match` and `match_iter` read).
-        With `sort=False`, each event's outputs are left in the order its plan made them,
-        for a caller that sorts each query's outputs (`kleene.match`)."""
-        for batch in self.batches(events, sort):
+        of events at a time (`batches`; what `match_iter` reads)."""
+        for batch in self.batches(events):
             for name, found in batch:
                 for each in found:
                     yield name, each
 
     def batches(self, events: Iterable[EventLike], sort: bool = True) -> Iterator[Reported]:
-        """`named`, a chunk's outputs at a time, each query's in a list: (name, outputs)."""
+        """`named`, a chunk's outputs at a time, each query's in a list: (name, outputs).
+        With `sort=False`, each event's outputs are left in the order its plan made them,
+        for a caller that sorts each query's outputs (`kleene.match`)."""
         self._ready()
         with fewer_collections():
             for chunk in _chunks(events):
@@ -597,7 +598,7 @@ def _together(
     ]
 
 
-def named_queries(queries: Mapping[str, Any] | Sequence[Any]) -> Reported:
+def named_queries(queries: Mapping[str, Any] | Sequence[Any]) -> list[tuple[str, Any]]:
     """The queries with their names: a mapping's keys; for a list, each compiled plan's or
     query text's own name is not known before compiling, so its position."""
     if isinstance(queries, Mapping):

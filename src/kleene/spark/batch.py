@@ -33,7 +33,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from kleene import plans
 from kleene.compiler.query import Field
-from kleene.errors import EventError, KleeneError, PatternError
+from kleene.errors import EventError, KleeneError, PatternError, in_query
 from kleene.plans.base import Plan
 from kleene.runtime.engine import several
 from kleene.runtime.queries import feeds, named_queries
@@ -54,12 +54,14 @@ from kleene.spark.worker import (
 )
 
 __all__ = [
+    "ENTRY",
     "DetectJob",
     "Key",
     "compiled_queries",
     "detect",
     "detect_job",
     "event_struct",
+    "exploded",
     "output_schema",
     "refuse_chains",
     "several_schema",
@@ -278,10 +280,15 @@ def compiled_queries(query: Any, plan: str, options: dict[str, Any]) -> list[tup
         return [("", plans.compile(query, plan, **options))]
     if "name" in options:
         raise KleeneError("several queries are named by their keys, not by name=")
-    named = [
-        (name, each if isinstance(each, Plan) else plans.compile(each, plan, name=name, **options))
-        for name, each in named_queries(query)
-    ]
+    named: list[tuple[str, Plan[Any]]] = []
+    for name, given in named_queries(query):
+        with in_query(name):
+            compiled = (
+                given
+                if isinstance(given, Plan)
+                else plans.compile(given, plan, name=name, **options)
+            )
+        named.append((name, compiled))
     refuse_chains(dict(named))
     return named
 
@@ -445,18 +452,13 @@ def _several(
     schema = several_schema([(spec.query, schema) for spec, schema in specs])
     arrow = to_arrow_schema(schema, timezone="UTC")
     carried_names = {alias: name for name, alias in rows.renamed.items()}
-    empty = F.array().cast(T.ArrayType(_entry_type(width)))
-    exploded = df.select(
-        F.explode(F.flatten(F.array(*(F.coalesce(e, empty) for e in entries)))).alias("_e"),
-        *rows.columns,
-        *rows.helpers,
-    )
-    entry = col("_e")
-    grouped = exploded.select(
+    spread = exploded(df, entries, _entry_type(width), [*rows.columns, *rows.helpers])
+    entry = col(ENTRY)
+    grouped = spread.select(
         entry.getField("q").alias(QUERY),
         *(entry.getField(f"g{j}").alias(f"{GROUP}{j}") for j in range(width)),
         entry.getField("home").alias(HOME),
-        *(col(c) for c in exploded.columns if c != "_e"),
+        *(col(c) for c in spread.columns if c != ENTRY),
     )
     group_names = [col(f"{GROUP}{j}") for j in range(width)]
     grouped = grouped.repartition(col(QUERY), *group_names)
@@ -713,6 +715,21 @@ def _slot(bounds: tuple[float, float, int]) -> Callable[[Column], Column]:
         return F.least(F.greatest(position, F.lit(0)), F.lit(count - 1))
 
     return slot
+
+
+#: The column of a row's entry for one query of several (`exploded`).
+ENTRY = "_kleene_entry"
+
+
+def exploded(
+    df: DataFrame, entries: Sequence[Column], kind: T.StructType, columns: Sequence[Column]
+) -> DataFrame:
+    """Several queries' rows from one read: a row of `df` a entry of its (`entries`: a
+    column a query, an array of `kind` structs, null where the query does not take the
+    row), the entry as the column `ENTRY`, beside `columns`."""
+    empty = F.array().cast(T.ArrayType(kind))
+    each = F.flatten(F.array(*(F.coalesce(entry, empty) for entry in entries)))
+    return df.select(F.explode(each).alias(ENTRY), *columns)
 
 
 def _entry(number: int, width: int, groups: Sequence[Column], home: Column) -> Column:

@@ -61,10 +61,12 @@ from kleene.matches import Match
 from kleene.plans.base import STATE_FORMAT, Plan
 from kleene.plans.signing import state_key
 from kleene.spark.batch import (
+    ENTRY,
     Key,
     _event_columns,
     _keys,
     compiled_queries,
+    exploded,
     job_spec,
     several_schema,
 )
@@ -531,16 +533,11 @@ def _per_query(
             F.struct(F.lit(number).alias("q"), *(v.alias(f"k{i}") for i, v in enumerate(values)))
         )
         entries.append(entry if condition is None else F.when(condition, entry))
-    empty = F.array().cast(T.ArrayType(kind))
-    exploded = data.select(
-        F.explode(F.flatten(F.array(*(F.coalesce(e, empty) for e in entries)))).alias("_e"),
-        *event_columns,
-        col(ORDER),
-    )
-    entry = col("_e")
-    return exploded.select(
+    spread = exploded(data, entries, kind, [*event_columns, col(ORDER)])
+    entry = col(ENTRY)
+    return spread.select(
         entry.getField("q").alias(QUERY),
-        *(col(c) for c in exploded.columns if c != "_e"),
+        *(col(c) for c in spread.columns if c != ENTRY),
         *(entry.getField(f"k{i}").alias(f"{KEY}{i}") for i in range(width)),
     )
 
@@ -623,20 +620,31 @@ def _event_time(events: EventColumns, per_second: float) -> Any:
 
 class StreamFunction:
     """The function `applyInPandasWithState` calls per group and micro-batch (and when the
-    group's timer fires): see the module docstring, step 4."""
+    group's timer fires): one query's (`QueryStream`), or several queries', each group
+    going to its query's (its first group value is the query's number)."""
 
     def __init__(self, specs: Sequence[StreamSpec]) -> None:
-        #: One query's spec, or several's, by number (a group's first value then).
-        self.specs = tuple(specs)
-        self.spec = self.specs[0]
+        self.queries = [QueryStream(spec) for spec in specs]
 
     def __call__(
         self, group: tuple[Any, ...], frames: Iterator[pd.DataFrame], state: GroupState
     ) -> Iterator[pd.DataFrame]:
-        if len(self.specs) > 1:
-            if pd.isna(group[0]):  # the clock's rows and those moving the watermark only
-                return
-            self.spec = self.specs[int(group[0])]
+        if len(self.queries) == 1:
+            return self.queries[0](group, frames, state)
+        if pd.isna(group[0]):  # the clock's rows and those moving the watermark only
+            return iter(())
+        return self.queries[int(group[0])](group, frames, state)
+
+
+class QueryStream:
+    """What `StreamFunction` does for one query's group: see the module docstring, step 4."""
+
+    def __init__(self, spec: StreamSpec) -> None:
+        self.spec = spec
+
+    def __call__(
+        self, group: tuple[Any, ...], frames: Iterator[pd.DataFrame], state: GroupState
+    ) -> Iterator[pd.DataFrame]:
         spec = self.spec
         plan = _plan(spec.job)
         output = _Output(spec.job, plan.output)

@@ -197,9 +197,9 @@ class _Output:
         if spec.key_names:
             row["key"] = dict(zip(spec.key_names, group, strict=True))
         if self.kinds:
-            late = isinstance(found, Timeout)
-            row["kind"] = "timeout" if late else "match"
-            row["deadline"] = found.deadline if isinstance(found, Timeout) else None
+            timed_out = found if isinstance(found, Timeout) else None
+            row["kind"] = "match" if timed_out is None else "timeout"
+            row["deadline"] = None if timed_out is None else timed_out.deadline
         for name in self.positives:
             bound = found.bindings.get(name)
             row[name] = None if bound is None else [self.record(e) for e in bound]
