@@ -431,23 +431,36 @@ def test_match_takes_a_dataframe_or_an_arrow_table_as_it_is():
 
 
 def test_a_batch_freezes_what_survives_and_leaves_a_process_own_freeze_alone():
-    """`fewer_collections` takes what survives a young collection out of the collector's
-    sight for the batch, and hands it all back at its end; a process that froze objects
-    of its own keeps them frozen, and nothing more is frozen."""
+    """`fewer_collections` takes what survives a young collection, and what the chunks of
+    a batch leave (`settle`), out of the collector's sight for the batch, and hands it all
+    back at its end; a process that froze objects of its own keeps them frozen, and
+    nothing more is frozen."""
     import gc
 
-    from kleene.runtime.engine import fewer_collections
+    from kleene.runtime.engine import GC_SETTLE, fewer_collections, settle
 
     assert gc.get_freeze_count() == 0
     with fewer_collections():
-        kept = [[n] for n in range(200_000)]  # lives on: survives young collections
+        kept = [[n] for n in range(300_000)]  # lives on: survives young collections
         assert gc.get_freeze_count() > len(kept) // 2
+    assert gc.get_freeze_count() == 0
+    with fewer_collections():
+        young = gc.get_stats()[0]["collections"]
+        few = [[n] for n in range(GC_SETTLE // 2)]
+        settle()  # too few to freeze
+        assert gc.get_freeze_count() == 0
+        chunk = [[n] for n in range(GC_SETTLE)]
+        settle()  # frozen, with no collection walking them
+        assert gc.get_freeze_count() >= len(few) + len(chunk)
+        assert gc.get_stats()[0]["collections"] == young
+    assert gc.get_freeze_count() == 0
+    settle()  # outside a batch: nothing
     assert gc.get_freeze_count() == 0
     gc.freeze()
     own = gc.get_freeze_count()
     try:
         with fewer_collections():
-            more = [[n] for n in range(200_000)]
+            more = [[n] for n in range(300_000)]
             assert gc.get_freeze_count() <= own
         assert 0 < gc.get_freeze_count() <= own and len(more) == len(kept)
     finally:

@@ -37,7 +37,7 @@ from kleene.io.matching import check_input
 from kleene.io.readers import EventReader
 from kleene.io.writers import NamedOutputs, check_overwrite
 from kleene.matches import Timeout
-from kleene.runtime.engine import fewer_collections
+from kleene.runtime.engine import fewer_collections, settle
 from kleene.runtime.metrics import Metrics
 from kleene.runtime.queries import Queries
 
@@ -393,6 +393,7 @@ def _made(
                 reader.fail(reader.locate(error))
         if batch:
             yield batch
+        settle()
     closed = _closed(engine, reader)
     if closed:
         yield closed

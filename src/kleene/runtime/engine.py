@@ -44,7 +44,15 @@ from kleene.runtime.metrics import Metrics
 from kleene.runtime.reorder import OnLate, Reorder, delay_units
 from kleene.runtime.send import SendLoops, at_fault
 
-__all__ = ["Engine", "EventSource", "fewer_collections", "located", "out_of_order", "several"]
+__all__ = [
+    "Engine",
+    "EventSource",
+    "fewer_collections",
+    "located",
+    "out_of_order",
+    "settle",
+    "several",
+]
 
 EventLike = Event | Mapping[str, Any]
 #: An unordered plan's states hear at least one punctuation in this many for clean-up.
@@ -864,6 +872,7 @@ class Engine(SendLoops):
                 send = self._send_unkeyed if self._unkeyed() else self._send_plain
                 for found in send(events, sort=sort):
                     reported += found
+                    settle()
             else:
                 for event in events:
                     reported.extend(self._send_one(event))
@@ -903,10 +912,35 @@ class Engine(SendLoops):
 
 
 #: CPython's first-generation threshold while a batch of events runs (its default is 700).
-GC_BATCH = 50_000
-#: While a batch runs, the survivors of this many young collections are frozen at most
-#: before all are handed back to the collector (`fewer_collections`).
+GC_BATCH = 200_000
+#: Between two chunks of a batch, what the chunks left is frozen once it holds this many
+#: objects (`settle`).
+GC_SETTLE = 10_000
+#: While a batch runs, what this many freezes took is frozen at most before all of it is
+#: handed back to the collector (`fewer_collections`).
 GC_FREEZES = 100
+
+
+class _Batch:
+    """The batch of events running now (`fewer_collections`): whether it freezes, and how
+    many freezes it made."""
+
+    freezing = False
+    freezes = 0
+
+
+def _freeze() -> None:
+    _Batch.freezes += 1
+    if _Batch.freezes % GC_FREEZES:
+        gc.freeze()
+    else:
+        gc.unfreeze()
+
+
+def _frozen_after(phase: str, info: dict[str, int]) -> None:
+    """A collector callback: what survives a young collection is frozen."""
+    if phase == "stop" and info["generation"] == 0:
+        _freeze()
 
 
 @contextmanager
@@ -914,53 +948,56 @@ def fewer_collections() -> Iterator[None]:
     """Collect garbage less often while a batch of events runs. Matches, and the events
     and tuples they hold, are many small containers that live on; at CPython's default
     setting the collector walks the growing heap again and again, which took 60 % of the
-    time on the peers' P4 (docs/benchmarks-journal.md). So, for the batch: the threshold
-    of the first generation is raised to `GC_BATCH`, and what survives a collection of it
+    time on the peers' P4 (docs/benchmarks-journal.md). So, for the batch, what it makes
     is frozen (`gc.freeze`: out of the collector's sight, as what a batch keeps lives on
-    anyway), so that no later collection walks it again; the frozen objects go back to
-    the collector (`gc.unfreeze`) when the batch ends, and every `GC_FREEZES` collections
-    meanwhile, so garbage in a reference cycle waits at most that long (a process that
-    froze objects itself keeps them frozen: then nothing is frozen here). The setting is
-    the process's, so another thread sees it meanwhile; nothing goes uncollected.
+    anyway), so that no collection walks it again:
+
+    - between two chunks of events, what they left, once there is `GC_SETTLE` of it
+      (`settle`, called by the loops over chunks), with no collection walking it first;
+    - and what survives a young collection, whose threshold is raised to `GC_BATCH`.
+
+    The frozen objects go back to the collector (`gc.unfreeze`) when the batch ends, and
+    every `GC_FREEZES` freezes meanwhile, so garbage in a reference cycle made during the
+    batch waits for the first full collection after that (a process that froze objects
+    itself keeps them frozen: then nothing is frozen here). The setting is the
+    process's, so another thread sees it meanwhile; nothing goes uncollected.
 
     >>> import gc
     >>> before = gc.get_threshold()
     >>> with fewer_collections():
     ...     gc.get_threshold()[0]
-    50000
+    200000
     >>> gc.get_threshold() == before, gc.get_freeze_count()
     (True, 0)
     """
     first, *rest = gc.get_threshold()
-    if first >= GC_BATCH:
+    if first >= GC_BATCH:  # a batch running already (or the process's own setting)
         yield
         return
+    gc.set_threshold(GC_BATCH, *rest)
     if gc.get_freeze_count():  # the process froze objects of its own: leave them so
-        gc.set_threshold(GC_BATCH, *rest)
         try:
             yield
         finally:
             gc.set_threshold(first, *rest)
         return
-    frozen = 0
-
-    def freeze(phase: str, info: dict[str, int]) -> None:
-        nonlocal frozen
-        if phase == "stop" and info["generation"] == 0:
-            frozen += 1
-            if frozen % GC_FREEZES:
-                gc.freeze()
-            else:
-                gc.unfreeze()
-
-    gc.set_threshold(GC_BATCH, *rest)
-    gc.callbacks.append(freeze)
+    _Batch.freezing, _Batch.freezes = True, 0
+    gc.callbacks.append(_frozen_after)
     try:
         yield
     finally:
-        gc.callbacks.remove(freeze)
+        _Batch.freezing = False
+        gc.callbacks.remove(_frozen_after)
         gc.unfreeze()
         gc.set_threshold(first, *rest)
+
+
+def settle() -> None:
+    """Between two chunks of events of a batch (`fewer_collections`): freeze what the
+    batch made since the last freeze or collection, once there is `GC_SETTLE` of it,
+    so that no young collection walks it (outside a batch that freezes: nothing)."""
+    if _Batch.freezing and gc.get_count()[0] >= GC_SETTLE:
+        _freeze()
 
 
 @contextmanager

@@ -43,7 +43,14 @@ from typing import Any
 from kleene.errors import EventError, KleeneError, in_query
 from kleene.events import Event, Watermark, as_event, numeric_time
 from kleene.plans.base import Plan
-from kleene.runtime.engine import SEVERAL, Engine, EventLike, fewer_collections, out_of_order
+from kleene.runtime.engine import (
+    SEVERAL,
+    Engine,
+    EventLike,
+    fewer_collections,
+    out_of_order,
+    settle,
+)
 from kleene.runtime.metrics import Metrics
 from kleene.runtime.reorder import OnLate, Reorder, delay_units
 from kleene.runtime.send import at_fault
@@ -253,6 +260,7 @@ class Queries(Engine):
         with fewer_collections():
             for chunk in _chunks(events):
                 yield self._send_chunk(chunk, sort)
+                settle()
         yield self._close_named()
 
     def _send_chunk(self, chunk: list[EventLike], sort: bool = True) -> Reported:
@@ -309,6 +317,7 @@ class Queries(Engine):
         with fewer_collections():
             for chunk in _chunks(events):
                 reported += self._outputs(self._send_chunk(chunk))
+                settle()
         return reported
 
     def send_iter(self, events: Iterable[EventLike]) -> Iterator[Any]:

@@ -43,7 +43,7 @@ from kleene.events import (
 from kleene.language.text import UNITS
 from kleene.matches import Match, Retraction, Timeout, event_record
 from kleene.plans.base import Plan
-from kleene.runtime.engine import fewer_collections
+from kleene.runtime.engine import fewer_collections, settle
 
 __all__ = [
     "CARRIED",
@@ -317,9 +317,11 @@ def match_batches(
                     for chunk in _chunks(own, spec.chunk):
                         yield from partition.finish_idle(chunk)
                         yield from partition.step(_grouped(chunk, spec))
+                        settle()
                 else:
                     for batch in own:
                         yield from partition.step(batch)
+                        settle()
                 yield from partition.finish()
                 yield from partition.rest()
                 most = max(most, partition.most)
