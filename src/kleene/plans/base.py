@@ -444,10 +444,10 @@ class Joint(ABC):
         apart from the others has its shared parts made the joint's."""
 
     @abstractmethod
-    def run(self, events: Sequence[Event]) -> list[tuple[int, Event, list[Any]]]:
+    def run(self, events: Sequence[Event]) -> list[list[tuple[Event, list[Any]]]]:
         """Feed events in order to every plan (each plan's `step` for each event of a type
-        it takes); the outputs, as (the plan's number, the event, what its step returned),
-        for each step that returned any."""
+        it takes); the outputs, plan by plan: (the event, what its step returned) for each
+        step that returned any."""
 
 
 class _Begins(Protocol):

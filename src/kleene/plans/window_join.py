@@ -329,8 +329,8 @@ class _Joint(Joint):
         self.routes[event_type] = route
         return route
 
-    def run(self, events: Sequence[Event]) -> list[tuple[int, Event, list[Any]]]:
-        out: list[tuple[int, Event, list[Any]]] = []
+    def run(self, events: Sequence[Event]) -> list[list[tuple[Event, list[Any]]]]:
+        out: list[list[tuple[Event, list[Any]]]] = [[] for _ in self.plans]
         routes, window, exclusive = self.routes, self.window, self.exclusive
         appended = dict.fromkeys(self.buffers, 0)
         # (a state stepped alone meanwhile numbered its events on: go on after them)
@@ -356,7 +356,7 @@ class _Joint(Joint):
                         self.states[number].cut_events += 1
                     if found:
                         self.states[number].completions += len(found)
-                        out.append((number, event, found))
+                        out[number].append((event, found))
                         found = []
             for buffer, holds, signature in kept:
                 if holds is _always or holds(event):

@@ -563,9 +563,7 @@ class _Together:
                 or (kind is not lane._ts_type)
             ):
                 lane._checked([i for i in mine if takes is None or i.type in takes])
-        made: list[list[tuple[Event, list[Any]]]] = [[] for _ in lanes]
-        for number, item, found in self.joint.run(mine):
-            made[number].append((item, found))
+        made = self.joint.run(mine)
         reported: Reported = []
         for name, lane, takes, own in zip(self.names, lanes, self.takes, made, strict=True):
             kinds = list(counts) if takes is None else [t for t in counts if t in takes]
