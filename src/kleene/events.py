@@ -17,7 +17,7 @@ count windows (`WITHIN 5 EVENTS`) measure; the engine sets it for them (`with_se
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from functools import lru_cache, partial
@@ -36,6 +36,7 @@ __all__ = [
     "attribute_slot",
     "attributes",
     "checked_events",
+    "converted_layouts",
     "event_of",
     "event_types",
     "numeric_time",
@@ -570,6 +571,17 @@ def as_event(item: Event | Mapping[str, Any], default_id: Hashable | None = None
 
 
 _CONVERTERS: dict[tuple[Any, ...], Callable[[Mapping[str, Any], Hashable | None], Event]] = {}
+
+
+def converted_layouts() -> Container[tuple[Any, ...]]:
+    """The key layouts of the mappings `as_event` has made events of (each with a
+    converter of its own, so none names a bad attribute): the live collection.
+
+    >>> _ = as_event({"type": "A", "ts": 1, "zz": 2})
+    >>> ("type", "ts", "zz") in converted_layouts()
+    True
+    """
+    return _CONVERTERS.keys()
 
 
 def _converter(keys: tuple[Any, ...]) -> Callable[[Mapping[str, Any], Hashable | None], Event]:

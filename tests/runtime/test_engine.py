@@ -298,6 +298,62 @@ def test_send_many_reports_what_sending_one_by_one_does(plan, data):
 @pytest.mark.parametrize("plan", SASE_PLANS)
 @settings(suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
 @given(data=st.data())
+def test_send_many_passes_over_mappings_no_variable_takes_as_if_sent(plan, data):
+    """Mappings of a type no variable takes, which `send_many` passes over without making
+    events of them, change nothing that sending them one by one gives: the matches, the
+    ids of later events (their arrival numbers) and the events counted."""
+    case = data.draw(cases_for(plan), label="case")
+    try:
+        one = kleene.Engine(case.pattern, plan)
+    except kleene.PlanError:
+        reject()
+    rows: list[dict] = []
+    for event in case.events:
+        rows.append({"type": event.type, "ts": event.ts, **event.attrs})
+        if data.draw(st.booleans(), label="one of no type taken after it"):
+            rows.append({"type": "Z", "ts": event.ts, "x": 1})
+    expected = [m for row in rows for m in one.send(row)] + one.close()
+    many = kleene.Engine(case.pattern, plan)
+    found = many.send_many(rows) + many.close()
+    assert [m.key for m in found] == [m.key for m in expected]
+    assert many.metrics.events == one.metrics.events == len(rows)
+
+
+@pytest.mark.parametrize(
+    ("bad", "field"),
+    [
+        ({"type": "Z", "ts": 1}, "ts"),  # before the latest
+        ({"type": "Z", "ts": "soon"}, "ts"),
+        ({"type": "Z", "ts": float("nan")}, "ts"),
+        ({"type": "Z", "ts": 1.5}, "ts"),  # a float among whole numbers: ok, not passed over
+        ({"type": "Z", "ts": 6, 7: "x"}, None),
+        ({"type": "", "ts": 6}, "type"),
+    ],
+)
+def test_send_many_names_a_bad_mapping_no_variable_takes(bad, field):
+    """A mapping of a type the query does not take is passed over only when it is well
+    formed: a bad one is still made an event, and its error is `send`'s."""
+    query = "PATTERN SEQ(A a, B b) WITHIN 10"
+    stream = [{"type": "A", "ts": 2, "x": 0}, {"type": "Z", "ts": 5, "x": 0}, bad]
+    stream.append({"type": "B", "ts": 8, "x": 0})
+    one = kleene.Engine(query)
+    try:
+        expected = [m for row in stream for m in one.send(row)]
+    except kleene.EventError as error:
+        with pytest.raises(kleene.EventError) as by_many:
+            kleene.Engine(query).send_many(stream)
+        assert (by_many.value.row, by_many.value.field) == (error.row, error.field)
+        assert error.field == field and str(by_many.value) == str(error)
+    else:
+        assert field == "ts" and bad["ts"] == 1.5
+        assert [m.ids() for m in kleene.Engine(query).send_many(stream)] == [
+            m.ids() for m in expected
+        ] == [{"a": (0,), "b": (3,)}]
+
+
+@pytest.mark.parametrize("plan", SASE_PLANS)
+@settings(suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+@given(data=st.data())
 def test_send_iter_reports_what_send_does(plan, data):
     """`send_iter` hands out each event's matches (in the order made, so compared as a set
     per event), counts them, and, closed after any number of matches, leaves the engine

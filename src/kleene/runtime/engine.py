@@ -814,7 +814,9 @@ class Engine(SendLoops):
         cap = self._cap_matches
         for item, found in made:
             kept = self._cut(found, item) if len(found) > cap else found
-            reported += self._report(kept, sort)
+            reported += self._report(kept) if sort else kept
+        if not sort:  # counted (and given their RETURN values) at once
+            self._report(reported, sort=False)
         self._stopped(sent, self._arrivals + sent, last)
         return reported
 

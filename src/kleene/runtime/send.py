@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Generator, Hashable, Iterable, Iterator, Mapping
+from collections.abc import Container, Generator, Hashable, Iterable, Iterator, Mapping
 from typing import Any
 
 from kleene.errors import EventError
-from kleene.events import Event, Watermark, as_event
+from kleene.events import LARGEST_TIME, Event, Watermark, as_event, converted_layouts
 from kleene.plans.base import Plan
 from kleene.runtime.metrics import Metrics
 
@@ -204,9 +204,22 @@ class SendLoops(ABC):
         arrivals = first = self._arrivals
         cap = self._cap_matches
         watch = self._watch
+        takes = self.plan.analysis.taken_types
+        layouts = converted_layouts()
         item: Event | None = None
         try:
             for event in events:
+                if event.__class__ is dict and takes is not None:
+                    kind = event.get("type")
+                    if (
+                        kind.__class__ is str
+                        and kind not in takes
+                        and kind
+                        and _passed_over(event, ts_type, last, layouts)
+                    ):
+                        arrivals += 1
+                        last = event["ts"]
+                        continue
                 item = event if isinstance(event, Event) and event.id is not None else None
                 if item is None:
                     item = as_event(event, arrivals)
@@ -234,6 +247,29 @@ class SendLoops(ABC):
             raise
         finally:
             self._stopped(arrivals - first, arrivals, last)
+
+
+def _passed_over(
+    item: dict[str, Any], ts_type: type, last: float, layouts: Container[tuple[Any, ...]]
+) -> bool:
+    """May `_send_unkeyed` pass over a mapping of a type no part of the query takes,
+    without making an event of it (the plan's step would make nothing of it: `kleene.Queries`
+    leaves such events out of a query's share too)? Yes when it is well formed: its keys
+    laid out as those of mappings made into events before (`layouts`: none names a bad
+    attribute), and its `ts` a finite number of the kind the stream's times have, not
+    before the latest. Anything else is made an event, and its error named as before. Only
+    the time moves, and the arrival count (so a row named, and a default id, stay what
+    they were)."""
+    ts: Any = item.get("ts")
+    if ts.__class__ is not ts_type:
+        return False
+    if ts.__class__ is int:
+        finite = -LARGEST_TIME <= ts <= LARGEST_TIME
+    elif ts.__class__ is float:
+        finite = ts - ts == 0.0
+    else:
+        return False
+    return finite and ts >= last and tuple(item) in layouts
 
 
 def at_fault(error: EventError, item: Event | None, arrival: int) -> None:
