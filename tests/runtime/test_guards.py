@@ -63,6 +63,25 @@ def test_every_plan_honours_the_matches_per_event_limit(plan):
     assert {m.ids()["b"] for m in found} <= {m.ids()["b"] for m in everything}
 
 
+@pytest.mark.parametrize("plan", [p for p in PLANS if "sase" in PLANS[p].languages])
+def test_the_matches_per_event_limit_counts_only_matches_inside_the_window(plan):
+    """At the third event, an exclusive window of 2 holds two matches ({1, 2} and {2});
+    those reaching back to the first event are not matches, and the guard does not count
+    them: a limit of the most matches reported at once changes nothing."""
+    query = "PATTERN SEQ(_+ v1[]) WITHIN 2 EXCLUSIVE"
+    events = [{"type": "A", "ts": t} for t in range(3)]
+    try:
+        free = kleene.Engine(query, plan=plan, max_matches_per_event=None)
+    except kleene.PlanError:
+        pytest.skip(f"{plan} does not run the query")
+    reports = [free.send(event) for event in events] + [free.close()]
+    found = [m.ids()["v1"] for report in reports for m in report]
+    assert sorted(found) == [(0,), (0, 1), (1,), (1, 2), (2,)]
+    most = max(map(len, reports))
+    guarded = kleene.Engine(query, plan=plan, max_matches_per_event=most)
+    assert [m.ids()["v1"] for m in sent(guarded, events)] == found
+
+
 def test_nfa_with_drop_goes_on_past_an_explosion():
     engine = kleene.Engine(RUNAWAY, on_limit="drop", max_matches_per_event=1000)
     later = [{"type": "A", "ts": 2000}, {"type": "B", "ts": 2001}, {"type": "C", "ts": 2002}]

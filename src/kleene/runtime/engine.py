@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from itertools import count
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 from kleene import plans
 from kleene.compiler.evaluate import returned_values
@@ -864,20 +864,32 @@ class Engine(SendLoops):
         fewer garbage collections meanwhile: see `fewer_collections`)."""
         return self._send_many(events)
 
-    def _send_many(self, events: Iterable[EventLike], sort: bool = True) -> list[Any]:
+    def _send_many(
+        self, events: Iterable[EventLike], sort: bool = True, takes: frozenset[str] | None = None
+    ) -> list[Any]:
         """`send_many`; with `sort=False`, the plain case leaves each event's outputs in
-        the order the plan made them, for a caller that sorts them all (`kleene.match`)."""
+        the order the plan made them, for a caller that sorts them all (`kleene.match`).
+        Given `takes` (several queries' engine: `Event`s numbered already), an event of
+        another type is not sent: it only moves the time (`reach`)."""
         self._ready()
         reported: list[Any] = []
         with fewer_collections(), located(events):
             if self._plain():
-                send = self._send_unkeyed if self._unkeyed() else self._send_plain
-                for found in send(events, sort=sort):
+                if takes is not None:
+                    sent = self._send_plain(events, sort=sort, takes=takes)
+                else:
+                    sent = (self._send_unkeyed if self._unkeyed() else self._send_plain)(
+                        events, sort=sort
+                    )
+                for found in sent:
                     reported += found
                     settle()
             else:
                 for event in events:
-                    reported.extend(self._send_one(event))
+                    if takes is not None and cast(Event, event).type not in takes:
+                        reported += self.reach(cast(Event, event).t)
+                    else:
+                        reported.extend(self._send_one(event))
         return reported
 
     def send_iter(self, events: Iterable[EventLike]) -> Iterator[Any]:

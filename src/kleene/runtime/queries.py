@@ -116,6 +116,14 @@ class Queries(Engine):
         for group in self._together:
             for name in group.names:
                 del self._takes[name]
+        #: The types taken (from the stream, or fed by a producer) by each query whose
+        #: states may wait for a time and that leaves some type out: a chunk's other events
+        #: move its time (`_send_chunk`).
+        self._timed_takes = {
+            name: types | (self.queries[name].plan.analysis.named_types or frozenset())
+            for name, types in self._takes.items()
+            if types is not None and self.queries[name]._timed
+        }
         self._owner: dict[int, str] = {}
         #: How many events each rule has emitted (an emitted event's id: "rule#n").
         self._made: dict[str, int] = {}
@@ -266,10 +274,12 @@ class Queries(Engine):
     def _send_chunk(self, chunk: list[EventLike], sort: bool = True) -> Reported:
         """Send a chunk of events: each converted, numbered and put in order here once,
         then each query sends its share through its own loop (`Engine.send_many`),
-        producers first, each producer's time moved to the chunk's last event (so what it
-        emits for a time within the chunk reaches its readers in order). Each query's
-        outputs are those of sending the events one by one, in the order the queries
-        run, not the events came."""
+        producers first. A query whose states may wait for a time (`Plan.timed`) is sent
+        every event, those of types it does not take only moving its time (`takes`), as
+        the same events sent one by one move it (`_run_one`), so that what it makes final
+        at those times is reported then, and what a producer emits reaches its readers in
+        order. Each query's outputs are those of sending the events one by one, in the
+        order the queries run, not the events came."""
         items = self._items(chunk)
         if not items:
             return []
@@ -281,26 +291,27 @@ class Queries(Engine):
                     taken[name] = [item]
                 else:
                     share.append(item)
-        end = items[-1].t
         reported: Reported = []
         for group in self._together:
             reported += group.run(items, sort)
         emitted: dict[str, list[Event]] = {}
         for name in self._order:
-            own, fed = taken.get(name), emitted.pop(name, None)
             lane = self.queries[name]
-            if own or fed:
-                events = _merged(own or [], fed or [])
-                found = lane._send_many(events, sort=sort)
-                if found:
-                    self._collect(name, found, reported, emitted)
-            if name in self._producers:
-                self._collect(name, lane.reach(end), reported, emitted)
-            if own or fed:
-                if lane.due is None:
-                    self._waiting.discard(name)
-                else:
-                    self._waiting.add(name)
+            fed = emitted.pop(name, None)
+            takes = self._timed_takes.get(name)
+            if takes is not None:
+                found = lane._send_many(_merged(items, fed or []), sort=sort, takes=takes)
+            else:
+                own = taken.get(name)
+                if not own and not fed:
+                    continue
+                found = lane._send_many(_merged(own or [], fed or []), sort=sort)
+            if found:
+                self._collect(name, found, reported, emitted)
+            if lane.due is None:
+                self._waiting.discard(name)
+            else:
+                self._waiting.add(name)
         return reported
 
     def _in_order(self, item: Event) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Container, Generator, Hashable, Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, cast
 
 from kleene.errors import EventError
 from kleene.events import LARGEST_TIME, Event, Watermark, as_event, converted_layouts
@@ -89,14 +89,19 @@ class SendLoops(ABC):
         )
 
     def _send_plain(
-        self, events: Iterable[EventLike], lazily: bool = False, sort: bool = True
+        self,
+        events: Iterable[EventLike],
+        lazily: bool = False,
+        sort: bool = True,
+        takes: frozenset[str] | None = None,
     ) -> Generator[Iterable[Any], None, None]:
         """`send` of each event in the plain case (`_plain`), with what `send`, `_step`
         and `_plan_step` do per event hoisted out of the loop: what the same events sent
         one by one report, in the same order, with the same errors, one iterable per
         event that reports any. With `lazily`, the plan's `step_lazily` makes an event's
         outputs as they are read (`send_iter`): read them, or close them, before going
-        on."""
+        on. Given `takes`, an `Event` of another type is not sent: it only fires the
+        timers due before its time (`Engine.reach`)."""
         step = self.plan.step_lazily if lazily else self.plan.step
         key_of = self._key
         states = self._states
@@ -113,6 +118,13 @@ class SendLoops(ABC):
         item: Event | None = None
         try:
             for event in events:
+                if takes is not None and cast(Event, event).type not in takes:
+                    t = cast(Event, event).t
+                    if timers and timers[0][0] < t:
+                        moved = self._fire(Watermark(t, inclusive=False))
+                        if moved:
+                            yield self._report(moved, sort)
+                    continue
                 item = event if isinstance(event, Event) and event.id is not None else None
                 if item is None:
                     item = as_event(event, arrivals)

@@ -255,12 +255,15 @@ class NfaBacktrack(Plan[BacktrackState]):
         postponed. The run that goes on, or None when it fails."""
         stream = state.stream
         window = self.window
+        exclusive = self.finalizer.exclusive
         counters = state.counters
         reads, cap = state.reads, self.run_cap
         while run is not None and run.next <= upto:
             position = run.next
             event = stream[position]
-            if window is not None and event.t - run.start > window:
+            if window is not None and (
+                event.t - run.start > window or (exclusive and event.t - run.start == window)
+            ):
                 return None
             read = reads.get(position, 0) + 1
             if read > cap:  # runs read one at a time: stop the explosion here

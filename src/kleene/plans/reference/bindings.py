@@ -32,12 +32,18 @@ def completed_at(
     window: float | None,
     limit: float = math.inf,
     count: int | None = None,
+    exclusive: bool = False,
 ) -> list[Binding]:
     """The bindings whose latest event is the one at position `n` (the first `limit` + 1 of
-    them, when there are more: the guard's cue to stop), within the time `window` and the
-    `count` window."""
+    them, when there are more: the guard's cue to stop), within the time `window` (less
+    than it apart when `exclusive`) and the `count` window."""
     event = stream[n]
-    low = stream.base if window is None else stream.first_from(event.t - window)
+    if window is None:
+        low = stream.base
+    elif exclusive:
+        low = stream.first_after(event.t - window)
+    else:
+        low = stream.first_from(event.t - window)
     if count is not None:
         assert event.seq is not None, "the engine gives events their positions"
         low = max(low, stream.first_at_seq(event.seq - count))

@@ -96,6 +96,7 @@ class Reference(Plan[ReferenceState]):
                 self.window,
                 self.match_cap,
                 self.count_window,
+                self.finalizer.exclusive,
             )
             if len(bindings) > self.match_cap and self.options.on_limit != "drop":
                 raise self.too_many_matches(event)
