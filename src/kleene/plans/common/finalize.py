@@ -57,6 +57,9 @@ class Candidate:
     verdict: bool | None = None
     #: The bound events, when the plan has them at hand (else read from the stream).
     events: Mapping[str, tuple[Event, ...]] | None = None
+    #: The time its verdict waits for (the end of the window a negation after its last
+    #: event looks through): not asked for again before time reaches it.
+    waits: float = -math.inf
 
     @cached_property
     def positions(self) -> frozenset[int]:
@@ -241,6 +244,9 @@ class Finalizer:
         if not self.non_overlapping:
             waiting = []
             for candidate in pending.undecided:
+                if not watermark.settles(candidate.waits):
+                    waiting.append(candidate)
+                    continue
                 verdict = self.verdict(candidate, stream, watermark)
                 if verdict is None:
                     waiting.append(candidate)
@@ -429,19 +435,22 @@ class Finalizer:
             assert window is not None, "validation requires WITHIN here"
             back = candidate.end - window
             low = stream.first_after(back) if self.exclusive else stream.first_from(back)
-        settled = True
         if after:
             high = min(after) - 1
         else:
             assert window is not None, "validation requires WITHIN here"
             ahead = candidate.start + window
+            if not watermark.settles(ahead):
+                # not known until the window closes: looked for once, then (a match it
+                # spoils waits as long, and is never reported either way)
+                candidate.waits = ahead
+                return None
             high = stream.last_before(ahead) if self.exclusive else stream.last_until(ahead)
-            settled = watermark.settles(ahead)
         qualifies = self.qualifier(candidate, negation, stream)
         for position in range(max(low, stream.base), high + 1):
             if position not in candidate.positions and qualifies(stream[position]):
                 return True
-        return False if settled else None
+        return False
 
     def qualifier(
         self, candidate: Candidate, negation: Negated, stream: Stream
