@@ -966,8 +966,9 @@ def fewer_collections() -> Iterator[None]:
     is frozen (`gc.freeze`: out of the collector's sight, as what a batch keeps lives on
     anyway), so that no collection walks it again:
 
-    - between two chunks of events, what they left, once there is `GC_SETTLE` of it
-      (`settle`, called by the loops over chunks), with no collection walking it first;
+    - between two chunks of events (or two events' reports), what they left, once there
+      is `GC_SETTLE` of it (`settle`, called by the send loops), with no collection
+      walking it first;
     - and what survives a young collection, whose threshold is raised to `GC_BATCH`.
 
     The frozen objects go back to the collector (`gc.unfreeze`) when the batch ends, and
@@ -1007,9 +1008,10 @@ def fewer_collections() -> Iterator[None]:
 
 
 def settle() -> None:
-    """Between two chunks of events of a batch (`fewer_collections`): freeze what the
-    batch made since the last freeze or collection, once there is `GC_SETTLE` of it,
-    so that no young collection walks it (outside a batch that freezes: nothing)."""
+    """Between two chunks of events of a batch (`fewer_collections`), or two events'
+    reports: freeze what the batch made since the last freeze or collection, once there
+    is `GC_SETTLE` of it, so that no young collection walks it (outside a batch that
+    freezes: nothing)."""
     if _Batch.freezing and gc.get_count()[0] >= GC_SETTLE:
         _freeze()
 
