@@ -131,6 +131,23 @@ def test_backtrack_selection_does_not_wait_on_a_postponed_run(selection):
     assert [m.ids() for m in found] == [{"a": (0,)}, {"a": (1,)}]
 
 
+def test_backtrack_with_non_overlapping_output_ends_the_runs_a_match_overlaps():
+    """A run finds a match: every run reads up to it, it is reported, and the runs begun
+    before it ended stop, as the SASE+ paper's backtrack algorithm goes on after a match
+    (not searching every run through, which read each A's run to the window's end)."""
+    events = [{"type": "A" if n % 3 else "B", "ts": n} for n in range(60)]
+    query = "PATTERN SEQ(A+ a[], B b) WHERE skip_till_next_match WITHIN 30"
+    steps = {}
+    for output in ("all", "non_overlapping"):
+        engine = kleene.Engine(query, plan="nfa_backtrack", output=output)
+        found = engine.send_many(events) + engine.close()
+        expected = kleene.match(query, events, plan="reference", output=output)
+        assert ids(found) == ids(expected)
+        steps[output] = engine.metrics.as_dict()["run_steps"]
+    assert len(expected) == 19  # each B but the first ends one, of the two A before it
+    assert steps["non_overlapping"] * 10 < steps["all"]
+
+
 def test_runs_holding_lists_are_not_merged_but_still_match():
     """A list attribute (the lazy-NFA paper's price history) in V cannot key a merge."""
     rows = [("A", [1, 2, 3]), ("A", [1, 2, 3]), ("B", [2, 4, 6])]

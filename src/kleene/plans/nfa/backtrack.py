@@ -196,6 +196,11 @@ class NfaBacktrack(Plan[BacktrackState]):
             state.postponed.append(begun)
             state.counters["runs_created"] += 1
         self._catch_up(state, position)
+        if state.found and self.finalizer.non_overlapping:
+            # a run found a match: every run reads up to it, so that it is decided now and
+            # the runs it overlaps end (`_release`), as the paper's backtrack algorithm
+            # goes on after a run's first match instead of searching every run through
+            self._drain(state, position)
         return self._release(state, Watermark(event.t, inclusive=False))
 
     def advance(self, state: BacktrackState, watermark: Watermark) -> list[Match]:
@@ -378,5 +383,20 @@ class NfaBacktrack(Plan[BacktrackState]):
         starts += [min(p for ps in b.values() for p in ps) for _, _, b in state.found]
         unsettled = min(starts, default=math.inf)
         matches = self.finalizer.report(state, watermark, unsettled)
+        if matches and self.finalizer.non_overlapping:
+            self._end_overlapping(state)
         self._forget(state, watermark)
         return matches
+
+    def _end_overlapping(self, state: BacktrackState) -> None:
+        """With non-overlapping output, end the runs that began before a reported match
+        ended: what they find can only overlap it (as `nfa` does)."""
+        by_key = self.partition_key is not None
+        ends = state.pending.last_end
+
+        def after(run: Walk) -> bool:
+            return run.origin > ends.get(run.key if by_key else None, -1)
+
+        state.postponed = [run for run in state.postponed if after(run)]
+        if state.singleton is not None and not after(state.singleton):
+            state.singleton = None
