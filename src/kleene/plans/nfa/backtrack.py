@@ -2,7 +2,8 @@
 
 One run per partition at a time, the *singleton*, reads events until it fails or goes on
 caught up with the stream; a run the singleton splits off (by non-determinism) and every run an
-event begins are *postponed* on a stack with the position of the next event they must read.
+event begins (once it has read that event) are *postponed* on a stack with the position of
+the next event they must read.
 When the singleton fails, the most recently postponed run becomes the singleton and re-reads
 the stored events from its position on: depth first, where `nfa` goes breadth first. Each run
 keeps its own match (no shared buffer, no merging). The automaton and compiled formulas are
@@ -10,6 +11,8 @@ keeps its own match (no shared buffer, no merging). The automaton and compiled f
 
 A match is final once every run has read past its last event, so matches are reported later
 than `nfa` reports them (at the latest when the stream closes); the set of matches is the same.
+With non-overlapping output, a match found makes every run read up to it, so it is decided at
+once, and the runs it overlaps end: the search goes on after a match, as the paper's does.
 
 >>> import kleene
 >>> events = [{"type": t, "ts": i} for i, t in enumerate("AABB")]
@@ -193,8 +196,12 @@ class NfaBacktrack(Plan[BacktrackState]):
                 position,
                 True,
             )
-            state.postponed.append(begun)
             state.counters["runs_created"] += 1
+            # the run reads its own event at once: one the event cannot begin is never kept
+            # (the paper's runs begin at the events the start state takes)
+            going = self._read(state, begun, position)
+            if going is not None:
+                state.postponed.append(going)
         self._catch_up(state, position)
         if state.found and self.finalizer.non_overlapping:
             # a run found a match: every run reads up to it, so that it is decided now and
