@@ -114,7 +114,7 @@ def _apply(engine, afa, lifetimes, change, life, **explicit):
     if lifetimes.get(name, Lifetime()).end < math.inf:
         return afa, []  # removed already
     outputs = kleene.afa.arcs(engine).remove(name, **explicit)
-    lifetimes[name] = replace(lifetimes.get(name, Lifetime()), end=life.end, through=life.through)
+    lifetimes[name] = lifetimes.get(name, Lifetime())._replace(end=life.end, through=life.through)
     return afa, outputs
 
 

@@ -176,27 +176,36 @@ class Machine:
         """Add an event arc between states the AFA has, or give one a new lifetime (None:
         every event, as an arc of the AFA's own): its source's row of the arctable changes,
         nothing else (a change costs what one state's arcs do)."""
+        name = arc.name
         if life is None:
-            self.lifetimes.pop(arc.name, None)
+            self.lifetimes.pop(name, None)
+            fire = arc.fire
         else:
-            self.lifetimes[arc.name] = life
-        self.arcs[arc.name] = arc
+            self.lifetimes[name] = life
+            fire = life.bound(arc.fire)
+        self.arcs[name] = arc
         state = self.index[arc.source]
         row = self.rows[state]
-        row[self.keys.setdefault(arc.name, (arc.name, -1))] = self._event_arc(arc)
+        key = self.keys.get(name)
+        if key is None:
+            key = self.keys[name] = (name, -1)
+        row[key] = (fire, self.index[arc.target], arc.bind)  # as `_event_arc` makes it
         self.table[state] = tuple(row.values())
         if state in self.first:
             self.begins = self._begins()
 
     def drop_arcs(self, names: list[str]) -> None:
         """Forget event arcs whose lifetime has ended."""
+        starts = False
         for name in names:
             arc = self.arcs.pop(name)
             self.lifetimes.pop(name, None)
             state = self.index[arc.source]
             del self.rows[state][self.keys.pop(name)]
             self.table[state] = tuple(self.rows[state].values())
-        self.begins = self._begins()
+            starts = starts or state in self.first
+        if starts:
+            self.begins = self._begins()
 
     def _event_arc(self, arc: Arc) -> tuple[Fire, int, str | None]:
         """An event arc's row in the arctable: its fire (bound to its lifetime, if it has

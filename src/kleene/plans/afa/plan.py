@@ -256,8 +256,11 @@ class AfaPlan(Plan[AfaState]):
                 f"arc {name}: only event arcs can be removed while the stream runs, not "
                 "ε-arcs or timeout arcs"
             )
-        life = self.machine.lifetimes.get(name, Lifetime())
-        life = Lifetime(life.start, end, life.after, through)
+        life = self.machine.lifetimes.get(name)
+        if life is None:
+            life = Lifetime(end=end, through=through)
+        else:
+            life = Lifetime(life.start, end, life.after, through)
         self.machine.put_arc(arc, life)
         self.__dict__.pop("fingerprint", None)
         return life
