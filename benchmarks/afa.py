@@ -19,6 +19,12 @@ Appendix D) on the `afa` plan.
   each change), and as an operator restart (a new engine fed the events still in the
   window, the outputs of that replay dropped: they were reported before). All run in order
   (`max_delay=0`); each round runs the four in turn.
+- `peers` (figure 8): the paper's Q1 (a drop, then k = 2 V-patterns) over a synthetic
+  ticker (prices rising with chance p = 0.5 by a truncated normal step), in order, window
+  2,000 events: `afa`, AFA+O, and the matchers the paper compares with, written for it
+  (`benchmarks.matchers`): CAN, a two-state automaton embedding Q1, run by `afa`; IPM,
+  the pattern as joins of the events with the arcs and with the partial matches fed back.
+  Every matcher's matches (spans of events) are checked against `afa`'s.
 - `ignorable` (figures 16, 17, and figure 10's output size): throughput and state against
   the share of ignorable events (events of a type the query skips), in order for `nfa`,
   `afa` and `afa` with Appendix D's anchors (`anchors=True`, the paper's AFA+ignore), and
@@ -49,16 +55,18 @@ from pathlib import Path
 from typing import Any
 
 import kleene
+from benchmarks import matchers
 from benchmarks.disorder import disordered
 from benchmarks.harness import Column, Result, best_of, count, engine_run, rounds
 from benchmarks.nfa import query
+from kleene.errors import KleeneError
 from kleene.events import Event
 from kleene.matches import Match, Retraction
 from kleene.testing.workloads import StockStream
 
 __all__ = ["arguments", "latency_run", "numbered", "run", "stock", "with_noise"]
 
-EXPERIMENTS = ("disorder", "speculation", "dynamic", "ignorable")
+EXPERIMENTS = ("disorder", "speculation", "dynamic", "ignorable", "peers")
 COLUMNS = [
     Column("withdrawn", count("retractions")),
     Column("peak pmatches", count("peak_runs")),
@@ -129,6 +137,7 @@ def run(args: argparse.Namespace) -> tuple[list[Result], list[Column], str | Non
         "speculation": _speculation,
         "dynamic": _dynamic,
         "ignorable": _ignorable,
+        "peers": _peers,
     }[args.experiment]
     results, baseline = experiment(args)
     if args.plot:
@@ -318,6 +327,94 @@ def _changes(
                              tick_arc(name, at, way), changed)  # fmt: skip
         names[at - 1] = name
     return changes
+
+
+def v_pattern(k: int, drop: float, window: int) -> str:
+    """The paper's Q1 (Figure 3) in the text form: a drop of more than `drop`, then `k`
+    V-patterns (as many upticks as downticks in each); r1 counts downticks less upticks in
+    the current V, r2 the V-patterns done."""
+    return "\n".join(
+        [
+            f"AFA q1 WITHIN {window}",
+            "REGISTER (r1 = 0, r2 = 0)",
+            "FINAL q3",
+            f"ARC a0: q0 -> q1 WHEN e.change < -{drop}",
+            "ARC a1: q1 -> q1 WHEN e.change < 0 SET r1 = r.r1 + 1",
+            "ARC a2: q1 -> q2 WHEN e.change < 0 SET r1 = r.r1 + 1",
+            "ARC a3: q2 -> q2 WHEN e.change > 0 AND r.r1 > 1 SET r1 = r.r1 - 1",
+            f"ARC a4: q2 -> q1 WHEN e.change > 0 AND r.r1 = 1 AND r.r2 < {k - 1} "
+            "SET r1 = 0, r2 = r.r2 + 1",
+            f"ARC a5: q2 -> q3 WHEN e.change > 0 AND r.r1 = 1 AND r.r2 = {k - 1} "
+            "SET r1 = 0, r2 = r.r2 + 1",
+        ]
+    )
+
+
+def ticker(size: int, p_up: float = 0.5, seed: int = 1) -> list[Event]:
+    """The paper's synthetic ticker: each tick rises with chance `p_up`, else falls, by a
+    step drawn from a normal distribution (mean 0.70, deviation 0.30) truncated above 0;
+    `change` is the step, `seq` the tick's number.
+
+    >>> [round(e["change"], 2) for e in ticker(3)]
+    [0.66, -0.4, -0.97]
+    """
+    rng = random.Random(seed)
+    price, made = 100.0, []
+    for n in range(size):
+        step = 0.0
+        while step <= 0:
+            step = rng.gauss(0.7, 0.3)
+        change = step if rng.random() < p_up else -step
+        price += change
+        made.append(Event("Stock", n, {"price": price, "change": change, "seq": n}, id=n))
+    return made
+
+
+def _peers(args: argparse.Namespace) -> tuple[list[Result], str | None]:
+    events = ticker(args.events)
+    afa = kleene.afa.read_afa(v_pattern(2, 0.25, args.window))
+    setting = f"Q1 k=2 W={args.window}"
+    runners: dict[str, Callable[[], tuple[tuple[Result, set[tuple[Any, Any]]], float]]] = {
+        "afa": partial(_spans, afa, events, setting, "afa"),
+        "afa+O": partial(_spans, afa, events, setting, "afa+O", sequence="seq"),
+        "CAN": partial(_spans, matchers.can(afa), events, setting, "CAN"),
+        "IPM": partial(_ipm, afa, events, setting),
+    }
+    best = rounds(runners, args.repeat)
+    expected = best["afa"][0][1]
+    results = []
+    for label, ((result, spans), _) in best.items():
+        if spans != expected:
+            raise KleeneError(
+                f"{label} finds other matches than afa: {len(spans)} spans, not {len(expected)}"
+            )
+        print(f"benchmarks: {result}", file=sys.stderr)
+        results.append(result)
+    return results, "afa"
+
+
+def _spans(
+    afa: kleene.afa.Afa, events: list[Event], setting: str, label: str, **options: Any
+) -> tuple[tuple[Result, set[tuple[Any, Any]]], float]:
+    """A run of the `afa` plan, in order: its result and the spans of its matches."""
+    engine = kleene.Engine(afa, "afa", max_delay=0, **options)
+    started = time.perf_counter()
+    found = engine.send_many(events) + engine.close()
+    seconds = time.perf_counter() - started
+    spans = {(m.events[0].id, m.events[-1].id) for m in found}
+    counts = engine.metrics.as_dict()
+    return (Result(setting, label, len(events), seconds, len(spans), counts), spans), seconds
+
+
+def _ipm(
+    afa: kleene.afa.Afa, events: list[Event], setting: str
+) -> tuple[tuple[Result, set[tuple[Any, Any]]], float]:
+    matcher = matchers.Ipm(afa)
+    started = time.perf_counter()
+    found = [match for event in events for match in matcher.send(event)]
+    seconds = time.perf_counter() - started
+    spans = {(match[0], match[-1]) for match in found}
+    return (Result(setting, "IPM", len(events), seconds, len(spans)), spans), seconds
 
 
 def _ignorable(args: argparse.Namespace) -> tuple[list[Result], str | None]:

@@ -23,3 +23,5 @@ $python -m benchmarks afa --experiment dynamic --events 10000 --periods 10 100 1
     --plot "$PLOTS/afa_dynamic.png"
 # Figures 16, 17: throughput and state against the share of ignorable events
 $python -m benchmarks afa --experiment ignorable --events 10000 --repeat 3 --plot "$PLOTS/afa_ignorable.png"
+# Figure 8: the AFA, AFA+O, and the matchers the paper compares with (CAN, IPM), in order
+$python -m benchmarks afa --experiment peers --events 20000 --window 2000 --repeat 3

@@ -265,6 +265,20 @@ _MERGED_P3 = (
     "at every event), so p3 gains 1.2x where p1 and p2 reach the paper's figure."
 )
 
+
+def _against_peers(results: Sequence[Result]) -> Finding:
+    """The AFA paper's Figure 8: AFA+O, CAN and IPM each against the basic AFA; the paper's
+    order holds where AFA+O is no slower, CAN slower, and IPM at most a third."""
+    rows = {r.plan: r for r in results}
+    base = rows["afa"].throughput
+    ratios = {plan: rows[plan].throughput / base for plan in ("afa+O", "CAN", "IPM")}
+    held = [ratios["afa+O"] >= 1.0, ratios["CAN"] < 1.0, ratios["IPM"] <= 1 / 3]
+    text = "; ".join(
+        f"{plan} {ratio_text(rows[plan].throughput, base)}" for plan in ("afa+O", "CAN", "IPM")
+    )
+    return f"{rows['afa'].setting}, against afa: {text}", _verdict(held, [])
+
+
 #: The SASE+ experiments' queries under skip till next match (s3), at three windows.
 _SASE_S3 = "--predicates p1 p2 p3 --strategies s3 --windows 500 1000 2000"
 
@@ -502,6 +516,25 @@ CLAIMS: tuple[Claim, ...] = (
         "lead",
         "--events 10000 --game-events 2000 --repeat 2",
         _ratios("petri", "nfa", 1.0),
+    ),
+    Claim(
+        "afa",
+        "Fig. 8",
+        "in order, AFA+O runs fastest and the basic AFA slightly slower; the CAN embedding "
+        "the AFA runs 16-25 % below AFA+ignore, and the IPM 5x below the AFA operators",
+        "afa",
+        "--experiment peers --events 20000 --window 2000 --repeat 3",
+        _against_peers,
+        "AFA+O and the AFA do the same matching on an ordered stream; reading and checking "
+        "each event's sequence number costs AFA+O about what it saves (0.93-1.01x in four "
+        "runs). The CAN, run by the basic AFA (AFA+ignore's anchors are for compiled "
+        "queries), loses 25-34 % to the work of stepping its embedded automaton through its "
+        "register. The IPM written here (`benchmarks/matchers.py`) is a Python function "
+        "over hash tables by sequence number, where the paper's ran as a plan of stream "
+        "operators: in order it touches only the last event's partial matches, while the "
+        "AFA operator keeps every event's entry in a sorted index, so that a late event or "
+        "a retraction finds its place, and runs behind the engine's guards: 1.16-1.26x "
+        "the AFA, not 5x below.",
     ),
     Claim(
         "afa",

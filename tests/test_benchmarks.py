@@ -279,3 +279,29 @@ def test_the_sase_claims_judge_bands_output_cost_and_merged_share():
     assert verdict is True and "W=500" not in text  # read at the widest window only
     rows[2] = steps("p3s3", merged, 2000, 1.0)  # p3 sharing most is not the paper's order
     assert claims["Table 3"].finding(rows)[1] is False
+
+
+def test_the_afa_papers_peers_find_the_afas_matches(capsys):
+    """Figure 8's matchers written for the comparison (CAN, IPM) and AFA+O find the
+    matches the AFA finds (the suite raises otherwise), and the claim reads each against
+    the AFA."""
+    from benchmarks.papers import CLAIMS
+
+    args = ["afa", "--experiment", "peers", "--events", "3000", "--window", "300"]
+    assert main(args) == 0
+    found = rows(capsys.readouterr().out)
+    assert [r[2].strip() for r in found] == ["afa", "afa+O", "CAN", "IPM"]
+    assert len({r[4] for r in found}) == 1 and int(found[0][4].replace(",", "")) > 0
+    peers = next(c for c in CLAIMS if c.figure == "Fig. 8" and c.paper == "afa")
+    results = [
+        Result("Q1", plan, 1000, seconds, 5)
+        for plan, seconds in [("afa", 1.0), ("afa+O", 0.9), ("CAN", 1.2), ("IPM", 5.0)]
+    ]
+    text, verdict = peers.finding(results)
+    assert text == (
+        "Q1, against afa: afa+O 1.11x (1,111 against 1,000); CAN 0.83x (833 against 1,000); "
+        "IPM 0.20x (200 against 1,000)"
+    )
+    assert verdict is True
+    faster = [replace(r, seconds=0.5) if r.plan == "IPM" else r for r in results]
+    assert peers.finding(faster)[1] == "partly"  # an IPM faster than the AFA

@@ -2,8 +2,11 @@
 the compiled conditions (`kleene.compiler.codegen`), which must agree on every case."""
 
 import re
+from contextlib import suppress
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 import kleene
 from kleene import Event
@@ -86,6 +89,33 @@ def test_equivalence():
     assert value("[k]", a={"k": 1}, b=[{"k": 1}, {"k": 1}]) is True
     assert value("[k]", a={"k": 1}, b=[{"k": 2}]) is False
     assert value("[k]", a={}, b=[]) is False
+
+
+COMPARED = st.sampled_from(
+    [
+        "a.x < 2",
+        "a.x = 1",
+        "a.y != 'q'",
+        "a.y > 1",
+        "a.x >= a.y",
+        "a.x + b[1].x > 1",
+        "b[1].x = a.x",
+        "a.x / 0 = 1",
+    ]
+)
+VALUES = st.sampled_from([None, 0, 1, 2, "q", 1.5])
+
+
+@given(st.lists(COMPARED, min_size=2, max_size=4), VALUES, VALUES, VALUES)
+@example(["a.x = 1", "a.y > 1"], None, "q", None)  # null, then a clash: an EventError
+def test_a_conjunction_of_comparisons_compiles_to_what_the_interpreter_says(items, x, y, bx):
+    """Comparisons joined by AND are compared inline (the fast form), left to right: the
+    result, the stop at a false one, and a null or a clash of types (then the safe form
+    decides) as the interpreter has them."""
+    bindings = {"a": {k: v for k, v in (("x", x), ("y", y)) if v is not None}}
+    bindings["b"] = [{"x": bx}] if bx is not None else [{}]
+    with suppress(kleene.EventError):  # `value` checked the compiled one raised it too
+        value(" and ".join(items), **bindings)
 
 
 def test_clashing_types_are_an_event_error():

@@ -68,6 +68,11 @@ def _negate(value: Any, node: E.Expr) -> Any:
     return None if value is None else apply(node, operator.neg, value)
 
 
+def _null() -> bool:
+    """Where a fast form meets a null it cannot decide: the safe form takes over."""
+    raise TypeError("null")
+
+
 def _not(value: Any, node: E.Expr) -> Any:
     value = truth(value, node)
     return None if value is None else not value
@@ -81,6 +86,7 @@ HELPERS: dict[str, Any] = {
     "_multiply": multiply,
     "_negate": _negate,
     "_not": _not,
+    "_null": _null,
     "_truth": truth,
     "_call": call,
 }
@@ -212,19 +218,28 @@ class Writer(ABC):
         if value is not _NOT_LITERAL:  # `5 is True` is Python's SyntaxWarning: decide it here
             return repr(value is True), repr(value is True)
         safe = f"({code}) is True"
+        if isinstance(expr, E.BoolOp) and expr.op == "and":
+            compares = [item for item in expr.items if isinstance(item, E.Compare)]
+            if len(compares) == len(expr.items):
+                # true when every comparison is: each compared inline, left to right,
+                # stopping at a false one as the safe form does; a null (where the safe
+                # form goes on to the next) or a clash raises, and the safe form decides
+                strict = [self.compared(item, ctx, "_null()") for item in compares]
+                return f"({' and '.join(strict)})", safe
+            return safe, safe
         if not isinstance(expr, E.Compare):
             return safe, safe
+        return self.compared(expr, ctx, "False"), safe
+
+    def compared(self, expr: E.Compare, ctx: Any, null: str) -> str:
+        """A comparison inline (a fast form): `null` where an operand is null."""
         lhs, rhs = self.fast(expr.left, ctx), self.fast(expr.right, ctx)
         a, b = f"a{next(self.numbers)}", f"b{next(self.numbers)}"
         symbol = _SYMBOLS[expr.op]
         right = expr.right
         if isinstance(right, E.Constant) and right.value is not None:
-            fast = f"(({a} := {lhs}) is not None and {a} {symbol} {rhs})"
-        else:
-            fast = (
-                f"(({a} := {lhs}) is not None and ({b} := {rhs}) is not None and {a} {symbol} {b})"
-            )
-        return fast, safe
+            return f"({null} if ({a} := {lhs}) is None else {a} {symbol} {rhs})"
+        return f"({null} if ({a} := {lhs}) is None or ({b} := {rhs}) is None else {a} {symbol} {b})"
 
     def fast(self, node: E.Expr, ctx: Any) -> str:
         """`expr` for a fast form: plain Python arithmetic where it computes the same value

@@ -351,56 +351,54 @@ class Machine:
     def insert(self, state: AfaState, event: Event) -> list[Report]:
         """Algorithm 1, InsertEvent."""
         last = state.last
-        if self.sequence is None and (last is None or event.t >= last[0][0]):
-            return self._append(state, event, last)
-        key = state.key = self._key(state, event)
+        if self.sequence is None:
+            if last is None or event.t >= last[0][0]:
+                return self._append(state, event, self._key(state, event), last)
+            key = self._key(state, event)
+        else:
+            key = self._key(state, event)
+            if last is None or key > last[0]:  # AFA+O in order: it extends only a neighbour
+                adjacent = last is not None and self._adjacent(last[0], key)
+                return self._append(state, event, key, last if adjacent else None)
+        state.key = key  # out of order: before the last entry
         entries = state.entries
         out: list[Report] = []
         pmatches: list[PMatch] = []
-        in_order = last is None or key > last[0]
         carried: list[PMatch] | None = None
-        if in_order:
-            position = len(entries)
-            if last is not None and self._adjacent(last[0], key):
-                self._extend(last[1].pmatches, event, pmatches)
+        position = entries.bisect_left(key)
+        state.counters["out_of_order"] += 1
+        before = entries.peekitem(position - 1) if position else None
+        if self.sequence is not None:
+            # AFA+O: no computation spans a gap, so none spans the event's place
+            if before is not None and self._adjacent(before[0], key):
+                self._extend(before[1].pmatches, event, pmatches)
         else:
-            position = entries.bisect_left(key)
-            state.counters["out_of_order"] += 1
-            before = entries.peekitem(position - 1) if position else None
-            if self.sequence is not None:
-                # AFA+O: no computation spans a gap, so none spans the event's place
-                if before is not None and self._adjacent(before[0], key):
-                    self._extend(before[1].pmatches, event, pmatches)
-            else:
-                prefix = [] if before is None else before[1].pmatches
-                self._extend(prefix, event, pmatches)
-                ignoring, carried = self._ignoring(prefix, pmatches, event.t)
-                self._invalidate(state, position, key, out, ignoring)
-            begun = len(pmatches)
+            prefix = [] if before is None else before[1].pmatches
+            self._extend(prefix, event, pmatches)
+            ignoring, carried = self._ignoring(prefix, pmatches, event.t)
+            self._invalidate(state, position, key, out, ignoring)
+        begun = len(pmatches)
         self._begin(key, event, pmatches)
-        entry = entries[key] = Entry(event, pmatches)
-        if in_order:
-            state.last = (key, entry)
+        entries[key] = Entry(event, pmatches)
         state.counters["pmatches_created"] += len(pmatches)
         state.live += len(pmatches)
         if self.waits:
             self._wait(state, key, pmatches)
         self._report(pmatches, [], event, out)
-        if not in_order:
-            onward = pmatches if carried is None else carried + pmatches[begun:]
-            self._propagate(state, position + 1, onward, out)
+        onward = pmatches if carried is None else carried + pmatches[begun:]
+        self._propagate(state, position + 1, onward, out)
         return out
 
     def _append(
-        self, state: AfaState, event: Event, last: tuple[Key, Entry] | None
+        self, state: AfaState, event: Event, key: Key, before: tuple[Key, Entry] | None
     ) -> list[Report]:
-        """InsertEvent for an event after every one held (no sequence numbers): extend the
-        last entry's list, begin new computations, and report the matches."""
-        key = state.key = (event.t, state.arrivals)
-        state.arrivals += 1
+        """InsertEvent for an event after every one held: extend the list of the entry
+        before it (`before`; None: no computation reaches over to it, as across a gap in
+        AFA+O's numbers), begin new computations, and report the matches."""
+        state.key = key
         pmatches: list[PMatch] = []
-        if last is not None and last[1].pmatches:
-            self._extend(last[1].pmatches, event, pmatches)
+        if before is not None and before[1].pmatches:
+            self._extend(before[1].pmatches, event, pmatches)
         self._begin(key, event, pmatches)
         entry = state.entries[key] = Entry(event, pmatches)
         state.last = (key, entry)
@@ -429,6 +427,9 @@ class Machine:
                 field=self.sequence,
             )
         key = (event.t, number)
+        last = state.last
+        if last is not None and key > last[0] and number > last[0][1]:
+            return key  # after every entry held, its number after theirs: in order
         entries = state.entries
         position = entries.bisect_left(key)
         for neighbour in (position - 1, position):
