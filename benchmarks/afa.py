@@ -356,7 +356,7 @@ def ticker(size: int, p_up: float = 0.5, seed: int = 1) -> list[Event]:
     `change` is the step, `seq` the tick's number.
 
     >>> [round(e["change"], 2) for e in ticker(3)]
-    [0.66, -0.4, -0.97]
+    [-1.09, 1.13, -0.37]
     """
     rng = random.Random(seed)
     price, made = 100.0, []

@@ -232,12 +232,20 @@ class Writer(ABC):
         return self.compared(expr, ctx, "False"), safe
 
     def compared(self, expr: E.Compare, ctx: Any, null: str) -> str:
-        """A comparison inline (a fast form): `null` where an operand is null."""
+        """A comparison inline (a fast form): `null` where an operand is null ("False", or
+        a call that raises so that the safe form decides)."""
         lhs, rhs = self.fast(expr.left, ctx), self.fast(expr.right, ctx)
         a, b = f"a{next(self.numbers)}", f"b{next(self.numbers)}"
         symbol = _SYMBOLS[expr.op]
         right = expr.right
-        if isinstance(right, E.Constant) and right.value is not None:
+        constant = isinstance(right, E.Constant) and right.value is not None
+        if null == "False":  # a null fails it
+            if constant:
+                return f"(({a} := {lhs}) is not None and {a} {symbol} {rhs})"
+            return (
+                f"(({a} := {lhs}) is not None and ({b} := {rhs}) is not None and {a} {symbol} {b})"
+            )
+        if constant:
             return f"({null} if ({a} := {lhs}) is None else {a} {symbol} {rhs})"
         return f"({null} if ({a} := {lhs}) is None or ({b} := {rhs}) is None else {a} {symbol} {b})"
 
