@@ -558,8 +558,14 @@ CLAIMS: tuple[Claim, ...] = (
         "afa",
         "--experiment ignorable --events 10000 --shares 0.8 0.9",
         _ratios("afa+ignore", "afa", 1.0),
-        "The anchors save the pmatch lists an ignorable event would copy, which in Python "
-        "cost less than keeping the anchors.",
+        "Both punctuate as they go (max_delay=0), as the paper's runs do. AFA+ignore holds "
+        "2.3-2.6x fewer pmatches at the peak (27 against 63 at I = 80 %, 12 against 31 at "
+        "90 %: Figure 17 holds), but its step of an event in order gathers the entry's own "
+        "pmatches, the open anchors and those closed at the entry before, steps them and "
+        "sorts out which stay anchors, about 3-4 µs an event more than the basic operator "
+        "spends copying the few pmatches alive (the query begins a run at one tick in a "
+        "hundred): 0.66x at 80 % and 90 % (89,963 against 136,089; 105,367 against 159,689, "
+        "10,000 events).",
     ),
     Claim(
         "afa",
