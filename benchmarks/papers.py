@@ -361,7 +361,7 @@ CLAIMS: tuple[Claim, ...] = (
         "3.5-3.8x left is its bookkeeping per event in Python (a `Walk` for each event, the "
         "release and forget steps: about 11 against 3 µs an event), not backtracking. On "
         "p3*s3, where c fails most runs, it re-reads 8.5x NFA^b's run steps (68.9 against "
-        "8.07 an event): 19.7x, the paper's order of magnitude.",
+        "8.07 an event): 19-20x over runs, an order of magnitude as in the paper.",
     ),
     Claim(
         "sase",
@@ -424,8 +424,8 @@ CLAIMS: tuple[Claim, ...] = (
         _ratios("fpc", "alone", 1.0),
         "The paper compares against the plain window. Against `nfa` run alone on the whole "
         "stream the windowed plan gains as an AND grows, for nfa tracks every combination "
-        "of it: on Pset from about 0.6x at k = 2 to even at k = 3 and 4 and 1.35-1.6x at "
-        "k = 5 (over three runs). On Pseq nfa begins runs only at "
+        "of it: on Pset from about 0.6-0.8x at k = 2 to even at k = 3 and 4 and 1.35-2.55x "
+        "at k = 5 (over four runs). On Pseq nfa begins runs only at "
         "the first variable's events, as the paper observes of SES, and costs less an event "
         "than the windows' own bookkeeping (cutting, summarising and timing each window, "
         "about 4-5 µs an event here). `auto` picks `window_join` for these patterns, which "
