@@ -188,8 +188,9 @@ def can(afa: Afa) -> Afa:
                 after = arc.fire(event, register)
                 if after is not None:
                     moved.add((arc.target, after))
-        last[:] = [event, active, frozenset(moved)]
-        return last[2]  # type: ignore[no-any-return]
+        stepped = frozenset(moved)
+        last[:] = [event, active, stepped]
+        return stepped
 
     def begins(event: Event | None, register: Any) -> Any:
         assert event is not None
