@@ -500,6 +500,86 @@ def used_up(found: set[Key]) -> set[Key]:
     return kept
 
 
+def frozen(
+    found: set[Key],
+    pattern: A.Pattern,
+    events: Sequence[Event],
+    partition: Callable[[Event], Hashable | None] | None,
+) -> set[Key]:
+    """FREEZE over every match (OpenCEP's freeze, as its evaluation tree does it): walking
+    the stream, an event a named variable v can take (its type, and each condition about v
+    alone) freezes v unless a live freezer of its partition holds it back from v. A live
+    freezer of v holds each later event of its partition back from v and from the
+    variables before v in the SEQ. A match is reported at its last event when none of its
+    events is bound where it was held back; a reported match lets its events go, and a
+    freezer goes once the window does not span it and the event at hand."""
+    assert pattern.freeze is not None
+    structure = pattern.structure
+    items = structure.items if isinstance(structure, A.Seq) else (structure,)
+    negated = _negated_names(structure)
+    upto: dict[str, set[str]] = {}
+    before: set[str] = set()
+    for item in items:
+        before |= {v.name for v in A.event_vars(item)} - negated
+        if isinstance(item, A.EventVar) and item.name in pattern.freeze.variables:
+            upto[item.name] = set(before)
+    declared = {v.name: v for v in A.event_vars(structure)}
+    alone = {
+        name: [
+            c
+            for c in E.conjuncts(pattern.where)
+            if not isinstance(c, E.Equivalence)
+            and all(
+                isinstance(r, E.Attr)
+                and r.var == name
+                and (r.index is None or (r.index.base == "i" and r.index.offset == 0))
+                for r in _references(c)
+            )
+            and any(True for _ in _references(c))
+        ]
+        for name in upto
+    }
+    within = pattern.within
+    window = None if within is None else within.amount
+    count = None if within is None else within.events
+    exclusive = within is not None and within.exclusive
+    by_end: dict[int, list[Key]] = {}
+    for match in found:
+        by_end.setdefault(max(_positions(match)), []).append(match)
+    freezers: list[tuple[int, str]] = []  # (position, variable)
+    held: dict[int, set[str]] = {}
+    kept: set[Key] = set()
+    for position, event in enumerate(events):
+        key = None if partition is None else partition(event)
+        freezers = [
+            (p, v)
+            for p, v in freezers
+            if (window is None or event.t - events[p].t < window)
+            or (not exclusive and event.t - events[p].t == window)
+        ]
+        freezers = [(p, v) for p, v in freezers if count is None or position - p <= count]
+        held[position] = {
+            n
+            for p, v in freezers
+            if partition is None or partition(events[p]) == key
+            for n in upto[v]
+        }
+        for name in upto:
+            if name in held[position] or not _takes(declared[name], event):
+                continue
+            if all(_holds(c, {name: (event,)}) for c in alone[name]):
+                freezers.append((position, name))
+        reported = [
+            m
+            for m in by_end.get(position, [])
+            if not any(name in held[p] for name, ps in m for p in ps)
+        ]
+        kept.update(reported)
+        used = {p for m in reported for p in _positions(m)}
+        freezers = [(p, v) for p, v in freezers if p not in used]
+    return kept
+
+
 def _shares(equivalence: E.Equivalence, event: Event, other: Event) -> bool:
     """Does the event have the other's (non-null) values of the equivalence's attributes?"""
     return all(

@@ -143,6 +143,14 @@ def test_explain_says_what_not_next_and_consume_by_mean(capsys):
     assert "consume by:     events (a match uses up its events" in out
 
 
+def test_explain_says_what_freeze_holds_back(capsys):
+    query = "PATTERN SEQ(A a, AND(B b, D d), C c) WITHIN 10 FREEZE c, a"
+    assert main(["explain", query]) == 0
+    out = capsys.readouterr().out
+    assert "freeze:         an event of a holds back a; an event of c holds back a, b, c, d" in out
+    assert "FREEZE c, a" in out
+
+
 def test_usage_errors_exit_with_2(capsys):
     with pytest.raises(SystemExit) as info:
         main(["match"])

@@ -170,6 +170,30 @@ def test_reading_errors_point_at_the_text(text, column, message):
             "needs an element after it",
         ),
         ("PATTERN SEQ(A a, B b) CONSUME BY SOME", "SOME", "EVENTS (an event is in one"),
+        ("PATTERN SEQ(A a, B b) WITHIN 5 FREEZE x", "FREEZE x", "unknown variable x"),
+        ("PATTERN SEQ(A a, NOT(C c), B b) FREEZE c", "FREEZE c", "which is negated"),
+        (
+            "PATTERN SEQ(A a, AND(B b, D d), C c) FREEZE d",
+            "FREEZE d",
+            "not an element of the pattern's SEQ",
+        ),
+        ("PATTERN SEQ(A a, B b) FREEZE b, b", "FREEZE b, b", "names a variable twice"),
+        (
+            "PATTERN SEQ(A a, B b) WHERE skip_till_next_match FREEZE b",
+            "skip_till_next_match",
+            "under skip_till_any_match",
+        ),
+        ("PATTERN SEQ(A a, B b) CONSUME BY ANY FREEZE b", "FREEZE b", "keep one"),
+        (
+            "PATTERN SEQ(A a, B b) AFTER MATCH SKIP PAST LAST EVENT FREEZE b",
+            "FREEZE b",
+            "keep one",
+        ),
+        (
+            "PATTERN SEQ(A a, B b, NOT(C c)) WITHIN 5 FREEZE b",
+            "FREEZE b",
+            "FREEZE needs every match decided when it completes",
+        ),
         # each of these crashed with a Python error before
         ("PATTERN SEQ(A a) WHERE a.x = " + "9" * 5000, "9" * 5000, "a number of 5000 characters"),
         ("PATTERN SEQ(A a) WITHIN " + "9" * 400 + " ms", "9" * 400, "a number of 400 characters"),

@@ -1,11 +1,15 @@
 """The `nfa` plan against `reference`: random patterns and streams, every strategy, both
 output formats, with and without merging; and the shared versioned buffer by itself."""
 
+import dataclasses
+
 import pytest
-from hypothesis import given, reject
+from hypothesis import assume, given, reject
 from hypothesis import strategies as st
 
 import kleene
+from kleene.language.sase import ast as A
+from kleene.testing import conformance
 from kleene.testing.strategies import cases, flink_cases
 
 OUTPUTS = ("all", "non_overlapping")
@@ -47,6 +51,40 @@ def test_nfa_runs_kleenes_extensions_as_reference_does(case, output, merge):
     except kleene.PlanError:
         reject()
     assert ids(kleene.match(plan, case.events)) == expected
+
+
+@given(cases(max_events=9, strategies=("skip_till_any_match",), extensions=True), st.data())
+def test_nfa_freezes_as_reference_does(case, data):
+    """FREEZE on random patterns: the same matches at the same events, with and without
+    merging and partitions, and a state saved and resumed anywhere freezes as before."""
+    structure = case.pattern.structure
+    items = structure.items if isinstance(structure, A.Seq) else (structure,)
+    elements = [item.name for item in items if isinstance(item, A.EventVar)]
+    assume(elements)
+    named = data.draw(st.lists(st.sampled_from(elements), min_size=1, max_size=2, unique=True))
+    plain = dataclasses.replace(case.pattern, after_match=None, consume=None)
+    pattern = dataclasses.replace(plain, freeze=A.Freeze(tuple(named)))
+    try:
+        oracle = kleene.compile(pattern, "reference")
+        plan = kleene.compile(pattern, "nfa", merge=data.draw(st.booleans()))
+    except (kleene.PatternError, kleene.PlanError):
+        reject()  # a negation at the end waits for later events (no FREEZE), or nfa refuses
+    for check in (
+        conformance.same_matches,
+        conformance.partitioning,
+        conformance.pickling,
+        conformance.idle_eviction,
+    ):
+        check(plan, oracle, case.events)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"timeouts": True}, {"output": "non_overlapping"}, {"selection": "earliest"}],
+)
+def test_freeze_is_refused_where_another_choice_of_matches_would_meet_it(options):
+    with pytest.raises(kleene.PlanError, match="FREEZE holds partial matches back"):
+        kleene.compile("PATTERN SEQ(A a, B b, C c) WITHIN 5 FREEZE b", **options)
 
 
 @given(cases(max_events=9), st.sampled_from(OUTPUTS))

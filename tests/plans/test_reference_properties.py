@@ -310,3 +310,26 @@ def test_emission_timing_does_not_depend_on_partitioning(case):
 
 def test_strategies_are_all_exercised():
     assert set(ORDER) == set(A.STRATEGIES)
+
+
+@given(cases(strategies=ANY, extensions=True), st.data())
+def test_freeze_equals_the_independent_statement(case, data):
+    """OpenCEP's freeze over every match: walking the stream, an event a named variable can
+    take holds that variable and those before it back until a match holding it is reported
+    or the window leaves it behind."""
+    plain = without_choices(case.pattern)
+    structure = plain.structure
+    items = structure.items if isinstance(structure, A.Seq) else (structure,)
+    elements = [item.name for item in items if isinstance(item, A.EventVar)]
+    assume(elements)
+    named = data.draw(st.lists(st.sampled_from(elements), min_size=1, max_size=2, unique=True))
+    pattern = dataclasses.replace(plain, freeze=A.Freeze(tuple(named)))
+    try:
+        found = kleene.match(pattern, case.events, plan="reference")
+    except kleene.PatternError:
+        reject()  # a negation at the end waits for later events: no FREEZE there
+    assert len(found) == len(keys(found)), "a match is reported twice"
+    expected = oracle.frozen(
+        stated(plain, case.events), pattern, case.events, partition_of(pattern)
+    )
+    assert keys(found) == expected

@@ -124,6 +124,16 @@ def test_after_match_skip(spark, stocks):
     same(frame(spark, stocks), unkeyed, stocks, slices=5)
 
 
+@pytest.mark.parametrize("clause", ["CONSUME BY ANY", "CONSUME BY EVENTS", "FREEZE a", "FREEZE b"])
+def test_consumption_and_freeze_without_a_key_run_in_one_slice(spark, stocks, clause):
+    """What a reported match consumes, uses up or lets go decides later matches: a slice
+    would not see the matches before it."""
+    query = f"PATTERN SEQ(Stock a, Stock b) WHERE b.price > a.price WITHIN 5 {clause}"
+    found = detect_job(frame(spark, stocks), query, id="id", slices=5)
+    same(frame(spark, stocks), query, stocks, slices=5)
+    assert not found.grouping.startswith("5 time slice")
+
+
 FLINK = [
     # relaxed contiguity with a strict loop (Flink's consecutive()), keyed
     "PATTERN SEQ(Stock a, Stock+ b[], Stock c) WHERE relaxed_contiguity strict_contiguity(b[]) "

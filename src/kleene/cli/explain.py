@@ -198,6 +198,12 @@ def explain(plan: Plan[Any]) -> str:
             "events": "a match uses up its events: no later match holds one of them",
         }[analysis.consume]
         lines.append(f"{'consume by:':<16}{analysis.consume} ({meaning})")
+    if analysis.freeze:
+        held = "; ".join(
+            f"an event of {name} holds back {', '.join(sorted(names))}"
+            for name, names in analysis.freeze.items()
+        )
+        lines.append(f"{'freeze:':<16}{held} (until a match holds it or the window passes)")
     order = sorted((a, b) for b, earlier in analysis.before.items() for a in earlier)
     lines.append(f"{'order:':<16}{', '.join(f'{a} < {b}' for a, b in order) or 'none'}")
     streamed = "one group: without a key, one Spark task holds all the state"

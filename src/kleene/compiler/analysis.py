@@ -61,6 +61,7 @@ EXTENSIONS = {
     "not_next": "NOT NEXT (Flink's notNext)",
     "not_followed": "NOT FOLLOWED (Flink's notFollowedBy)",
     "consume": "CONSUME BY (CORE's consumption policies)",
+    "freeze": "FREEZE (OpenCEP's freeze)",
 }
 
 
@@ -255,6 +256,8 @@ class Analysis(Query):
             found.add("not_followed")
         if self.consume is not None:
             found.add("consume")
+        if self.freeze:
+            found.add("freeze")
         return frozenset(found)
 
     @property
@@ -262,6 +265,23 @@ class Analysis(Query):
         """Does an AFTER MATCH SKIP rule out some matches (any clause but NO SKIP)?"""
         clause = self.pattern.after_match
         return clause is not None and clause.skip != "no_skip"
+
+    @property
+    def freeze(self) -> dict[str, frozenset[str]]:
+        """FREEZE: each variable it names, with the positive variables its events hold back
+        (those of the SEQ's elements up to its own; empty: no FREEZE clause)."""
+        clause = self.pattern.freeze
+        if clause is None:
+            return {}
+        structure = self.pattern.structure
+        items = structure.items if isinstance(structure, A.Seq) else (structure,)
+        held: dict[str, frozenset[str]] = {}
+        before: set[str] = set()
+        for item in items:
+            before.update(v.name for v in A.event_vars(item) if not self.variables[v.name].negated)
+            if isinstance(item, A.EventVar) and item.name in clause.variables:
+                held[item.name] = frozenset(before)
+        return held
 
     @property
     def consume(self) -> str | None:

@@ -473,6 +473,12 @@ class Query(ABC):
         return None
 
     @property
+    def freeze(self) -> dict[str, frozenset[str]]:
+        """FREEZE: each variable whose events hold back new partial matches, with the
+        variables they hold back (empty: none)."""
+        return {}
+
+    @property
     def filters(self) -> tuple[EventFilter, ...] | None:
         """The events some part of the query can take; None when every event matters
         (a contiguity strategy, UNTIL, a count window: leaving one out changes a match)."""

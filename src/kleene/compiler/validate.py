@@ -126,6 +126,7 @@ class _Validator:
         self.window()
         self.after_match()
         self.consume()
+        self.freeze()
         self.predicates()
         self.returns()
 
@@ -342,6 +343,11 @@ class _Validator:
         skip = self.pattern.after_match
         if skip is not None and skip.skip != "no_skip":
             self.fail("CONSUME BY and AFTER MATCH SKIP both rule matches out; keep one", clause)
+        self.decided_at_completion("CONSUME BY", clause)
+
+    def decided_at_completion(self, what: str, clause: A.Consume | A.Freeze) -> None:
+        """A clause that acts as matches are reported needs each match decided when it
+        completes: no negation without an event after it (which waits for later events)."""
         for event, negated, path in self.occurrences(self.pattern.structure):
             after = any(
                 guarantees_event(x)
@@ -351,11 +357,54 @@ class _Validator:
             )
             if negated and not after:
                 self.fail(
-                    f"CONSUME BY needs every match decided when it completes, and the "
+                    f"{what} needs every match decided when it completes, and the "
                     f"negation of {event.name} has no event after it, so it waits for later "
-                    "events; put an event after it, or drop CONSUME BY",
+                    f"events; put an event after it, or drop {what}",
                     clause,
                 )
+
+    def freeze(self) -> None:
+        """FREEZE (OpenCEP's freeze) holds back the variables up to each one it names in the
+        pattern's SEQ, over skip-till-any-match, and releases an event as a match holding it
+        is reported: each named variable is an element of the top-level SEQ (or the whole
+        pattern), and nothing else rules matches out as they are reported."""
+        clause = self.pattern.freeze
+        if clause is None:
+            return
+        structure = self.pattern.structure
+        items = structure.items if isinstance(structure, A.Seq) else (structure,)
+        elements = {item.name for item in items if isinstance(item, A.EventVar)}
+        for name in clause.variables:
+            if name not in self.declared:
+                self.fail(self.unknown(name), clause)
+            if name in self.negated:
+                self.fail(
+                    f"FREEZE names {name}, which is negated: a match binds no event to it",
+                    clause,
+                )
+            if name not in elements:
+                self.fail(
+                    f"FREEZE names {name}, which is not an element of the pattern's SEQ: "
+                    "it holds back the variables before it there",
+                    clause,
+                )
+        if len(set(clause.variables)) != len(clause.variables):
+            self.fail("FREEZE names a variable twice", clause)
+        for strategy in self.pattern.strategies:
+            if strategy.name != "skip_till_any_match":
+                self.fail(
+                    f"FREEZE holds back partial matches under skip_till_any_match (OpenCEP's "
+                    f"MATCH_ANY); {strategy.name} chooses among them otherwise: drop one "
+                    "of the two",
+                    strategy,
+                )
+        consume = self.pattern.consume
+        if consume is not None and consume.policy != "none":
+            self.fail("FREEZE and CONSUME BY both hold matches back; keep one", clause)
+        skip = self.pattern.after_match
+        if skip is not None and skip.skip != "no_skip":
+            self.fail("FREEZE and AFTER MATCH SKIP both rule matches out; keep one", clause)
+        self.decided_at_completion("FREEZE", clause)
 
     def unknown(self, name: str) -> str:
         close = difflib.get_close_matches(name, list(self.declared), n=1)

@@ -92,7 +92,7 @@ LANGUAGES = {
 
 #: The layout of saved state. Raise it whenever a plan's state classes change shape: a
 #: checkpoint written by another format is refused with a StateError, never misread.
-STATE_FORMAT = 6
+STATE_FORMAT = 7
 _MAGIC = b"kleene-state\n"
 
 #: What a plan may declare it does not do (`Plan.limits`); the conformance suite
@@ -174,6 +174,14 @@ class Plan(ABC, Generic[S]):
                 "CONSUME BY decides which matches are reported as they complete; it does not "
                 "combine with output='non_overlapping' or a selection"
             )
+        if analysis.freeze and (
+            options.output != "all" or options.selection != "all" or options.timeouts
+        ):
+            return (
+                "FREEZE holds partial matches back until a match holding the freezing event "
+                "is reported; it does not combine with output='non_overlapping', a "
+                "selection or timeouts=True"
+            )
         if analysis.language == "sase":  # what kleene adds to SASE+, the plan runs or not
             within = analysis.within
             if options.timeouts and (within is None or within.amount is None):
@@ -185,7 +193,12 @@ class Plan(ABC, Generic[S]):
             missing = sorted(wanted - cls.extensions)
             if missing:
                 words = ", ".join(EXTENSIONS[name] for name in missing)
-                return f"it does not run {words} (plan 'reference' does)"
+                able = " or ".join(
+                    repr(n)
+                    for n, c in sorted(PLANS.items())
+                    if n != "auto" and set(missing) <= c.extensions
+                )
+                return f"it does not run {words} (plan {able} does)"
         return cls.unsupported(analysis, options)
 
     @classmethod

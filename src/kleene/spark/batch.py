@@ -689,14 +689,20 @@ def _bounds(
     plan: Plan[Any], span: _Span, slices: int | None, parallelism: int
 ) -> tuple[float, float, int] | None:
     """For an unpartitioned query: the time range and how many slices to cut it into, or None
-    for one slice (no window, non-overlapping output or AFTER MATCH SKIP, whose choices
-    depend on earlier matches, or a single instant)."""
+    for one slice (no window, a single instant, or a choice that depends on every earlier
+    match: non-overlapping output, AFTER MATCH SKIP, CONSUME BY, FREEZE)."""
     if slices is not None and slices < 1:
         raise KleeneError(f"slices must be at least 1, not {slices}")
     window = plan.window  # None for a query without one (a LEAD rule, a count window)
     if window is None or slices == 1:
         return None
-    if plan.options.output == "non_overlapping" or plan.analysis.skips:
+    analysis = plan.analysis
+    if (
+        plan.options.output == "non_overlapping"
+        or analysis.skips
+        or analysis.consume
+        or analysis.freeze
+    ):
         return None
     low, high = span.range()
     if low is None or high is None or high <= low:

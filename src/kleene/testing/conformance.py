@@ -371,7 +371,7 @@ def _has_or(node: Any) -> bool:
 
 def _chooses(plan: Plan[Any]) -> bool:
     """Does the query choose among the matches an event completes (an AFTER MATCH SKIP, a
-    selection strategy, non-overlapping output, a negation, CONSUME BY, or an OR whose
+    selection strategy, non-overlapping output, a negation, CONSUME BY, FREEZE, or an OR whose
     branches may complete one match twice)? A plan may then build, and hold to
     `max_matches_per_event`, more matches than it reports."""
     analysis, options = plan.analysis, plan.options
@@ -381,6 +381,7 @@ def _chooses(plan: Plan[Any]) -> bool:
         or getattr(analysis, "negations", None)
         or getattr(analysis, "skips", False)
         or getattr(analysis, "consume", None)
+        or getattr(analysis, "freeze", None)
         or options.selection != "all"
         or options.output != "all"
     )

@@ -510,12 +510,21 @@ def _extended(
 ) -> A.Pattern:
     """What kleene adds to SASE+ for Flink and CORE users, some of it: an AFTER MATCH
     clause, WITHIN ... EXCLUSIVE, and of those `wanted` a count window, per-edge strategy
-    clauses and a CONSUME BY clause (instead of AFTER MATCH)."""
+    clauses, and a CONSUME BY or FREEZE clause (instead of AFTER MATCH)."""
     if "consume" in wanted and draw(st.integers(0, 3)) == 0:
         consume = A.Consume(draw(st.sampled_from(A.CONSUMPTIONS)))
         if _valid(replace(pattern, consume=consume)):
             pattern = replace(pattern, consume=consume)
-    if pattern.consume is None and draw(st.booleans()):
+    if "freeze" in wanted and pattern.consume is None and draw(st.integers(0, 3)) == 0:
+        structure = pattern.structure
+        items = structure.items if isinstance(structure, A.Seq) else (structure,)
+        elements = [item.name for item in items if isinstance(item, A.EventVar)]
+        if elements:
+            named = draw(st.lists(st.sampled_from(elements), min_size=1, max_size=2, unique=True))
+            frozen = replace(pattern, freeze=A.Freeze(tuple(named)))
+            if _valid(frozen):
+                pattern = frozen
+    if pattern.consume is None and pattern.freeze is None and draw(st.booleans()):
         pattern = replace(pattern, after_match=draw(_after_match(pattern.structure)))
     within = pattern.within
     if within is not None and draw(st.booleans()):

@@ -27,6 +27,7 @@ __all__ = [
     "Consume",
     "Element",
     "EventVar",
+    "Freeze",
     "Negation",
     "Or",
     "Pattern",
@@ -181,6 +182,16 @@ class Consume:
 
 
 @dataclass(frozen=True, slots=True)
+class Freeze:
+    """`FREEZE v, ...` (OpenCEP's freeze; docs/semantics.md section 7): an event that v can
+    take holds back v and every variable before it in the pattern's SEQ until a reported
+    match holds that event or the window has passed it."""
+
+    variables: tuple[str, ...]
+    span: Span | None = span_field()
+
+
+@dataclass(frozen=True, slots=True)
 class Returned:
     """`RETURN expr AS name`: a value each match reports (MATCH_RECOGNIZE's MEASURES)."""
 
@@ -205,6 +216,8 @@ class Pattern:
     after_match: AfterMatch | None = field(default=None, kw_only=True)
     #: CONSUME BY: the partial matches a reported match discards (None: none, as NONE).
     consume: Consume | None = field(default=None, kw_only=True)
+    #: FREEZE: the variables whose events hold back new partial matches (None: none).
+    freeze: Freeze | None = field(default=None, kw_only=True)
     #: RETURN: the values each match reports, in order.
     returns: tuple[Returned, ...] = field(default=(), kw_only=True)
     text: str | None = field(default=None, compare=False, repr=False, kw_only=True)

@@ -63,6 +63,8 @@ def to_text(pattern: A.Pattern) -> str:
         lines.append(after_match_text(pattern.after_match))
     if pattern.consume is not None:
         lines.append(f"CONSUME BY {pattern.consume.policy.upper()}")
+    if pattern.freeze is not None:
+        lines.append("FREEZE " + ", ".join(pattern.freeze.variables))
     if pattern.returns:
         items = []
         for returned in pattern.returns:

@@ -114,7 +114,7 @@ class ToPattern(ExprReader):
 
     def start(self, children: list[Any]) -> A.Pattern:
         structure = children[0]
-        where = within = after_match = consume = None
+        where = within = after_match = consume = freeze = None
         strategies: tuple[A.Strategy, ...] = ()
         returns: tuple[A.Returned, ...] = ()
         for child in children[1:]:
@@ -124,6 +124,8 @@ class ToPattern(ExprReader):
                 after_match = child
             elif isinstance(child, A.Consume):
                 consume = child
+            elif isinstance(child, A.Freeze):
+                freeze = child
             elif isinstance(child, list):
                 returns = tuple(child)
             else:
@@ -136,6 +138,7 @@ class ToPattern(ExprReader):
             within,
             after_match=after_match,
             consume=consume,
+            freeze=freeze,
             returns=returns,
             text=self.text,
             span=span,
@@ -168,6 +171,10 @@ class ToPattern(ExprReader):
                 children[0],
             )
         return A.Consume(policy, span=span_of(meta))
+
+    @v_args(meta=True)
+    def freeze_clause(self, meta: Meta, children: list[Token]) -> A.Freeze:
+        return A.Freeze(tuple(str(name) for name in children), span=span_of(meta))
 
     @v_args(meta=True)
     def no_skip(self, meta: Meta, children: list[Token]) -> A.AfterMatch:

@@ -23,6 +23,13 @@ partition's *floor*, the first position a later kept match may start at: past it
 event (TO NEXT), past its last (PAST LAST EVENT), to the first or last event of v (TO FIRST v,
 TO LAST v; a match binding no event to v moves nothing). A group of matches starting at one
 event is decided once time has passed that event by the window, as a selection's is.
+
+With FREEZE v (OpenCEP's freeze), each event that v can take (its type, and the conditions
+about one event of v) and that is not held back from v *freezes* v: until a reported match
+holds it, or the window no longer spans it and a later event, no later event of its partition
+may be bound to v or to a variable before v in the SEQ (`Analysis.freeze`). A plan calls
+`arrive` before it takes each event; a candidate binding a held-back event where it was held
+back is dropped as it comes.
 """
 
 from __future__ import annotations
@@ -43,7 +50,7 @@ from kleene.matches import Match
 from kleene.plans.common.arrivals import Stream
 from kleene.plans.common.checks import Binding, Checks, as_events
 
-__all__ = ["Candidate", "Finalizer", "Partition", "Pending", "distinct"]
+__all__ = ["Candidate", "Finalizer", "Freezer", "Partition", "Pending", "distinct"]
 
 
 @dataclass
@@ -75,6 +82,18 @@ def distinct(candidates: list[Candidate]) -> list[Candidate]:
     return list(seen.values())
 
 
+@dataclass(frozen=True)
+class Freezer:
+    """An event freezing a variable (FREEZE): its position, time, place in the stream (for
+    a count window), the variable and its partition's key."""
+
+    position: int
+    t: float
+    seq: int | None
+    variable: str
+    key: Hashable | None
+
+
 @dataclass
 class Pending:
     """A reference state's candidates that are not reported yet."""
@@ -91,6 +110,11 @@ class Pending:
     #: how many to hold before forgetting those the stream no longer holds).
     used: set[int] = field(default_factory=set)
     kept_used: int = 1024
+    #: With FREEZE: the events freezing a variable now, and the variables each position
+    #: was held back from as it arrived (only positions held back from some).
+    freezers: list[Freezer] = field(default_factory=list)
+    held: dict[int, frozenset[str]] = field(default_factory=dict)
+    kept_held: int = 1024
 
     def __bool__(self) -> bool:
         return bool(self.undecided or self.queues or self.groups)
@@ -149,6 +173,17 @@ class Finalizer:
         #: Under OR two branches may complete one binding (`OR(SEQ(A a, B b), AND(A a, B
         #: b))`): candidates are made distinct, so the match is reported once.
         self.twins = A.contains_or(analysis.structure)
+        #: FREEZE: each variable it names, with those its events hold back.
+        self.freeze = analysis.freeze
+        #: For each of them, the event types it takes (None: any) and the conditions about
+        #: one of its events.
+        self.takers = {
+            name: (
+                analysis.variables[name].types,
+                tuple(c for c in checks.conditions if c.property_of == name),
+            )
+            for name in self.freeze
+        }
 
     def candidate(
         self,
@@ -171,6 +206,48 @@ class Finalizer:
             key = self.analysis.partition.key(stream[first])
         return Candidate(binding, first, last, stream[first].t, stream[last].t, key, None, events)
 
+    def arrive(self, partition: Partition, event: Event) -> None:
+        """FREEZE: before a plan takes `event` as the next position of its stream, let go
+        of the freezers the window has passed, note what the others hold it back from, and
+        make it a freezer of each named variable it can be bound to and is not held back
+        from."""
+        pending, stream = partition.pending, partition.stream
+        position = stream.end
+        grouping = self.analysis.partition
+        key = None if grouping is None else grouping.key(event)
+        freezers = [f for f in pending.freezers if self._spans(f, event)]
+        held = frozenset(name for f in freezers if f.key == key for name in self.freeze[f.variable])
+        if held:
+            pending.held[position] = held
+            if len(pending.held) > pending.kept_held:  # no later match binds a let-go one
+                pending.held = {p: h for p, h in pending.held.items() if p >= stream.base}
+                pending.kept_held = 2 * len(pending.held) + 1024
+        for name, (types, conditions) in self.takers.items():
+            if name in held or (types is not None and event.type not in types):
+                continue
+            one = {name: (event,)}
+            if all(self.checks.holds(c, one, [1 if c.indexed else None]) for c in conditions):
+                freezers.append(Freezer(position, event.t, event.seq, name, key))
+        pending.freezers = freezers
+
+    def _spans(self, freezer: Freezer, event: Event) -> bool:
+        """Could one match hold both the freezer's event and this later one?"""
+        window, count = self.window, self.count
+        if window is not None:
+            apart = event.t - freezer.t
+            if apart > window or (self.exclusive and apart == window):
+                return False
+        if count is not None and freezer.seq is not None and event.seq is not None:
+            return event.seq - freezer.seq <= count
+        return True
+
+    @staticmethod
+    def unheld(candidate: Candidate, held: Mapping[int, frozenset[str]]) -> bool:
+        """FREEZE: does the candidate bind no event where it was held back?"""
+        return not any(
+            name in held.get(p, ()) for name, ps in candidate.binding.items() for p in ps
+        )
+
     def matches(self, reported: list[Candidate], stream: Stream) -> list[Match]:
         """The reported candidates as matches."""
         return [
@@ -191,6 +268,9 @@ class Finalizer:
             window = self.window
             assert window is not None
             candidates = [c for c in candidates if c.end - c.start < window]
+        if pending.held:
+            held = pending.held
+            candidates = [c for c in candidates if self.unheld(c, held)]
         if not self.non_overlapping:
             pending.undecided.extend(candidates)  # reported in any order; the engine sorts
             return
@@ -207,13 +287,24 @@ class Finalizer:
         """The matches that become final now that time has reached `watermark`."""
         if not partition.pending:
             return []
-        reported = self.settle(partition.pending, partition.stream, watermark, unsettled)
+        pending = partition.pending
+        reported = self.settle(pending, partition.stream, watermark, unsettled)
+        if reported and pending.freezers:  # FREEZE: a reported match lets its events go
+            used = {p for c in reported for p in c.positions}
+            pending.freezers = [f for f in pending.freezers if f.position not in used]
         return self.matches(reported, partition.stream)
 
     def quiet(self, partition: Partition, watermark: Watermark) -> bool:
-        """Nothing pending, and no kept event that the negation of a match still to come
-        could look back to (a window before its end, at least a window after its start)."""
-        if partition.pending:
+        """Nothing pending, no freezer that could hold a later event back, and no kept
+        event that the negation of a match still to come could look back to (a window before
+        its end, at least a window after its start)."""
+        pending = partition.pending
+        if pending:
+            return False
+        if pending.freezers and (
+            self.window is None  # a count window: only later events let a freezer go
+            or not all(watermark.settles(f.t + self.window) for f in pending.freezers)
+        ):
             return False
         events = partition.stream.events
         if not self.analysis.negations or self.window is None or not events:

@@ -236,6 +236,7 @@ class Nfa(Plan[NfaState]):
             and options.selection == "all"
             and self.finalizer.skip is None
             and analysis.consume is None
+            and not analysis.freeze
         )
         #: Non-overlapping output without negations reports, of the matches one event
         #: completes, only the first (see `finalize.py`): each run reads only its first
@@ -271,6 +272,9 @@ class Nfa(Plan[NfaState]):
         self.bound = [s.bound(self.automaton.variables) for s in self.automaton.states]
         if self.flink:
             self.step = self._step_flink  # type: ignore[method-assign]
+        if analysis.freeze:
+            self._step_unfrozen = self.step
+            self.step = self._step_freezing  # type: ignore[method-assign]
 
     @classmethod
     def unsupported(cls, analysis: Analysis, options: Options) -> str | None:
@@ -925,6 +929,14 @@ class Nfa(Plan[NfaState]):
         completed.extend((history, edge) for history in self._inside(histories, t))
         return False
 
+    def _step_freezing(
+        self, state: NfaState, event: Event, walks: list[_Walk] | None = None
+    ) -> list[Match]:
+        """`step` under FREEZE: the finalizer notes what the event is held back from, and
+        whether it freezes a variable, before the plan takes it."""
+        self.finalizer.arrive(state, event)
+        return self._step_unfrozen(state, event, walks)
+
     def step_lazily(self, state: NfaState, event: Event) -> Iterable[Match]:
         """`Plan.step_lazily`: with every match reported at once (`immediate`, no OR that
         may complete one twice, no timeouts), the state moves on now and the matches are read
@@ -1128,7 +1140,10 @@ def _until_in_and(element: A.Element, inside: bool = False) -> bool:
 
 def _flink(analysis: Analysis, options: Options) -> bool:
     """Does a run follow Flink's or CORE's rules (`leaving.py`)?"""
-    return bool(analysis.extensions - {"not_next", "not_followed", "consume"}) or options.timeouts
+    return (
+        bool(analysis.extensions - {"not_next", "not_followed", "consume", "freeze"})
+        or options.timeouts
+    )
 
 
 def _leaves(analysis: Analysis, options: Options) -> bool:

@@ -84,6 +84,8 @@ class Reference(Plan[ReferenceState]):
                 "a count window (WITHIN n EVENTS) measures each event's position in the "
                 "stream, which kleene.Engine gives it (Event.with_seq); this event has none"
             )
+        if self.finalizer.freeze:
+            self.finalizer.arrive(state, event)
         stream = state.stream
         position = stream.append(event)
         if self.declarative:
