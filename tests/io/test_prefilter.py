@@ -89,6 +89,18 @@ def test_a_thinned_read_finds_what_a_whole_read_finds_with_kleenes_extensions(
     assert thinned == whole
 
 
+def test_not_next_reads_the_row_right_after_whatever_its_type() -> None:
+    """Flink's notNext looks at the partition's next event: an X between a2 and c2 saves
+    a2 b2, and a read that left the X out would let c2 spoil it."""
+    table = pa.table(
+        {"type": list("ACBAXCB"), "ts": list(range(1, 8)), "k": [0] * 7, "x": [0] * 7}
+    )
+    query = "PATTERN SEQ(A a, NOT NEXT(C c), B b) WHERE relaxed_contiguity"
+    thinned, whole, _ = _both(query, table.to_batches(max_chunksize=3))
+    assert thinned == whole
+    assert [ids for _, ids in whole] == [{"a": (3,), "b": (6,)}]
+
+
 _COLUMNS = {
     "i": st.one_of(st.integers(-3, 3), st.none(), st.sampled_from([2**53 + 1, -(2**62)])),
     "f": st.one_of(st.none(), st.sampled_from([0.5, -1.0, 2.0, math.nan, math.inf, 2.0**53])),

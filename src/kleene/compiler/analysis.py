@@ -313,9 +313,10 @@ class Analysis(Query):
 
         Not where a run follows strict or partition contiguity, where an irrelevant event
         still breaks it, nor with UNTIL, which any event of the partition can stop, nor with
-        a count window, which counts every event.
+        a count window, which counts every event, nor with NOT NEXT, which looks at the
+        partition's next event whatever its type.
         """
-        return self.skipping and not self.extensions & {"until", "count_window"}
+        return self.skipping and not self.extensions & {"until", "count_window", "not_next"}
 
     @property
     def skipping(self) -> bool:
