@@ -28,10 +28,11 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
+from operator import attrgetter
 from typing import Any, ClassVar, Literal
 
 from kleene.errors import EventError
-from kleene.events import Event, attributes
+from kleene.events import Event, attribute_slot, attributes
 from kleene.language import expr as E
 from kleene.language.sase import ast as A
 from kleene.matches import Match
@@ -249,9 +250,12 @@ def value_kind(
 _ATOMS = frozenset({str, int, float, bool})
 
 
-def _one_key(name: str, key: Callable[[Event], Hashable | None], event: Event) -> Hashable | None:
-    """`Partition.key` when every event type keys on the attribute `name`."""
-    value = event.get(name)
+def _one_key(
+    read: Callable[[Event], Any], key: Callable[[Event], Hashable | None], event: Event
+) -> Hashable | None:
+    """`Partition.key` when every event type keys on one attribute, which `read` reads
+    from its slot (None where an event has none)."""
+    value = read(event)
     if value is None:
         return None
     return (value,) if type(value) in _ATOMS else key(event)
@@ -352,7 +356,7 @@ class Partition:
         if self.default is not None:
             names.add(self.default)
         if len(names) == 1 and len(single := names.pop()) == 1 and self.default is not None:
-            return partial(_one_key, single[0], self.key)
+            return partial(_one_key, attrgetter(attribute_slot(single[0])), self.key)
         return self.key
 
     @cached_property

@@ -101,7 +101,8 @@ class SendLoops(ABC):
         event that reports any. With `lazily`, the plan's `step_lazily` makes an event's
         outputs as they are read (`send_iter`): read them, or close them, before going
         on. Given `takes`, an `Event` of another type is not sent: it only fires the
-        timers due before its time (`Engine.reach`)."""
+        timers due before its time (`Engine.reach`); without, so is an event of a type no
+        part of the query takes, after its time is checked."""
         step = self.plan.step_lazily if lazily else self.plan.step
         key_of = self._key
         states = self._states
@@ -115,6 +116,9 @@ class SendLoops(ABC):
         timed = self._timed
         timers = self._timers
         finished, finishing = self._finished, self._finishing
+        #: The types worth a step (None: every type): an event of another type, once its
+        #: time is checked, only fires the timers due before it, as `takes` does.
+        passes = self.plan.analysis.taken_types if takes is None else None
         item: Event | None = None
         try:
             for event in events:
@@ -146,6 +150,10 @@ class SendLoops(ABC):
                     ts_type = self._ts_type
                 last = t
                 fired = self._fire(Watermark(t, inclusive=False)) if timers else None
+                if passes is not None and item.type not in passes:
+                    if fired:  # the only output an event no part of the query takes makes
+                        yield self._report(fired, sort)
+                    continue
                 key = None if key_of is None else key_of(item)
                 state = states.get(key)
                 if state is None:
