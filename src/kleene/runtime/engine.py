@@ -237,6 +237,9 @@ class Engine(SendLoops):
         self._timed = compiled.timed
         #: Does the plan count partial matches (runs)? (Else there is nothing to count.)
         self._runs = type(compiled).live_runs is not Plan.live_runs
+        #: The event types worth a step (None: every type). An event of another type only
+        #: moves the time: it is checked, counted and fires the timers due, on every path.
+        self._passes = compiled.analysis.taken_types
         if speculation is not None and self._ordered:
             raise KleeneError(
                 f"speculation is for a plan that takes events in any order (plan='afa'), not "
@@ -362,7 +365,9 @@ class Engine(SendLoops):
     def _plan_step(self, item: Event) -> list[Any]:
         """The plan's step on the event's partition state, within the guards; the runs
         counted and the state's deadline scheduled, as the plan has them. A finished key's
-        event goes nowhere."""
+        event goes nowhere, nor does one of a type no part of the query takes."""
+        if self._passes is not None and item.type not in self._passes:
+            return []
         key = None if self._key is None else self._key(item)
         state = self._states.get(key)
         if state is None:

@@ -39,6 +39,7 @@ class SendLoops(ABC):
     _arrivals: int
     _cap_matches: float
     _runs: bool
+    _passes: frozenset[str] | None
     _live: dict[Hashable, int]
     _total_live: int
     _metrics: Metrics
@@ -118,7 +119,7 @@ class SendLoops(ABC):
         finished, finishing = self._finished, self._finishing
         #: The types worth a step (None: every type): an event of another type, once its
         #: time is checked, only fires the timers due before it, as `takes` does.
-        passes = self.plan.analysis.taken_types if takes is None else None
+        passes = self._passes if takes is None else None
         item: Event | None = None
         try:
             for event in events:
@@ -224,7 +225,7 @@ class SendLoops(ABC):
         arrivals = first = self._arrivals
         cap = self._cap_matches
         watch = self._watch
-        takes = self.plan.analysis.taken_types
+        takes = self._passes
         layouts = converted_layouts()
         item: Event | None = None
         try:
@@ -255,6 +256,8 @@ class SendLoops(ABC):
                     self._check_time(item)
                     ts_type = self._ts_type
                 last = t
+                if takes is not None and item.type not in takes:
+                    continue  # (as `_plan_step` passes over it)
                 if state is None:
                     state = self._state(None)
                 found = step(state, item)
