@@ -92,9 +92,7 @@ def test_a_thinned_read_finds_what_a_whole_read_finds_with_kleenes_extensions(
 def test_not_next_reads_the_row_right_after_whatever_its_type() -> None:
     """Flink's notNext looks at the partition's next event: an X between a2 and c2 saves
     a2 b2, and a read that left the X out would let c2 spoil it."""
-    table = pa.table(
-        {"type": list("ACBAXCB"), "ts": list(range(1, 8)), "k": [0] * 7, "x": [0] * 7}
-    )
+    table = pa.table({"type": list("ACBAXCB"), "ts": list(range(1, 8)), "k": [0] * 7, "x": [0] * 7})
     query = "PATTERN SEQ(A a, NOT NEXT(C c), B b) WHERE relaxed_contiguity"
     thinned, whole, _ = _both(query, table.to_batches(max_chunksize=3))
     assert thinned == whole
