@@ -324,7 +324,10 @@ def test_send_many_passes_over_mappings_no_variable_takes_as_if_sent(plan, data)
         rows.append({"type": event.type, "ts": event.ts, **event.attrs})
         if data.draw(st.booleans(), label="one of no type taken after it"):
             rows.append({"type": "Z", "ts": event.ts, "x": 1})
-    expected = [m for row in rows for m in one.send(row)] + one.close()
+    try:
+        expected = [m for row in rows for m in one.send(row)] + one.close()
+    except kleene.LimitError:
+        reject()  # the pattern explodes on this stream (say Kleene variables in an AND)
     many = kleene.Engine(case.pattern, plan)
     found = many.send_many(rows) + many.close()
     assert [m.key for m in found] == [m.key for m in expected]
