@@ -57,9 +57,7 @@ def test_nfa_runs_kleenes_extensions_as_reference_does(case, output, merge):
 def test_nfa_freezes_as_reference_does(case, data):
     """FREEZE on random patterns: the same matches at the same events, with and without
     merging and partitions, and a state saved and resumed anywhere freezes as before."""
-    structure = case.pattern.structure
-    items = structure.items if isinstance(structure, A.Seq) else (structure,)
-    elements = [item.name for item in items if isinstance(item, A.EventVar)]
+    elements = A.elements_of_seq(case.pattern.structure)
     assume(elements)
     named = data.draw(st.lists(st.sampled_from(elements), min_size=1, max_size=2, unique=True))
     plain = dataclasses.replace(case.pattern, after_match=None, consume=None)

@@ -318,9 +318,7 @@ def test_freeze_equals_the_independent_statement(case, data):
     take holds that variable and those before it back until a match holding it is reported
     or the window leaves it behind."""
     plain = without_choices(case.pattern)
-    structure = plain.structure
-    items = structure.items if isinstance(structure, A.Seq) else (structure,)
-    elements = [item.name for item in items if isinstance(item, A.EventVar)]
+    elements = A.elements_of_seq(case.pattern.structure)
     assume(elements)
     named = data.draw(st.lists(st.sampled_from(elements), min_size=1, max_size=2, unique=True))
     pattern = dataclasses.replace(plain, freeze=A.Freeze(tuple(named)))

@@ -273,11 +273,9 @@ class Analysis(Query):
         clause = self.pattern.freeze
         if clause is None:
             return {}
-        structure = self.pattern.structure
-        items = structure.items if isinstance(structure, A.Seq) else (structure,)
         held: dict[str, frozenset[str]] = {}
         before: set[str] = set()
-        for item in items:
+        for item in A.seq_items(self.pattern.structure):
             before.update(v.name for v in A.event_vars(item) if not self.variables[v.name].negated)
             if isinstance(item, A.EventVar) and item.name in clause.variables:
                 held[item.name] = frozenset(before)

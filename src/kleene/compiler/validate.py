@@ -371,9 +371,7 @@ class _Validator:
         clause = self.pattern.freeze
         if clause is None:
             return
-        structure = self.pattern.structure
-        items = structure.items if isinstance(structure, A.Seq) else (structure,)
-        elements = {item.name for item in items if isinstance(item, A.EventVar)}
+        elements = A.elements_of_seq(self.pattern.structure)
         for name in clause.variables:
             if name not in self.declared:
                 self.fail(self.unknown(name), clause)

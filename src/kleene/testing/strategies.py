@@ -516,9 +516,7 @@ def _extended(
         if _valid(replace(pattern, consume=consume)):
             pattern = replace(pattern, consume=consume)
     if "freeze" in wanted and pattern.consume is None and draw(st.integers(0, 3)) == 0:
-        structure = pattern.structure
-        items = structure.items if isinstance(structure, A.Seq) else (structure,)
-        elements = [item.name for item in items if isinstance(item, A.EventVar)]
+        elements = A.elements_of_seq(pattern.structure)
         if elements:
             named = draw(st.lists(st.sampled_from(elements), min_size=1, max_size=2, unique=True))
             frozen = replace(pattern, freeze=A.Freeze(tuple(named)))

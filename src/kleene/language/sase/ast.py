@@ -38,9 +38,11 @@ __all__ = [
     "Strategy",
     "Within",
     "contains_or",
+    "elements_of_seq",
     "event_vars",
     "next_negations",
     "positive_names",
+    "seq_items",
 ]
 
 #: The event selection strategies of SASE+ (section 2 of the paper).
@@ -274,6 +276,18 @@ def followed_negations(element: Element) -> dict[str, str]:
                 found[item.event.name] = previous.name
         found.update(followed_negations(item))
     return found
+
+
+def seq_items(structure: Element) -> tuple[Element, ...]:
+    """The elements of a pattern's SEQ, in order (a pattern that is not a SEQ is its one
+    element): what FREEZE names and holds back among."""
+    return structure.items if isinstance(structure, Seq) else (structure,)
+
+
+def elements_of_seq(structure: Element) -> list[str]:
+    """The variables that are elements of the pattern's SEQ themselves (what FREEZE may
+    name), in order."""
+    return [item.name for item in seq_items(structure) if isinstance(item, EventVar)]
 
 
 def event_vars(element: Element) -> Iterator[EventVar]:
