@@ -26,12 +26,12 @@ match (under the contiguity strategies a filtered event would still break a run)
 (the window's reach) and no negation looking back before a match's first event.
 
 >>> import kleene
->>> events = [{"type": t, "ts": n, "k": 1} for n, t in enumerate("CXPB")]
->>> engine = kleene.Engine("PATTERN SEQ(AND(C c, P p), B b) WITHIN 5",
+>>> events = [{"type": t, "ts": n, "k": 1, "x": n} for n, t in enumerate("CPPB")]
+>>> engine = kleene.Engine("PATTERN SEQ(AND(C c, P p), B b) WHERE p.x > 1 WITHIN 5",
 ...                        plan="match_window", inner="nfa")
 >>> [m.ids() for m in engine.send_many(events) + engine.close()]
 [{'c': (0,), 'p': (2,), 'b': (3,)}]
->>> engine.metrics.plan["filtered"], engine.metrics.plan["calls"]
+>>> engine.metrics.plan["filtered"], engine.metrics.plan["calls"]  # the P with x = 1
 (1, 1)
 """
 

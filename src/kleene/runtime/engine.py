@@ -239,7 +239,9 @@ class Engine(SendLoops):
         self._runs = type(compiled).live_runs is not Plan.live_runs
         #: The event types worth a step (None: every type). An event of another type only
         #: moves the time: it is checked, counted and fires the timers due, on every path.
-        self._passes = compiled.analysis.taken_types
+        #: A plan taking events in any order sees them all: an event may be retracted
+        #: later, and sequence numbers (AFA+O) leave no gap.
+        self._passes = compiled.analysis.taken_types if compiled.ordered else None
         if speculation is not None and self._ordered:
             raise KleeneError(
                 f"speculation is for a plan that takes events in any order (plan='afa'), not "
