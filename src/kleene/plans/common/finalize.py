@@ -184,6 +184,10 @@ class Finalizer:
             )
             for name in self.freeze
         }
+        #: FREEZE holds back within a partition: the key of an event's (None: one).
+        self.freeze_key = (
+            analysis.partition.keyer if self.freeze and analysis.partition is not None else None
+        )
 
     def candidate(
         self,
@@ -213,8 +217,7 @@ class Finalizer:
         from."""
         pending, stream = partition.pending, partition.stream
         position = stream.end
-        grouping = self.analysis.partition
-        key = None if grouping is None else grouping.key(event)
+        key = None if self.freeze_key is None else self.freeze_key(event)
         freezers = [f for f in pending.freezers if self._spans(f, event)]
         held = frozenset(name for f in freezers if f.key == key for name in self.freeze[f.variable])
         if held:
