@@ -104,10 +104,11 @@ def rounds(
 
 
 def engine_run(
-    query: str, events: Sequence[Any], plan: str, setting: str, label: str = "", **options: Any
+    query: Any, events: Sequence[Any], plan: str, setting: str, label: str = "", **options: Any
 ) -> Result:
-    """One in-process run of `query` over `events` (timing only the engine); `counts` has the
-    engine's metrics (`Metrics.as_dict`) and `matched_events`, the events the matches bind."""
+    """One in-process run of `query` (its text, or an AFA) over `events` (timing only the
+    engine); `counts` has the engine's metrics (`Metrics.as_dict`) and `matched_events`,
+    the events the matches bind."""
     engine = kleene.Engine(query, plan, **options)  # options may hold engine arguments
     started = time.perf_counter()
     found = engine.send_many(events)

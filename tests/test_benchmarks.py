@@ -281,26 +281,44 @@ def test_the_sase_claims_judge_bands_output_cost_and_merged_share():
     assert claims["Table 3"].finding(rows)[1] is False
 
 
+def test_the_afa_papers_ignorable_run_finds_one_set_of_matches_with_and_without_anchors(capsys):
+    """Figure 16's run: Q1 with ignorable arcs over a ticker nine tenths Noise; the basic
+    AFA and AFA+ignore find the same matches, and AFA+ignore holds fewer pmatches."""
+    args = ["afa", "--experiment", "ignorable", "--events", "2000", "--shares", "0.9"]
+    assert main(args) == 0
+    found = {r[2].strip(): r for r in rows(capsys.readouterr().out)}
+    assert list(found) == ["afa", "afa+ignore", "afa, 10% late"]
+    assert found["afa"][4] == found["afa+ignore"][4] and int(found["afa"][4]) > 0
+    peak = {plan: int(found[plan][6].replace(",", "")) for plan in ("afa", "afa+ignore")}
+    assert peak["afa+ignore"] < peak["afa"]
+
+
 def test_the_afa_papers_peers_find_the_afas_matches(capsys):
-    """Figure 8's matchers written for the comparison (CAN, IPM) and AFA+O find the
-    matches the AFA finds (the suite raises otherwise), and the claim reads each against
-    the AFA."""
+    """Figure 8's matchers written for the comparison (CAN, IPM), AFA+O and AFA+ignore
+    find the matches the AFA finds (the suite raises otherwise), and the claim reads each
+    against the AFA, and the CAN against AFA+ignore, which runs it."""
     from benchmarks.papers import CLAIMS
 
     args = ["afa", "--experiment", "peers", "--events", "3000", "--window", "300"]
     assert main(args) == 0
     found = rows(capsys.readouterr().out)
-    assert [r[2].strip() for r in found] == ["afa", "afa+O", "CAN", "IPM"]
+    assert [r[2].strip() for r in found] == ["afa", "afa+O", "afa+ignore", "CAN", "IPM"]
     assert len({r[4] for r in found}) == 1 and int(found[0][4].replace(",", "")) > 0
     peers = next(c for c in CLAIMS if c.figure == "Fig. 8" and c.paper == "afa")
     results = [
         Result("Q1", plan, 1000, seconds, 5)
-        for plan, seconds in [("afa", 1.0), ("afa+O", 0.9), ("CAN", 1.2), ("IPM", 5.0)]
+        for plan, seconds in [
+            ("afa", 1.0),
+            ("afa+O", 0.9),
+            ("afa+ignore", 1.1),
+            ("CAN", 1.3),
+            ("IPM", 5.0),
+        ]
     ]
     text, verdict = peers.finding(results)
     assert text == (
-        "Q1, against afa: afa+O 1.11x (1,111 against 1,000); CAN 0.83x (833 against 1,000); "
-        "IPM 0.20x (200 against 1,000)"
+        "Q1, against afa: afa+O 1.11x (1,111 against 1,000); afa+ignore 0.91x (909 against "
+        "1,000); IPM 0.20x (200 against 1,000); CAN against afa+ignore: 0.85x (769 against 909)"
     )
     assert verdict is True
     faster = [replace(r, seconds=0.5) if r.plan == "IPM" else r for r in results]

@@ -304,6 +304,76 @@ def test_anchors_keep_a_run_of_skipped_events_as_one_pmatch():
     assert late.step(state, events[30]) == []  # a skipped event, late: nothing changes
 
 
+def test_an_anchor_a_take_ends_derives_its_pmatches_once():
+    """Under skip-till-next-match an X is stepped over (an anchor opens) and the next B ends
+    the anchor (its take fires): the match a·b comes once in every round, also once the
+    index already holds anchors closed in the rounds before."""
+    query = "PATTERN SEQ(A a, B b) WHERE skip_till_next_match WITHIN 100"
+    kinds = ["A", "X", "X", "B"] * 4
+    events = [kleene.Event(kind, t, id=t) for t, kind in enumerate(kinds)]
+    expected_ids = [{"a": (t,), "b": (t + 3,)} for t in range(0, 16, 4)]
+    for flavor in ({}, {"anchors": True}):
+        found = kleene.match(query, events, plan="afa", **flavor)
+        assert [m.ids() for m in found] == expected_ids
+
+
+def test_an_event_only_ignorable_arcs_take_changes_nothing_it_steps_over():
+    """An X no take of the query fires for (`Machine.quiet`): every state but the start
+    steps over it, and past the window a pmatch ends there (no match reaches over it)."""
+    query = "PATTERN SEQ(A a, B b) WITHIN 5"
+    plan = kleene.compile(query, plan="afa", anchors=True)
+    assert plan.machine.quiet("X") == (False, True, False)
+    assert plan.machine.quiet("B") is None
+    events = [kleene.Event("A", 0, id=0), kleene.Event("A", 3, id=1)]
+    events += [kleene.Event("X", t, id=t) for t in range(4, 8)]
+    events += [kleene.Event("B", 8, id=8)]
+    state = plan.new_state()
+    found = [m for e in events for m in plan.step(state, e)]
+    assert [m.ids() for m in found] == [{"a": (1,), "b": (8,)}]
+    assert [m.ids() for m in found] == [m.ids() for m in kleene.match(query, events)]
+
+
+def test_a_written_afa_takes_types_and_ignorable_arcs():
+    """`ON` names the types an arc fires for; a self-loop with no WHEN, no SET and BIND
+    NONE is an ignorable arc. The plain operator and anchors find the same matches, and
+    arcs do not change while the stream runs with anchors."""
+    text = """AFA ups WITHIN 10
+    FINAL done
+    ARC first: start -> up ON Stock WHEN e.change > 0
+    ARC more: up -> done ON Stock WHEN e.change > 0
+    ARC skip: up -> up ON Noise BIND NONE"""
+    afa = kleene.afa.read_afa(text)
+    assert [(a.name, a.types, a.ignorable) for a in afa.arcs] == [
+        ("first", frozenset({"Stock"}), False),
+        ("more", frozenset({"Stock"}), False),
+        ("skip", frozenset({"Noise"}), True),
+    ]
+    assert "skip  up -> up  ON Noise" in afa.describe()
+    kinds = ["Stock", "Noise", "Noise", "Stock", "Other", "Stock", "Stock"]
+    events = [kleene.Event(k, t, {"change": 1}, id=t) for t, k in enumerate(kinds)]
+    spans = {}
+    for flavor in ({}, {"anchors": True}):
+        found = kleene.match(afa, events, plan="afa", **flavor)
+        spans[bool(flavor)] = [tuple(e.id for e in m.events) for m in found]
+    assert spans[False] == spans[True] == [(0, 3), (5, 6)]
+    plan = kleene.compile(afa, plan="afa", anchors=True)
+    with pytest.raises(KleeneError, match="anchors=True"):
+        plan.end_arc("skip", 3)
+
+
+def test_an_arc_with_types_is_checked_where_it_is_written():
+    with pytest.raises(kleene.PatternError, match="takes no type") as error:
+        kleene.afa.read_afa("AFA x FINAL q ARC a: p -> q EPSILON e: q -> q ON A")
+    assert "^" in str(error.value)
+    timed = "AFA x FINAL q ARC a: p -> q TIMEOUT t: q -> q AFTER r.n"
+    with pytest.raises(PlanError, match="without ε-arcs or timeout arcs"):
+        kleene.compile(
+            kleene.afa.read_afa("AFA x REGISTER (n = 1) FINAL q " + timed[14:]),
+            plan="afa",
+            anchors=True,
+        )
+
+
 def test_a_punctuation_keeps_the_negated_events_a_later_candidate_can_span() -> None:
     """With no WITHIN and no partial match held, a punctuation forgot every negated event,
     also those after it: the B at ts 1, which arrived before the events a later match

@@ -134,26 +134,38 @@ class AnchoredMachine(Machine):
     def _steps(self, pmatches: list[PMatch], event: Event) -> list[tuple[bool, list[PMatch]]]:
         """For each pmatch: does it step over `event` unchanged (an ignorable step), and
         the pmatches its other arcs make there."""
-        t = event.t
-        window = self.window
         merged: Merged | None = {} if self.merge else None
         result: list[tuple[bool, list[PMatch]]] = []
-        nothing: tuple[bool, list[PMatch]] = (False, [])
         for pmatch in pmatches:
-            start, start_t, state, register, bound = pmatch
-            if window is not None and t - start_t > window:
-                result.append(nothing)
-                continue
-            same = False
             made: list[PMatch] = []
-            for target, after, bind in self._fired(state, register, event, merged):
-                if bind is None and target == state and (after is register or after == register):
-                    same = True
-                else:
-                    taken = bound if bind is None else (bind, event, bound)
-                    made.append((start, start_t, target, after, taken))
-            result.append((same, made) if same or made else nothing)
+            result.append((self._step(pmatch, event, merged, made, None), made))
         return result
+
+    def _step(
+        self,
+        pmatch: PMatch,
+        event: Event,
+        merged: Merged | None,
+        made: list[PMatch],
+        quiet: tuple[bool, ...] | None,
+    ) -> bool:
+        """Does `pmatch` step over `event` unchanged (an ignorable step)? The pmatches its
+        other arcs make there go to `made`. For an event only ignorable arcs fire for
+        (`quiet`, by state: `Machine.quiet`) no arc is asked."""
+        start, start_t, state, register, bound = pmatch
+        window = self.window
+        if window is not None and event.t - start_t > window:
+            return False
+        if quiet is not None:
+            return quiet[state]
+        same = False
+        for target, after, bind in self._fired(state, register, event, merged):
+            if bind is None and target == state and (after is register or after == register):
+                same = True
+            else:
+                taken = bound if bind is None else (bind, event, bound)
+                made.append((start, start_t, target, after, taken))
+        return same
 
     def _carry(
         self,
@@ -199,13 +211,17 @@ class AnchoredMachine(Machine):
         last = state.last
         made: list[PMatch] = []
         if last is None or key > last[0]:  # in order
-            if last is not None:
-                made = self._in_order(state, event, last)
-            self._begin(key, event, made)
+            kind = event.type
+            quiet = self._quiet[kind] if kind in self._quiet else self.quiet(kind)
+            if last is not None and (quiet is None or not self._still(state, last, event, quiet)):
+                made = self._in_order(state, event, last, quiet)
+            if quiet is None:
+                self._begin(key, event, made)
             entry = entries[key] = Entry(event, made)
             state.last = (key, entry)
-            self._took(state, made)
-            self._report(made, [], event, out)
+            if made:
+                self._took(state, made)
+                self._report(made, [], event, out)
             return out
         position = entries.bisect_left(key)
         state.counters["out_of_order"] += 1
@@ -234,41 +250,43 @@ class AnchoredMachine(Machine):
         if position:
             self._propagate_anchored(state, position, self._items(state, position - 1), out)
 
-    def _in_order(self, state: AfaState, event: Event, last: tuple[Key, Entry]) -> list[PMatch]:
+    def _in_order(
+        self,
+        state: AfaState,
+        event: Event,
+        last: tuple[Key, Entry],
+        quiet: tuple[bool, ...] | None,
+    ) -> list[PMatch]:
         """An event after the last entry: the pmatches made there; the last entry's own
         pmatches that step over it become anchors open to ∞, open anchors that do not are
-        closed at the last entry, and anchors closed there that do are opened again."""
+        closed at the last entry, and anchors closed there that do are opened again. An
+        event only ignorable arcs fire for (`quiet`) fires no arc: each pmatch steps over
+        it or ends."""
         at, entry = last
         own = entry.pmatches
-        closed = [a for a in self._index(state).irange_key(min_key=at) if a.origin <= at]
-        opened = state.open
-        pmatches = [*own, *(a.pmatch for a in opened), *(a.pmatch for a in closed)]
-        steps = self._steps(pmatches, event)
+        index = state.anchors
+        merged: Merged | None = {} if self.merge else None
+        closed = []
+        if index and index[-1].until >= at:  # (sorted by `until`)
+            closed = [a for a in index.irange_key(min_key=at) if a.origin <= at]
+        step = self._step
         made: list[PMatch] = []
         still: list[Anchor] = []
         kept: list[PMatch] = []
-        mine = len(own)
-        for pmatch, (same, derived) in zip(own, steps[:mine], strict=True):
-            if derived:
-                made += derived
-            if same:
+        for pmatch in own:
+            if step(pmatch, event, merged, made, quiet):
                 still.append(Anchor(pmatch, at, INF))
             else:
                 kept.append(pmatch)
-        theirs = mine + len(opened)
-        for anchor, (same, derived) in zip(opened, steps[mine:theirs], strict=True):
-            if derived:
-                made += derived
-            if same:
+        for anchor in state.open:
+            if step(anchor.pmatch, event, merged, made, quiet):
                 still.append(anchor)
             else:
                 anchor.until = at
                 self._index(state).add(anchor)
-        for anchor, (same, derived) in zip(closed, steps[theirs:], strict=True):
-            if derived:
-                made += derived
-            if same:
-                self._index(state).remove(anchor)
+        for anchor in closed:
+            if step(anchor.pmatch, event, merged, made, quiet):
+                index.remove(anchor)
                 anchor.until = INF
                 still.append(anchor)
         if len(kept) != len(own):
@@ -277,6 +295,25 @@ class AnchoredMachine(Machine):
         if len(made) > 1:
             made.sort(key=start_key)
         return made
+
+    def _still(
+        self, state: AfaState, last: tuple[Key, Entry], event: Event, quiet: tuple[bool, ...]
+    ) -> bool:
+        """Does an event after the `last` entry that only ignorable arcs fire for change
+        nothing? When that entry holds no pmatch of its own, no anchor closed there, and
+        every open anchor steps over it."""
+        at, entry = last
+        if entry.pmatches:
+            return False
+        index = state.anchors
+        if index and index[-1].until >= at:
+            return False
+        t, window = event.t, self.window
+        for anchor in state.open:
+            pmatch = anchor.pmatch
+            if not quiet[pmatch[2]] or (window is not None and t - pmatch[1] > window):
+                return False
+        return True
 
     def _took(self, state: AfaState, made: list[PMatch]) -> None:
         state.counters["pmatches_created"] += len(made)
@@ -360,14 +397,15 @@ class AnchoredMachine(Machine):
         cover = self._clean(state, watermark)
         if cover is None:
             return []
-        index = self._index(state)
-        for anchor in list(index.irange_key(max_key=cover, inclusive=(True, False))):
-            self._drop(state, anchor)
+        index = state.anchors
+        if index:
+            for anchor in list(index.irange_key(max_key=cover, inclusive=(True, False))):
+                self._drop(state, anchor)
         window = self.window
         if window is not None:
-            for anchor in self._all(state):
-                if anchor.pmatch[1] + window < watermark.t:
-                    self._drop(state, anchor)
+            t = watermark.t
+            for anchor in [a for a in self._all(state) if a.pmatch[1] + window < t]:
+                self._drop(state, anchor)
         return []
 
     def idle(self, state: AfaState, watermark: Watermark) -> bool:

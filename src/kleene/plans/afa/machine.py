@@ -190,7 +190,9 @@ class Machine:
         if key is None:
             key = self.keys[name] = (name, -1)
         row[key] = (fire, self.index[arc.target], arc.bind)  # as `_event_arc` makes it
+        self.placed[key] = arc
         self.table[state] = tuple(row.values())
+        self._quiet.clear()
         if state in self.first:
             self.begins = self._begins()
 
@@ -201,9 +203,11 @@ class Machine:
             arc = self.arcs.pop(name)
             self.lifetimes.pop(name, None)
             state = self.index[arc.source]
-            del self.rows[state][self.keys.pop(name)]
+            key = self.keys.pop(name)
+            del self.rows[state][key], self.placed[key]
             self.table[state] = tuple(self.rows[state].values())
             starts = starts or state in self.first
+        self._quiet.clear()
         if starts:
             self.begins = self._begins()
 
@@ -220,7 +224,8 @@ class Machine:
         index = {name: i for i, name in enumerate(afa.states)}
         self.index = index
         rows: list[dict[tuple[str, int], tuple[Fire, int, str | None]]] = [{} for _ in afa.states]
-        self.arcs, self.keys = {}, {}
+        self.arcs, self.keys, self.placed = {}, {}, {}
+        self._quiet: dict[str, tuple[bool, ...] | None] = {}
         epsilons: list[list[tuple[Fire, int]]] = [[] for _ in afa.states]
         timeouts: list[list[tuple[Deadline, int]]] = [[] for _ in afa.states]
         for number, arc in enumerate(afa.arcs):
@@ -231,6 +236,7 @@ class Machine:
             else:  # a compiled query's arcs may share a name: the key is (name, place)
                 key = self.keys[arc.name] = (arc.name, number)
                 rows[index[arc.source]][key] = self._event_arc(arc)
+                self.placed[key] = arc
                 self.arcs[arc.name] = arc
         self.rows = rows
         self.table = [tuple(row.values()) for row in rows]
@@ -249,6 +255,35 @@ class Machine:
         self.begins = self._begins()
         self.outputs = afa.outputs
         self.variables = afa.variables
+
+    def quiet(self, kind: str) -> tuple[bool, ...] | None:
+        """For an event of type `kind` that only ignorable arcs can fire for (Appendix D),
+        whether each state steps over it (has an ignorable arc: a computation there keeps
+        its state and register; at another state it ends); None when another arc may fire.
+
+        >>> import kleene
+        >>> plan = kleene.compile("PATTERN SEQ(A a, B b) WHERE skip_till_any_match", "afa")
+        >>> plan.machine.quiet("C"), plan.machine.quiet("A")  # states s0, s1, F
+        ((False, True, False), None)
+        """
+        try:
+            return self._quiet[kind]
+        except KeyError:
+            pass
+        keeps: list[bool] | None = [False] * len(self.rows)
+        for state, row in enumerate(self.rows):
+            for key in row:
+                arc = self.placed[key]
+                if arc.types is not None and kind not in arc.types:
+                    continue  # it never fires for the event
+                if not arc.ignorable or arc.name in self.lifetimes:
+                    keeps = None
+                    break
+                keeps[state] = True  # type: ignore[index]
+            if keeps is None:
+                break
+        found = self._quiet[kind] = None if keeps is None else tuple(keeps)
+        return found
 
     def _begins(self) -> tuple[tuple[Fire, Register, int, str | None], ...]:
         """The start states' event arcs: (fire, register, target, variable bound)."""

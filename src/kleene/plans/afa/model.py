@@ -29,7 +29,7 @@ AFA updown  register (n=0)  start q0  final q2
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -63,6 +63,13 @@ class Arc:
     text: str = ""
     #: For a timeout arc: its deadline (it then consumes no event and `fire` is unused).
     deadline: Deadline | None = field(default=None, repr=False, compare=False)
+    #: The event types the arc can fire for (None: any): an event of another type never
+    #: passes its fence.
+    types: frozenset[str] | None = None
+    #: An ignorable arc (Appendix D): a self-loop that keeps the register and binds
+    #: nothing, and fires for every event that no other arc of its state can fire for
+    #: by `types` (as a query's skip loop does).
+    ignorable: bool = False
 
 
 class Lifetime(NamedTuple):
@@ -96,14 +103,22 @@ class Lifetime(NamedTuple):
         >>> class E: t = 5
         >>> timed(E, "r"), Lifetime(4, 5, through=True).bound(fire)(E, "r")
         (None, 'r')
+        >>> Lifetime(end=5, through=True).bound(fire)(E, "r"), Lifetime(end=5).bound(fire)(E, "r")
+        ('r', None)
         """
-        start = self.start
-        if self.end == math.inf and self.after:
+        start, end = self.start, self.end
+        if end == math.inf and self.after:
 
             def since(event: Event | None, register: Register) -> Register | None:
                 return fire(event, register) if event is not None and event.t > start else None
 
             return since
+        if start == -math.inf and self.through:  # the default mode's removed arc
+
+            def until(event: Event | None, register: Register) -> Register | None:
+                return fire(event, register) if event is not None and event.t <= end else None
+
+            return until
         holds = self.holds
 
         def timed(event: Event | None, register: Register) -> Register | None:
@@ -212,9 +227,11 @@ class Builder:
         *,
         bind: str | None = "events",
         name: str | None = None,
+        on: Iterable[str] | None = None,
     ) -> Builder:
-        """An event-consuming arc."""
-        return self._add(source, target, fence, transfer, False, bind, name)
+        """An event-consuming arc, firing for events of the types `on` (None: any). A
+        self-loop with no fence, no transfer and `bind=None` is an ignorable arc."""
+        return self._add(source, target, fence, transfer, False, bind, name, on)
 
     def epsilon(
         self,
@@ -226,7 +243,7 @@ class Builder:
         name: str | None = None,
     ) -> Builder:
         """An ε-arc: it fires on the register alone, consuming nothing."""
-        return self._add(source, target, fence, transfer, True, None, name)
+        return self._add(source, target, fence, transfer, True, None, name, None)
 
     def timeout(
         self,
@@ -287,13 +304,18 @@ class Builder:
         epsilon: bool,
         bind: str | None,
         name: str | None,
+        on: Iterable[str] | None,
     ) -> Builder:
         self.states.setdefault(source, None)
         self.states.setdefault(target, None)
-        fire = python_fire(self.fields, fence, transfer)
+        types = None if on is None else frozenset(on)
+        fire = python_fire(self.fields, fence, transfer, types)
         label = name or f"a{len(self.arcs)}"
         text = "<python>" if fence is not None or transfer is not None else ""
-        self.arcs.append(Arc(label, source, target, fire, epsilon, bind, text))
+        ignorable = source == target and not epsilon and bind is None and text == ""
+        self.arcs.append(
+            Arc(label, source, target, fire, epsilon, bind, text, types=types, ignorable=ignorable)
+        )
         return self
 
 
@@ -306,12 +328,16 @@ def python_fire(
     fields: Sequence[str],
     fence: Callable[[Any, Fields], Any] | None,
     transfer: Callable[[Any, Fields], Fields] | None,
+    types: frozenset[str] | None = None,
 ) -> Fire:
     """An arc's `Fire` from Python callables over the register as a dict: a transfer
-    returns the fields it changes (a field it names that the schema lacks is an error)."""
+    returns the fields it changes (a field it names that the schema lacks is an error);
+    with `types`, it fires only for an event of one of them."""
     names = tuple(fields)
 
     def fire(event: Event | None, register: Register) -> Register | None:
+        if types is not None and (event is None or event.type not in types):
+            return None
         view = dict(zip(names, register, strict=True))
         if fence is not None and not fence(event, view):
             return None

@@ -114,7 +114,8 @@ class AfaPlan(Plan[AfaState]):
             assert isinstance(analysis, AfaQuery), "an AFA plan runs a query or an AFA"
             afa = analysis.afa
             self.window = afa.window
-            self.machine = Machine(afa, options.name or afa.name, sequence=options.sequence)
+            machine = AnchoredMachine if options.anchors else Machine
+            self.machine = machine(afa, options.name or afa.name, sequence=options.sequence)
             self.negations = None
         self._afa = afa
         #: The arcs by name, as they change while the stream runs (`afa` is built from
@@ -122,6 +123,8 @@ class AfaPlan(Plan[AfaState]):
         self._arcs = {arc.name: arc for arc in afa.arcs}
         self._current = True
         self.direct = isinstance(analysis, AfaQuery)
+        #: No punctuation before this ends or begins an arc's lifetime (`forget_arcs`).
+        self._arc_horizon = -math.inf
 
     @classmethod
     def of(cls, afa: Afa, options: Options | None = None) -> AfaPlan:
@@ -136,8 +139,8 @@ class AfaPlan(Plan[AfaState]):
                     f"AFA {analysis.afa.name} reports all its matches: output and selection "
                     "other than 'all' are for queries"
                 )
-            if options.anchors:
-                return "anchors=True is for compiled queries, not an AFA written directly"
+            if options.anchors and any(a.epsilon or a.deadline for a in analysis.afa.arcs):
+                return "anchors=True is for AFAs without ε-arcs or timeout arcs"
             if options.timeouts:
                 return (
                     "timeouts=True reports a query's timed-out partial matches; an AFA written "
@@ -185,7 +188,7 @@ class AfaPlan(Plan[AfaState]):
         """A punctuation: fire the timeout arcs it passes (their matches are returned),
         decide the candidates waiting on a negation, and clean up what no later event can
         need."""
-        if self.machine.lifetimes:
+        if self.machine.lifetimes and watermark.t >= self._arc_horizon:
             self.forget_arcs(watermark)
         outputs = self.machine.punctuate(state, watermark)
         if self.negations is None:
@@ -241,6 +244,7 @@ class AfaPlan(Plan[AfaState]):
             self._arcs[arc.name] = arc
             self._afa = changed
         self.__dict__.pop("fingerprint", None)
+        self._arc_horizon = -math.inf
         return arc
 
     def end_arc(self, name: str, end: float, through: bool = False) -> Lifetime:
@@ -263,6 +267,7 @@ class AfaPlan(Plan[AfaState]):
             life = Lifetime(life.start, end, life.after, through)
         self.machine.put_arc(arc, life)
         self.__dict__.pop("fingerprint", None)
+        self._arc_horizon = -math.inf
         return life
 
     def reevaluate(self, state: AfaState, since: float) -> list[Report]:
@@ -277,11 +282,15 @@ class AfaPlan(Plan[AfaState]):
         it and has no end fire unchecked: every event to come is in it."""
         ended, begun = [], []
         default = self.options.arc_lifetimes != "explicit"
+        horizon = math.inf  # the earliest punctuation that may end or begin one
         for name, life in self.machine.lifetimes.items():
             if watermark.settles(life.end) or (not life.through and watermark.t == life.end):
                 ended.append(name)
             elif default and life.end == math.inf and watermark.settles(life.start):
                 begun.append(name)
+            else:
+                horizon = min(horizon, life.start if default and life.end == math.inf else life.end)
+        self._arc_horizon = horizon
         if ended:
             self.machine.drop_arcs(ended)
             for name in ended:
@@ -296,6 +305,11 @@ class AfaPlan(Plan[AfaState]):
             raise KleeneError(
                 "arcs change while the stream runs only on an AFA written directly "
                 "(kleene.afa.read_afa or kleene.afa.Builder), not on a compiled query"
+            )
+        if self.options.anchors:
+            raise KleeneError(
+                "arcs change while the stream runs on the basic operator, not with "
+                "anchors=True (its anchors stand for pmatches a change would derive again)"
             )
 
     @property

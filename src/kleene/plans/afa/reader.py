@@ -161,16 +161,17 @@ class _ToAfa(ToPattern):
 
     def build_arc(self, names: tuple[str, ...], part: tuple[Any, ...]) -> Arc:
         """One arc, read by `arc` or `timeout_arc`, over the register fields `names`."""
-        kind, label, source, target, fence, transfer, bind = part
+        kind, label, source, target, fence, transfer, bind, types = part
         if kind == "timeout":
             when = self._deadline(names, fence)
             text = f"AFTER {expr_text(fence)}"
             return Arc(str(label), str(source), str(target), never, False, None, text, when)
         epsilon = kind is not None
-        fire = self._fire(names, fence, transfer, epsilon)
+        fire = self._fire(names, fence, transfer, epsilon, types)
         text = " ".join(
             part
             for part in (
+                f"ON {', '.join(sorted(types))}" if types is not None else "",
                 f"WHEN {expr_text(fence)}" if fence is not None else "",
                 "SET " + ", ".join(f"{f} = {expr_text(e)}" for f, e in transfer)
                 if transfer
@@ -179,7 +180,20 @@ class _ToAfa(ToPattern):
             if part
         )
         variable = None if epsilon else bind
-        return Arc(str(label), str(source), str(target), fire, epsilon, variable, text)
+        ignorable = (
+            source == target and not epsilon and fence is None and not transfer and bind is None
+        )
+        return Arc(
+            str(label),
+            str(source),
+            str(target),
+            fire,
+            epsilon,
+            variable,
+            text,
+            types=types,
+            ignorable=ignorable,
+        )
 
     def register(self, children: list[tuple[Token, E.Expr]]) -> tuple[str, Any]:
         return ("register", children)
@@ -199,6 +213,7 @@ class _ToAfa(ToPattern):
             kind, children = children[0], children[1:]
         label, source, target, *rest = children
         fence = next((c[1] for c in rest if c[0] == "fence"), None)
+        on: list[Token] | None = next((c[1] for c in rest if c[0] == "on"), None)
         transfer: list[tuple[Token, E.Expr]] = next((c[1] for c in rest if c[0] == "transfer"), [])
         bind_token = next((c[1] for c in rest if c[0] == "bind"), None)
         bind: str | None = "events"
@@ -206,11 +221,14 @@ class _ToAfa(ToPattern):
             bind = None if str(bind_token).upper() == "NONE" else str(bind_token)
         if kind is not None and bind_token is not None:
             self._fail("an ε-arc consumes no event, so it binds none", bind_token)
-        return (kind, label, source, target, fence, transfer, bind)
+        if kind is not None and on is not None:
+            self._fail("an ε-arc consumes no event, so it takes no type", on[0])
+        types = None if on is None else frozenset(map(str, on))
+        return (kind, label, source, target, fence, transfer, bind, types)
 
     def timeout_arc(self, children: list[Any]) -> tuple[Any, ...]:
         label, source, target, deadline = children
-        return ("timeout", label, source, target, self._expr(deadline), [], None)
+        return ("timeout", label, source, target, self._expr(deadline), [], None, None)
 
     def fence(self, children: list[Any]) -> tuple[str, E.Expr]:
         return ("fence", self._expr(children[0]))
@@ -220,6 +238,9 @@ class _ToAfa(ToPattern):
 
     def assignment(self, children: list[Any]) -> tuple[Token, E.Expr]:
         return (children[0], self._expr(children[1]))
+
+    def on_types(self, children: list[Token]) -> tuple[str, list[Token]]:
+        return ("on", children)
 
     def bind(self, children: list[Token]) -> tuple[str, Token]:
         return ("bind", children[0])
@@ -240,6 +261,7 @@ class _ToAfa(ToPattern):
         fence: E.Expr | None,
         transfer: list[tuple[Token, E.Expr]],
         epsilon: bool,
+        types: frozenset[str] | None,
     ) -> Fire:
         writer = _ArcWriter(self.functions, fields, epsilon, self._fail)
         set_fields = {}
@@ -262,8 +284,10 @@ class _ToAfa(ToPattern):
         if not set_fields:
             result = "r"
         test = "    if not fence(e, r):\n        return None\n" if fence is not None else ""
+        if types is not None:
+            test = "    if e.type not in types:\n        return None\n" + test
         source += f"def fire(e, r):\n{test}    return {result}\n"
-        fire: Fire = writer.load(source)["fire"]
+        fire: Fire = writer.load(source, {"types": types})["fire"]
         return fire
 
     def _deadline(self, fields: tuple[str, ...], expr: E.Expr) -> Deadline:

@@ -76,6 +76,7 @@ def compile_sase(analysis: Analysis, window: float | None, name: str, identify: 
         direct: list[Fire] = []
         for position, edge in enumerate(state.edges):
             fire = _take(automaton, edge, code.edges[state.id, position], identify, state.id == 0)
+            types = automaton.variables[edge.variable].types
             if edge.target is not None:
                 arcs.append(
                     Arc(
@@ -85,6 +86,7 @@ def compile_sase(analysis: Analysis, window: float | None, name: str, identify: 
                         fire,
                         bind=edge.variable,
                         text=edge.formula,
+                        types=types,
                     )
                 )
                 if edge.direct:
@@ -99,6 +101,7 @@ def compile_sase(analysis: Analysis, window: float | None, name: str, identify: 
                         _completing(fire, code.edges[state.id, position]),
                         bind=edge.variable,
                         text=edge.formula,
+                        types=types,
                     )
                 )
                 if edge.direct and edge.target is None:
@@ -114,6 +117,9 @@ def compile_sase(analysis: Analysis, window: float | None, name: str, identify: 
                         ignore,
                         bind=None,
                         text=_IGNORE_TEXT[analysis.strategy],
+                        # it keeps any event no take can: under partition contiguity, an
+                        # event of the run's own partition ends the run whatever its type
+                        ignorable=analysis.strategy != "partition_contiguity",
                     )
                 )
     initial: Register = (code.initial, None, None)
