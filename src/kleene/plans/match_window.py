@@ -42,8 +42,8 @@ from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from kleene.compiler.analysis import Analysis, Condition, analyze
-from kleene.compiler.evaluate import Env, evaluate
+from kleene.compiler.analysis import Analysis, analyze
+from kleene.compiler.codegen import Check, compile_condition
 from kleene.compiler.options import Options
 from kleene.errors import EventError, PlanError
 from kleene.events import Event, Watermark
@@ -238,14 +238,18 @@ class MatchWindow(Plan[WindowState]):
         options = replace(self.options, inner="auto", pruning="fpc")
         return instantiate(self.options.inner, analysis, options)
 
-    def _tests(self) -> list[tuple[int, Callable[[str], bool], tuple[Condition, ...]]]:
+    def _tests(self) -> list[tuple[int, Callable[[str], bool], tuple[Property, ...]]]:
         """Per variable (positive ones with their bit, negated ones with 0): whether it takes
-        a type, and its properties."""
-        properties = self.analysis.properties
-        tests: list[tuple[int, Callable[[str], bool], tuple[Condition, ...]]] = []
-        for name, variable in self.analysis.variables.items():
+        a type, and its properties, compiled (`kleene.compiler.codegen`)."""
+        analysis = self.analysis
+        tests: list[tuple[int, Callable[[str], bool], tuple[Property, ...]]] = []
+        for name, variable in analysis.variables.items():
             bit = 0 if variable.negated else self.shape.bit(name)
-            tests.append((bit, variable.takes, properties[name]))
+            checks = tuple(
+                (name, 1 if c.indexed else None, compile_condition(c.expr, analysis.functions))
+                for c in analysis.properties[name]
+            )
+            tests.append((bit, variable.takes, checks))
         return tests
 
     @property
@@ -303,13 +307,18 @@ class MatchWindow(Plan[WindowState]):
         None when it satisfies no variable's, negated ones included."""
         vector, relevant = 0, False
         for bit, takes, properties in self.tests:
-            if takes(event.type) and _satisfies(event, properties, self.analysis):
+            if takes(event.type) and _satisfies(event, properties):
                 vector |= bit
                 relevant = True
         return vector if relevant else None
 
     def step(self, state: WindowState, event: Event) -> list[Match]:
-        found = self.advance(state, Watermark(event.t, inclusive=False))
+        window, t = state.window, event.t
+        found = (
+            self.advance(state, Watermark(t, inclusive=False))
+            if window and window[0][0].t + self.span < t  # a window closes before it
+            else []
+        )
         vector = self.vector(event)
         if vector is None and self.filtering:
             state.counters["filtered"] += 1
@@ -360,15 +369,16 @@ class MatchWindow(Plan[WindowState]):
         return inner.matches_from(events)
 
 
-def _satisfies(event: Event, properties: tuple[Condition, ...], analysis: Analysis) -> bool:
+#: A property compiled: its variable, the instance it reads (1 for `v[i]`), its test.
+Property = tuple[str, int | None, Check]
+
+
+def _satisfies(event: Event, properties: tuple[Property, ...]) -> bool:
     """Does the event satisfy these properties? A property that cannot be evaluated on it
     (a type clash) counts as satisfied: the inner plan decides, and raises if it must."""
-    for condition in properties:
-        name = condition.property_of
-        assert name is not None
-        env = Env({name: (event,)}, 1 if condition.indexed else None, analysis.functions)
+    for name, instance, check in properties:
         try:
-            if evaluate(condition.expr, env) is not True:
+            if not check({name: (event,)}, instance):
                 return False
         except EventError:
             continue

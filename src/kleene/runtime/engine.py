@@ -854,7 +854,12 @@ class Engine(SendLoops):
     def _step(self, item: Event) -> list[Any]:
         """Feed one event, in order, to its partition's state; the outputs it makes final
         (not reported yet: see `_report`)."""
-        fired = self._fire(Watermark(item.t, inclusive=False)) if self._timers else None
+        timers = self._timers
+        fired = (
+            self._fire(Watermark(item.t, inclusive=False))
+            if timers and timers[0][0] < item.t
+            else None
+        )
         if self._positions is not None:  # a count window measures positions in the stream
             item = item.with_seq(self._positions)
             self._positions += 1

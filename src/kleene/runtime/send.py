@@ -150,7 +150,12 @@ class SendLoops(ABC):
                     self._check_time(item)
                     ts_type = self._ts_type
                 last = t
-                fired = self._fire(Watermark(t, inclusive=False)) if timers else None
+                # (the earliest deadline due: a stale one only costs its heap entry's pop)
+                fired = (
+                    self._fire(Watermark(t, inclusive=False))
+                    if timers and timers[0][0] < t
+                    else None
+                )
                 if passes is not None and item.type not in passes:
                     if fired:  # the only output an event no part of the query takes makes
                         yield self._report(fired, sort)
