@@ -670,9 +670,13 @@ class Engine(SendLoops):
     @property
     def now(self) -> float:
         """t_curr: the latest of the punctuation and the timestamps received."""
-        punctuated = -math.inf if self._watermark is None else self._watermark.t
-        latest = self._latest if self._last_t is None else max(self._latest, self._last_t)
-        return max(latest, punctuated)
+        now = self._latest
+        last, watermark = self._last_t, self._watermark
+        if last is not None and last > now:
+            now = last
+        if watermark is not None and watermark.t > now:
+            now = watermark.t
+        return now
 
     def repunctuate(self) -> list[Any]:
         """Tell every state the current punctuation again (after what it settles changed),

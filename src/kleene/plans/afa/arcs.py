@@ -73,7 +73,8 @@ class Arcs:
         if lifetime is None:
             if self.explicit:
                 raise KleeneError("with arc_lifetimes='explicit', add needs lifetime=(start, end)")
-            self.plan.add_arc(arc, Lifetime(self.engine.now, after=True), final)
+            now = self.engine.now
+            self.plan.add_arc(arc, Lifetime._make((now, math.inf, True, False)), final)
             return []
         if not self.explicit:
             raise KleeneError(

@@ -192,23 +192,33 @@ class Machine:
         row[key] = (fire, self.index[arc.target], arc.bind)  # as `_event_arc` makes it
         self.placed[key] = arc
         self.table[state] = tuple(row.values())
-        self._quiet.clear()
+        if self._quiet:
+            self._quiet.clear()
         if state in self.first:
             self.begins = self._begins()
 
-    def drop_arcs(self, names: list[str]) -> None:
-        """Forget event arcs whose lifetime has ended."""
-        starts = False
-        for name in names:
+    def settle_arcs(self, ended: list[str], begun: list[str]) -> None:
+        """Forget the event arcs whose lifetime has ended, and let those whose lifetime has
+        begun, with no end, fire unchecked: each row of the arctable they touch is made
+        once."""
+        rows, index, touched = self.rows, self.index, set()
+        for name in ended:
             arc = self.arcs.pop(name)
             self.lifetimes.pop(name, None)
-            state = self.index[arc.source]
+            state = index[arc.source]
             key = self.keys.pop(name)
-            del self.rows[state][key], self.placed[key]
-            self.table[state] = tuple(self.rows[state].values())
-            starts = starts or state in self.first
+            del rows[state][key], self.placed[key]
+            touched.add(state)
+        for name in begun:
+            arc = self.arcs[name]
+            del self.lifetimes[name]
+            state = index[arc.source]
+            rows[state][self.keys[name]] = (arc.fire, index[arc.target], arc.bind)
+            touched.add(state)
+        for state in touched:
+            self.table[state] = tuple(rows[state].values())
         self._quiet.clear()
-        if starts:
+        if not touched.isdisjoint(self.first):
             self.begins = self._begins()
 
     def _event_arc(self, arc: Arc) -> tuple[Fire, int, str | None]:

@@ -261,10 +261,11 @@ class AfaPlan(Plan[AfaState]):
                 "ε-arcs or timeout arcs"
             )
         life = self.machine.lifetimes.get(name)
+        # (`_make`: a pattern that changes every few events makes two at each change)
         if life is None:
-            life = Lifetime(end=end, through=through)
+            life = Lifetime._make((-math.inf, end, False, through))
         else:
-            life = Lifetime(life.start, end, life.after, through)
+            life = Lifetime._make((life.start, end, life.after, through))
         self.machine.put_arc(arc, life)
         self.__dict__.pop("fingerprint", None)
         self._arc_horizon = -math.inf
@@ -282,23 +283,28 @@ class AfaPlan(Plan[AfaState]):
         it and has no end fire unchecked: every event to come is in it."""
         ended, begun = [], []
         default = self.options.arc_lifetimes != "explicit"
+        t, inclusive = watermark.t, watermark.inclusive  # (`Watermark.settles`, inline)
         horizon = math.inf  # the earliest punctuation that may end or begin one
         for name, life in self.machine.lifetimes.items():
-            if watermark.settles(life.end) or (not life.through and watermark.t == life.end):
+            end = life.end
+            if end < t or (end == t and (inclusive or not life.through)):
                 ended.append(name)
-            elif default and life.end == math.inf and watermark.settles(life.start):
-                begun.append(name)
+            elif default and end == math.inf:
+                start = life.start
+                if start < t or (inclusive and start == t):
+                    begun.append(name)
+                else:
+                    horizon = min(horizon, start)
             else:
-                horizon = min(horizon, life.start if default and life.end == math.inf else life.end)
+                horizon = min(horizon, end)
         self._arc_horizon = horizon
+        if ended or begun:
+            self.machine.settle_arcs(ended, begun)
         if ended:
-            self.machine.drop_arcs(ended)
             for name in ended:
                 del self._arcs[name]
             self._current = False
             self.__dict__.pop("fingerprint", None)
-        for name in begun:
-            self.machine.put_arc(self._arcs[name], None)
 
     def _dynamic(self) -> None:
         if not self.direct:
