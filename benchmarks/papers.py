@@ -542,8 +542,8 @@ CLAIMS: tuple[Claim, ...] = (
         "--experiment peers --events 20000 --window 2000 --repeat 3",
         _against_peers,
         "AFA+O and the AFA do the same matching on an ordered stream; reading and checking "
-        "each event's sequence number costs AFA+O about what it saves (0.93-1.07x in five "
-        "runs), and AFA+ignore pays its anchors' bookkeeping (0.89x) as in the paper. The "
+        "each event's sequence number costs AFA+O about what it saves (0.74-1.07x in seven "
+        "runs, 0.94x in most), and AFA+ignore pays its anchors' bookkeeping (0.89x) as in the paper. The "
         "CAN, run by AFA+ignore as the paper's is, loses a third to the work of stepping its "
         "embedded automaton through its register, where the paper's lost 16-25 %. The IPM "
         "written here (`benchmarks/matchers.py`) is a Python function "
@@ -566,7 +566,7 @@ CLAIMS: tuple[Claim, ...] = (
         "clean-up at the next punctuation (the removed arc dropped and the added one's "
         "lifetime test lifted, in one pass over the row) about 2 µs more, against about "
         "6.1 µs an event for the static pattern: at a change every 10 events that is "
-        "10-12 % (0.88-0.90x in five runs), every 100 under 2 %. The cost is the change "
+        "2-12 % (0.88-0.98x in six runs, 0.88-0.90x in five), every 100 under 2 %. The cost is the change "
         "itself, not the pattern it leaves: changing each arc to one that looks the same "
         "way, which leaves the pattern as it was, costs as much (0.89x against 0.90x in "
         "one run).",
