@@ -369,7 +369,8 @@ CLAIMS: tuple[Claim, ...] = (
         "3.5-3.8x left is its bookkeeping per event in Python (a `Walk` for each event, the "
         "release and forget steps: about 11 against 3 µs an event), not backtracking. On "
         "p3*s3, where c fails most runs, it re-reads 8.5x NFA^b's run steps (68.9 against "
-        "8.07 an event): 19-20x over runs, an order of magnitude as in the paper.",
+        "8.07 an event): 19-21x over runs, an order of magnitude as in the paper (21x falls "
+        'just outside the band of 5-20x this page reads as its "about 10x").',
     ),
     Claim(
         "sase",
@@ -530,8 +531,9 @@ CLAIMS: tuple[Claim, ...] = (
         "--events 10000 --game-events 2000 --repeat 2",
         _ratios("petri", "nfa", 1.0),
         "Under `all` the two run within the machine's noise of each other: 0.93x-1.06x in "
-        "four runs of this command at 7791e42 and d076847 (2026-11-28), on either side of "
-        "1; under `every`, which consumes what it matched, the Petri net runs 3.2-3.7x.",
+        "four runs of this command at 7791e42 and d076847 and 0.92x-0.98x in three at "
+        "5522172 (2026-11-28): on either side of 1, or just below; under `every`, which "
+        "consumes what it matched, the Petri net runs 3.2-3.7x.",
     ),
     Claim(
         "afa",
@@ -543,7 +545,8 @@ CLAIMS: tuple[Claim, ...] = (
         _against_peers,
         "AFA+O and the AFA do the same matching on an ordered stream; reading and checking "
         "each event's sequence number costs AFA+O about what it saves (0.74-1.07x in seven "
-        "runs, 0.94x in most), and AFA+ignore pays its anchors' bookkeeping (0.89x) as in the paper. The "
+        "runs, 0.94x in most), and AFA+ignore pays its anchors' bookkeeping (0.88-0.92x) "
+        "as in the paper. The "
         "CAN, run by AFA+ignore as the paper's is, loses a third to the work of stepping its "
         "embedded automaton through its register, where the paper's lost 16-25 %. The IPM "
         "written here (`benchmarks/matchers.py`) is a Python function "
@@ -566,7 +569,8 @@ CLAIMS: tuple[Claim, ...] = (
         "clean-up at the next punctuation (the removed arc dropped and the added one's "
         "lifetime test lifted, in one pass over the row) about 2 µs more, against about "
         "6.1 µs an event for the static pattern: at a change every 10 events that is "
-        "2-12 % (0.88-0.98x in six runs, 0.88-0.90x in five), every 100 under 2 %. The cost is the change "
+        "2-12 % (0.88-0.98x in seven runs, 0.88-0.90x in six), every 100 under 2 %. The "
+        "cost is the change "
         "itself, not the pattern it leaves: changing each arc to one that looks the same "
         "way, which leaves the pattern as it was, costs as much (0.89x against 0.90x in "
         "one run).",
