@@ -465,10 +465,10 @@ CLAIMS: tuple[Claim, ...] = (
         "--events 1000 3000 10000 --kinds seq --ks 3 --patterns 2 --prunings none fpc --repeat 3",
         _flat("fpc", "none", 1.5),
         "The plain window's cost grows with the events a window holds, and the generated "
-        "log's windows fill only once the stream spans the window (about 400 events a "
-        "window at 1,000 events, 500 at 3,000 and 535 at 10,000: the suite's events to A "
-        "over its calls); from there the gain stays flat (43.8x and 44.7x at 3,000 and "
-        "10,000 events), and on streams shorter than that it is smaller (11.8x at 300).",
+        "log's windows fill only once the stream spans the window (about 125 events a "
+        "window at 1,000 events, 158 at 3,000 and 166 at 10,000: the suite's events to A "
+        "over its calls); from there the gain stays flat (11.8x and 11.9x at 3,000 and "
+        "10,000 events), and on the shorter stream it is smaller (9.7x at 1,000).",
     ),
     Claim(
         "lazy",
