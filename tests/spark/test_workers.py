@@ -83,6 +83,22 @@ def test_workers_without_kleene_run_the_drivers(tmp_path):
     assert len(kleene.read_matches(out)) == expected
 
 
+def test_local_workers_fork_from_a_daemon_that_imported_kleene(spark, tmp_path):
+    """A local session's workers start with kleene's worker code loaded (imported once, by
+    the daemon they fork from); a Python that cannot find this kleene is not given that
+    daemon, and its jobs run as before (`test_workers_without_kleene_run_the_drivers`)."""
+    from kleene.spark.session import _imports_this_kleene
+
+    assert spark.sparkContext.getConf().get("spark.python.daemon.module") == "kleene.spark.daemon"
+    loaded = spark.sparkContext.parallelize(range(4), 2).map(
+        lambda _: "kleene.spark.worker" in __import__("sys").modules
+    )
+    assert loaded.collect() == [True] * 4
+    assert _imports_this_kleene(sys.executable)
+    assert not _imports_this_kleene(str(bare_python(tmp_path)))
+    assert not _imports_this_kleene(str(tmp_path / "no-such-python"))
+
+
 def test_a_worker_that_cannot_import_says_what_it_lacks_and_leaves_no_output(tmp_path):
     """A worker without pyarrow (which a cluster must have): the error names the module, not
     Spark's summary line alone, and no empty output folder is left to read as a result."""

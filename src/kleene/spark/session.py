@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator, Mapping
@@ -60,9 +61,11 @@ def spark_session(
     The workers run `sys.executable` unless PYSPARK_PYTHON says otherwise (kleene's jobs
     ship kleene to them: `kleene.spark.shipping`). Timestamps are read in UTC. On a local
     master, shuffles default to four partitions a core rather than Spark's 200 (each
-    partition is a Python task). Adaptive execution keeps a step that turned out empty
-    (`KEEP_OBSERVATIONS`). Spark's own log prints errors only (`log4j2.properties` beside
-    this module), unless `spark.driver.extraJavaOptions` names another log4j configuration.
+    partition is a Python task), and where the workers' Python finds this kleene, they
+    fork from a daemon that has imported its worker code (`kleene.spark.daemon`).
+    Adaptive execution keeps a step that turned out empty (`KEEP_OBSERVATIONS`). Spark's
+    own log prints errors only (`log4j2.properties` beside this module), unless
+    `spark.driver.extraJavaOptions` names another log4j configuration.
     `conf` overrides any of this. A Connect session takes only the settings a session may
     change (the time zone, the rule kept, and `conf`): the server's owner set the rest.
     """
@@ -77,6 +80,9 @@ def spark_session(
     cores = local_cores(master)
     if cores is not None:
         settings["spark.sql.shuffle.partitions"] = str(4 * cores)
+        if _imports_this_kleene(os.environ["PYSPARK_PYTHON"]):
+            # the workers fork from a daemon that has imported kleene's worker code once
+            settings["spark.python.daemon.module"] = "kleene.spark.daemon"
     settings.update(conf or {})
     options = settings.get("spark.driver.extraJavaOptions", "")
     if "log4j.configurationFile" not in options:  # Spark's start-up lines: errors only
@@ -89,6 +95,25 @@ def spark_session(
         session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+def _imports_this_kleene(python: str) -> bool:
+    """Does `python`, started as a local worker is (this process's environment), find this
+    very kleene? A probe: the interpreter is started and asked where kleene is, without
+    importing it (a few hundredths of a second, once a session)."""
+    probe = "import importlib.util as u; s = u.find_spec('kleene'); print(s and s.origin or '')"
+    try:
+        done = subprocess.run(
+            [python, "-c", probe], capture_output=True, text=True, timeout=60, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    found = done.stdout.strip()
+    mine = os.path.join(os.path.dirname(os.path.dirname(__file__)), "__init__.py")
+    try:
+        return done.returncode == 0 and bool(found) and os.path.samefile(found, mine)
+    except OSError:  # found in a zip, say: not this file
+        return False
 
 
 #: What the JVM prints on its standard error as it starts, for the module Spark 4 adds; no
