@@ -361,6 +361,32 @@ def test_a_written_afa_takes_types_and_ignorable_arcs():
         plan.end_arc("skip", 3)
 
 
+def test_the_builder_takes_types_and_makes_a_bare_self_loop_ignorable():
+    afa = (
+        kleene.afa.Builder("ups", window=10)
+        .arc("start", "up", fence=lambda e, r: e["change"] > 0, on=["Stock"])
+        .arc("up", "done", fence=lambda e, r: e["change"] > 0, on=["Stock"])
+        .arc("up", "up", bind=None, on=["Noise"])
+        .final("done")
+        .build()
+    )
+    assert [(a.types, a.ignorable) for a in afa.arcs] == [
+        (frozenset({"Stock"}), False),
+        (frozenset({"Stock"}), False),
+        (frozenset({"Noise"}), True),
+    ]
+    plan = kleene.compile(afa, plan="afa", anchors=True)
+    assert plan.machine.quiet("Noise") == (False, True, False)
+    assert plan.machine.quiet("Stock") is None
+    kinds = ["Stock", "Noise", "Stock", "Other", "Stock", "Stock"]
+    events = [kleene.Event(k, t, {"change": 1}, id=t) for t, k in enumerate(kinds)]
+    spans = [
+        [tuple(e.id for e in m.events) for m in kleene.match(afa, events, plan="afa", **flavor)]
+        for flavor in ({}, {"anchors": True})
+    ]
+    assert spans[0] == spans[1] == [(0, 2), (4, 5)]
+
+
 def test_an_arc_with_types_is_checked_where_it_is_written():
     with pytest.raises(kleene.PatternError, match="takes no type") as error:
         kleene.afa.read_afa("AFA x FINAL q ARC a: p -> q EPSILON e: q -> q ON A")
