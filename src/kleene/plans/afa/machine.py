@@ -68,6 +68,8 @@ Merged = dict[tuple[int, Register], Steps]
 MAX_EPSILON_STEPS = 10_000
 #: How many walked bound chains a machine remembers for the next match of the same run.
 WALKED = 4096
+#: How many event types `Machine.quiet` remembers its answer for.
+QUIET_KEPT = 4096
 
 
 class Entry:
@@ -292,6 +294,8 @@ class Machine:
                 keeps[state] = True  # type: ignore[index]
             if keeps is None:
                 break
+        if len(self._quiet) >= QUIET_KEPT:  # a stream of ever new types: begin again
+            self._quiet.clear()
         found = self._quiet[kind] = None if keeps is None else tuple(keeps)
         return found
 
