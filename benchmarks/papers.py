@@ -433,8 +433,9 @@ CLAIMS: tuple[Claim, ...] = (
         _ratios("fpc", "alone", 1.0),
         "The paper compares against the plain window. Against `nfa` run alone on the whole "
         "stream the windowed plan gains as an AND grows, for nfa tracks every combination "
-        "of it: on Pset from 0.8x at k = 2 to even at k = 3, 1.2x at k = 4 and 1.8x at "
-        "k = 5 (`--repeat 3`). On Pseq nfa begins runs only at the first variable's events, "
+        "of it: on Pset from about even at k = 2 and 3 (0.8-1.03x and 1.0-1.09x over two "
+        "runs) to 1.2x at k = 4 and 1.8x at k = 5. On Pseq nfa begins runs only at the "
+        "first variable's events, "
         "as the paper observes of SES, and the engine already passes over the types no "
         "variable takes, so the inner plan's own work is small: in a profile of Pseq k = 3 "
         "over 10,000 events its calls over the windows take a quarter of the windowed "

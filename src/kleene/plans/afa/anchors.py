@@ -211,8 +211,7 @@ class AnchoredMachine(Machine):
         last = state.last
         made: list[PMatch] = []
         if last is None or key > last[0]:  # in order
-            kind = event.type
-            quiet = self._quiet[kind] if kind in self._quiet else self.quiet(kind)
+            quiet = self.quiet(event.type)
             if last is not None and (quiet is None or not self._still(state, last, event, quiet)):
                 made = self._in_order(state, event, last, quiet)
             if quiet is None:

@@ -194,8 +194,7 @@ class Machine:
         row[key] = (fire, self.index[arc.target], arc.bind)  # as `_event_arc` makes it
         self.placed[key] = arc
         self.table[state] = tuple(row.values())
-        if self._quiet:
-            self._quiet.clear()
+        self._quiet.clear()
         if state in self.first:
             self.begins = self._begins()
 

@@ -283,20 +283,17 @@ class AfaPlan(Plan[AfaState]):
         it and has no end fire unchecked: every event to come is in it."""
         ended, begun = [], []
         default = self.options.arc_lifetimes != "explicit"
-        t, inclusive = watermark.t, watermark.inclusive  # (`Watermark.settles`, inline)
         horizon = math.inf  # the earliest punctuation that may end or begin one
         for name, life in self.machine.lifetimes.items():
-            end = life.end
-            if end < t or (end == t and (inclusive or not life.through)):
+            if watermark.settles(life.end) or (not life.through and watermark.t == life.end):
                 ended.append(name)
-            elif default and end == math.inf:
-                start = life.start
-                if start < t or (inclusive and start == t):
+            elif default and life.end == math.inf:
+                if watermark.settles(life.start):
                     begun.append(name)
                 else:
-                    horizon = min(horizon, start)
+                    horizon = min(horizon, life.start)
             else:
-                horizon = min(horizon, end)
+                horizon = min(horizon, life.end)
         self._arc_horizon = horizon
         if ended or begun:
             self.machine.settle_arcs(ended, begun)
