@@ -146,6 +146,80 @@ def test_default_mode_changes_arcs_for_the_events_after_the_latest(events, chang
     assert outcome(net(outputs)) == brute(afa, lifetimes, arrival)
 
 
+@given(events=events_strategy, changes=changes_strategy, data=st.data())
+def test_default_mode_in_order_makes_a_change_as_the_first_later_event_comes(events, changes, data):
+    """With `max_delay=0` every event the plan takes comes in order, none before t_curr:
+    a change between states the AFA has waits, no lifetime checked, until the first
+    event after t_curr is taken (one at t_curr still sees the AFA as it was). The net
+    matches are the brute force's over the events kept (the late ones dropped, counted),
+    with the default mode's lifetimes."""
+    arrival = data.draw(st.permutations(events), label="arrival order")
+    afa = kleene.afa.read_afa(RISES)
+    engine = kleene.Engine(afa, max_delay=0)
+    lifetimes, outputs, kept = {}, [], []
+    plan = sorted(changes)
+    latest = -math.inf
+    for sent, event in enumerate([*arrival, None]):
+        while plan and plan[0][0] <= sent:
+            change = plan.pop(0)[1]
+            if change.startswith("add"):
+                life = Lifetime(latest, after=True)
+            else:
+                life = Lifetime(end=latest, through=True)
+            afa, changed = _apply(engine, afa, lifetimes, change, life)
+            assert changed == []
+            if change != "add drop":  # (a new state: the arctable is built again)
+                assert change.split()[1] not in engine.plan.machine.lifetimes
+        if event is not None:
+            outputs += engine.send(event)
+            if event.t >= latest:
+                kept.append(event)
+            latest = max(latest, event.t)
+    outputs += engine.close()
+    assert outcome(net(outputs)) == brute(afa, lifetimes, kept)
+    assert engine.metrics.late == len(arrival) - len(kept)
+
+
+def test_in_order_a_change_waits_for_the_first_later_event_then_fires_unchecked():
+    """With `max_delay=0`, the paper's in-place change of the arctable is made as the
+    first event after t_curr is taken: an event at t_curr still runs the old row (the
+    added arc does not fire for it), the next one the new row, with no lifetime checks."""
+    engine = kleene.Engine(kleene.afa.read_afa(RISES), max_delay=0)
+    engine.send(kleene.Event("T", 1, {"x": 1}, id=0))
+    machine = engine.plan.machine
+    rows = list(machine.table)
+    arcs = kleene.afa.arcs(engine)
+    arcs.add("ARC fall: up -> done WHEN e.x < -5")
+    arcs.remove("end")
+    up = machine.index["up"]
+    assert machine.table == rows and not machine.lifetimes
+    assert engine.send(kleene.Event("T", 1, {"x": -9}, id=1)) == []  # fall fires not at t=1
+    found = engine.send_many([kleene.Event("T", 2, {"x": 3}, id=2),
+                              kleene.Event("T", 3, {"x": -9}, id=3)])  # fmt: skip
+    assert machine.table[up] is not rows[up] and not machine.lifetimes
+    assert machine.table[up][-1][0] is machine.arcs["fall"].fire and "end" not in machine.arcs
+    assert [m.ids()["events"] for m in found + engine.close()] == [(2, 3)]
+    assert "end" not in {a.name for a in engine.plan.afa.arcs}
+
+
+@pytest.mark.parametrize("max_delay", [0, None])
+def test_a_change_that_cannot_wait_gives_the_waiting_ones_their_lifetimes(max_delay):
+    """An arc to a new state builds the arctable again at once; a removal still waiting
+    (in order) becomes a lifetime ending at t_curr first: the removed arc fires for an
+    event at t_curr, the new one only after, as with lifetimes from the start."""
+    engine = kleene.Engine(kleene.afa.read_afa(RISES), max_delay=max_delay)
+    send = engine.send_many
+    found = send([kleene.Event("T", 1, {"x": 1}, id=0), kleene.Event("T", 2, {"x": 2}, id=1)])
+    arcs = kleene.afa.arcs(engine)
+    arcs.remove("end")
+    arcs.add(EXTRA["drop"], final=True)
+    later = [(2, 2, -2), (3, 3, 1), (4, 4, 2), (5, 5, -1), (6, 6, 1), (7, 7, -2)]
+    found += send([kleene.Event("T", t, {"x": x}, id=i) for i, t, x in later])
+    found += engine.close()
+    # end fires at t = 2 (0 1 2), not at 5 (3 4 5); drop not at 2 (1 2), but at 7 (6 7)
+    assert sorted(m.ids()["events"] for m in net(found)) == [(0, 1, 2), (6, 7)]
+
+
 @given(events=events_strategy, data=st.data())
 def test_explicit_lifetimes_match_events_already_received_again(events, data):
     """Section 5.2: an arc-event with an explicit lifetime reaches the events already

@@ -667,6 +667,20 @@ class Engine(SendLoops):
         `send` reports an event's outputs."""
         return self._report(found)
 
+    def in_order_from(self, t: float) -> bool:
+        """Will every event the plan has still to take come in timestamp order, none
+        before `t`? So it is behind a reorder buffer whose watermark has reached `t` (what
+        `max_delay=0` gives once `t` is the latest time received) and that lets events go
+        in order: one that does not speculate, or any with `max_delay=0` (every event
+        earlier than one received is late). A handle may then make a change for the events
+        after `t` as the first of them is taken."""
+        reorder = self._reorder
+        return (
+            reorder is not None
+            and reorder.floor >= t
+            and (reorder.speculation == 0 or reorder.max_delay == 0)
+        )
+
     @property
     def now(self) -> float:
         """t_curr: the latest of the punctuation and the timestamps received."""

@@ -74,7 +74,8 @@ class Arcs:
             if self.explicit:
                 raise KleeneError("with arc_lifetimes='explicit', add needs lifetime=(start, end)")
             now = self.engine.now
-            self.plan.add_arc(arc, Lifetime._make((now, math.inf, True, False)), final)
+            life = Lifetime._make((now, math.inf, True, False))
+            self.plan.add_arc(arc, life, final, in_order=self.engine.in_order_from(now))
             return []
         if not self.explicit:
             raise KleeneError(
@@ -94,7 +95,8 @@ class Arcs:
         if not self.explicit:
             if end is not None:
                 raise KleeneError("end= is for Engine(..., arc_lifetimes='explicit')")
-            self.plan.end_arc(name, self.engine.now, through=True)
+            now = self.engine.now
+            self.plan.end_arc(name, now, through=True, in_order=self.engine.in_order_from(now))
             return []
         if end is None:
             raise KleeneError("with arc_lifetimes='explicit', remove needs end=")

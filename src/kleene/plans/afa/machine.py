@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Hashable, Iterator
+from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -198,23 +198,33 @@ class Machine:
         if state in self.first:
             self.begins = self._begins()
 
-    def settle_arcs(self, ended: list[str], begun: list[str]) -> None:
-        """Forget the event arcs whose lifetime has ended, and let those whose lifetime has
-        begun, with no end, fire unchecked: each row of the arctable they touch is made
-        once."""
-        rows, index, touched = self.rows, self.index, set()
+    def settle_arcs(
+        self, ended: Iterable[str], begun: Iterable[str], added: Iterable[Arc] = ()
+    ) -> None:
+        """Forget the event arcs whose lifetime has ended, let those whose lifetime has
+        begun, with no end, fire unchecked, and place the arcs `added` (between states
+        the AFA has), unchecked: each row of the arctable they touch is made once."""
+        rows, index, keys, touched = self.rows, self.index, self.keys, set()
         for name in ended:
             arc = self.arcs.pop(name)
             self.lifetimes.pop(name, None)
             state = index[arc.source]
-            key = self.keys.pop(name)
+            key = keys.pop(name)
             del rows[state][key], self.placed[key]
             touched.add(state)
         for name in begun:
             arc = self.arcs[name]
             del self.lifetimes[name]
             state = index[arc.source]
-            rows[state][self.keys[name]] = (arc.fire, index[arc.target], arc.bind)
+            rows[state][keys[name]] = (arc.fire, index[arc.target], arc.bind)
+            touched.add(state)
+        for arc in added:
+            name = arc.name
+            self.arcs[name] = arc
+            state = index[arc.source]
+            placed = keys.setdefault(name, (name, -1))
+            rows[state][placed] = (arc.fire, index[arc.target], arc.bind)
+            self.placed[placed] = arc
             touched.add(state)
         for state in touched:
             self.table[state] = tuple(rows[state].values())

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections import deque
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -125,6 +126,12 @@ class AfaPlan(Plan[AfaState]):
         self.direct = isinstance(analysis, AfaQuery)
         #: No punctuation before this ends or begins an arc's lifetime (`forget_arcs`).
         self._arc_horizon = -math.inf
+        #: Changes for the events after a time, made while the events come in order: each
+        #: time with the arc to add or the name of the one to remove, oldest first (made
+        #: as the first later event is taken: `_deferred_until`).
+        self._deferred: deque[tuple[float, Arc | str]] = deque()
+        #: The arcs a deferred change removes.
+        self._leaving: set[str] = set()
 
     @classmethod
     def of(cls, afa: Afa, options: Options | None = None) -> AfaPlan:
@@ -169,6 +176,8 @@ class AfaPlan(Plan[AfaState]):
 
     def step(self, state: AfaState, event: Event) -> list[Report]:
         """Insert an event, in any order: the new matches and the retractions it causes."""
+        if self._deferred and event.t > self._deferred[0][0]:
+            self._deferred_until(event.t)
         outputs = self.machine.insert(state, event)
         if self.negations is None:
             return outputs
@@ -203,12 +212,17 @@ class AfaPlan(Plan[AfaState]):
 
     # -- dynamic patterns (section 2.3) ---------------------------------------------------
 
-    def add_arc(self, arc: Arc | str, lifetime: Lifetime, final: bool = False) -> Arc:
+    def add_arc(
+        self, arc: Arc | str, lifetime: Lifetime, final: bool = False, in_order: bool = False
+    ) -> Arc:
         """Add an event arc (an `Arc`, or one ARC line of the text form over this AFA's
         register) for the events its lifetime holds; its target may be a new state, final
         with `final`. The state is not touched: `reevaluate` it where the lifetime reaches
         events already received. An arc between states the AFA has changes one row of the
-        arctable (section 5.2: "other than updating arctable", nothing)."""
+        arctable (section 5.2: "other than updating arctable", nothing); with `in_order`
+        (the events still to come arrive in timestamp order, none before the lifetime's
+        start, which has no end), the row changes as the first event after the start is
+        taken, and the arc fires unchecked from then on."""
         self._dynamic()
         machine, name = self.machine, self._afa.name
         if isinstance(arc, str):
@@ -231,10 +245,14 @@ class AfaPlan(Plan[AfaState]):
                     f"arc {arc.name}: final=True makes the new state it adds final, but "
                     f"{arc.target!r} is a state already, and not a final one"
                 )
-            machine.put_arc(arc, lifetime)
+            if in_order:
+                self._deferred.append((lifetime.start, arc))
+            else:
+                machine.put_arc(arc, lifetime)
             self._arcs[arc.name] = arc
             self._current = False
         else:  # a new state: the arctable is built again
+            self._undefer()
             afa = self.afa
             finals = afa.finals | {arc.target} if final else afa.finals
             changed = replace(
@@ -247,9 +265,11 @@ class AfaPlan(Plan[AfaState]):
         self._arc_horizon = -math.inf
         return arc
 
-    def end_arc(self, name: str, end: float, through: bool = False) -> Lifetime:
+    def end_arc(self, name: str, end: float, through: bool = False, in_order: bool = False) -> None:
         """End an arc's lifetime at `end` (included with `through`): the arc-event's
-        retraction. Returns its new lifetime."""
+        retraction. With `in_order` (the events still to come arrive in timestamp order,
+        none before `end`, which `through` includes), the arc leaves its row as the first
+        event after `end` is taken."""
         self._dynamic()
         arc = self._arcs.get(name)
         if arc is None:
@@ -260,6 +280,14 @@ class AfaPlan(Plan[AfaState]):
                 f"arc {name}: only event arcs can be removed while the stream runs, not "
                 "ε-arcs or timeout arcs"
             )
+        self.__dict__.pop("fingerprint", None)
+        self._arc_horizon = -math.inf
+        if in_order and through:
+            if name not in self._leaving:  # (the first end stands)
+                self._deferred.append((end, name))
+                self._leaving.add(name)
+            return
+        self._undefer()  # (an arc still to be added gets its lifetime first)
         life = self.machine.lifetimes.get(name)
         # (`_make`: a pattern that changes every few events makes two at each change)
         if life is None:
@@ -267,14 +295,44 @@ class AfaPlan(Plan[AfaState]):
         else:
             life = Lifetime._make((life.start, end, life.after, through))
         self.machine.put_arc(arc, life)
-        self.__dict__.pop("fingerprint", None)
-        self._arc_horizon = -math.inf
-        return life
 
     def reevaluate(self, state: AfaState, since: float) -> list[Report]:
         """Derive the state's pmatches again from the events at `since` on, after a change
         of arcs that reaches them: the retractions and new matches that gives."""
         return self.machine.reevaluate(state, since)
+
+    def _deferred_until(self, t: float) -> None:
+        """Make the deferred changes for the times before `t` (the time of the event taken
+        next), in the order they were asked for, each row of the arctable they touch made
+        once."""
+        deferred, added, ended = self._deferred, [], []
+        while deferred and deferred[0][0] < t:
+            change = deferred.popleft()[1]
+            if isinstance(change, Arc):
+                added.append(change)
+                continue
+            self._leaving.discard(change)
+            del self._arcs[change]
+            self._current = False
+            if any(arc.name == change for arc in added):  # added and removed: never placed
+                added = [arc for arc in added if arc.name != change]
+            else:
+                ended.append(change)
+        self.machine.settle_arcs(ended, (), added)
+
+    def _undefer(self) -> None:
+        """Give each deferred change the lifetime it stands for instead (before a change
+        that cannot wait: its arc's row, or the whole arctable, is made now)."""
+        machine = self.machine
+        while self._deferred:
+            at, change = self._deferred.popleft()
+            if isinstance(change, Arc):
+                machine.put_arc(change, Lifetime._make((at, math.inf, True, False)))
+            else:
+                old = machine.lifetimes.get(change)
+                start, after = (-math.inf, False) if old is None else (old.start, old.after)
+                machine.put_arc(machine.arcs[change], Lifetime._make((start, at, after, True)))
+        self._leaving.clear()
 
     def forget_arcs(self, watermark: Watermark) -> None:
         """Drop the arcs whose lifetime ended before the punctuation: no event they could
