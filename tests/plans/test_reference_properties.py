@@ -38,8 +38,8 @@ LOOSER = {
 
 def without_choices(pattern):
     """The pattern without the clauses that choose among its matches (AFTER MATCH SKIP,
-    CONSUME BY)."""
-    return dataclasses.replace(pattern, after_match=None, consume=None)
+    CONSUME BY, FREEZE)."""
+    return dataclasses.replace(pattern, after_match=None, consume=None, freeze=None)
 
 
 def keys(matches):

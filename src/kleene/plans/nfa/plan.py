@@ -602,9 +602,13 @@ class Nfa(Plan[NfaState]):
                 "stream, which kleene.Engine gives it (Event.with_seq); this event has none"
             )
         if not state.runs and (self.immediate or not state.pending):
-            opening = self.start_node.by_type.get(event.type, self.start_node.other)
-            if not (state.begin and any(m.local is None or m.local(event) for m in opening)):
+            if not state.begin:
                 return Nfa.step(self, state, event)  # idle, and it begins nothing: passes by
+            for take in self.start_node.by_type.get(event.type, self.start_node.other):
+                if take.local is None or take.local(event):
+                    break
+            else:
+                return Nfa.step(self, state, event)
         stream = state.stream
         values = self.values(event)
         t = state.latest = event.t
@@ -672,7 +676,7 @@ class Nfa(Plan[NfaState]):
                         there_ignores = True
                     else:
                         there: AbstractSet[str] = _EMPTY
-                        if same:
+                        if same and gated[target].get(event_type, other[target]):
                             _, _, there, evaluated = leaving.moves(
                                 target, run.vector, NOTHING, event
                             )
@@ -731,7 +735,7 @@ class Nfa(Plan[NfaState]):
                 run.children = 0
                 run.ignored = level
                 survivors.append(run)
-        if values is not None and state.begin:
+        if values is not None and state.begin and gated[0].get(event_type, other[0]):
             initial = self.code.initial
             begun, _, _, evaluated = leaving.moves(0, initial, NOTHING, event)
             if begun:
