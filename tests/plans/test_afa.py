@@ -387,6 +387,20 @@ def test_the_builder_takes_types_and_makes_a_bare_self_loop_ignorable():
     assert spans[0] == spans[1] == [(0, 2), (4, 5)]
 
 
+def test_on_without_a_type_is_a_syntax_error_at_the_keyword_after_it():
+    """ON names event types: a clause's keyword after it is not taken for a type name."""
+    with pytest.raises(kleene.PatternSyntaxError) as error:
+        kleene.afa.read_afa("AFA x FINAL q\nARC a: p -> q ON WHEN e.x > 0")
+    assert (error.value.line, error.value.column) == (2, 18)
+    assert "unexpected 'WHEN'; expected an event type" in error.value.message
+    with pytest.raises(kleene.PatternSyntaxError, match="unexpected 'set'"):
+        kleene.afa.read_arc(
+            "ARC b: p -> p ON Noise, set", kleene.afa.read_afa("AFA x FINAL q ARC a: p -> q")
+        )
+    afa = kleene.afa.read_afa("AFA x FINAL q ARC a: p -> q ON Whenever, Settle BIND NONE")
+    assert afa.arcs[0].types == {"Whenever", "Settle"}
+
+
 def test_an_arc_with_types_is_checked_where_it_is_written():
     with pytest.raises(kleene.PatternError, match="takes no type") as error:
         kleene.afa.read_afa("AFA x FINAL q ARC a: p -> q EPSILON e: q -> q ON A")

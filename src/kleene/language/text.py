@@ -84,6 +84,7 @@ _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0"}
 # Words for the grammars' terminals in error messages.
 _WORDS = {
     "NAME": "a name",
+    "EVENT_TYPE": "an event type",
     "QUOTED_NAME": "a `quoted name`",
     "NUMBER": "a number",
     "INT": "a whole number",

@@ -54,6 +54,14 @@ def _parser() -> Lark:
     return Lark(own + "\n" + sase, parser="lalr", start=["afa", "arc"], propagate_positions=True)
 
 
+#: The words a misspelling in the text form may be close to: the AFA's own and the query
+#: language's.
+_KEYWORDS = (
+    *KEYWORDS,
+    *("AFA", "REGISTER", "START", "FINAL", "ARC", "EPSILON", "ON", "WHEN", "SET", "BIND"),
+    *("TIMEOUT", "AFTER"),
+)
+
 def read_afa(
     text: str,
     functions: Mapping[str, Callable[..., Any]] | None = None,
@@ -66,7 +74,7 @@ def read_afa(
     try:
         tree = _parser().parse(text, start="afa")
     except UnexpectedInput as error:
-        raise syntax_error(text, error, _parser(), KEYWORDS) from None
+        raise syntax_error(text, error, _parser(), _KEYWORDS) from None
     callables = known_functions(functions)
     try:
         afa: Afa = _ToAfa(text, callables, Options.build(time_unit=time_unit)).transform(tree)
@@ -93,7 +101,7 @@ def read_arc(
     try:
         tree = _parser().parse(text, start="arc")
     except UnexpectedInput as error:
-        raise syntax_error(text, error, _parser(), KEYWORDS) from None
+        raise syntax_error(text, error, _parser(), _KEYWORDS) from None
     reader = _ToAfa(text, known_functions(functions), Options.build(time_unit=time_unit))
     try:
         return reader.build_arc(afa.fields, reader.transform(tree))
