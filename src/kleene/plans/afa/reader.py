@@ -62,6 +62,7 @@ _KEYWORDS = (
     *("TIMEOUT", "AFTER"),
 )
 
+
 def read_afa(
     text: str,
     functions: Mapping[str, Callable[..., Any]] | None = None,
