@@ -118,16 +118,21 @@ def _apply(engine, afa, lifetimes, change, life, **explicit):
     return afa, outputs
 
 
+@pytest.mark.parametrize("max_delay", [None, 0])
 @given(events=events_strategy, changes=changes_strategy, data=st.data())
-def test_default_mode_changes_arcs_for_the_events_after_the_latest(events, changes, data):
+def test_default_mode_changes_arcs_for_the_events_after_the_latest(
+    max_delay, events, changes, data
+):
     """Section 2.3's default operation mode: an arc added fires for the events after the
     latest timestamp received, one removed stops after it; whatever the arrival order, the
-    net matches are the brute force's with those lifetimes."""
+    net matches are the brute force's with those lifetimes. With `max_delay=0` every event
+    the plan takes comes in order, none before t_curr: a change between states the AFA has
+    waits, no lifetime checked, until the first event after t_curr is taken (one at t_curr
+    still sees the AFA as it was); the late events are dropped and counted."""
     arrival = data.draw(st.permutations(events), label="arrival order")
     afa = kleene.afa.read_afa(RISES)
-    engine = kleene.Engine(afa)
-    lifetimes = {}
-    outputs = []
+    engine = kleene.Engine(afa, max_delay=max_delay)
+    lifetimes, outputs, kept = {}, [], []
     plan = sorted(changes)
     latest = -math.inf  # t_curr: the largest timestamp received
     for sent, event in enumerate([*arrival, None]):
@@ -139,40 +144,11 @@ def test_default_mode_changes_arcs_for_the_events_after_the_latest(events, chang
                 life = Lifetime(end=latest, through=True)
             afa, changed = _apply(engine, afa, lifetimes, change, life)
             assert changed == []  # the default mode changes no match already made
-        if event is not None:
-            outputs += engine.send(event)
-            latest = max(latest, event.t)
-    outputs += engine.close()
-    assert outcome(net(outputs)) == brute(afa, lifetimes, arrival)
-
-
-@given(events=events_strategy, changes=changes_strategy, data=st.data())
-def test_default_mode_in_order_makes_a_change_as_the_first_later_event_comes(events, changes, data):
-    """With `max_delay=0` every event the plan takes comes in order, none before t_curr:
-    a change between states the AFA has waits, no lifetime checked, until the first
-    event after t_curr is taken (one at t_curr still sees the AFA as it was). The net
-    matches are the brute force's over the events kept (the late ones dropped, counted),
-    with the default mode's lifetimes."""
-    arrival = data.draw(st.permutations(events), label="arrival order")
-    afa = kleene.afa.read_afa(RISES)
-    engine = kleene.Engine(afa, max_delay=0)
-    lifetimes, outputs, kept = {}, [], []
-    plan = sorted(changes)
-    latest = -math.inf
-    for sent, event in enumerate([*arrival, None]):
-        while plan and plan[0][0] <= sent:
-            change = plan.pop(0)[1]
-            if change.startswith("add"):
-                life = Lifetime(latest, after=True)
-            else:
-                life = Lifetime(end=latest, through=True)
-            afa, changed = _apply(engine, afa, lifetimes, change, life)
-            assert changed == []
-            if change != "add drop":  # (a new state: the arctable is built again)
+            if max_delay == 0 and change != "add drop":  # (a new state: built again)
                 assert change.split()[1] not in engine.plan.machine.lifetimes
         if event is not None:
             outputs += engine.send(event)
-            if event.t >= latest:
+            if max_delay is None or event.t >= latest:
                 kept.append(event)
             latest = max(latest, event.t)
     outputs += engine.close()
