@@ -268,6 +268,8 @@ def test_queries_stepping_as_one_report_what_they_would_alone(queries, rows, cut
     for name, engine in alone.items():
         expected[name] += engine.close()
         assert ids([m for owner, m in found if owner == name]) == ids(expected[name])
+        peak = resumed.queries[name].metrics.peak_matches
+        assert peak == engine.metrics.peak_matches  # the most one event completed
     plans = [engine.metrics.plan for engine in alone.values()]
     summed = {k: sum(p.get(k, 0) for p in plans) for k in set().union(*plans)}
     # (a query alone holds a state, of zero counters, for events of no type it takes)

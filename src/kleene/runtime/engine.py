@@ -836,9 +836,9 @@ class Engine(SendLoops):
         `sent` events for this query, the latest at `last`: each event's cut past
         `max_matches_per_event`, reported; the events counted."""
         reported: list[Any] = []
-        cap = self._cap_matches
+        metrics = self._metrics
         for item, found in made:
-            kept = self._cut(found, item) if len(found) > cap else found
+            kept = self._peak(found, item) if len(found) > metrics.peak_matches else found
             reported += self._report(kept) if sort else kept
         if not sort:  # counted (and given their RETURN values) at once
             self._report(reported, sort=False)

@@ -37,7 +37,6 @@ class SendLoops(ABC):
     _last_t: float | None
     _watermark: Watermark | None
     _arrivals: int
-    _cap_matches: float
     _runs: bool
     _passes: frozenset[str] | None
     _live: dict[Hashable, int]
@@ -62,7 +61,7 @@ class SendLoops(ABC):
     def _state(self, key: Hashable | None) -> Any: ...
 
     @abstractmethod
-    def _cut(self, found: list[Any], where: Event | str) -> list[Any]: ...
+    def _peak(self, found: list[Any], where: Event | str) -> list[Any]: ...
 
     @abstractmethod
     def _count_live(self, key: Hashable | None, state: Any) -> None: ...
@@ -111,7 +110,6 @@ class SendLoops(ABC):
         last = -math.inf if self._last_t is None else self._last_t
         watermark = self._watermark
         arrivals = first = self._arrivals
-        cap = self._cap_matches
         runs = self._runs
         live_runs, live, metrics = self.plan.live_runs, self._live, self._metrics
         timed = self._timed
@@ -170,8 +168,8 @@ class SendLoops(ABC):
                     state = self._state(key)
                 made = step(state, item)
                 found = made if type(made) is list else None  # None: step_lazily's iterable
-                if found is not None and len(found) > cap:
-                    found = self._cut(found, item)
+                if found is not None and len(found) > metrics.peak_matches:
+                    found = self._peak(found, item)
                 if runs:
                     if live_runs(state) != live.get(key, 0):
                         self._count_live(key, state)
@@ -228,7 +226,7 @@ class SendLoops(ABC):
         ts_type = self._ts_type
         last = -math.inf if self._last_t is None else self._last_t
         arrivals = first = self._arrivals
-        cap = self._cap_matches
+        metrics = self._metrics
         watch = self._watch
         takes = self._passes
         layouts = converted_layouts()
@@ -267,8 +265,8 @@ class SendLoops(ABC):
                     state = self._state(None)
                 found = step(state, item)
                 if found:
-                    if len(found) > cap:
-                        found = self._cut(found, item)
+                    if len(found) > metrics.peak_matches:
+                        found = self._peak(found, item)
                     yield self._report(found, sort)
         except EventError as error:
             at_fault(error, item, arrivals)
