@@ -278,6 +278,31 @@ def test_a_row_reading_the_next_one_waits_for_it():
     assert search.run(xs(1, 2), 0, closed=False).end == 1
 
 
+def test_a_condition_reading_a_later_row_waits_only_where_its_branch_can_match():
+    """A branch the pattern cannot complete decides nothing, whatever its condition would
+    say (the oracle asks conditions only along the ways the pattern can take): `C` then
+    `^` never matches, so the preferred match, empty, is known at once. Where the branch
+    needs a row still to come (`C B`), or can match (`C`), it waits, as the oracle does."""
+    cases = [
+        ("PATTERN ((C | ^) ^) DEFINE C AS NEXT(x) > x", xs(1), 0, (0, 0, ())),
+        ("PATTERN ((C B | ^) ^) DEFINE C AS NEXT(x) > x", xs(1), 0, BLOCKED),
+        ("PATTERN (C B | A) DEFINE C AS NEXT(x) > x", xs(1, 2), 1, BLOCKED),
+        ("PATTERN (C B | A) DEFINE C AS NEXT(x) > x", xs(1, 2), 0, (0, 2, (0, 1))),
+        ("PATTERN ((C | A) ^) DEFINE C AS NEXT(x) > x", xs(1), 0, None),
+    ]
+    for pattern, rows, start, want in cases:
+        clause = read(pattern)
+        found = Search(clause).run(rows, start, closed=False)
+        oracle = reference.preferred(clause, rows, start, closed=False)
+        if want is BLOCKED:
+            assert found is BLOCKED and oracle is reference.WAITS, pattern
+        elif want is None:
+            assert found is None and oracle is None, pattern
+        else:
+            assert (found.start, found.end, found.labels) == want, pattern
+            assert (oracle.end, len(oracle.labels)) == (want[1], len(want[2])), pattern
+
+
 # ---- against the oracle -----------------------------------------------------------------
 
 

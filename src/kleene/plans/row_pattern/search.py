@@ -174,6 +174,13 @@ class Search:
         # the states that failed, remembered once a search is long (most are short)
         seen: set[tuple[int, int, tuple[int, ...], int]] | None = None
         steps, watch = 0, self.remember_after
+        # A condition that reads a row not there yet leaves its branch undecided: the
+        # branch goes on by the pattern alone (no condition asked) from the stack's height
+        # then (`assumed`), and the answer waits only if that reaches a match or the rows'
+        # end, as it would if the condition held. Else the condition cannot matter, and
+        # the search goes on below it, as the oracle, which asks conditions only along
+        # the ways the pattern can take, does.
+        assumed: int | None = None
         while True:
             steps += 1
             if steps >= watch:
@@ -183,7 +190,7 @@ class Search:
                     seen = set()
                 watch = self.max_steps + 1
             op, a, b = code[pc]
-            if seen is not None and op <= _SPLIT:
+            if seen is not None and op <= _SPLIT and assumed is None:
                 key = (pc, pos, marks, depth)
                 if key in seen:
                     op = _FAIL
@@ -193,9 +200,11 @@ class Search:
                 if pos < n:
                     labels.append(a)
                     try:
-                        holds = _maps(checks[a], table, a, rows, start, labels, pos, closed)
+                        holds = assumed is not None or _maps(
+                            checks[a], table, a, rows, start, labels, pos, closed
+                        )
                     except NeedRowsError:
-                        return BLOCKED
+                        holds, assumed = True, len(stack)
                     if holds:
                         excluded.append(depth > 0)
                         pos += 1
@@ -205,6 +214,8 @@ class Search:
                 elif not closed:
                     return BLOCKED
             elif op == _MANY:  # as many rows as hold, each a place to come back to
+                if assumed is not None:
+                    return BLOCKED  # (by the pattern alone it takes every row there is)
                 if runs is not None:
                     failed = runs.get((pc, marks, depth))
                     if failed is not None and failed[0] <= pos <= failed[1]:
@@ -266,12 +277,16 @@ class Search:
                     pc += 1
                     continue
             elif op == _ACCEPT:
+                if assumed is not None:
+                    return BLOCKED
                 return Found(start, pos, tuple(labels), tuple(excluded))
             # the branch failed: back to the last choice
             while True:
                 if not stack:
                     return None
                 pc, pos, size, marks, depth = stack.pop()
+                if assumed is not None and len(stack) < assumed:
+                    assumed = None  # (a choice made before the undecided condition)
                 if pc >= 0:
                     break
                 runs[(-1 - pc, marks, depth)] = (pos, size)  # type: ignore[index]
