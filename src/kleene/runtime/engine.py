@@ -833,8 +833,9 @@ class Engine(SendLoops):
         self, made: list[tuple[Event, list[Any]]], sent: int, last: float, sort: bool = True
     ) -> list[Any]:
         """What `_send_unkeyed` does with each step's outputs, for a joint step that took
-        `sent` events for this query, the latest at `last`: each event's cut past
-        `max_matches_per_event`, reported; the events counted."""
+        `sent` events for this query, the latest at `last`: each event's matches counted
+        toward the peak and cut past `max_matches_per_event` (`_peak`), reported; the
+        events counted."""
         reported: list[Any] = []
         metrics = self._metrics
         for item, found in made:

@@ -288,13 +288,18 @@ class AfaPlan(Plan[AfaState]):
                 self._leaving.add(name)
             return
         self._undefer()  # (an arc still to be added gets its lifetime first)
+        self._end_lifetime(name, end, through)
+
+    def _end_lifetime(self, name: str, end: float, through: bool) -> None:
+        """The arc's row entry again, its lifetime (all time, or the one it has) ending at
+        `end`."""
         life = self.machine.lifetimes.get(name)
         # (`_make`: a pattern that changes every few events makes two at each change)
         if life is None:
             life = Lifetime._make((-math.inf, end, False, through))
         else:
             life = Lifetime._make((life.start, end, life.after, through))
-        self.machine.put_arc(arc, life)
+        self.machine.put_arc(self._arcs[name], life)
 
     def reevaluate(self, state: AfaState, since: float) -> list[Report]:
         """Derive the state's pmatches again from the events at `since` on, after a change
@@ -329,9 +334,7 @@ class AfaPlan(Plan[AfaState]):
             if isinstance(change, Arc):
                 machine.put_arc(change, Lifetime._make((at, math.inf, True, False)))
             else:
-                old = machine.lifetimes.get(change)
-                start, after = (-math.inf, False) if old is None else (old.start, old.after)
-                machine.put_arc(machine.arcs[change], Lifetime._make((start, at, after, True)))
+                self._end_lifetime(change, at, through=True)
         self._leaving.clear()
 
     def forget_arcs(self, watermark: Watermark) -> None:
