@@ -103,7 +103,10 @@ def test_bit_vectors_of_example_13():
 
 
 def test_summary_statistics_of_figure_5():
-    """Patient 1's window, event by event, with conditions (4)-(7) as the figure marks them."""
+    """Patient 1's window, event by event, with conditions (4)-(7) as the figure marks them.
+    The figure's last column is the window <e2, e3, e9, e11> after e1 left: e2 (a B) can
+    begin no match (condition 5), so its window goes with e1's, and the statistics the
+    figure shows are those of <e3, e9, e11>, whose first event passes (5)."""
     plan = kleene.compile(P1, plan="match_window")
     state = plan.new_state()
     rows = []
@@ -127,8 +130,9 @@ def test_summary_statistics_of_figure_5():
         ("⟨(c, 1), (p, 1), (b, 0)⟩", "TTF"),
         ("⟨(c, 1), (p, 2), (b, 0)⟩", "TTF"),
         ("⟨(c, 1), (p, 2), (b, 1)⟩", "TTT"),
-        ("⟨(c, 0), (p, 2), (b, 0)⟩", "TFF"),
+        ("⟨(c, 0), (p, 2), (b, 0)⟩", "TTF"),
     ]
+    assert [event.id for event, _, _ in state.window] == ["e3", "e9", "e11"]
     assert {tuple(sorted(m.ids().items())) for m in found} == {
         (("b", ("e11",)), ("c", ("e1",)), ("p", ("e3",))),
         (("b", ("e11",)), ("c", ("e1",)), ("p", ("e3", "e9"))),

@@ -67,6 +67,8 @@ class SetLayout:
     least: int  # the fewest events a match binds (condition 4)
     first: int  # the variables that can bind a match's first event (condition 5)
     sets: tuple[int, ...] | None  # each set's variables as a bit mask; None: not an SES
+    column: tuple[int, ...] = ()  # for an SES, variable j's set
+    before: tuple[int, ...] = ()  # for an SES, the mask b̄ of the set before variable j's
 
     def bit(self, name: str) -> int:
         return 1 << (len(self.variables) - 1 - self.variables.index(name))
@@ -85,8 +87,16 @@ class SetLayout:
 def shape(analysis: Analysis) -> SetLayout:
     names = tuple(v.name for v in analysis.positive)
     draft = SetLayout(names, 0, 0, None)
-    sets = None if analysis.ses is None else tuple(draft.bits(list(s)) for s in analysis.ses)
-    return SetLayout(names, analysis.least, draft.bits(list(analysis.first)), sets)
+    first = draft.bits(list(analysis.first))
+    if analysis.ses is None:
+        return SetLayout(names, analysis.least, first, None)
+    sets = tuple(draft.bits(list(s)) for s in analysis.ses)
+    m = len(names)
+    column = tuple(
+        next(i for i, mask in enumerate(sets) if mask & 1 << (m - 1 - j)) for j in range(m)
+    )
+    before = tuple(sets[s - 1] if s else 0 for s in column)
+    return SetLayout(names, analysis.least, first, sets, column, before)
 
 
 # ---- the summary statistics ---------------------------------------------------------------
@@ -111,37 +121,40 @@ class Summary:
         m = len(shape.variables)
         self.counts = [0] * m
         self.zero = (1 << m) - 1
-        self.column: list[int] = []  # variable j's set
-        self.before: list[int] = []
-        for j in range(m):
-            bit = 1 << (m - 1 - j)
-            s = next(i for i, mask in enumerate(shape.sets) if mask & bit)
-            self.column.append(s)
-            self.before.append(shape.sets[s - 1] if s else 0)
+        self.column, self.before = shape.column, shape.before
         self.epochs = [0] * len(shape.sets)
 
-    def add(self, vector: int) -> tuple[int, tuple[int, ...]]:
-        """Count an arriving event; return what it counted for, to undo on dequeue."""
-        zero, m = self.zero, len(self.counts)
+    def add(self, vector: int) -> tuple[int, tuple[int, ...]] | None:
+        """Count an arriving event; return what it counted for, to undo on dequeue (None:
+        nothing)."""
+        zero, m, counts, before = self.zero, len(self.counts), self.counts, self.before
         counted = 0
-        for j in range(m):
-            bit = 1 << (m - 1 - j)
-            if vector & bit and not zero & self.before[j]:
-                self.counts[j] += 1
+        rest = vector
+        while rest:  # the event's bits, lowest first
+            bit = rest & -rest
+            rest ^= bit
+            j = m - bit.bit_length()
+            if not zero & before[j]:
+                counts[j] += 1
                 counted |= bit
-        self.zero &= ~counted
+        if not counted:
+            return None
+        self.zero = zero & ~counted
         return counted, tuple(self.epochs)
 
     def remove(self, counted: int, epochs: tuple[int, ...]) -> None:
         """Uncount the window's first event as it leaves."""
-        m = len(self.counts)
-        for j in range(m):
-            bit = 1 << (m - 1 - j)
+        m, counts = len(self.counts), self.counts
+        rest = counted
+        while rest:
+            bit = rest & -rest
+            rest ^= bit
+            j = m - bit.bit_length()
             s = self.column[j]
-            if not counted & bit or epochs[s] != self.epochs[s]:
+            if epochs[s] != self.epochs[s]:
                 continue
-            self.counts[j] -= 1
-            if self.counts[j] == 0:
+            counts[j] -= 1
+            if counts[j] == 0:
                 self.zero |= bit
                 self._reset_after(s)
 
@@ -228,7 +241,7 @@ class MatchWindow(Plan[WindowState]):
         self.partitioning = "p" in options.pruning and analysis.partition is not None
         self.conditions = "c" in options.pruning
         self.shape = shape(analysis)
-        self.tests = self._tests()
+        self.by_type, self.other = self._tests()
         #: A for windows of events sharing a key value (the key's equalities dropped when
         #: partitioning), and for the others (no key value, or no partitioning).
         self.inner = self._inner(analysis)
@@ -238,19 +251,35 @@ class MatchWindow(Plan[WindowState]):
         options = replace(self.options, inner="auto", pruning="fpc")
         return instantiate(self.options.inner, analysis, options)
 
-    def _tests(self) -> list[tuple[int, Callable[[str], bool], tuple[Property, ...]]]:
-        """Per variable (positive ones with their bit, negated ones with 0): whether it takes
-        a type, and its properties, compiled (`kleene.compiler.codegen`)."""
+    def _tests(self) -> tuple[dict[str, TypeTests], TypeTests]:
+        """What an event's vector reads, by its type (and for the types no variable names):
+        the bits of the variables that take the type without a property of their own, and
+        the others' bits (positive ones; 0 for negated ones) with their properties, compiled
+        (`kleene.compiler.codegen`)."""
         analysis = self.analysis
-        tests: list[tuple[int, Callable[[str], bool], tuple[Property, ...]]] = []
+        tested: list[tuple[int, frozenset[str] | None, tuple[Property, ...]]] = []
         for name, variable in analysis.variables.items():
             bit = 0 if variable.negated else self.shape.bit(name)
             checks = tuple(
                 (name, 1 if c.indexed else None, compile_condition(c.expr, analysis.functions))
                 for c in analysis.properties[name]
             )
-            tests.append((bit, variable.takes, checks))
-        return tests
+            tested.append((bit, variable.types, checks))
+
+        def tests(event_type: str | None) -> TypeTests:
+            taken = [
+                (bit, checks)
+                for bit, types, checks in tested
+                if types is None or event_type in types
+            ]
+            plain = [bit for bit, checks in taken if not checks]
+            bits = 0
+            for bit in plain:
+                bits |= bit
+            return bits, bool(plain), tuple((bit, checks) for bit, checks in taken if checks)
+
+        named = {t for _, types, _ in tested if types is not None for t in types}
+        return {t: tests(t) for t in named}, tests(None)
 
     @property
     def partition_key(self) -> Callable[[Event], Hashable | None] | None:
@@ -292,7 +321,17 @@ class MatchWindow(Plan[WindowState]):
         return dict(state.counters)
 
     def deadline(self, state: WindowState) -> float | None:
-        return state.window[0][0].t + self.span if state.window else None
+        """When the first window closes, if some window may hold a match. Else, until
+        another event comes, none can: no later window passes conditions (4), (6) and (7)
+        that the first fails (each holds fewer of the same events, and its summary keeps
+        every counter the first has at zero). The windows then wait for the partition's
+        next event, or go a window's length after the first closes, many at once."""
+        window = state.window
+        if not window:
+            return None
+        if self._filled(state):
+            return window[0][0].t + self.span
+        return window[0][0].t + 2 * self.span
 
     def idle(self, state: WindowState, watermark: Watermark) -> bool:
         return not state.window
@@ -305,9 +344,9 @@ class MatchWindow(Plan[WindowState]):
     def vector(self, event: Event) -> int | None:
         """The event's bit vector (ē: bit j set when it satisfies variable j's properties);
         None when it satisfies no variable's, negated ones included."""
-        vector, relevant = 0, False
-        for bit, takes, properties in self.tests:
-            if takes(event.type) and _satisfies(event, properties):
+        vector, relevant, tested = self.by_type.get(event.type, self.other)
+        for bit, properties in tested:
+            if _satisfies(event, properties):
                 vector |= bit
                 relevant = True
         return vector if relevant else None
@@ -324,6 +363,11 @@ class MatchWindow(Plan[WindowState]):
             state.counters["filtered"] += 1
             return found
         vector = vector or 0
+        if not window and self.conditions and not vector & self.shape.first:
+            # a window of its own would fail condition (5), and no earlier one is open
+            state.counters["windows"] += 1
+            state.counters["pruned"] += 1
+            return found
         summary = state.summary
         counted = None if summary is None else summary.add(vector)
         state.window.append((event, vector, counted))
@@ -335,24 +379,37 @@ class MatchWindow(Plan[WindowState]):
         window = state.window
         found: list[Match] = []
         while window and watermark.settles(window[0][0].t + self.span):
-            state.counters["windows"] += 1
-            if self._candidate(state):
+            candidate = self._candidate(state)
+            if candidate:
                 found += self._match(state)
-            else:
-                state.counters["pruned"] += 1
-            _, _, counted = window.popleft()
-            if state.summary is not None and counted is not None:
-                state.summary.remove(*counted)
+            self._leave(state, pruned=not candidate)
+            if self.conditions:  # the windows that cannot begin a match (5) go at once
+                first = self.shape.first
+                while window and not window[0][1] & first:
+                    self._leave(state, pruned=True)
         return found
+
+    def _leave(self, state: WindowState, pruned: bool) -> None:
+        """Drop the first window's first event (its window done), and uncount it."""
+        state.counters["windows"] += 1
+        if pruned:
+            state.counters["pruned"] += 1
+        _, _, counted = state.window.popleft()
+        if state.summary is not None and counted is not None:
+            state.summary.remove(*counted)
 
     def _candidate(self, state: WindowState) -> bool:
         """Theorem 2's necessary match conditions (4-7) for the window's first event."""
+        return self._filled(state) and (
+            not self.conditions or bool(state.window[0][1] & self.shape.first)
+        )
+
+    def _filled(self, state: WindowState) -> bool:
+        """Conditions (4), (6) and (7) for the first window (true without pruning by them)."""
         if not self.conditions:
             return True
-        window, shape = state.window, self.shape
-        if len(window) < shape.least or not window[0][1] & shape.first:
-            return False
-        return state.summary is None or state.summary.zero == 0
+        summary = state.summary
+        return len(state.window) >= self.shape.least and (summary is None or summary.zero == 0)
 
     def _match(self, state: WindowState) -> list[Match]:
         """A(P, W): the inner plan's matches over the window that start at its first event."""
@@ -371,6 +428,8 @@ class MatchWindow(Plan[WindowState]):
 
 #: A property compiled: its variable, the instance it reads (1 for `v[i]`), its test.
 Property = tuple[str, int | None, Check]
+#: What an event of one type reads for its vector (`MatchWindow._tests`).
+TypeTests = tuple[int, bool, tuple[tuple[int, tuple[Property, ...]], ...]]
 
 
 def _satisfies(event: Event, properties: tuple[Property, ...]) -> bool:
