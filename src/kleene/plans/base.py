@@ -309,22 +309,41 @@ class Plan(ABC, Generic[S]):
         text = json.dumps([self.analysis.text(), settings], sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
-    def dump_state(self, state: S, key: bytes | None = None) -> bytes:
+    def changes(self) -> Any:
+        """What the stream has changed in the plan itself (None: nothing; an AFA's arcs
+        change while the stream runs: `kleene.afa.arcs`), for a checkpoint to keep."""
+        return None
+
+    def take_changes(self, changes: Any) -> None:
+        """Make this plan, of the same query, as `changes` (from `changes`) says, before it
+        takes any event."""
+        if changes is not None:
+            raise StateError(f"plan {self.name!r} does not change while the stream runs")
+
+    def dump_state(
+        self, state: S, key: bytes | None = None, fingerprint: str | None = None
+    ) -> bytes:
         """The state as bytes, for a checkpoint: a header line (state format, plan, query
         fingerprint, and the signature of the header and the state under `key`,
-        `kleene.plans.signing.state_key()` by default) and the pickled state."""
-        header = {"format": STATE_FORMAT, "plan": self.name, "query": self.fingerprint}
+        `kleene.plans.signing.state_key()` by default) and the pickled state. The
+        fingerprint is the plan's unless given (an engine gives its query's as it began)."""
+        query = self.fingerprint if fingerprint is None else fingerprint
+        header = {"format": STATE_FORMAT, "plan": self.name, "query": query}
         core = json.dumps(header, sort_keys=True).encode()
         payload = pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
         signed = signature(state_key() if key is None else key, core, payload)
         line = json.dumps({**header, "signature": signed}, sort_keys=True).encode() + b"\n"
         return _MAGIC + line + payload
 
-    def load_state(self, data: bytes, key: bytes | None = None) -> S:
-        """A state saved by `dump_state` of this plan, query and options, signed with
-        `key` (`kleene.plans.signing.state_key()` by default). The header and the
-        signature are checked before anything is unpickled (unpickling runs code): a state
-        someone without the key wrote or altered is refused with a `StateError`."""
+    def load_state(
+        self, data: bytes, key: bytes | None = None, fingerprint: str | None = None
+    ) -> S:
+        """A state saved by `dump_state` of this plan, query and options (the fingerprint
+        given, else the plan's), signed with `key` (`kleene.plans.signing.state_key()` by
+        default). The header and the signature are checked before anything is unpickled
+        (unpickling runs code): a state someone without the key wrote or altered is
+        refused with a `StateError`."""
+        query = self.fingerprint if fingerprint is None else fingerprint
         if not data.startswith(_MAGIC):
             raise StateError("these bytes are not a kleene plan state")
         line, _, payload = data[len(_MAGIC) :].partition(b"\n")
@@ -343,10 +362,10 @@ class Plan(ABC, Generic[S]):
             raise StateError(
                 f"this state was saved by plan {header.get('plan')!r}, not {self.name!r}"
             )
-        if header.get("query") != self.fingerprint:
+        if header.get("query") != query:
             raise StateError(
                 "this state was saved by another query or other options (fingerprint "
-                f"{header.get('query')}, this query's is {self.fingerprint}): start from a "
+                f"{header.get('query')}, this query's is {query}): start from a "
                 "fresh checkpoint, or run the query it was saved with"
             )
         signed = header.pop("signature", None)

@@ -117,6 +117,8 @@ class EngineCheckpoint:
 
     settings: tuple[Any, ...]
     fields: dict[str, Any]
+    #: What the stream changed in the plan itself (`Plan.changes`: an AFA's arcs).
+    changes: Any = None
 
 
 class Engine(SendLoops):
@@ -252,21 +254,25 @@ class Engine(SendLoops):
         if max_delay is not None:
             sigma = 0 if self._ordered else math.inf if speculation is None else speculation
             self._reorder = Reorder(delay_units(max_delay, compiled.options), on_late, sigma)
-        #: What a checkpoint must have been made under, besides the query and its options.
+        #: What a checkpoint must have been made under, besides the query and its options
+        #: as the engine began (`fingerprint`: an AFA's arcs may change as it runs).
         self._settings = (partition, max_delay, on_late, speculation)
+        self._fingerprint = compiled.fingerprint
         if not self._ordered and max_delay is None:
             log.warning(_UNPUNCTUATED, compiled.name)
 
     def checkpoint(self) -> bytes:
-        """Everything the stream has changed in the engine (the plan's states by key, the
-        reorder buffer, timers, late events, metrics and counters) as bytes signed as
+        """Everything the stream has changed in the engine (the plan's states by key, what
+        it changed in the plan itself: an AFA's arcs, the reorder buffer, timers, late
+        events, metrics and counters) as bytes signed as
         `Plan.dump_state` signs a state: `resume` them on an engine made with the same
         query, options and settings, in this process or another, and it goes on as this
         one would (`tests/runtime/test_checkpoint.py`).
         """
         self._ready()
         fields = {name: getattr(self, name) for name in _CHECKPOINTED}
-        return self.plan.dump_state(EngineCheckpoint(self._settings, fields))
+        saved = EngineCheckpoint(self._settings, fields, self.plan.changes())
+        return self.plan.dump_state(saved, fingerprint=self._fingerprint)
 
     def resume(self, data: bytes) -> None:
         """Take up the stream where `checkpoint` left it, on an engine that has received
@@ -275,7 +281,7 @@ class Engine(SendLoops):
         self._ready()
         if self._arrivals:
             raise KleeneError("resume a checkpoint on a new engine, before it receives events")
-        loaded = self.plan.load_state(data)
+        loaded = self.plan.load_state(data, fingerprint=self._fingerprint)
         if not isinstance(loaded, EngineCheckpoint):
             raise StateError("these bytes hold a plan's state, not an engine's checkpoint")
         if loaded.settings != self._settings:
@@ -284,6 +290,7 @@ class Engine(SendLoops):
                 f"max_delay, on_late, speculation = {loaded.settings!r}; this engine's are "
                 f"{self._settings!r})"
             )
+        self.plan.take_changes(loaded.changes)
         for name, value in loaded.fields.items():
             setattr(self, name, value)
         self._tiebreak = count(max((timer[1] for timer in self._timers), default=-1) + 1)

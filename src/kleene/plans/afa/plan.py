@@ -51,7 +51,7 @@ from kleene.plans.afa.reader import read_arc
 from kleene.plans.afa.sase import compile_sase, identity, unsupported
 from kleene.plans.base import Plan, register
 
-__all__ = ["AfaPlan", "AfaQuery"]
+__all__ = ["AfaPlan", "AfaQuery", "ArcChanges"]
 
 
 @dataclass(frozen=True)
@@ -132,6 +132,12 @@ class AfaPlan(Plan[AfaState]):
         self._deferred: deque[tuple[float, Arc | str]] = deque()
         #: The arcs a deferred change removes.
         self._leaving: set[str] = set()
+        #: The arcs as given, and the ARC line of each added as text (what a checkpoint
+        #: names them by: `changes`).
+        self._given = dict(self._arcs)
+        self._lines: dict[str, str] = {}
+        #: Has an arc been added or removed since the plan was made?
+        self._changed = False
 
     @classmethod
     def of(cls, afa: Afa, options: Options | None = None) -> AfaPlan:
@@ -225,6 +231,7 @@ class AfaPlan(Plan[AfaState]):
         taken, and the arc fires unchecked from then on."""
         self._dynamic()
         machine, name = self.machine, self._afa.name
+        line = arc if isinstance(arc, str) else None
         if isinstance(arc, str):
             arc = read_arc(arc, machine.afa, self.options.functions, self.options.time_unit)
         if arc.epsilon or arc.deadline is not None:
@@ -261,6 +268,9 @@ class AfaPlan(Plan[AfaState]):
             machine.change(changed, {**machine.lifetimes, arc.name: lifetime})
             self._arcs[arc.name] = arc
             self._afa = changed
+        if line is not None:
+            self._lines[arc.name] = line
+        self._changed = True
         self.__dict__.pop("fingerprint", None)
         self._arc_horizon = -math.inf
         return arc
@@ -280,6 +290,7 @@ class AfaPlan(Plan[AfaState]):
                 f"arc {name}: only event arcs can be removed while the stream runs, not "
                 "ε-arcs or timeout arcs"
             )
+        self._changed = True
         self.__dict__.pop("fingerprint", None)
         self._arc_horizon = -math.inf
         if in_order and through:
@@ -364,6 +375,71 @@ class AfaPlan(Plan[AfaState]):
             self._current = False
             self.__dict__.pop("fingerprint", None)
 
+    def changes(self) -> ArcChanges | None:
+        """The arcs as the stream changed them, with the changes still waiting and the
+        lifetimes in force (None: as given), for a checkpoint. An arc added as text is
+        kept as its ARC line; one added as a Python `Arc` cannot be, and is an error."""
+        if not self._changed and self.arc_floor == -math.inf:
+            return None
+        named: list[tuple[str, str]] = []
+        for name, arc in self._arcs.items():
+            if self._given.get(name) is arc:
+                named.append(("given", name))
+            elif name in self._lines:
+                named.append(("text", self._lines[name]))
+            else:
+                raise KleeneError(
+                    f"arc {name} was added as a Python Arc, which a checkpoint cannot hold: "
+                    "add it as an ARC line of the text form to checkpoint the engine"
+                )
+        deferred = tuple(
+            (at, "add", change.name) if isinstance(change, Arc) else (at, "remove", change)
+            for at, change in self._deferred
+        )
+        afa = self._afa
+        return ArcChanges(
+            afa.states,
+            afa.finals,
+            tuple(named),
+            dict(self.machine.lifetimes),
+            deferred,
+            frozenset(self._leaving),
+            self.arc_floor,
+            self._arc_horizon,
+        )
+
+    def take_changes(self, changes: ArcChanges | None) -> None:
+        """Run the arcs as `changes` (from `changes` of a plan of the same AFA) has them,
+        before any event: the plan goes on as the one that saved them would."""
+        if changes is None:
+            return
+        if self.changes() is not None:
+            raise KleeneError("resume the checkpoint before changing the arcs")
+        self._changed = True
+        arcs: dict[str, Arc] = {}
+        for kind, value in changes.arcs:
+            arc = (
+                self._given[value]
+                if kind == "given"
+                else read_arc(value, self._afa, self.options.functions, self.options.time_unit)
+            )
+            arcs[arc.name] = arc
+            if kind == "text":
+                self._lines[arc.name] = value
+        waiting = {name for _, kind, name in changes.deferred if kind == "add"}
+        afa = replace(
+            self._afa, states=changes.states, finals=changes.finals, arcs=tuple(arcs.values())
+        )
+        placed = tuple(arc for arc in afa.arcs if arc.name not in waiting)
+        self.machine.change(replace(afa, arcs=placed), dict(changes.lifetimes))
+        self._afa, self._arcs, self._current = afa, arcs, True
+        self._deferred = deque(
+            (at, arcs[name] if kind == "add" else name) for at, kind, name in changes.deferred
+        )
+        self._leaving = set(changes.leaving)
+        self.arc_floor, self._arc_horizon = changes.arc_floor, changes.horizon
+        self.__dict__.pop("fingerprint", None)
+
     def _dynamic(self) -> None:
         if not self.direct:
             raise KleeneError(
@@ -425,6 +501,24 @@ class AfaPlan(Plan[AfaState]):
 
     def dot(self) -> str:
         return self.afa.dot()
+
+
+@dataclass(frozen=True)
+class ArcChanges:
+    """What the stream changed in a plan's AFA (`AfaPlan.changes`): its states and final
+    states, its arcs in order (("given", name) for an arc of the AFA as given, ("text",
+    line) for one added as text), the lifetimes in force, the changes still waiting for
+    the first later event ((time, "add" or "remove", arc name)), the arcs they remove, and
+    the arc punctuation and horizon."""
+
+    states: tuple[str, ...]
+    finals: frozenset[str]
+    arcs: tuple[tuple[str, str], ...]
+    lifetimes: dict[str, Lifetime]
+    deferred: tuple[tuple[float, str, str], ...]
+    leaving: frozenset[str]
+    arc_floor: float
+    horizon: float
 
 
 def _written(afa: Afa) -> None:
