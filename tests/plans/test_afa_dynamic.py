@@ -375,6 +375,8 @@ def _changed_run(arrival, changes, cut, **settings):
         reports.append(sorted(repr(output) for output in found))
     metrics = engine.metrics.as_dict()
     metrics.pop("seconds", None)
+    # the plan keeps the ARC line of an arc it still has, not of every arc it ever had
+    assert set(engine.plan._lines) <= {arc.name for arc in engine.plan.afa.arcs}
     return reports, metrics
 
 

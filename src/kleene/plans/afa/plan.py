@@ -268,7 +268,9 @@ class AfaPlan(Plan[AfaState]):
             machine.change(changed, {**machine.lifetimes, arc.name: lifetime})
             self._arcs[arc.name] = arc
             self._afa = changed
-        if line is not None:
+        if line is None:
+            self._lines.pop(arc.name, None)
+        else:
             self._lines[arc.name] = line
         self._changed = True
         self.__dict__.pop("fingerprint", None)
@@ -329,6 +331,7 @@ class AfaPlan(Plan[AfaState]):
                 continue
             self._leaving.discard(change)
             del self._arcs[change]
+            self._lines.pop(change, None)
             self._current = False
             if any(arc.name == change for arc in added):  # added and removed: never placed
                 added = [arc for arc in added if arc.name != change]
@@ -372,6 +375,7 @@ class AfaPlan(Plan[AfaState]):
         if ended:
             for name in ended:
                 del self._arcs[name]
+                self._lines.pop(name, None)
             self._current = False
             self.__dict__.pop("fingerprint", None)
 
