@@ -433,18 +433,24 @@ CLAIMS: tuple[Claim, ...] = (
         _ratios("fpc", "alone", 1.0),
         "The paper compares against the plain window. Against `nfa` run alone on the whole "
         "stream the windowed plan gains as an AND grows, for nfa tracks every combination "
-        "of it: on Pset from about even at k = 2 and 3 (0.8-1.03x and 1.0-1.09x over two "
-        "runs) to 1.2x at k = 4 and 1.8x at k = 5. On Pseq nfa begins runs only at the "
-        "first variable's events, "
-        "as the paper observes of SES, and the engine already passes over the types no "
-        "variable takes, so the inner plan's own work is small: in a profile of Pseq k = 3 "
-        "over 10,000 events its calls over the windows take a quarter of the windowed "
-        "plan's time, and the windows' own work (each event's properties tested, the "
-        "summaries kept, a timer to close each window, a fresh inner state for each) the "
-        "rest, 0.65-0.8x nfa alone. `auto` picks `window_join` for all these patterns, "
-        "which runs 2.2-3.3x the windowed plan with it inside (`--inner window_join "
-        "--prunings fpc alone --repeat 3`) and faster than the windowed plan around nfa "
-        "wherever that beats nfa alone (Pset k = 5: 555,007 against 133,507 events/s).",
+        "of it: on Pset from 0.82-0.94x at k = 2 and 1.03-1.25x at k = 3 to 1.08-1.31x at "
+        "k = 4 and 1.63-1.99x at k = 5 (three runs, 44d0b14 and 5e3254c). On Pseq nfa begins runs "
+        "only at the first variable's events, as the paper observes of SES, and the engine "
+        "already passes over the types no variable takes, so the inner plan's own work is "
+        "small and the windows' own work (each event buffered and counted in the summary, "
+        "each window closed) is most of the cost. Since 44d0b14 that work is less: the "
+        "engine's timers fire only for windows that may hold a match (while the first "
+        "window fails conditions 4, 6 or 7 no later one can pass them before another event "
+        "comes), a window whose first event cannot begin a match goes at once, and an "
+        "event's vector is read from a table by its type. Pseq runs at 0.8-0.89x nfa alone "
+        "at k = 2, 0.81-1.06x at k = 3, 0.94-1.4x at k = 4 and 1.12-1.26x at k = 5 "
+        "(0.65-0.97x before, in two of the runs, in turns with f33d7c9); in a profile of "
+        "Pseq k = 3 over 10,000 events the inner plan's "
+        "calls over the windows now take a third of the windowed plan's time. `auto` picks "
+        "`window_join` for all these patterns, which runs 2-3x the windowed plan with it "
+        "inside (`--inner window_join --prunings fpc alone --repeat 3`) and faster than the "
+        "windowed plan around nfa wherever that beats nfa alone (Pset k = 5: 555,007 "
+        "against 133,507 events/s at 43f4fd0).",
     ),
     Claim(
         "window",
