@@ -424,6 +424,9 @@ def test_a_checkpoint_of_changed_arcs_names_what_it_cannot_hold():
     kleene.afa.arcs(changed).remove("end")
     with pytest.raises(KleeneError, match="resume the checkpoint before changing the arcs"):
         changed.resume(saved)
+    unchanged = kleene.Engine(afa).checkpoint()  # (no arc changed before it)
+    with pytest.raises(KleeneError, match="resume the checkpoint before changing the arcs"):
+        changed.resume(unchanged)
     other = kleene.Engine(kleene.afa.read_afa(RISES.replace("WITHIN 6", "WITHIN 7")))
     with pytest.raises(StateError, match="another query"):
         other.resume(saved)

@@ -415,10 +415,10 @@ class AfaPlan(Plan[AfaState]):
     def take_changes(self, changes: ArcChanges | None) -> None:
         """Run the arcs as `changes` (from `changes` of a plan of the same AFA) has them,
         before any event: the plan goes on as the one that saved them would."""
+        if self._changed or self.arc_floor != -math.inf:
+            raise KleeneError("resume the checkpoint before changing the arcs")
         if changes is None:
             return
-        if self.changes() is not None:
-            raise KleeneError("resume the checkpoint before changing the arcs")
         self._changed = True
         arcs: dict[str, Arc] = {}
         for kind, value in changes.arcs:
