@@ -430,3 +430,19 @@ def test_a_checkpoint_of_changed_arcs_names_what_it_cannot_hold():
     other = kleene.Engine(kleene.afa.read_afa(RISES.replace("WITHIN 6", "WITHIN 7")))
     with pytest.raises(StateError, match="another query"):
         other.resume(saved)
+
+
+def test_engines_of_one_compiled_afa_change_their_own_arcs():
+    """Arcs changed through one engine's handle change that engine's AFA only, also when
+    several engines run one compiled plan."""
+    plan = kleene.compile(kleene.afa.read_afa(RISES), plan="afa")
+    changed, kept = kleene.Engine(plan), kleene.Engine(plan)
+    kleene.afa.arcs(changed).remove("end")
+    stream = [kleene.Event("T", t, {"x": x}, id=t) for t, x in enumerate([1, 2, -1])]
+    assert changed.send_many(stream) + changed.close() == []
+    assert [m.ids()["events"] for m in kept.send_many(stream) + kept.close()] == [(0, 1, 2)]
+    assert "end" in {arc.name for arc in plan.afa.arcs}
+    again = kleene.Engine(changed.plan)  # a copy of the arcs as they are now
+    assert again.send_many(stream) + again.close() == []
+    kleene.afa.arcs(again).add(EXTRA["short"])
+    assert "short" not in {arc.name for arc in changed.plan.afa.arcs}

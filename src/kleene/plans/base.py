@@ -309,6 +309,11 @@ class Plan(ABC, Generic[S]):
         text = json.dumps([self.analysis.text(), settings], sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
+    def own(self) -> Plan[S]:
+        """The plan an engine given this compiled one runs: itself, unless the stream
+        changes the plan (an AFA's arcs), when each engine runs a copy of its own."""
+        return self
+
     def changes(self) -> Any:
         """What the stream has changed in the plan itself (None: nothing; an AFA's arcs
         change while the stream runs: `kleene.afa.arcs`), for a checkpoint to keep."""

@@ -173,7 +173,7 @@ class Engine(SendLoops):
         if isinstance(query, Plan):
             if options or plan != "auto":
                 raise KleeneError("an already compiled plan takes no plan name or options")
-            self.plan = query
+            self.plan = query.own()  # (a plan the stream changes is each engine's own)
         else:
             self.plan = plans.compile(query, plan, **options)
         compiled = self.plan

@@ -27,6 +27,7 @@ change is the one new match.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import math
 from collections import deque
@@ -378,6 +379,17 @@ class AfaPlan(Plan[AfaState]):
                 self._lines.pop(name, None)
             self._current = False
             self.__dict__.pop("fingerprint", None)
+
+    def own(self) -> AfaPlan:
+        """A copy for each engine of an AFA written directly: `kleene.afa.arcs(engine)`
+        changes that engine's arcs alone."""
+        if not self.direct:
+            return self
+        if not self._changed and self.arc_floor == -math.inf:
+            return AfaPlan(self.analysis, self.options)  # (a third of a copy's cost)
+        options = self.options  # (what never changes is shared: the query and its options)
+        shared = (self.analysis, options, options.functions, options.frequencies)
+        return copy.deepcopy(self, {id(part): part for part in shared})
 
     def changes(self) -> ArcChanges | None:
         """The arcs as the stream changed them, with the changes still waiting and the
