@@ -386,7 +386,7 @@ class AfaPlan(Plan[AfaState]):
         if not self.direct:
             return self
         if not self._changed and self.arc_floor == -math.inf:
-            return AfaPlan(self.analysis, self.options)  # (a third of a copy's cost)
+            return AfaPlan(self.analysis, self.options)  # (a fifth of what a copy costs)
         options = self.options  # (what never changes is shared: the query and its options)
         shared = (self.analysis, options, options.functions, options.frequencies)
         return copy.deepcopy(self, {id(part): part for part in shared})
