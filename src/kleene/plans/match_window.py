@@ -40,6 +40,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from kleene.compiler.analysis import Analysis, analyze
@@ -67,8 +68,22 @@ class SetLayout:
     least: int  # the fewest events a match binds (condition 4)
     first: int  # the variables that can bind a match's first event (condition 5)
     sets: tuple[int, ...] | None  # each set's variables as a bit mask; None: not an SES
-    column: tuple[int, ...] = ()  # for an SES, variable j's set
-    before: tuple[int, ...] = ()  # for an SES, the mask b̄ of the set before variable j's
+
+    @cached_property
+    def column(self) -> tuple[int, ...]:
+        """For an SES, each variable's set."""
+        assert self.sets is not None
+        m = len(self.variables)
+        return tuple(
+            next(i for i, mask in enumerate(self.sets) if mask & 1 << (m - 1 - j)) for j in range(m)
+        )
+
+    @cached_property
+    def before(self) -> tuple[int, ...]:
+        """For an SES, each variable's mask b̄: the variables of the set before its own."""
+        assert self.sets is not None
+        sets = self.sets
+        return tuple(sets[s - 1] if s else 0 for s in self.column)
 
     def bit(self, name: str) -> int:
         return 1 << (len(self.variables) - 1 - self.variables.index(name))
@@ -87,16 +102,8 @@ class SetLayout:
 def shape(analysis: Analysis) -> SetLayout:
     names = tuple(v.name for v in analysis.positive)
     draft = SetLayout(names, 0, 0, None)
-    first = draft.bits(list(analysis.first))
-    if analysis.ses is None:
-        return SetLayout(names, analysis.least, first, None)
-    sets = tuple(draft.bits(list(s)) for s in analysis.ses)
-    m = len(names)
-    column = tuple(
-        next(i for i, mask in enumerate(sets) if mask & 1 << (m - 1 - j)) for j in range(m)
-    )
-    before = tuple(sets[s - 1] if s else 0 for s in column)
-    return SetLayout(names, analysis.least, first, sets, column, before)
+    sets = None if analysis.ses is None else tuple(draft.bits(list(s)) for s in analysis.ses)
+    return SetLayout(names, analysis.least, draft.bits(list(analysis.first)), sets)
 
 
 # ---- the summary statistics ---------------------------------------------------------------

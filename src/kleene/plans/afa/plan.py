@@ -380,12 +380,17 @@ class AfaPlan(Plan[AfaState]):
             self._current = False
             self.__dict__.pop("fingerprint", None)
 
+    @property
+    def _as_given(self) -> bool:
+        """Are the arcs as the AFA gave them (none added or removed, no arc punctuation)?"""
+        return not self._changed and self.arc_floor == -math.inf
+
     def own(self) -> AfaPlan:
         """A copy for each engine of an AFA written directly: `kleene.afa.arcs(engine)`
         changes that engine's arcs alone."""
         if not self.direct:
             return self
-        if not self._changed and self.arc_floor == -math.inf:
+        if self._as_given:
             return AfaPlan(self.analysis, self.options)  # (a fifth of what a copy costs)
         options = self.options  # (what never changes is shared: the query and its options)
         shared = (self.analysis, options, options.functions, options.frequencies)
@@ -395,7 +400,7 @@ class AfaPlan(Plan[AfaState]):
         """The arcs as the stream changed them, with the changes still waiting and the
         lifetimes in force (None: as given), for a checkpoint. An arc added as text is
         kept as its ARC line; one added as a Python `Arc` cannot be, and is an error."""
-        if not self._changed and self.arc_floor == -math.inf:
+        if self._as_given:
             return None
         named: list[tuple[str, str]] = []
         for name, arc in self._arcs.items():
@@ -427,7 +432,7 @@ class AfaPlan(Plan[AfaState]):
     def take_changes(self, changes: ArcChanges | None) -> None:
         """Run the arcs as `changes` (from `changes` of a plan of the same AFA) has them,
         before any event: the plan goes on as the one that saved them would."""
-        if self._changed or self.arc_floor != -math.inf:
+        if not self._as_given:
             raise KleeneError("resume the checkpoint before changing the arcs")
         if changes is None:
             return
