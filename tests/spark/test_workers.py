@@ -115,7 +115,8 @@ def test_the_workers_zip_is_made_once_and_earlier_ones_unused_for_a_week_go(tmp_
     import os
     import time
 
-    from kleene.spark.shipping import KEEP_UNUSED_DAYS, shipment
+    from kleene.spark.cache import KEEP_UNUSED_DAYS
+    from kleene.spark.shipping import shipment
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     folder = tmp_path / "kleene"

@@ -9,12 +9,12 @@ import sys
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from importlib.resources import files
 from typing import Any
 
 from pyspark.sql import SparkSession
 
 from kleene.errors import KleeneError
+from kleene.spark.jvm import class_archive, java_options
 
 __all__ = [
     "KEEP_OBSERVATIONS",
@@ -63,8 +63,10 @@ def spark_session(
     master, shuffles default to four partitions a core rather than Spark's 200 (each
     partition is a Python task), and where the workers' Python finds this kleene, they
     fork from a daemon that has imported its worker code (`kleene.spark.daemon`).
-    On a local master of at most two cores the JVM runs the serial garbage collector
-    (`SERIAL_GC_CORES`), unless `spark.driver.extraJavaOptions` chooses one.
+    On a local master of at most two cores the JVM runs the serial garbage collector,
+    unless `spark.driver.extraJavaOptions` chooses one, and every JVM started here maps
+    kleene's archive of Spark's classes, or writes it as it exits when there is none yet
+    (`kleene.spark.jvm`).
     Adaptive execution keeps a step that turned out empty (`KEEP_OBSERVATIONS`). Spark's
     own log prints errors only (`log4j2.properties` beside this module), unless
     `spark.driver.extraJavaOptions` names another log4j configuration.
@@ -86,8 +88,8 @@ def spark_session(
             # the workers fork from a daemon that has imported kleene's worker code once
             settings["spark.python.daemon.module"] = "kleene.spark.daemon"
     settings.update(conf or {})
-    given = settings.get("spark.driver.extraJavaOptions", "")
-    settings["spark.driver.extraJavaOptions"] = java_options(given, cores)
+    options = java_options(settings.get("spark.driver.extraJavaOptions", ""), cores)
+    settings["spark.driver.extraJavaOptions"] = f"{options} {class_archive(options)}".strip()
     builder = SparkSession.builder.master(master).appName(app_name)
     for key, value in settings.items():
         builder = builder.config(key, value)
@@ -95,36 +97,6 @@ def spark_session(
         session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session
-
-
-#: On a local master of at most this many cores, the JVM (driver and executors in one) runs
-#: the serial garbage collector rather than the JVM's default (G1 on a 2-core machine):
-#: about a tenth less CPU on the benchmark's keyed query, cold and warm, and no slower.
-SERIAL_GC_CORES = 2
-#: A JVM option that chooses a garbage collector (the caller's choice stands).
-_COLLECTOR = re.compile(r"-XX:[+-]Use\w*GC\b")
-
-
-def java_options(given: str, cores: int | None) -> str:
-    """The driver JVM's options: the `given` ones, with kleene's log4j profile (Spark's
-    start-up lines: errors only) unless they name one, and on a local master of at most
-    `SERIAL_GC_CORES` cores (`cores`; None: not local) the serial garbage collector unless
-    they choose a collector.
-
-    >>> java_options("", 2).split()[1:]
-    ['-XX:+UseSerialGC']
-    >>> java_options("-XX:+UseG1GC -Dlog4j.configurationFile=mine", 1)
-    '-XX:+UseG1GC -Dlog4j.configurationFile=mine'
-    >>> "SerialGC" in java_options("", 8) or "SerialGC" in java_options("", None)
-    False
-    """
-    options = given
-    if "log4j.configurationFile" not in options:
-        quiet = f"-Dlog4j.configurationFile={files('kleene.spark').joinpath('log4j2.properties')}"
-        options = f"{options} {quiet}".strip()
-    if cores is not None and cores <= SERIAL_GC_CORES and not _COLLECTOR.search(options):
-        options = f"{options} -XX:+UseSerialGC"
-    return options
 
 
 def _imports_this_kleene(python: str) -> bool:

@@ -7,9 +7,8 @@ before the workers' own packages on their path, so they run the driver's kleene 
 another is installed.
 
 The zip is made once per content (the packages' files, their sizes and times, the Python
-version) and kept in kleene's cache folder (`$XDG_CACHE_HOME/kleene`, else
-`~/.cache/kleene`, else a temporary folder), so only the first job after an upgrade makes
-it; a new one removes those no job used for a week.
+version) and kept in kleene's cache folder (`kleene.spark.cache`), so only the first job
+after an upgrade makes it; a new one removes those no job used for a week.
 
 >>> import zipfile
 >>> with zipfile.ZipFile(shipment()) as made:
@@ -27,11 +26,11 @@ import os
 import py_compile
 import sys
 import tempfile
-import time
 import zipfile
 from pathlib import Path
 from typing import Any
 
+from kleene.spark import cache
 from kleene.spark.session import classic_context
 
 __all__ = ["PACKAGES", "ship", "shipment"]
@@ -71,48 +70,19 @@ def shipment() -> Path:
     for _, path, inside in files:
         stat = path.stat()
         digest.update(f"{inside}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
-    folder = _cache()
+    folder = cache.folder()
     target = folder / f"kleene-workers-{digest.hexdigest()[:16]}.zip"
     if target.exists():
         os.utime(target)  # in use: kept by `_prune`
     else:
         _write(target, files)
-        _prune(folder, target)
+        cache.prune(folder, "kleene-workers-*.zip", target)
     return target
-
-
-#: How long a zip of an earlier kleene stays in the cache unused (a session still running
-#: may hand it to a worker that starts late).
-KEEP_UNUSED_DAYS = 7
-
-
-def _prune(folder: Path, made: Path) -> None:
-    """Remove the zips of earlier kleene versions that no job used for `KEEP_UNUSED_DAYS`
-    (each change of kleene's files makes a new one)."""
-    oldest = time.time() - KEEP_UNUSED_DAYS * 86_400
-    for other in folder.glob("kleene-workers-*.zip"):
-        try:
-            if other != made and other.stat().st_mtime < oldest:
-                other.unlink()
-        except OSError:  # another process removed it, or may not
-            continue
 
 
 def _root(package: str) -> Path:
     module = importlib.import_module(package)
     return Path(next(iter(module.__path__))).resolve()
-
-
-def _cache() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    for folder in (Path(base) / "kleene", Path(tempfile.gettempdir()) / "kleene"):
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError:
-            continue
-        if os.access(folder, os.W_OK):
-            return folder
-    raise OSError("no folder to keep kleene's zip for the Spark workers in")
 
 
 def _write(target: Path, files: list[tuple[str, Path, Path]]) -> None:
