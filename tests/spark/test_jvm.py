@@ -1,5 +1,6 @@
-"""The driver JVM's class archive (`kleene.spark.jvm`): written by the first JVM as it
-exits, used whole by the JVMs after it, never used cut short."""
+"""The driver JVM's class archive (`kleene.spark.jvm`): written by the second JVM as it
+exits (the first runs as it would without), used whole by the JVMs after it, never used
+cut short."""
 
 import os
 import shutil
@@ -17,6 +18,12 @@ def _option(options: str, name: str) -> str:
     return next(o.split("=", 1)[1] for o in options.split() if o.startswith(f"-XX:{name}="))
 
 
+def _writer(where) -> str:
+    """The options of the session that writes the archive: the second."""
+    assert jvm.class_archive("", where) == ""  # the first session runs as without
+    return jvm.class_archive("", where)
+
+
 def _java(*options: str) -> subprocess.CompletedProcess[str]:
     java = (
         os.path.join(os.environ["JAVA_HOME"], "bin", "java")
@@ -30,10 +37,10 @@ def _java(*options: str) -> subprocess.CompletedProcess[str]:
     shutil.which("java") is None and "JAVA_HOME" not in os.environ, reason="no Java"
 )
 def test_the_first_jvm_writes_the_archive_and_the_next_maps_it_whole(tmp_path):
-    first = jvm.class_archive("", tmp_path)
-    part = _option(first, "ArchiveClassesAtExit")
-    assert jvm.class_archive("", tmp_path) == ""  # while the first JVM runs: no second writer
-    assert _java(*first.split()).returncode == 0
+    writer = _writer(tmp_path)
+    part = _option(writer, "ArchiveClassesAtExit")
+    assert jvm.class_archive("", tmp_path) == ""  # while its JVM runs: no second writer
+    assert _java(*writer.split()).returncode == 0
     with open(part, "rb") as made:
         assert made.read(4) == bytes.fromhex("a8ab0bf0")  # the header, written last
     then = jvm.class_archive("", tmp_path)
@@ -47,7 +54,7 @@ def test_the_first_jvm_writes_the_archive_and_the_next_maps_it_whole(tmp_path):
 
 
 def test_an_archive_cut_short_is_never_used_and_goes_once_old(tmp_path):
-    part = _option(jvm.class_archive("", tmp_path), "ArchiveClassesAtExit")
+    part = _option(_writer(tmp_path), "ArchiveClassesAtExit")
     with open(part, "wb") as cut:  # a JVM killed as it wrote: no header yet
         cut.write(bytes(4096))
     assert jvm.class_archive("", tmp_path) == ""  # not used, and still being written
@@ -69,9 +76,14 @@ def test_options_that_choose_class_sharing_leave_the_archive_out(tmp_path):
 
 def test_archives_of_another_java_or_spark_unused_for_a_week_go(tmp_path):
     stale, recent = tmp_path / "spark-classes-0.jsa", tmp_path / "spark-classes-1.jsa"
-    for path, age in ((stale, KEEP_UNUSED_DAYS + 1), (recent, KEEP_UNUSED_DAYS - 1)):
+    seen = tmp_path / "spark-classes-0.seen"
+    for path, age in (
+        (stale, KEEP_UNUSED_DAYS + 1),
+        (recent, KEEP_UNUSED_DAYS - 1),
+        (seen, KEEP_UNUSED_DAYS + 1),
+    ):
         path.write_bytes(b"an archive of another Java")
         then = time.time() - age * 86_400
         os.utime(path, (then, then))
-    jvm.class_archive("", tmp_path)
-    assert not stale.exists() and recent.exists()
+    _writer(tmp_path)
+    assert not stale.exists() and recent.exists() and not seen.exists()

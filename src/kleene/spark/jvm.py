@@ -4,13 +4,15 @@ local master, and a class archive that starts the JVM faster.
 The class archive (the JVM's class data sharing, CDS): a JVM given one maps the classes
 of Spark's jars from it rather than reading, parsing and checking each class again. On a
 2-core machine a local session started in 4.0 s rather than 7.2 s, at 7.5 CPU-s rather
-than 12.3 (docs/benchmarks.md). The first session on a machine (for one Java and one
-pyspark) writes the archive as its JVM exits, with the classes that session loaded (4 s
-more at its exit, and about 150-180 MB in kleene's cache folder, `kleene.spark.cache`);
-the sessions after it map that archive. A JVM writes the archive's header last, so one
-cut short (the JVM killed while writing) never has the archive's magic number and is
-never used: a JVM given a cut archive would crash as it starts, one given an archive of
-another Java or other jars starts without it, silently.
+than 12.3 (docs/benchmarks.md). The JVM that writes the archive, as it exits, runs slower
+(a session started in 12 s rather than 7), so the first session on a machine (for one
+Java and one pyspark) only notes that one ran: one session alone, say a first try, costs
+nothing more. The second writes the archive, with the classes it loaded (about 150-180
+MB in kleene's cache folder, `kleene.spark.cache`), and the sessions after it map it. A
+JVM writes the archive's header last, so one cut short (the JVM killed while writing)
+never has the archive's magic number and is never used: a JVM given a cut archive would
+crash as it starts, one given an archive of another Java or other jars starts without
+it, silently.
 
 Options that choose class data sharing themselves (`-Xshare`, `-XX:SharedArchiveFile`,
 `-XX:ArchiveClassesAtExit`) leave kleene's archive out: `-Xshare:auto` keeps the JVM's
@@ -74,16 +76,17 @@ WRITING_SECONDS = 1800
 
 def class_archive(given: str, where: Path | None = None) -> str:
     """The options that give the JVM kleene's class archive (in `where`, by default the
-    cache folder): map it when there is one, else write it as the JVM exits, unless
-    another session is writing one. Empty when `given` chooses class data sharing, when
-    no Java is found, or when no folder can be written.
+    cache folder): map it when there is one; else, unless this is the first session or
+    another session is writing one, write it as the JVM exits. Empty when `given` chooses
+    class data sharing, when no Java is found, or when no folder can be written.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as work:
-    ...     first = class_archive("", Path(work))
-    ...     second = class_archive("", Path(work))  # while the first JVM runs
-    >>> "ArchiveClassesAtExit" in first, second, class_archive("-Xshare:off")
-    (True, '', '')
+    ...     sessions = [class_archive("", Path(work)) for _ in range(3)]
+    >>> sessions[0], "ArchiveClassesAtExit" in sessions[1], sessions[2]
+    ('', True, '')
+    >>> class_archive("-Xshare:off")
+    ''
     """
     if _SHARING.search(given):
         return ""
@@ -102,11 +105,12 @@ def class_archive(given: str, where: Path | None = None) -> str:
         if final.exists():
             os.utime(final)  # in use: kept by `cache.prune`
             return f"-XX:SharedArchiveFile={final} {_QUIET}"
-        if not _claim(writing):
+        if _first(where / f"{name}.seen") or not _claim(writing):
             return ""
     except OSError:  # a folder another process changes, or that cannot be read
         return ""
     cache.prune(where, "spark-classes-*.jsa", final)
+    cache.prune(where, "spark-classes-*.seen", where / f"{name}.seen")
     return f"-XX:ArchiveClassesAtExit={where / f'{name}.{os.getpid()}.part'} {_QUIET}"
 
 
@@ -124,6 +128,15 @@ def _finish(where: Path, name: str, final: Path, writing: Path) -> None:
                 part.unlink()
         except OSError:  # another session moved or removed it first
             continue
+
+
+def _first(seen: Path) -> bool:
+    """Is this the first session (for this Java and pyspark) here? Noted if so."""
+    try:
+        os.close(os.open(seen, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+        return True
+    except FileExistsError:
+        return False
 
 
 def _claim(writing: Path) -> bool:
