@@ -66,7 +66,7 @@ def java_options(given: str, cores: int | None) -> str:
 #: Options that choose class data sharing (kleene's archive is then left out).
 _SHARING = re.compile(r"-Xshare:|-XX:SharedArchiveFile=|-XX:ArchiveClassesAtExit=")
 #: What the JVM's class data sharing would print (as a class it cannot archive is met).
-_QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
+_QUIET = "-Xlog:cds*=off"
 #: The first bytes of a finished archive (a dynamic archive's magic number, little-endian):
 #: the JVM writes them last.
 _MAGIC = bytes.fromhex("a8ab0bf0")
