@@ -76,14 +76,16 @@ def test_options_that_choose_class_sharing_leave_the_archive_out(tmp_path):
 
 def test_archives_of_another_java_or_spark_unused_for_a_week_go(tmp_path):
     stale, recent = tmp_path / "spark-classes-0.jsa", tmp_path / "spark-classes-1.jsa"
-    seen = tmp_path / "spark-classes-0.seen"
+    seen, cut = tmp_path / "spark-classes-0.seen", tmp_path / "spark-classes-0.123.part"
     for path, age in (
         (stale, KEEP_UNUSED_DAYS + 1),
         (recent, KEEP_UNUSED_DAYS - 1),
         (seen, KEEP_UNUSED_DAYS + 1),
+        (cut, KEEP_UNUSED_DAYS + 1),
     ):
         path.write_bytes(b"an archive of another Java")
         then = time.time() - age * 86_400
         os.utime(path, (then, then))
     _writer(tmp_path)
-    assert not stale.exists() and recent.exists() and not seen.exists()
+    assert recent.exists()
+    assert not stale.exists() and not seen.exists() and not cut.exists()

@@ -109,8 +109,8 @@ def class_archive(given: str, where: Path | None = None) -> str:
             return ""
     except OSError:  # a folder another process changes, or that cannot be read
         return ""
-    cache.prune(where, "spark-classes-*.jsa", final)
-    cache.prune(where, "spark-classes-*.seen", where / f"{name}.seen")
+    for kind in ("jsa", "seen", "part"):  # those of another Java or pyspark
+        cache.prune(where, f"spark-classes-*.{kind}", where / f"{name}.{kind}")
     return f"-XX:ArchiveClassesAtExit={where / f'{name}.{os.getpid()}.part'} {_QUIET}"
 
 

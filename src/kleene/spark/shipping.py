@@ -73,7 +73,7 @@ def shipment() -> Path:
     folder = cache.folder()
     target = folder / f"kleene-workers-{digest.hexdigest()[:16]}.zip"
     if target.exists():
-        os.utime(target)  # in use: kept by `_prune`
+        os.utime(target)  # in use: kept by `cache.prune`
     else:
         _write(target, files)
         cache.prune(folder, "kleene-workers-*.zip", target)
