@@ -89,3 +89,12 @@ def test_archives_of_another_java_or_spark_unused_for_a_week_go(tmp_path):
     _writer(tmp_path)
     assert recent.exists()
     assert not stale.exists() and not seen.exists() and not cut.exists()
+
+
+def test_a_relative_cache_home_is_not_the_current_folder(monkeypatch, tmp_path):
+    from kleene.spark import cache
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative")
+    assert cache.folder().is_absolute()
+    assert not (tmp_path / "relative").exists()

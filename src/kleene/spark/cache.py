@@ -30,8 +30,10 @@ KEEP_UNUSED_DAYS = 7
 
 def folder() -> Path:
     """The cache folder, made if need be (OSError: none can be written)."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    for found in (Path(base) / "kleene", Path(tempfile.gettempdir()) / "kleene"):
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    for found in (base / "kleene", Path(tempfile.gettempdir()) / "kleene"):
+        if not found.is_absolute():  # no home found: the path would name the current folder
+            continue
         try:
             found.mkdir(parents=True, exist_ok=True)
         except OSError:
