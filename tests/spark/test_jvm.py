@@ -3,7 +3,6 @@ exits (the first runs as it would without), used whole by the JVMs after it, nev
 cut short."""
 
 import os
-import shutil
 import subprocess
 import time
 
@@ -11,6 +10,8 @@ import pytest
 
 from kleene.spark import jvm
 from kleene.spark.cache import KEEP_UNUSED_DAYS
+
+pytestmark = pytest.mark.skipif(jvm.java() is None, reason="the archive is made for a Java")
 
 
 def _option(options: str, name: str) -> str:
@@ -25,17 +26,13 @@ def _writer(where) -> str:
 
 
 def _java(*options: str) -> subprocess.CompletedProcess[str]:
-    java = (
-        os.path.join(os.environ["JAVA_HOME"], "bin", "java")
-        if "JAVA_HOME" in os.environ
-        else "java"
+    binary = jvm.java()
+    assert binary is not None
+    return subprocess.run(
+        [binary, *options, "-version"], capture_output=True, text=True, check=False
     )
-    return subprocess.run([java, *options, "-version"], capture_output=True, text=True, check=False)
 
 
-@pytest.mark.skipif(
-    shutil.which("java") is None and "JAVA_HOME" not in os.environ, reason="no Java"
-)
 def test_the_first_jvm_writes_the_archive_and_the_next_maps_it_whole(tmp_path):
     writer = _writer(tmp_path)
     part = _option(writer, "ArchiveClassesAtExit")

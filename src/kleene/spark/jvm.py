@@ -31,7 +31,7 @@ from pathlib import Path
 
 from kleene.spark import cache
 
-__all__ = ["SERIAL_GC_CORES", "class_archive", "java_options"]
+__all__ = ["SERIAL_GC_CORES", "class_archive", "java", "java_options"]
 
 #: On a local master of at most this many cores, the JVM (driver and executors in one) runs
 #: the serial garbage collector rather than the JVM's default (G1 on a 2-core machine):
@@ -152,16 +152,23 @@ def _claim(writing: Path) -> bool:
         return True
 
 
+def java() -> str | None:
+    """The Java that Spark's launcher runs: `JAVA_HOME`'s, else `java` on the path (None:
+    none found)."""
+    home = os.environ.get("JAVA_HOME")
+    found = os.path.join(home, "bin", "java") if home else shutil.which("java")
+    return found if found is not None and os.path.exists(found) else None
+
+
 def _key() -> str | None:
-    """What an archive is made for: the Java that Spark's launcher runs (`JAVA_HOME`, else
-    `java` on the path) and this pyspark's jars (None: no Java found)."""
+    """What an archive is made for: the Java that Spark's launcher runs and this pyspark's
+    jars (None: no Java found)."""
     import pyspark
 
-    home = os.environ.get("JAVA_HOME")
-    java = os.path.join(home, "bin", "java") if home else shutil.which("java")
-    if java is None or not os.path.exists(java):
+    binary = java()
+    if binary is None:
         return None
-    binary = os.path.realpath(java)
+    binary = os.path.realpath(binary)
     jars = Path(pyspark.__file__).parent / "jars"
     made = f"{binary}\0{os.stat(binary).st_mtime_ns}\0{jars}\0{pyspark.__version__}"
     return hashlib.sha256(made.encode()).hexdigest()[:16]
