@@ -4,15 +4,15 @@ local master, and a class archive that starts the JVM faster.
 The class archive (the JVM's class data sharing, CDS): a JVM given one maps the classes
 of Spark's jars from it rather than reading, parsing and checking each class again. On a
 2-core machine a local session started in 3.6-4.3 s rather than 6.2-7.4 s, at 7.3-7.6
-CPU-s rather than 12.2-12.5 (docs/benchmarks-journal.md). The JVM that writes the archive, as it exits, runs slower
-(a session started in 12 s rather than 7), so the first session on a machine (for one
-Java and one pyspark) only notes that one ran: one session alone, say a first try, costs
-nothing more. The second writes the archive, with the classes it loaded (about 150-180
-MB in kleene's cache folder, `kleene.spark.cache`), and the sessions after it map it. A
-JVM writes the archive's header last, so one cut short (the JVM killed while writing)
-never has the archive's magic number and is never used: a JVM given a cut archive would
-crash as it starts, one given an archive of another Java or other jars starts without
-it, silently.
+CPU-s rather than 12.2-12.5 (docs/benchmarks-journal.md). The JVM that writes the
+archive, as it exits, runs slower (a session started in 12 s rather than 7), so the
+first session on a machine (for one Java and one pyspark) only notes that one ran: one
+session alone, say a first try, costs nothing more. The second writes the archive, with
+the classes it loaded (about 150-180 MB in kleene's cache folder, `kleene.spark.cache`),
+and the sessions after it map it. A JVM writes the archive's header last, so one cut
+short (the JVM killed while writing) never has the archive's magic number and is never
+used: a JVM given a cut archive would crash as it starts, one given an archive of
+another Java or other jars starts without it, silently.
 
 Options that choose class data sharing themselves (`-Xshare`, `-XX:SharedArchiveFile`,
 `-XX:ArchiveClassesAtExit`) leave kleene's archive out: `-Xshare:auto` keeps the JVM's
