@@ -19,8 +19,11 @@ read off the automaton's states once, at compile time:
 - an UNTIL condition refuses the event to its loop; inside the loop the run may not ignore
   it, and at the loop's entry it may neither take nor ignore an event only the condition
   refuses;
-- a GREEDY loop keeps an event it can take from a run proceeding past it, and from a run
-  that left it (`Contiguous.held`) until that run takes one.
+- a GREEDY loop keeps an event it can take from a run proceeding past it, and a run leaves
+  it at an event only if what comes after it can take the event or the loop could not
+  ignore it there (Flink's greedy proceed condition); a run standing at a GREEDY loop keeps
+  that way out after ignoring events there (`standing`). A match that would end by leaving
+  a GREEDY loop is `reference`'s: nfa refuses the pattern.
 """
 
 from __future__ import annotations
@@ -37,15 +40,13 @@ from kleene.events import Event
 from kleene.plans.nfa.automaton import Automaton, Edge, places
 from kleene.plans.nfa.vector import Move, Node
 
-__all__ = ["NOTHING", "OTHERS", "OWN", "Gate", "Held", "Leaving", "Place", "Way"]
+__all__ = ["NOTHING", "OTHERS", "OWN", "Gate", "Leaving", "Place", "Way"]
 
 #: What a run ignored since its last take: nothing, events of other partitions only, an
 #: event of its own partition.
 NOTHING, OTHERS, OWN = 0, 1, 2
 
 Test = Callable[[Event], bool]
-#: Where a run stood in the GREEDY loops it left: its node, V, and the loops.
-Held = tuple[int, tuple[Any, ...], frozenset[str]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,8 +114,9 @@ class Leaving:
         #: Per node, by event type: its edges (`Move`) each with its `Gate`.
         self.gated: list[dict[str, tuple[tuple[Move, Gate], ...]]] = []
         self.other: list[tuple[tuple[Move, Gate], ...]] = []
-        #: Per node: each GREEDY loop with the node's direct edges into it.
-        self.loops: list[dict[str, tuple[Move, ...]]] = []
+        #: Per node: the GREEDY loops a run there stands at (it may leave them, and keeps
+        #: that way out after ignoring events there).
+        self.standing: list[frozenset[str]] = []
         for state, node in zip(automaton.states, nodes, strict=True):
             counts = dict(state.counts)
             self.places.append(
@@ -138,36 +140,35 @@ class Leaving:
                     for number, way in enumerate(state.exits)
                 )
             )
+            standing = frozenset(p.name for p in self.places[-1]) & greedy
+            self.standing.append(standing)
             edges = {id(m): m for moves in (*node.by_type.values(), node.other) for m in moves}
             gates = {
-                key: self._gate(m.edge, state.closed, greedy, strategies.entry)
+                key: self._gate(m.edge, state.closed, greedy, standing, strategies.entry)
                 for key, m in edges.items()
             }
             self.gated.append(
                 {t: tuple((m, gates[id(m)]) for m in moves) for t, moves in node.by_type.items()}
             )
             self.other.append(tuple((m, gates[id(m)]) for m in node.other))
-            self.loops.append(
-                {
-                    loop: tuple(m for m in edges.values() if m.direct and m.edge.variable == loop)
-                    for loop in greedy - state.closed
-                }
-            )
 
     def _gate(
         self,
         edge: Edge,
         closed: frozenset[str],
         greedy: frozenset[str],
+        standing: frozenset[str],
         entry: Callable[[str], str],
     ) -> Gate:
         levels = {NOTHING, OTHERS, OWN}
         strategy = entry(edge.variable)
         # (an any-match edge where no run waits past the loop: SASE+'s rule, any level)
         relaxed = strategy != "skip_till_any_match" or self.leaving
+        # (past a GREEDY loop it stands at, a run proceeds after ignoring events there)
+        kept = bool(standing & edge.closes) and self.leaving
         if not edge.direct and strategy == "strict_contiguity":
             levels = {NOTHING}
-        elif not edge.direct and strategy != "skip_till_next_match" and relaxed:
+        elif not edge.direct and strategy != "skip_till_next_match" and relaxed and not kept:
             levels = {NOTHING, OTHERS}
         return Gate(
             frozenset(levels),
@@ -236,27 +237,35 @@ class Leaving:
                 return False
         return True
 
-    def keeps(self, held: Held, event: Event) -> bool:
-        """Would a GREEDY loop a run left (standing at node `held[0]` with V `held[1]`)
-        take the event (of the run's partition and equivalence values) into one of the
-        loops `held[2]`?"""
-        node, vector, loops = held
-        for loop in loops:
-            if not self.variables[loop].takes(event.type):
+    def ignores_at(
+        self,
+        node: int,
+        loops: AbstractSet[str],
+        same: bool,
+        own: bool,
+        event: Event,
+        taken: AbstractSet[str],
+    ) -> bool:
+        """Could a run at `node` ignore the event at the place of every GREEDY loop of
+        `loops` it stands at (inside the loop, or at its entry: as `ignorable` asks of all
+        its places)?"""
+        for place in self.places[node]:
+            if place.name not in loops:
                 continue
-            for move in self.loops[node].get(loop, ()):
-                if move.local is not None and not move.local(event):
-                    continue
-                if move.check is not None and not move.check(event, vector):
-                    continue
-                if move.late is not None:
-                    after = vector if move.update is None else move.update(vector, event)
-                    if not move.late(event, after):
-                        continue
-                until = self.until.get(loop)
-                if until is None or not until(event):
-                    return True
-        return False
+            if place.until is not None and same and place.until(event):
+                return False
+            strategy = place.strategy
+            if strategy == "skip_till_any_match":
+                continue
+            if strategy in ("skip_till_next_match", "relaxed_contiguity"):
+                if place.name in taken:
+                    return False
+            elif strategy == "partition_contiguity":
+                if not self.partitioned or own:
+                    return False
+            else:
+                return False
+        return True
 
 
 def _until(name: str, condition: Any, analysis: Analysis) -> Test:

@@ -34,6 +34,7 @@ from typing import Any
 from kleene.compiler.analysis import EXTENSIONS, Analysis
 from kleene.compiler.evaluate import shared_values
 from kleene.compiler.options import Options
+from kleene.compiler.validate import nullable
 from kleene.errors import KleeneError
 from kleene.events import Event, Watermark
 from kleene.language.sase import ast as A
@@ -43,7 +44,7 @@ from kleene.plans.common.checks import Checks
 from kleene.plans.common.finalize import Candidate, Partition
 from kleene.plans.nfa.automaton import LANDINGS, Automaton, Edge, build
 from kleene.plans.nfa.buffer import Buffer, Entry, History, Memo, Version, in_order
-from kleene.plans.nfa.leaving import NOTHING, OTHERS, OWN, Held, Leaving
+from kleene.plans.nfa.leaving import NOTHING, OTHERS, OWN, Leaving
 from kleene.plans.nfa.negation import NegativeFinalizer
 from kleene.plans.nfa.vector import Compiled, Move, Node, compile_automaton
 
@@ -100,11 +101,10 @@ class Run:
 class Contiguous(Run):
     """A run under Flink's and CORE's rules (`leaving.py`): what it ignored since its last
     take, whether it got where it stands by leaving loops without an event (`landed`: it
-    leaves no further), where a GREEDY loop it left holds it (None: nowhere), its first
-    event's stream position (`seq`, for a count window), and whether it stands as a
-    completed match (`done`, for timeouts)."""
+    leaves no further), its first event's stream position (`seq`, for a count window), and
+    whether it stands as a completed match (`done`, for timeouts)."""
 
-    __slots__ = ("done", "held", "ignored", "landed", "seq")
+    __slots__ = ("done", "ignored", "landed", "seq")
 
     def __init__(
         self,
@@ -121,19 +121,15 @@ class Contiguous(Run):
         seq: int | None = None,
         ignored: int = NOTHING,
         landed: bool = False,
-        held: Held | None = None,
         done: bool = False,
     ) -> None:
         super().__init__(node, vector, key, values, start, origin, horizon, version, last, memo)
         self.seq = seq
         self.ignored = ignored
         self.landed = landed
-        self.held = held
         self.done = done
 
-    def moved(
-        self, node: int, ignored: int, held: Held | None, version: Version | None = None
-    ) -> Contiguous:
+    def moved(self, node: int, ignored: int, version: Version | None = None) -> Contiguous:
         """This run standing elsewhere without a take (its history shared)."""
         return Contiguous(
             node,
@@ -149,7 +145,6 @@ class Contiguous(Run):
             self.seq,
             ignored,
             True,
-            held,
             self.done,
         )
 
@@ -282,6 +277,12 @@ class Nfa(Plan[NfaState]):
             return (
                 "an UNTIL loop inside AND stops at an event another part takes "
                 "(plan 'reference' runs it)"
+            )
+        ending = _greedy_ending(analysis.structure)
+        if ending:
+            return (
+                f"a match that ends by leaving the GREEDY loop {ending[0]} completes at a later "
+                "event, one the loop cannot take (plan 'reference' runs it)"
             )
         if _leaves(analysis, options) and _contains_and(analysis.structure):
             return (
@@ -641,15 +642,10 @@ class Nfa(Plan[NfaState]):
             node = run.node
             own = run.key == key
             same = own and run.values == values
-            if same and run.held is not None and leaving.keeps(run.held, event):
-                continue  # the GREEDY loop it left takes the event: it can do nothing
             found: list[tuple[Move, tuple[Any, ...]]] = []
-            direct: AbstractSet[str] = _EMPTY
             taken: AbstractSet[str] = _EMPTY
             if same and gated[node].get(event_type, other[node]):
-                found, direct, taken, evaluated = leaving.moves(
-                    node, run.vector, run.ignored, event
-                )
+                found, _, taken, evaluated = leaving.moves(node, run.vector, run.ignored, event)
                 evaluations += evaluated
             ignored = always[node] or leaving.ignorable(node, same, own, event, taken)
             level = OWN if own else max(run.ignored, OTHERS)
@@ -664,27 +660,37 @@ class Nfa(Plan[NfaState]):
                         cut = True
                 if move.target is not None:
                     branches.append((move.edge, vector, move.target, done))
-            landings: list[tuple[int, Held | None]] = []
-            if ways[node] and not run.landed and run.ignored != OWN and (own or not ignored):
+            landings: list[int] = []
+            if ways[node] and not run.landed and (own or not ignored):
+                standing = leaving.standing[node]
                 for way in ways[node]:
-                    if way.greedy and way.greedy & direct:
-                        continue  # the loop it leaves keeps the event
+                    greedy = way.greedy
+                    if run.ignored == OWN and not greedy & standing:
+                        continue  # it lost its way out here (a GREEDY loop keeps its own)
+                    if greedy and any(m.edge.variable in greedy for m, _ in found):
+                        continue  # the GREEDY loop it leaves takes the event
                     if way.check is not None and not way.check(event, run.vector):
                         continue
                     target = way.target
-                    if always[target]:
-                        there_ignores = True
-                    else:
-                        there: AbstractSet[str] = _EMPTY
-                        if same and gated[target].get(event_type, other[target]):
-                            _, _, there, evaluated = leaving.moves(
-                                target, run.vector, NOTHING, event
-                            )
-                            evaluations += evaluated
-                        there_ignores = leaving.ignorable(target, same, own, event, there)
-                    if there_ignores:
-                        held = (node, run.vector, way.greedy) if way.greedy else None
-                        landings.append((target, held))
+                    takes: list[tuple[Move, tuple[Any, ...]]] = []
+                    there: AbstractSet[str] = _EMPTY
+                    if (
+                        same
+                        and (greedy or not always[target])
+                        and gated[target].get(event_type, other[target])
+                    ):
+                        takes, _, there, evaluated = leaving.moves(
+                            target, run.vector, NOTHING, event
+                        )
+                        evaluations += evaluated
+                    if (
+                        greedy
+                        and not takes
+                        and leaving.ignores_at(node, greedy, same, own, event, taken)
+                    ):
+                        continue  # nothing past the GREEDY loop takes what it may ignore
+                    if always[target] or leaving.ignorable(target, same, own, event, there):
+                        landings.append(target)
             if not (ignored or branches or landings):
                 continue
             horizon = min(horizon, run.horizon)
@@ -696,9 +702,9 @@ class Nfa(Plan[NfaState]):
                     run.last = buffer.add(
                         edge.stack, edge.variable, position, event, run.version, run.last
                     )
-                    run.ignored, run.landed, run.held = NOTHING, False, None
+                    run.ignored, run.landed = NOTHING, False
                 else:
-                    run.node, run.held = landings[0]
+                    run.node = landings[0]
                     run.ignored, run.landed = level, True
                 survivors.append(run)
                 continue
@@ -722,14 +728,13 @@ class Nfa(Plan[NfaState]):
                         run.seq,
                         NOTHING,
                         False,
-                        None,
                         done,
                     )
                 )
-            for target, held in landings:
+            for target in landings:
                 version = (*base, run.children)
                 run.children += 1
-                survivors.append(run.moved(target, level, held, version))
+                survivors.append(run.moved(target, level, version))
             if ignored:
                 run.version = (*base, run.children)
                 run.children = 0
@@ -768,7 +773,6 @@ class Nfa(Plan[NfaState]):
                             event.seq,
                             NOTHING,
                             False,
-                            None,
                             done,
                         )
                     )
@@ -1006,7 +1010,7 @@ class Nfa(Plan[NfaState]):
             key: Hashable = (run.node, run.key, run.values, self.nodes[run.node].mask(run.vector))
             if flink:  # runs that ignored or left differently go on differently
                 assert isinstance(run, Contiguous)
-                key = (key, run.ignored, run.landed, run.held)
+                key = (key, run.ignored, run.landed)
             try:
                 groups.setdefault(key, []).append(run)
             except TypeError:
@@ -1041,7 +1045,6 @@ class Nfa(Plan[NfaState]):
                         youngest.seq,
                         youngest.ignored,
                         youngest.landed,
-                        youngest.held,
                     )
                 )
             else:
@@ -1140,6 +1143,23 @@ def _until_in_and(element: A.Element, inside: bool = False) -> bool:
         return False
     inside = inside or isinstance(element, A.And)
     return any(_until_in_and(item, inside) for item in element.items)
+
+
+def _greedy_ending(element: A.Element) -> list[str]:
+    """The GREEDY loops a match may end by leaving: those nothing but optional elements
+    follow, to the pattern's end."""
+    if isinstance(element, A.EventVar):
+        return [element.name] if element.greedy else []
+    if isinstance(element, A.Negation):
+        return []
+    if not isinstance(element, A.Seq):
+        return [name for item in element.items for name in _greedy_ending(item)]
+    found: list[str] = []
+    for item in reversed(element.items):
+        found += _greedy_ending(item)
+        if not nullable(item):
+            break
+    return found
 
 
 def _flink(analysis: Analysis, options: Options) -> bool:

@@ -24,8 +24,15 @@ may:
 - *leave* loops (and optional elements) without an event (`Arithmetic.exits`), where it
   lands at a place that follows relaxed contiguity or skip till any match (Flink's
   `followedBy` and `followedByAny`): a run that took an event goes on both where it stands
-  and past every loop it may leave. A run that left a GREEDY loop cannot use or skip an
-  event the loop could take, until it takes one: the loop keeps it.
+  and past every loop it may leave.
+
+A GREEDY loop (Flink's `greedy()`) is left at an event, as Flink's greedy proceed edge is
+taken: a run standing at it (inside it, or at the entry of an empty optional one) leaves it
+at an event only if the loop cannot take the event and either what comes after the loop can
+take it or the loop could not ignore it there (`leaves`); it keeps that way out after
+ignoring events there. A match that ends by leaving a GREEDY loop completes only at such an
+event, after its last one, and only when the loop is the pattern's last element (Flink
+reaches its final state out of a greedy state only by that edge; `finishes`).
 
 Proceeding is Flink's: a run that ignored an event of its partition since its last take has
 lost its proceed edges (Flink's loop and optional states go to an *ignore state* that has
@@ -50,7 +57,7 @@ from typing import Any
 
 from kleene.compiler.analysis import Analysis
 from kleene.compiler.evaluate import Env, evaluate
-from kleene.compiler.residuals import Arithmetic, Residual, Take, residual
+from kleene.compiler.residuals import Arithmetic, Residual, Take, Var, residual
 from kleene.events import Event
 from kleene.language.sase import ast as A
 from kleene.plans.common.arrivals import Stream
@@ -80,13 +87,16 @@ class ResidualRun:
     values: tuple[Hashable, ...]
     #: The stream position (`Event.seq`) of the run's first event, for a count window.
     origin: int | None = None
-    #: For a run that left a GREEDY loop without an event and has taken none since: the run
-    #: as it stood in the loop.
+    #: For a run that left a GREEDY loop without an event, until the next event (the one it
+    #: leaves at): the run as it stood at the loop.
     held: ResidualRun | None = None
     #: What the run ignored since its last take (`NOTHING`, `OTHERS`, `OWN`): a run that
     #: ignored an event keeps no proceed edge into a strict edge, one that ignored an event
     #: of its partition none but into a skip till next match edge.
     ignored: int = NOTHING
+    #: Has the run completed its match by leaving the GREEDY loop that ends the pattern (at
+    #: an event after its last)? It is not reported again.
+    finished: bool = False
 
     @property
     def identity(self) -> tuple[Any, ...]:
@@ -115,6 +125,9 @@ class Runs:
         self.count = count
         self.partition = analysis.partition
         self.greedy = frozenset(v.name for v in analysis.positive if v.greedy)
+        #: The variables a match may end with (the last of each SEQ, every part of an AND
+        #: or OR): a run completes by leaving a GREEDY loop only if it is one of them.
+        self.ending = _ending(structure)
         self.until = {v.name: v.until for v in analysis.positive if v.until is not None}
         self._takes: dict[Residual, tuple[Take, ...]] = {}
         #: May a run leave loops without an event anywhere?
@@ -141,12 +154,13 @@ class Runs:
         survivors: dict[Any, ResidualRun] = {}
         completed: list[Binding] = []
         expired: list[ResidualRun] = []
-        for run in runs:
-            if self.expired(run, event):
-                expired.append(run)
+        for each in runs:
+            if self.expired(each, event):
+                expired.append(each)
                 continue
-            if run.held is not None and self.keeps(run.held, run, event, position, stream):
-                continue  # the GREEDY loop it left takes the event: this run can do nothing
+            run = self.arriving(each, event, position, stream, completed)
+            if run is None:
+                continue  # it does not leave the GREEDY loop at this event
             taken: set[str] = set()
             for take in self.takes(run.residual):
                 moved = self.move(run, take, event, position, stream)
@@ -158,7 +172,11 @@ class Runs:
                     taken.add(take[0])
                 self.keep(moved, survivors, completed, stream)
             if self.ignorable(run, event, taken):
-                self.file(self.ignoring(run, event), survivors)
+                waiting = self.ignoring(run, event)
+                self.file(waiting, survivors)
+                standing = self.standing(waiting)
+                if standing and self.leaving:  # a GREEDY loop's way out stays open
+                    self.leave(waiting, survivors, stream, standing)
         values = self.checks.equivalent([event])
         if values is not None:
             fresh = ResidualRun(
@@ -174,6 +192,27 @@ class Runs:
             completed = list({tuple(sorted(b.items())): b for b in completed}.values())
         return list(survivors.values()), completed, expired
 
+    def arriving(
+        self,
+        run: ResidualRun,
+        event: Event,
+        position: int,
+        stream: Stream,
+        completed: list[Binding],
+    ) -> ResidualRun | None:
+        """The run as the event finds it: None if it left a GREEDY loop that the event does
+        not let it leave (`leaves`); marked finished if the event completes its match by
+        leaving the GREEDY loop that ends the pattern (`finishes`: the match is added to
+        `completed`)."""
+        if run.held is not None:
+            if not self.leaves(run.held, run, event, position, stream):
+                return None
+            run = dataclasses.replace(run, held=None)
+        if self.greedy and not run.finished and self.finishes(run, event, position, stream):
+            completed.append(self.closing(run.bound, self.shape.open_vars(run.residual)))
+            run = dataclasses.replace(run, finished=True)
+        return run
+
     def complete(self, run: ResidualRun, stream: Stream) -> bool:
         """Has the run completed the match it stands for (it is one, as it is)?"""
         if not self.shape.nullable(run.residual):
@@ -182,6 +221,56 @@ class Runs:
         bound = self.closing(run.bound, closing)
         closed = run.closed | closing
         return self.checks.new_instances_hold((run.bound, run.closed), (bound, closed), stream)
+
+    def holding(self, run: ResidualRun) -> frozenset[str]:
+        """The GREEDY loops a match the run completes now would leave that could still
+        take events (Flink never reaches its final state through one straight after a
+        take)."""
+        if not self.greedy:
+            return frozenset()
+        return frozenset(
+            var.name
+            for var in _vars(run.residual)
+            if var.name in self.greedy and var.name not in run.closed and self.room(var)
+        )
+
+    def room(self, var: Var) -> bool:
+        """May the variable take another event?"""
+        most = self.variables[var.name].max
+        return most is None or var.count < most
+
+    def completed(self, run: ResidualRun, stream: Stream) -> bool:
+        """Has the run reported the match it stands for (at its last take, or by leaving
+        the GREEDY loop that ends the pattern)?"""
+        return run.finished or (not self.holding(run) and self.complete(run, stream))
+
+    def finishes(self, run: ResidualRun, event: Event, position: int, stream: Stream) -> bool:
+        """Does the run complete its match at this event (of its partition) by leaving the
+        GREEDY loop that ends the pattern: Flink's proceed edge from a greedy state to the
+        final one, taken when the loop cannot take the event?"""
+        loops = self.holding(run)
+        if not loops or not loops <= self.ending or not self.same(run, event):
+            return False
+        if not self.shape.nullable(run.residual):
+            return False
+        if run.ignored == OWN and not loops & self.standing(run):
+            return False  # it ignored an event where it stands, and lost its way out there
+        if any(self.takes_into(run, loop, event, position, stream) for loop in loops):
+            return False
+        return self.complete(run, stream)
+
+    def standing(self, run: ResidualRun) -> frozenset[str]:
+        """The GREEDY loops the run may leave where it stands (inside one with enough
+        events, at the entry of an empty optional one)."""
+        if not self.greedy:
+            return frozenset()
+        return frozenset(name for name, _ in self.places(run)) & self.holding(run)
+
+    def same(self, run: ResidualRun, event: Event) -> bool:
+        """Is the event of the run's partition and equivalence values?"""
+        if self.partition is not None and self.key(event) != run.key:
+            return False
+        return not self.checks.equivalences or self.checks.equivalent([event]) == run.values
 
     def expired(self, run: ResidualRun, event: Event) -> bool:
         """Has the event left the run's windows (time, or count of stream positions)?"""
@@ -197,11 +286,18 @@ class Runs:
 
     def file(self, run: ResidualRun, survivors: dict[Any, ResidualRun]) -> None:
         """Keep a run for the next event (once: of two equal runs, one free of a GREEDY
-        loop's hold can do all the other can)."""
+        loop's hold, and then one that ignored less, can do all the other can; the match
+        either reported is reported)."""
         identity = run.identity
         kept = survivors.get(identity)
-        if kept is None or (kept.held is not None and run.held is None):
+        if kept is None:
             survivors[identity] = run
+            return
+        if (run.held is not None, run.ignored) < (kept.held is not None, kept.ignored):
+            kept, run = run, kept
+        if run.finished and not kept.finished:
+            kept = dataclasses.replace(kept, finished=True)
+        survivors[identity] = kept
 
     # -- what a run waits for ------------------------------------------------------------
 
@@ -281,7 +377,7 @@ class Runs:
             return None
         if not direct and self.greedy & closes:
             for loop in self.greedy & closes - run.closed:
-                if self.could_take(run, loop, event, position, stream):
+                if self.takes_into(run, loop, event, position, stream):
                     return None  # the GREEDY loop keeps the event
         bound = self.closing(run.bound, closes)
         bound[name] = (*bound.get(name, ()), position)
@@ -331,21 +427,49 @@ class Runs:
                 result.setdefault(name, ())
         return result
 
-    def could_take(
+    def takes_into(
         self, run: ResidualRun, name: str, event: Event, position: int, stream: Stream
     ) -> bool:
-        """Could the run take the event into `name` where it stands?"""
+        """Could the run take the event into `name` (where it stands, or proceeding)?"""
         return any(
-            take[2] and take[0] == name and self.move(run, take, event, position, stream)
+            take[0] == name and self.move(run, take, event, position, stream)
             for take in self.takes(run.residual)
         )
 
-    def keeps(
+    def leaves(
         self, held: ResidualRun, run: ResidualRun, event: Event, position: int, stream: Stream
     ) -> bool:
-        """Would a GREEDY loop `run` left (standing as `held`) take the event?"""
+        """May `run`, which left GREEDY loops standing at them as `held`, leave them at this
+        event (Flink's greedy proceed condition): they cannot take it, and either the run can
+        take it where it lands or the loops could not ignore it there?"""
         loops = self.greedy & (run.closed - held.closed)
-        return any(self.could_take(held, name, event, position, stream) for name in loops)
+        if any(self.takes_into(held, name, event, position, stream) for name in loops):
+            return False
+        if any(self.move(run, take, event, position, stream) for take in self.takes(run.residual)):
+            return True
+        return not all(self.ignores_at(held, name, event, position, stream) for name in loops)
+
+    def ignores_at(
+        self, run: ResidualRun, name: str, event: Event, position: int, stream: Stream
+    ) -> bool:
+        """Could the run ignore the event (which `name` cannot take) at `name`'s place, by
+        the strategy there: inside its loop, or at its entry?"""
+        inside = bool(run.bound.get(name)) and name not in run.closed
+        strategy = self.strategy(name, inside)
+        if strategy == "skip_till_any_match":
+            return True
+        if strategy == "partition_contiguity":
+            return self.partition is not None and self.key(event) != run.key
+        if strategy not in ("skip_till_next_match", "relaxed_contiguity"):
+            return False
+        if not self.same(run, event) or not self.stops(name, run, event):
+            return True
+        if inside:
+            return False  # the loop stops at the event
+        return not any(  # an entry neither takes nor ignores what only UNTIL refuses
+            take[0] == name and self.move(run, take, event, position, stream, until=False)
+            for take in self.takes(run.residual)
+        )
 
     def keep(
         self,
@@ -356,18 +480,27 @@ class Runs:
     ) -> None:
         """File a run that just took an event: it may complete a match, and may go on."""
         shape = self.shape
-        if self.complete(run, stream):
+        if not self.holding(run) and self.complete(run, stream):
             completed.append(self.closing(run.bound, shape.open_vars(run.residual)))
         if self.takes(run.residual):
             self.file(run, survivors)
         if self.leaving:
             self.leave(run, survivors, stream)
 
-    def leave(self, run: ResidualRun, survivors: dict[Any, ResidualRun], stream: Stream) -> None:
+    def leave(
+        self,
+        run: ResidualRun,
+        survivors: dict[Any, ResidualRun],
+        stream: Stream,
+        through: frozenset[str] | None = None,
+    ) -> None:
         """File the runs `run` becomes by leaving loops without an event: those landing
         where relaxed contiguity or skip till any match lets a run wait, whose closing
-        conditions hold and that can still take an event."""
+        conditions hold and that can still take an event (`through`: only those leaving
+        one of these GREEDY loops)."""
         for after, closes in self.shape.exits(run.residual):
+            if through is not None and not closes & through:
+                continue
             bound = self.closing(run.bound, closes)
             closed = run.closed | closes
             left = ResidualRun(after, bound, closed, run.start, run.key, run.values, run.origin)
@@ -382,4 +515,27 @@ class Runs:
                 left = ResidualRun(
                     after, bound, closed, run.start, run.key, run.values, run.origin, run
                 )
+            if run.finished:
+                left = dataclasses.replace(left, finished=True)
             self.file(left, survivors)
+
+
+def _vars(r: Residual) -> Iterable[Var]:
+    """Every variable of a residual."""
+    if isinstance(r, Var):
+        yield r
+    else:
+        for item in r.items:
+            yield from _vars(item)
+
+
+def _ending(element: A.Element) -> frozenset[str]:
+    """The variables a match of `element` may end with: the last item of a SEQ, every part
+    of an AND or an OR."""
+    if isinstance(element, A.EventVar):
+        return frozenset((element.name,))
+    if isinstance(element, A.Negation):
+        return frozenset()
+    if isinstance(element, A.Seq):
+        return _ending(element.items[-1]) if element.items else frozenset()
+    return frozenset().union(*(_ending(item) for item in element.items))
