@@ -312,7 +312,9 @@ def _next_spoils(
     partition: Callable[[Event], Hashable | None] | None,
 ) -> bool:
     """NOT NEXT: the first event of the match's partition after the last one bound before
-    the negation qualifies (whether or not the match binds it)."""
+    the negation qualifies (whether or not the match binds it); or, right after a loop, an
+    event of the partition from the one after the loop's least number of events on (Flink
+    tests notNext wherever the run may leave the loop)."""
     before = [
         p
         for ancestor, index in path
@@ -323,6 +325,16 @@ def _next_spoils(
     if not before:
         return False
     last = events[max(before)]
+    ancestor, index = path[-1]
+    previous = ancestor.items[index - 1] if isinstance(ancestor, A.Seq) and index else None
+    if isinstance(previous, A.EventVar) and previous.quantifier is not None:
+        loop = assignment.get(previous.name) or ()
+        least = max(previous.quantifier.min, 1)
+        if loop:
+            for event in events[loop[least - 1] + 1 : max(before) + 1]:
+                mine = partition is None or partition(event) == partition(last)
+                if mine and _takes(var, event) and _qualifies(pattern, var, event, bound):
+                    return True
     within = pattern.within
     start = min(e.t for es in bound.values() for e in es)
     reach = math.inf if within is None or within.amount is None else start + within.amount

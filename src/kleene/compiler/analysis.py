@@ -192,6 +192,10 @@ class Negated:
     next: bool = False
     #: `NOT FOLLOWED(T v)`: the variable right before it, from whose first event on it looks.
     since: str | None = None
+    #: `NOT NEXT(T v)` right after a Kleene variable: that loop, from whose least number of
+    #: events on every event is looked at (Flink tests notNext at each event a run in the
+    #: loop may leave it at).
+    loop: str | None = None
 
     def applies(self, bound: Mapping[str, object]) -> bool:
         """Does the negation concern a match binding these variables?"""
@@ -388,6 +392,11 @@ class Analysis(Query):
         return Output("matches", fields, timeouts, retractions)
 
 
+def _loop_before(name: str | None, variables: Mapping[str, Variable]) -> str | None:
+    """`name`, if it is a Kleene variable."""
+    return name if name is not None and variables[name].kleene else None
+
+
 def analyze(
     pattern: A.Pattern,
     functions: Mapping[str, Callable[..., Any]] | None = None,
@@ -421,6 +430,7 @@ def analyze(
             branches.get(name, ()),
             name in A.next_negations(pattern.structure),
             A.followed_negations(pattern.structure).get(name),
+            _loop_before(A.followed_negations(pattern.structure, next_=True).get(name), variables),
         )
         for name, variable in variables.items()
         if variable.negated

@@ -263,18 +263,19 @@ def next_negations(element: Element) -> frozenset[str]:
     return frozenset().union(*(next_negations(item) for item in element.items))
 
 
-def followed_negations(element: Element) -> dict[str, str]:
-    """The names of the variables negated by `NOT FOLLOWED(...)`, each with the variable
-    right before it in its SEQ (validation puts one there)."""
+def followed_negations(element: Element, next_: bool = False) -> dict[str, str]:
+    """The names of the variables negated by `NOT FOLLOWED(...)` (with `next_`: by `NOT
+    NEXT(...)`), each with the variable right before it in its SEQ, where one is
+    (validation puts one before a NOT FOLLOWED)."""
     found: dict[str, str] = {}
     if isinstance(element, EventVar | Negation):
         return found
     for index, item in enumerate(element.items):
-        if isinstance(item, Negation) and item.followed and index > 0:
+        if isinstance(item, Negation) and (item.next if next_ else item.followed) and index > 0:
             previous = element.items[index - 1]
             if isinstance(previous, EventVar):
                 found[item.event.name] = previous.name
-        found.update(followed_negations(item))
+        found.update(followed_negations(item, next_))
     return found
 
 

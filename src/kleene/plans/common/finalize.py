@@ -571,7 +571,10 @@ class Finalizer:
         """NOT NEXT: does the event right after the last one bound before the negation (of
         the match's partition; an event the match binds too) qualify? None: it has not come
         yet. As every negation, it reaches no further than the window from the match's
-        start; at the end of the stream, with no event after, nothing spoils."""
+        start; at the end of the stream, with no event after, nothing spoils. After a loop,
+        every event from the one after the loop's least number of events on is looked at as
+        well: Flink's run in the loop may leave it at each of them, and dies where the one
+        negated comes."""
         binding = candidate.binding
         before = [p for v in negation.before if v in binding for p in binding[v]]
         if not before:
@@ -580,13 +583,23 @@ class Finalizer:
         partition = self.analysis.partition
         key = None if partition is None else partition.key(stream[last])
         reach = math.inf if self.window is None else candidate.start + self.window
+        qualifies = self.qualifier(candidate, negation, stream)
+        loop = binding.get(negation.loop) if negation.loop is not None else None
+        if loop:
+            least = max(self.analysis.variables[negation.loop].min, 1)  # type: ignore[index]
+            for position in range(max(loop[least - 1] + 1, stream.base), last + 1):
+                event = stream[position]
+                if partition is not None and partition.key(event) != key:
+                    continue
+                if qualifies(event):
+                    return True
         for position in range(last + 1, stream.end):
             event = stream[position]
             if partition is not None and partition.key(event) != key:
                 continue
             if event.t > reach or (self.exclusive and event.t == reach):
                 return False  # the next event is beyond the window
-            return self.qualifier(candidate, negation, stream)(event)
+            return qualifies(event)
         return False if watermark.settles(reach) else None
 
     def conditions(
