@@ -8,6 +8,7 @@ from hypothesis import assume, given, reject
 from hypothesis import strategies as st
 
 import kleene
+from kleene.events import Event
 from kleene.language.sase import ast as A
 from kleene.testing import conformance
 from kleene.testing.strategies import cases, flink_cases
@@ -252,3 +253,23 @@ def test_a_state_saved_with_its_evaluations_in_the_counters_dict_resumes_them():
     resumed = plan.load_state(plan.dump_state(state))
     assert plan.counters(resumed)["edge_evaluations"] == counted
     assert "edge_evaluations" not in resumed.counters
+
+
+def test_a_match_two_landed_runs_complete_is_reported_once():
+    """A strict loop meets another partition's event it cannot ignore: the run lands past
+    the loop at both places it may wait at (b's entry and c's), and the one at b's entry
+    proceeds to c's later, where the other stands; their one match is reported once."""
+    query = (
+        "PATTERN SEQ(A+ a[], B* b[], C* c[]) "
+        "WHERE relaxed_contiguity strict_contiguity(a[]) { [k] }"
+    )
+    events = [
+        Event("A", 0, {"k": 0}, id="a"),
+        Event("X", 1, {"k": 1}, id="x"),
+        Event("C", 2, {"k": 0}, id="c"),
+    ]
+    found = sorted(str(m.ids()) for m in kleene.match(query, events, plan="nfa"))
+    assert found == [
+        "{'a': ('a',), 'b': (), 'c': ('c',)}",
+        "{'a': ('a',), 'b': (), 'c': ()}",
+    ]
