@@ -99,6 +99,16 @@ class Variable:
         return self.optional or self.min == 0
 
     @property
+    def until_reads_earlier(self) -> bool:
+        """Does the UNTIL condition read more than the event at hand: the loop's events
+        before it, or variables bound before the loop (Flink's iterative `until`)?"""
+        return self.until is not None and any(
+            isinstance(node, E.Len | E.Aggregate)
+            or (isinstance(node, E.Attr) and (node.var != self.name or node.index is not None))
+            for node in E.walk(self.until)
+        )
+
+    @property
     def max(self) -> int | None:
         return 1 if self.quantifier is None else self.quantifier.max
 

@@ -277,25 +277,30 @@ class _Validator:
         resolve(self.pattern)
 
     def loops(self) -> None:
-        """GREEDY and UNTIL shape a Kleene variable's loop; an UNTIL condition is about the
-        event at hand, named by the variable (`UNTIL (v.price > 3)`)."""
-        for event, _, _ in self.occurrences(self.pattern.structure):
+        """GREEDY and UNTIL shape a Kleene variable's loop; an UNTIL condition reads the
+        event at hand, named by the variable (`UNTIL (v.price > 3)`), the loop's events
+        before it (`v[i-1].price`, `sum(v[..i-1].price)`: Flink's iterative `until`) and
+        the variables bound before the loop."""
+        for event, _, path in self.occurrences(self.pattern.structure):
             if (event.greedy or event.until is not None) and not event.kleene:
                 self.fail(f"GREEDY and UNTIL shape a loop; {event.name} binds one event", event)
             if event.until is None:
                 continue
             self.condition(event.until)
+            earlier = {
+                var.name
+                for ancestor, index in path
+                if isinstance(ancestor, A.Seq)
+                for item in ancestor.items[:index]
+                if not isinstance(item, A.Negation)
+                for var in A.event_vars(item)
+            }
             for node in E.walk(event.until):
                 if isinstance(node, E.Equivalence):
                     self.fail("an equivalence test is about a whole match, not an UNTIL", node)
-                if isinstance(node, E.Len | E.Aggregate) or (
-                    isinstance(node, E.Attr) and (node.var != event.name or node.index is not None)
-                ):
-                    self.fail(
-                        f"UNTIL is about the event at hand: write {event.name}.attribute "
-                        "(the event's own attributes, whatever its type)",
-                        node,
-                    )
+                problem = _until_reading(node, event.name, earlier)
+                if problem is not None:
+                    self.fail(problem, node)
 
     def window(self) -> None:
         within = self.pattern.within
@@ -521,6 +526,35 @@ class _Validator:
 
 #: The fields of a match's row (`Match.to_row`, Spark's matches) a RETURN name cannot take.
 RESERVED = frozenset({"pattern", "start_ts", "end_ts", "key", "match_id", "register", "retraction"})
+
+
+def _until_reading(node: E.Expr, name: str, earlier: set[str]) -> str | None:
+    """What an UNTIL condition of loop `name` cannot read in `node` (None: it may): the
+    events the loop has not taken yet, or a variable not bound before the loop."""
+    if not isinstance(node, E.Attr | E.Len | E.Aggregate):
+        return None
+    reads = (
+        f"UNTIL reads the event at hand ({name}.x), the loop's events before it "
+        f"({name}[i-1].x, sum({name}[..i-1].x)) and the variables bound before the loop"
+    )
+    if node.var != name:
+        if node.var not in earlier:
+            return f"{reads}; {node.var} is not bound before {name}"
+        aggregate_upto = isinstance(node, E.Aggregate) and node.upto is not None
+        indexed = isinstance(node, E.Attr) and node.index is not None and node.index.base == "i"
+        if aggregate_upto or indexed:
+            return f"{reads}; {expr_text(node)} iterates over {node.var}, which is not the loop"
+        return None
+    if isinstance(node, E.Len):
+        return f"{reads}; {name}.len is not known while the loop runs: count({name}[..i-1])"
+    if isinstance(node, E.Aggregate):
+        if node.upto is None:
+            return f"{reads}; {expr_text(node)} is over events not taken yet: {name}[..i-1]"
+        return None
+    index = node.index
+    if index is None or index.base == "abs" or (index.base == "i" and index.offset <= 0):
+        return None
+    return f"{reads}; {expr_text(node)} is not taken yet"
 
 
 def _nodes(element: A.Element) -> Iterator[A.Element]:

@@ -283,6 +283,12 @@ class Nfa(Plan[NfaState]):
                 "an UNTIL loop inside AND stops at an event another part takes "
                 "(plan 'reference' runs it)"
             )
+        reading = [v.name for v in analysis.positive if v.until_reads_earlier]
+        if reading:
+            return (
+                f"the UNTIL condition of {reading[0]} reads the loop's earlier events or "
+                "variables bound before it (plan 'reference' runs it)"
+            )
         ending = _greedy_ending(analysis.structure)
         if ending:
             return (

@@ -56,9 +56,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from kleene.compiler.analysis import Analysis
-from kleene.compiler.evaluate import Env, evaluate
+from kleene.compiler.evaluate import Env, attribute, evaluate
 from kleene.compiler.residuals import Arithmetic, Residual, Take, Var, residual
 from kleene.events import Event
+from kleene.language import expr as E
 from kleene.language.sase import ast as A
 from kleene.plans.common.arrivals import Stream
 from kleene.plans.common.checks import Binding, Checks
@@ -129,6 +130,9 @@ class Runs:
         #: or OR): a run completes by leaving a GREEDY loop only if it is one of them.
         self.ending = _ending(structure)
         self.until = {v.name: v.until for v in analysis.positive if v.until is not None}
+        #: The loops whose UNTIL condition reads the loop's earlier events or variables bound
+        #: before it (evaluated over the run's events, not the event at hand alone).
+        self.iterative = frozenset(v.name for v in analysis.positive if v.until_reads_earlier)
         self._takes: dict[Residual, tuple[Take, ...]] = {}
         #: May a run leave loops without an event anywhere?
         self.leaving = bool(self.strategies.used & _LANDINGS)
@@ -171,7 +175,7 @@ class Runs:
                 if take[2]:
                     taken.add(take[0])
                 self.keep(moved, survivors, completed, stream)
-            if self.ignorable(run, event, taken):
+            if self.ignorable(run, event, taken, stream):
                 waiting = self.ignoring(run, event)
                 self.file(waiting, survivors)
                 standing = self.standing(waiting)
@@ -319,10 +323,10 @@ class Runs:
     def strategy(self, name: str, in_loop: bool) -> str:
         return self.strategies.loop(name) if in_loop else self.strategies.entry(name)
 
-    def ignorable(self, run: ResidualRun, event: Event, taken: set[str]) -> bool:
+    def ignorable(self, run: ResidualRun, event: Event, taken: set[str], stream: Stream) -> bool:
         """May the run skip the event, by the strategy of every place it waits at?"""
         for name, in_loop in self.places(run):
-            if in_loop and self.stops(name, run, event):
+            if in_loop and self.stops(name, run, event, stream):
                 return False
             strategy = self.strategy(name, in_loop)
             if strategy == "skip_till_any_match":
@@ -337,8 +341,9 @@ class Runs:
                 return False
         return True
 
-    def stops(self, name: str, run: ResidualRun, event: Event) -> bool:
-        """Does `name`'s UNTIL condition hold for the event, one of the run's partition?"""
+    def stops(self, name: str, run: ResidualRun, event: Event, stream: Stream) -> bool:
+        """Does `name`'s UNTIL condition hold for the event, one of the run's partition (over
+        the loop's events so far and the run's other variables, where it reads them)?"""
         condition = self.until.get(name)
         if condition is None:
             return False
@@ -346,8 +351,14 @@ class Runs:
             return False
         if self.checks.equivalences and self.checks.equivalent([event]) != run.values:
             return False
-        env = Env({name: (event,)}, None, self.analysis.functions)
-        return evaluate(condition, env) is True
+        functions = self.analysis.functions
+        if name not in self.iterative:
+            return evaluate(condition, Env({name: (event,)}, None, functions)) is True
+        bound: dict[str, tuple[Event, ...]] = dict.fromkeys(self.variables, ())
+        bound.update((n, tuple(stream[p] for p in ps)) for n, ps in run.bound.items())
+        taken = bound[name]
+        bound[name] = (*taken, event)
+        return evaluate(condition, _AtHand(bound, len(taken) + 1, functions, name)) is True
 
     # -- taking --------------------------------------------------------------------------
 
@@ -373,7 +384,7 @@ class Runs:
             return None
         if run.values != self.checks.equivalent([event]):
             return None
-        if until and name in self.until and self.stops(name, run, event):
+        if until and name in self.until and self.stops(name, run, event, stream):
             return None
         if not direct and self.greedy & closes:
             for loop in self.greedy & closes - run.closed:
@@ -381,7 +392,7 @@ class Runs:
                     return None  # the GREEDY loop keeps the event
         bound = self.closing(run.bound, closes)
         bound[name] = (*bound.get(name, ()), position)
-        closed = run.closed | closes | self.stopped(run, name, event)
+        closed = run.closed | closes | self.stopped(run, name, event, stream)
         if not self.checks.new_instances_hold((run.bound, run.closed), (bound, closed), stream):
             return None
         return ResidualRun(after, bound, closed, run.start, run.key, run.values, run.origin)
@@ -399,11 +410,13 @@ class Runs:
         """Is `take` a variable's first event that its UNTIL condition alone refuses (Flink:
         a loop's entry neither takes nor ignores an event its condition accepts)?"""
         name = take[0]
-        if name not in self.until or run.bound.get(name) or not self.stops(name, run, event):
+        if name not in self.until or run.bound.get(name):
+            return False
+        if not self.stops(name, run, event, stream):
             return False
         return self.move(run, take, event, position, stream, until=False) is not None
 
-    def stopped(self, run: ResidualRun, name: str, event: Event) -> frozenset[str]:
+    def stopped(self, run: ResidualRun, name: str, event: Event, stream: Stream) -> frozenset[str]:
         """The loops (of other AND parts) the run is inside that the event, taken into
         `name`, stops by their UNTIL condition: closed, they take no more."""
         if not self.until:
@@ -414,7 +427,7 @@ class Runs:
             if loop != name
             and run.bound.get(loop)
             and loop not in run.closed
-            and self.stops(loop, run, event)
+            and self.stops(loop, run, event, stream)
         )
 
     def closing(self, bound: Binding, names: frozenset[str]) -> dict[str, tuple[int, ...]]:
@@ -462,7 +475,7 @@ class Runs:
             return self.partition is not None and self.key(event) != run.key
         if strategy not in ("skip_till_next_match", "relaxed_contiguity"):
             return False
-        if not self.same(run, event) or not self.stops(name, run, event):
+        if not self.same(run, event) or not self.stops(name, run, event, stream):
             return True
         if inside:
             return False  # the loop stops at the event
@@ -530,12 +543,27 @@ def _vars(r: Residual) -> Iterable[Var]:
 
 
 def _ending(element: A.Element) -> frozenset[str]:
-    """The variables a match of `element` may end with: the last item of a SEQ, every part
-    of an AND or an OR."""
+    """The variables whose GREEDY loop a match of `element` may end by leaving at a later
+    event: the last item of a SEQ, of each OR branch; none of an AND's parts (a match that
+    leaves a GREEDY loop inside an AND completes as another part takes an event)."""
     if isinstance(element, A.EventVar):
         return frozenset((element.name,))
-    if isinstance(element, A.Negation):
+    if isinstance(element, A.Negation | A.And):
         return frozenset()
     if isinstance(element, A.Seq):
         return _ending(element.items[-1]) if element.items else frozenset()
     return frozenset().union(*(_ending(item) for item in element.items))
+
+
+@dataclass(frozen=True)
+class _AtHand(Env):
+    """The scope of an UNTIL condition that reads more than the event at hand: the run's
+    events, the loop's with the event at hand last (`loop[i]`); the loop's name alone
+    (`loop.x`) is the event at hand, as in every UNTIL condition."""
+
+    loop: str = ""
+
+    def attr(self, node: E.Attr) -> Any:
+        if node.var == self.loop and node.index is None:
+            return attribute(self.bindings[self.loop][-1], node.attr)
+        return super().attr(node)
