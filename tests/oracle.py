@@ -16,6 +16,7 @@ plan shares is checked too.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Callable, Hashable, Iterator, Sequence
@@ -172,9 +173,37 @@ def _stopped(
                 continue
             if any(attribute(event, a) != attribute(some, a) for a in attrs):
                 continue
-            if _holds(var.until, {var.name: (event,)}):
+            taken = tuple(events[p] for p in spots if p < position)
+            if _until_holds(var, event, taken, bound):
                 return True
     return False
+
+
+def _until_holds(
+    var: A.EventVar, event: Event, taken: tuple[Event, ...], bound: dict[str, tuple[Event, ...]]
+) -> bool:
+    """Does `var`'s UNTIL condition hold for the event at hand, the loop having taken
+    `taken` (the match's other variables as `bound`)? The event is `var[i]`, and `var.x`
+    reads it too."""
+    assert var.until is not None
+    scope = {**bound, var.name: (*taken, event)}
+    at_hand = _at_hand(var.until, var.name)
+    return evaluate(at_hand, Env(scope, len(taken) + 1, known_functions())) is True
+
+
+def _at_hand(expr: E.Expr, name: str) -> E.Expr:
+    """`expr` with `name.x` written `name[i].x`."""
+    if isinstance(expr, E.Attr) and expr.var == name and expr.index is None:
+        return dataclasses.replace(expr, index=E.Index("i"))
+    if isinstance(expr, E.Compare | E.Binary):
+        return dataclasses.replace(
+            expr, left=_at_hand(expr.left, name), right=_at_hand(expr.right, name)
+        )
+    if isinstance(expr, E.BoolOp):
+        return dataclasses.replace(expr, items=tuple(_at_hand(i, name) for i in expr.items))
+    if isinstance(expr, E.Unary):
+        return dataclasses.replace(expr, operand=_at_hand(expr.operand, name))
+    return expr
 
 
 def _references(expr: E.Expr) -> Iterator[E.Attr | E.Len | E.Aggregate]:
@@ -407,7 +436,7 @@ def contiguous(
                         var.until is not None
                         and (partition is None or partition(event) == partition(first))
                         and all(attribute(event, a) == attribute(first, a) for a in same)
-                        and _holds(var.until, {name: (event,)})
+                        and _until_holds(var, event, bound.get(name, ()) if looping else (), bound)
                     )
                     if strategy == "strict_contiguity" or (looping and stops):
                         ok = False

@@ -56,6 +56,7 @@ EXTENSIONS = {
     "optional": "optional elements (T? v)",
     "greedy": "GREEDY loops",
     "until": "UNTIL loops",
+    "until_reading": "UNTIL conditions reading the loop's earlier events or earlier variables",
     "count_window": "count windows (WITHIN n EVENTS)",
     "timeouts": "timed-out partial matches (timeouts=True)",
     "not_next": "NOT NEXT (Flink's notNext)",
@@ -261,6 +262,8 @@ class Analysis(Query):
                 found.add("greedy")
             if variable.until is not None:
                 found.add("until")
+            if variable.until_reads_earlier:
+                found.add("until_reading")
         within = self.pattern.within
         if within is not None and within.events is not None:
             found.add("count_window")

@@ -487,7 +487,8 @@ def _negation_readings(draw: st.DrawFn, element: A.Element, readings: frozenset[
 
 def _loops(draw: st.DrawFn, element: A.Element, wanted: frozenset[str]) -> A.Element:
     """`element` with some variables optional (`T? v`, `T{1,2}? v[]`) and some Kleene loops
-    GREEDY or with an UNTIL condition on the event's x (of those `wanted`)."""
+    GREEDY or with an UNTIL condition on the event's x, or on the sum of the loop's x so far
+    (of those `wanted`)."""
     if isinstance(element, A.Negation):
         return element
     if isinstance(element, A.EventVar):
@@ -495,7 +496,11 @@ def _loops(draw: st.DrawFn, element: A.Element, wanted: frozenset[str]) -> A.Ele
         if "optional" in wanted and (quantifier is None or quantifier.min > 0):
             element = replace(element, optional=draw(st.integers(0, 4)) == 0)
         if quantifier is not None:
-            until = E.Compare(">=", E.Attr(element.name, "x"), E.Constant(draw(st.integers(2, 3))))
+            bound = E.Constant(draw(st.integers(2, 3)))
+            until = E.Compare(">=", E.Attr(element.name, "x"), bound)
+            if "until_reading" in wanted and draw(st.booleans()):
+                # Flink's iterative until: the loop's events so far
+                until = E.Compare(">=", E.Aggregate("sum", element.name, "x", 1), bound)
             element = replace(
                 element,
                 greedy="greedy" in wanted and draw(st.integers(0, 3)) == 0,

@@ -211,7 +211,8 @@ class Nfa(Plan[NfaState]):
 
     name = "nfa"
     analysis: Analysis
-    extensions = frozenset(EXTENSIONS)
+    #: (an UNTIL condition reading the loop's earlier events would need them in V)
+    extensions = frozenset(EXTENSIONS) - {"until_reading"}
 
     def __init__(self, analysis: Analysis, options: Options) -> None:
         super().__init__(analysis, options)
@@ -282,12 +283,6 @@ class Nfa(Plan[NfaState]):
             return (
                 "an UNTIL loop inside AND stops at an event another part takes "
                 "(plan 'reference' runs it)"
-            )
-        reading = [v.name for v in analysis.positive if v.until_reads_earlier]
-        if reading:
-            return (
-                f"the UNTIL condition of {reading[0]} reads the loop's earlier events or "
-                "variables bound before it (plan 'reference' runs it)"
             )
         ending = _greedy_ending(analysis.structure)
         if ending:
