@@ -208,9 +208,11 @@ class Leaving:
             if move.direct:
                 direct.add(move.edge.variable)
             found.append((move, after, gate))
-        # a GREEDY loop keeps an event it takes from the runs proceeding past it
-        if self.greedy and direct:
-            kept = [(m, v) for m, v, gate in found if not (gate.greedy and gate.greedy & direct)]
+        # a GREEDY loop keeps an event it takes (where the run stands, or proceeding to it)
+        # from the runs proceeding past it
+        if self.greedy and found:
+            into = {m.edge.variable for m, _, _ in found}
+            kept = [(m, v) for m, v, gate in found if not (gate.greedy and gate.greedy & into)]
         else:
             kept = [(m, v) for m, v, _ in found]
         return kept, direct, taken | direct if taken else direct, len(table)

@@ -260,10 +260,12 @@ class Nfa(Plan[NfaState]):
             if self.flink
             else None
         )
-        if self.leaving is not None and self.leaving.leaving:
-            # a run leaving loops lands at each place it may wait at, and one landed run may
-            # proceed to where another stands: a match may complete along both, and is
-            # reported once (as `reference` reports it)
+        leaving = self.leaving
+        if leaving is not None and leaving.leaving and (analysis.partition or leaving.greedy):
+            # a run leaving loops at another partition's event (or past a GREEDY loop, whose
+            # way out ignoring keeps) lands at each place it may wait at with its proceed
+            # edges, and one landed run may proceed to where another stands: a match may
+            # complete along both, and is reported once (as `reference` reports it)
             self.twins = self.finalizer.twins = True
         #: A run's own matches and timeouts are read one history at a time: under a count
         #: window or timeouts runs are not merged (a merged run would hold histories that

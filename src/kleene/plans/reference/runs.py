@@ -468,6 +468,8 @@ class Runs:
         """Could the run ignore the event (which `name` cannot take) at `name`'s place, by
         the strategy there: inside its loop, or at its entry?"""
         inside = bool(run.bound.get(name)) and name not in run.closed
+        if inside and self.stops(name, run, event, stream):
+            return False  # the loop stops at the event, whatever its strategy
         strategy = self.strategy(name, inside)
         if strategy == "skip_till_any_match":
             return True
@@ -475,10 +477,8 @@ class Runs:
             return self.partition is not None and self.key(event) != run.key
         if strategy not in ("skip_till_next_match", "relaxed_contiguity"):
             return False
-        if not self.same(run, event) or not self.stops(name, run, event, stream):
+        if inside or not self.same(run, event) or not self.stops(name, run, event, stream):
             return True
-        if inside:
-            return False  # the loop stops at the event
         return not any(  # an entry neither takes nor ignores what only UNTIL refuses
             take[0] == name and self.move(run, take, event, position, stream, until=False)
             for take in self.takes(run.residual)
