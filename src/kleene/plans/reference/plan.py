@@ -73,7 +73,14 @@ class Reference(Plan[ReferenceState]):
         )
         #: The positive variables in pattern order (the order they are first declared in).
         self.order = tuple(v.name for v in analysis.positive)
-        self.automaton = Runs(analysis, structure, self.checks, self.window, self.count_window)
+        self.automaton = Runs(
+            analysis,
+            structure,
+            self.checks,
+            self.window,
+            self.count_window,
+            self.finalizer.exclusive,
+        )
 
     def new_state(self) -> ReferenceState:
         return ReferenceState()

@@ -115,7 +115,9 @@ class Runs:
         checks: Checks,
         window: float | None,
         count: int | None = None,
+        exclusive: bool = False,
     ) -> None:
+        """`exclusive`: the window holds events less than `window` after a run's first."""
         self.shape = Arithmetic(analysis.variables)
         self.start = residual(structure)
         self.analysis = analysis
@@ -123,6 +125,7 @@ class Runs:
         self.strategies = analysis.strategies
         self.checks = checks
         self.window = window
+        self.exclusive = exclusive
         self.count = count
         self.partition = analysis.partition
         self.greedy = frozenset(v.name for v in analysis.positive if v.greedy)
@@ -255,6 +258,8 @@ class Runs:
         loops = self.holding(run)
         if not loops or not loops <= self.ending or not self.same(run, event):
             return False
+        if self.exclusive and self.window is not None and event.t - run.start >= self.window:
+            return False  # the event the loop is left at comes as the window closes
         if not self.shape.nullable(run.residual):
             return False
         if run.ignored == OWN and not loops & self.standing(run):
