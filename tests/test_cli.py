@@ -141,6 +141,10 @@ def test_explain_says_what_not_next_and_consume_by_mean(capsys):
     out = capsys.readouterr().out
     assert "c  C  negated: absent from a's first event to the first of b" in out
     assert "consume by:     events (a match uses up its events" in out
+    query = "PATTERN SEQ(A a, B+ b[], NOT NEXT(C n), D d) WHERE relaxed_contiguity"
+    assert main(["explain", query]) == 0
+    out = capsys.readouterr().out
+    assert "negated: no event from the one after b's least number of events" in out
 
 
 def test_explain_says_what_freeze_holds_back(capsys):

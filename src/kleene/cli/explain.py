@@ -148,7 +148,12 @@ def explain(plan: Plan[Any]) -> str:
         after = sorted(negation.after) if negation else []
         types = _types(variable)
         said = _describe(variable, before, after)
-        if negation is not None and negation.next:
+        if negation is not None and negation.next and negation.loop is not None:
+            said = (
+                f"negated: no event from the one after {negation.loop}'s least number of "
+                "events to the one right after its last"
+            )
+        elif negation is not None and negation.next:
             said = f"negated: not the event right after {', '.join(before)}"
         elif negation is not None and negation.since is not None:
             said = (
