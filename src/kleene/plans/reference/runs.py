@@ -129,8 +129,8 @@ class Runs:
         self.count = count
         self.partition = analysis.partition
         self.greedy = frozenset(v.name for v in analysis.positive if v.greedy)
-        #: The variables a match may end with (the last of each SEQ, every part of an AND
-        #: or OR): a run completes by leaving a GREEDY loop only if it is one of them.
+        #: The variables a match may end with by leaving their GREEDY loop (the last item
+        #: of a SEQ, of each OR branch; no part of an AND): only those complete so.
         self.ending = _ending(structure)
         self.until = {v.name: v.until for v in analysis.positive if v.until is not None}
         #: The loops whose UNTIL condition reads the loop's earlier events or variables bound
@@ -295,8 +295,8 @@ class Runs:
 
     def file(self, run: ResidualRun, survivors: dict[Any, ResidualRun]) -> None:
         """Keep a run for the next event (once: of two equal runs, one free of a GREEDY
-        loop's hold, and then one that ignored less, can do all the other can; the match
-        either reported is reported)."""
+        loop's hold, and then one that ignored less, can do all the other can; a match
+        either one reported stays reported)."""
         identity = run.identity
         kept = survivors.get(identity)
         if kept is None:
