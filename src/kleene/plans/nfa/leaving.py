@@ -218,44 +218,23 @@ class Leaving:
         return kept, direct, taken | direct if taken else direct, len(table)
 
     def ignorable(
-        self, node: int, same: bool, own: bool, event: Event, taken: AbstractSet[str]
-    ) -> bool:
-        """May a run at `node` skip the event, by the strategy of every place it waits at
-        (`same`: the event is of its partition and equivalence values; `own`: of its
-        partition)?"""
-        for place in self.places[node]:
-            if place.until is not None and same and place.until(event):
-                return False  # the loop stops at the event
-            strategy = place.strategy
-            if strategy == "skip_till_any_match":
-                continue
-            if strategy in ("skip_till_next_match", "relaxed_contiguity"):
-                if place.name in taken:
-                    return False
-            elif strategy == "partition_contiguity":
-                if not self.partitioned or own:
-                    return False
-            else:
-                return False
-        return True
-
-    def ignores_at(
         self,
         node: int,
-        loops: AbstractSet[str],
         same: bool,
         own: bool,
         event: Event,
         taken: AbstractSet[str],
+        loops: AbstractSet[str] | None = None,
     ) -> bool:
-        """Could a run at `node` ignore the event at the place of every GREEDY loop of
-        `loops` it stands at (inside the loop, or at its entry: as `ignorable` asks of all
-        its places)?"""
+        """May a run at `node` skip the event, by the strategy of every place it waits at
+        (`same`: the event is of its partition and equivalence values; `own`: of its
+        partition; `loops`: at the places of these loops only, inside them or at their
+        entry)?"""
         for place in self.places[node]:
-            if place.name not in loops:
+            if loops is not None and place.name not in loops:
                 continue
             if place.until is not None and same and place.until(event):
-                return False
+                return False  # the loop stops at the event
             strategy = place.strategy
             if strategy == "skip_till_any_match":
                 continue

@@ -694,7 +694,7 @@ class Nfa(Plan[NfaState]):
                     if (
                         greedy
                         and not takes
-                        and leaving.ignores_at(node, greedy, same, own, event, taken)
+                        and leaving.ignorable(node, same, own, event, taken, greedy)
                     ):
                         continue  # nothing past the GREEDY loop takes what it may ignore
                     if always[target] or leaving.ignorable(target, same, own, event, there):
