@@ -669,12 +669,14 @@ class Nfa(Plan[NfaState]):
                 if move.target is not None:
                     branches.append((move.edge, vector, move.target, done))
             landings: list[int] = []
-            if ways[node] and not run.landed and (own or not ignored):
-                standing = leaving.standing[node]
+            standing = leaving.standing[node]
+            if ways[node] and (not run.landed or standing) and (own or not ignored):
                 for way in ways[node]:
                     greedy = way.greedy
-                    if run.ignored == OWN and not greedy & standing:
-                        continue  # it lost its way out here (a GREEDY loop keeps its own)
+                    if (run.ignored == OWN or run.landed) and not greedy & standing:
+                        # it lost its way out here, or landed here already (a GREEDY loop it
+                        # stands at keeps its own)
+                        continue
                     if greedy and any(m.edge.variable in greedy for m, _ in found):
                         continue  # the GREEDY loop it leaves takes the event
                     if way.check is not None and not way.check(event, run.vector):

@@ -381,7 +381,7 @@ class Runs:
         name, after, direct, closes = take
         if direct and name in run.closed:
             return None  # an UNTIL stopped the loop (at an event another AND part took)
-        if not direct and run.ignored and not self.proceeds(run, name):
+        if not direct and run.ignored and not self.proceeds(run, name, closes):
             return None  # the run lost its proceed edges by ignoring an event
         if not self.variables[name].takes(event.type) or self.expired(run, event):
             return None
@@ -402,12 +402,16 @@ class Runs:
             return None
         return ResidualRun(after, bound, closed, run.start, run.key, run.values, run.origin)
 
-    def proceeds(self, run: ResidualRun, name: str) -> bool:
-        """May a run that ignored events since its last take proceed into `name`?"""
+    def proceeds(self, run: ResidualRun, name: str, closes: frozenset[str]) -> bool:
+        """May a run that ignored events since its last take proceed into `name`, closing
+        `closes`? Past a GREEDY loop it stands at it may (Flink's greedy ignore state keeps
+        its proceed edge)."""
         edge = self.strategies.entry(name)
         if edge == "strict_contiguity":
             return False
-        return edge == _PROCEED_AFTER_IGNORING or run.ignored == OTHERS
+        if edge == _PROCEED_AFTER_IGNORING or run.ignored == OTHERS:
+            return True
+        return self.leaving and bool(closes & self.standing(run))
 
     def stopped_entry(
         self, run: ResidualRun, take: Take, event: Event, position: int, stream: Stream
