@@ -22,8 +22,8 @@ read off the automaton's states once, at compile time:
 - a GREEDY loop keeps an event it can take from a run proceeding past it, and a run leaves
   it at an event only if what comes after it can take the event or the loop could not
   ignore it there (Flink's greedy proceed condition); a run standing at a GREEDY loop keeps
-  that way out after ignoring events there (`standing`). A match that would end by leaving
-  a GREEDY loop is `reference`'s: nfa refuses the pattern.
+  that way out after ignoring events there, and after landing there (`standing`). A match
+  that would end by leaving a GREEDY loop is `reference`'s: nfa refuses the pattern.
 """
 
 from __future__ import annotations
