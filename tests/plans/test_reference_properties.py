@@ -257,15 +257,6 @@ def test_relaxed_contiguity_is_skip_till_next_match_where_no_loop_can_be_left(ca
     assert found == keys(run(Reference(analysis, Options()), case.events))
 
 
-def _until_in_and(element, inside=False):
-    if isinstance(element, A.EventVar):
-        return inside and element.until is not None
-    if isinstance(element, A.Negation):
-        return False
-    inside = inside or isinstance(element, A.And)
-    return any(_until_in_and(item, inside) for item in element.items)
-
-
 def without_loop_options(element):
     if isinstance(element, A.EventVar):
         return dataclasses.replace(element, greedy=False, until=None)
@@ -281,7 +272,7 @@ def test_greedy_and_until_only_rule_matches_out(case):
     pattern = without_choices(case.pattern)
     analysis = kleene.compile(pattern, plan="reference").analysis
     next_match = "skip_till_next_match" in analysis.strategies.used
-    assume(not (next_match and _until_in_and(pattern.structure)))
+    assume(not (next_match and A.until_in_and(pattern.structure)))
     plain = dataclasses.replace(pattern, structure=without_loop_options(pattern.structure))
     assert keys(kleene.match(pattern, case.events)) <= keys(kleene.match(plain, case.events))
 

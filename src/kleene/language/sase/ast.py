@@ -263,6 +263,16 @@ def next_negations(element: Element) -> frozenset[str]:
     return frozenset().union(*(next_negations(item) for item in element.items))
 
 
+def until_in_and(element: Element, inside: bool = False) -> bool:
+    """Is a variable with an UNTIL condition part of an AND?"""
+    if isinstance(element, EventVar):
+        return inside and element.until is not None
+    if isinstance(element, Negation):
+        return False
+    inside = inside or isinstance(element, And)
+    return any(until_in_and(item, inside) for item in element.items)
+
+
 def followed_negations(element: Element, next_: bool = False) -> dict[str, str]:
     """The names of the variables negated by `NOT FOLLOWED(...)` (with `next_`: by `NOT
     NEXT(...)`), each with the variable right before it in its SEQ, where one is

@@ -281,7 +281,7 @@ class Nfa(Plan[NfaState]):
 
     @classmethod
     def unsupported(cls, analysis: Analysis, options: Options) -> str | None:
-        if _until_in_and(analysis.structure):
+        if A.until_in_and(analysis.structure):
             return (
                 "an UNTIL loop inside AND stops at an event another part takes "
                 "(plan 'reference' runs it)"
@@ -1143,16 +1143,6 @@ def _contains_and(element: A.Element) -> bool:
     if isinstance(element, A.EventVar | A.Negation):
         return False
     return isinstance(element, A.And) or any(_contains_and(item) for item in element.items)
-
-
-def _until_in_and(element: A.Element, inside: bool = False) -> bool:
-    """Is a variable with an UNTIL condition part of an AND?"""
-    if isinstance(element, A.EventVar):
-        return inside and element.until is not None
-    if isinstance(element, A.Negation):
-        return False
-    inside = inside or isinstance(element, A.And)
-    return any(_until_in_and(item, inside) for item in element.items)
 
 
 def _greedy_ending(element: A.Element) -> list[str]:
