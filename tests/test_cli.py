@@ -177,6 +177,55 @@ def test_module_entry_point_and_help():
     assert version.stdout.startswith("kleene ")
 
 
+def test_module_entry_point_keeps_the_exit_status_of_usage_errors():
+    result = subprocess.run(
+        [sys.executable, "-m", "kleene", "match"], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 2
+    assert "required" in result.stderr
+
+
+#: A pyarrow CSV reader left reading a slow Python file in its own thread, then `leave`.
+_READ_AHEAD_AT_EXIT = """
+import atexit
+import io
+import time
+
+import pyarrow.csv as pacsv
+
+from kleene.cli.main import leave
+
+
+class Slow(io.RawIOBase):
+    parts = [b"a,b\\n1,2\\n"] + [b"3,4\\n"] * 3
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        time.sleep(0.3)
+        part = self.parts.pop(0) if self.parts else b""
+        buffer[: len(part)] = part
+        return len(part)
+
+
+reader = pacsv.open_csv(Slow(), read_options=pacsv.ReadOptions(use_threads=False, block_size=4))
+print(reader.read_next_batch().num_rows, "row")  # buffered: `leave` must write it out
+atexit.register(print, "exit handlers ran")
+leave(3)
+"""
+
+
+def test_leaving_while_a_pyarrow_thread_reads_a_python_file_does_not_abort():
+    """The interpreter's teardown would meet pyarrow's read-ahead thread wanting the
+    interpreter's lock and abort the process (exit -6) after its output was written."""
+    result = subprocess.run(
+        [sys.executable, "-c", _READ_AHEAD_AT_EXIT], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 3, result.stderr
+    assert result.stdout.splitlines() == ["1 row", "exit handlers ran"]
+
+
 def test_every_example_query_parses():
     queries = sorted(EXAMPLES.glob("*.sase"))
     assert queries

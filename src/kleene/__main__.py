@@ -1,7 +1,5 @@
 """`python -m kleene`: the command line."""
 
-import sys
+from kleene.cli.main import console
 
-from kleene.cli import main
-
-sys.exit(main())
+console()

@@ -17,16 +17,19 @@ that declares its arguments and the function that runs it.
 from __future__ import annotations
 
 import argparse
+import atexit
+import contextlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 import kleene
 from kleene.cli import bench, explain, gen, match, replay, run, stream
 from kleene.cli.common import logging_to_stderr
 from kleene.errors import KleeneError
 
-__all__ = ["main"]
+__all__ = ["console", "leave", "main"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -45,6 +48,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("kleene: interrupted", file=sys.stderr)
         return 130
+
+
+def console() -> NoReturn:
+    """The entry point of the `kleene` command and of `python -m kleene`: `main`, then
+    `leave` with its status (argparse's exits, `--help` and usage errors, included)."""
+    try:
+        status = main()
+    except SystemExit as exiting:
+        if isinstance(exiting.code, str):
+            print(exiting.code, file=sys.stderr)
+        status = exiting.code if isinstance(exiting.code, int) else int(exiting.code is not None)
+    leave(status)
+
+
+def leave(status: int) -> NoReturn:
+    """End the process with `status` once exit handlers ran and what was written is out,
+    without the interpreter's teardown. A pyarrow thread still reading ahead from a Python
+    file (standard input, a gzip stream) takes the interpreter's lock to let go of it; met
+    while the interpreter finalizes, that ends the thread inside C++ code that may not
+    unwind, and the process aborts ("terminate called without an active exception") after
+    every match was written. Nothing is left that the teardown would do: files are closed
+    where they were opened and the JVM of a Spark run leaves when its pipe closes."""
+    atexit._run_exitfuncs()
+    for written in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # the reader went away, or it closed
+            written.flush()
+    os._exit(status)
 
 
 def parser() -> argparse.ArgumentParser:
