@@ -111,7 +111,12 @@ def resolve(pattern: A.Pattern) -> Strategies:
 
     positives = set(A.positive_names(pattern.structure))
     default = DEFAULT
-    whole = [c for c in clauses if not c.variables or positives <= set(c.variables)]
+    # a clause listing every variable is SASE+'s spelling of the query's strategy, unless a
+    # clause without a list sets that: then it covers its edges, as any other list does
+    # (Flink's two-element `begin(a).followedByAny(b)` under `relaxed_contiguity`)
+    whole = [c for c in clauses if not c.variables] or [
+        c for c in clauses if positives <= set(c.variables or ())
+    ]
     for clause in whole[1:]:
         if clause.name != whole[0].name:
             fail(

@@ -10,7 +10,6 @@ import bisect
 import csv
 import io
 import logging
-import os
 import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -23,7 +22,14 @@ from kleene.errors import EventError
 from kleene.events import Event
 from kleene.io.readers.arrow_batches import UNKNOWN, thinned
 from kleene.io.readers.rows import Rows, decoded, row_events
-from kleene.io.readers.source import STDIN, EventReader, named_once, opened, where_of
+from kleene.io.readers.source import (
+    STDIN,
+    EventReader,
+    for_arrow,
+    named_once,
+    opened,
+    where_of,
+)
 
 log = logging.getLogger("kleene")
 
@@ -124,7 +130,7 @@ def _csv_stream(
     try:
         with _quiet_undecodable(undecodable):
             stream = pacsv.open_csv(
-                _for_arrow(raw),  # after the header: the data rows, numbered from 1
+                for_arrow(raw),  # after the header: the data rows, numbered from 1
                 read_options=pacsv.ReadOptions(
                     use_threads=False,
                     block_size=block,
@@ -280,28 +286,6 @@ def _csv_thinned(
         return None
     batch = pa.RecordBatch.from_arrays(list(table.values()), names=list(table))
     return thinned(rows, batch, numbers, where, times)
-
-
-def _for_arrow(raw: io.BufferedIOBase) -> Any:
-    """What pyarrow's streaming reader reads from where `raw` stands: a plain file on disk
-    as pyarrow's own file, so its read-ahead thread holds nothing of Python's (letting go of
-    a Python file takes the interpreter's lock, which a thread meeting the interpreter's
-    teardown never gets: the process aborts); a gzip stream or standard input as it is."""
-    import pyarrow as pa
-
-    if not isinstance(raw, io.BufferedReader) or not _named_on_disk(raw):
-        return raw
-    native = pa.OSFile(raw.name)
-    native.seek(raw.tell())
-    return native
-
-
-def _named_on_disk(raw: io.BufferedReader) -> bool:
-    """Is `raw` a regular file that its name opens again (not standard input, a pipe)?"""
-    name = getattr(raw, "name", None)  # a buffer over bytes has none
-    if not isinstance(name, str) or not os.path.isfile(name):
-        return False
-    return os.path.samestat(os.stat(name), os.fstat(raw.fileno()))
 
 
 def _batches(stream: Any, where: str) -> Iterator[Any]:

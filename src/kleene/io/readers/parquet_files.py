@@ -10,7 +10,7 @@ from typing import Any
 from kleene.errors import EventError
 from kleene.events import Event
 from kleene.io.readers.arrow_batches import arrow_batches
-from kleene.io.readers.source import BATCH_ROWS, EventReader, opened, where_of
+from kleene.io.readers.source import BATCH_ROWS, EventReader, for_arrow, opened, where_of
 
 __all__ = ["parquet_batches"]
 
@@ -25,7 +25,7 @@ def parquet_batches(
     with opened(path) as raw:
         # a file pyarrow may seek in; standard input and gzip are read whole first
         seekable = isinstance(raw, io.BufferedReader) and raw.seekable()
-        source = raw if seekable else pa.BufferReader(raw.read())
+        source = for_arrow(raw) if seekable else pa.BufferReader(raw.read())
         try:
             file = pq.ParquetFile(source)
         except (pa.ArrowInvalid, OSError) as error:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
 import sys
 import zlib
 from bisect import bisect_right
@@ -44,6 +45,7 @@ __all__ = [
     "EventReader",
     "OnError",
     "columns_of",
+    "for_arrow",
     "format_of",
     "gzipped",
     "named_format",
@@ -196,6 +198,28 @@ class _Unzipped(gzip.GzipFile):
                 self.reached += len(line)
                 return line
         raise self.damaged()
+
+
+def for_arrow(raw: io.BufferedIOBase) -> Any:
+    """What pyarrow reads from where `raw` stands: a plain file on disk as pyarrow's own
+    file, so pyarrow's threads hold nothing of Python's (letting go of a Python file takes
+    the interpreter's lock, which a thread meeting the interpreter's teardown never gets:
+    the process aborts); a gzip stream or standard input as it is."""
+    import pyarrow as pa
+
+    if not isinstance(raw, io.BufferedReader) or not _named_on_disk(raw):
+        return raw
+    native = pa.OSFile(raw.name)
+    native.seek(raw.tell())
+    return native
+
+
+def _named_on_disk(raw: io.BufferedReader) -> bool:
+    """Is `raw` a regular file that its name opens again (not standard input, a pipe)?"""
+    name = getattr(raw, "name", None)  # a buffer over bytes has none
+    if not isinstance(name, str) or not os.path.isfile(name):
+        return False
+    return os.path.samestat(os.stat(name), os.fstat(raw.fileno()))
 
 
 _ROLES = {"ts": "the timestamp", "type": "the event type", "id": "the id"}
