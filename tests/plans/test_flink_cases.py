@@ -1,0 +1,255 @@
+"""Cases from Flink CEP's own test suite (`NFAITCase`), each Java pattern written as the
+kleene query docs/flink.md gives for it, run on every plan that takes the query.
+
+An event is `id:TYPE` or `id:TYPE:price`, one a time unit in the order written; a match is
+the ids it binds in pattern order. Flink's conditions on the event's name are kleene's
+types here.
+"""
+
+import pytest
+
+import kleene
+from kleene.plans.base import PLANS
+
+#: (Flink's test, the query, the events, every match)
+CASES = [
+    (
+        "testNoConditionNFA: begin(start).followedBy(end)",
+        "PATTERN SEQ(_ s, _ e) WHERE relaxed_contiguity",
+        "a:A b:B c:C d:D e:E",
+        ["a b", "b c", "c d", "d e"],
+    ),
+    (
+        "testAnyWithNoConditionNFA: begin(start).followedByAny(end)",
+        "PATTERN SEQ(_ s, _ e)",
+        "a:A b:B c:C",
+        ["a b", "a c", "b c"],
+    ),
+    (
+        "testStrictContinuityNoResults: next(end)",
+        "PATTERN SEQ(A a, B b) WHERE strict_contiguity",
+        "a1:A c1:C b1:B",
+        [],
+    ),
+    (
+        "testComplexBranchingAfterZeroOrMore: followedByAny(a).oneOrMore()"
+        ".allowCombinations().optional(), then three followedByAny",
+        "PATTERN SEQ(C c, A* a[], B b, D d, E e)",
+        "c:C a1:A a2:A a3:A b:B d1:D d2:D e:E",
+        [
+            f"c {a}b {d} e".replace("  ", " ")
+            for a in ["", "a1 ", "a2 ", "a3 ", "a1 a2 ", "a1 a3 ", "a2 a3 ", "a1 a2 a3 "]
+            for d in ("d1", "d2")
+        ],
+    ),
+    (
+        "testEagerZeroOrMore: followedBy(a).oneOrMore().optional().followedBy(b)",
+        "PATTERN SEQ(C c, A* a[], B b) WHERE relaxed_contiguity",
+        "c:C a1:A a2:A d:D a3:A b:B",
+        ["c b", "c a1 b", "c a1 a2 b", "c a1 a2 a3 b"],
+    ),
+    (
+        "testBeginWithZeroOrMore: begin(a).oneOrMore().optional().followedBy(b)",
+        "PATTERN SEQ(A* a[], B b) WHERE relaxed_contiguity",
+        "a1:A a2:A a3:A b:B",
+        ["b", "a1 b", "a2 b", "a3 b", "a1 a2 b", "a2 a3 b", "a1 a2 a3 b"],
+    ),
+    (
+        "testZeroOrMoreAfterZeroOrMore: two optional allowCombinations loops",
+        "PATTERN SEQ(C c, A* a[], D* d[], E e) WHERE relaxed_contiguity"
+        " skip_till_any_match(c, a) skip_till_any_match(a[]) skip_till_any_match(d[])",
+        "c:C a:A d1:D d2:D e:E",
+        ["c e", "c a e", "c d1 e", "c a d1 e", "c d1 d2 e", "c a d1 d2 e"],
+    ),
+    (
+        "testStrictContinuityNoResultsAfterZeroOrMore: an optional loop, then next(b)",
+        "PATTERN SEQ(D d, A* a[], B b) WHERE relaxed_contiguity strict_contiguity(a, b)",
+        "d:D a1:A a2:A c:C b:B",
+        [],
+    ),
+    (
+        "testStrictContinuityResultsAfterZeroOrMore: allowCombinations, then next(b)",
+        "PATTERN SEQ(D d, A* a[], B b) WHERE skip_till_any_match strict_contiguity(a, b)",
+        "d:D a1:A a2:A b:B",
+        ["d a1 a2 b", "d a2 b"],
+    ),
+    (
+        "testNextZeroOrMore: next(middle).oneOrMore().optional().consecutive()",
+        "PATTERN SEQ(S s, M* m[], E e) WHERE relaxed_contiguity strict_contiguity(s, m)"
+        " strict_contiguity(m[])",
+        "s:S x:X m1:M m2:M m3:M e:E",
+        ["s e"],
+    ),
+    (
+        "testAtLeastOneEager: followedByAny(a).oneOrMore().followedByAny(b)",
+        "PATTERN SEQ(C c, A+ a[], B b) WHERE relaxed_contiguity(a[])",
+        "c:C a1:A a2:A a3:A b:B",
+        ["c a1 b", "c a2 b", "c a3 b", "c a1 a2 b", "c a2 a3 b", "c a1 a2 a3 b"],
+    ),
+    (
+        "testStartWithOptional: begin(c).optional().followedBy(b)",
+        "PATTERN SEQ(C? c, B b) WHERE relaxed_contiguity",
+        "c:C b:B",
+        ["b", "c b"],
+    ),
+    (
+        "testTimesNotStrictWithFollowedByNotEager: followedByAny(a).times(2)"
+        ".allowCombinations().followedBy(b)",
+        "PATTERN SEQ(C c, A{2} a[], B b) WHERE relaxed_contiguity skip_till_any_match(c, a)"
+        " skip_till_any_match(a[])",
+        "c:C a1:A a2:A a3:A b:B",
+        ["c a1 a2 b", "c a1 a3 b", "c a2 a3 b"],
+    ),
+    (
+        "testTimesStrictWithNextAndConsecutive: next(a).times(2).consecutive()",
+        "PATTERN SEQ(C c, A{2} a[], B b) WHERE relaxed_contiguity strict_contiguity(c, a)"
+        " strict_contiguity(a[])",
+        "c:C a1:A f:F a2:A a3:A b:B",
+        [],
+    ),
+    (
+        "testTimesNonStrictOptional3: followedByAny(a).times(2).optional().followedBy(b)",
+        "PATTERN SEQ(C c, A{2}? a[], B b) WHERE relaxed_contiguity skip_till_any_match(c, a)",
+        "c:C f1:F a1:A f2:F a2:A a3:A b:B",
+        ["c b", "c a1 a2 b", "c a2 a3 b"],
+    ),
+    (
+        "testOneOrMoreStrictOptional: followedByAny(a).oneOrMore().consecutive().optional()",
+        "PATTERN SEQ(C c, A* a[], B b) WHERE relaxed_contiguity skip_till_any_match(c, a)"
+        " strict_contiguity(a[])",
+        "c:C f1:F a1:A f2:F a2:A a3:A b:B",
+        ["c b", "c a1 b", "c a2 b", "c a3 b", "c a2 a3 b"],
+    ),
+    (
+        "testStartWithOneOrMoreStrict: begin(a).oneOrMore().consecutive()",
+        "PATTERN A+ a[] WHERE strict_contiguity",
+        "c1:C a1:A c2:C a2:A a3:A",
+        ["a1", "a2", "a3", "a2 a3"],
+    ),
+    (
+        "testEndWithZeroOrMore: begin(c).followedBy(a).oneOrMore().optional()",
+        "PATTERN SEQ(C c, A* a[]) WHERE relaxed_contiguity",
+        "c:C a1:A a2:A a3:A",
+        ["c", "c a1", "c a1 a2", "c a1 a2 a3"],
+    ),
+    (
+        "testEndWLoopingWSameElement: begin(c).followedByAny(a).oneOrMore().optional()",
+        "PATTERN SEQ(C c, A* a[]) WHERE relaxed_contiguity skip_till_any_match(c, a)",
+        "c:C a1:A a2:A a3:A",
+        ["c", "c a1", "c a2", "c a3", "c a1 a2", "c a2 a3", "c a1 a2 a3"],
+    ),
+    (
+        "testSkipTillAnyOneOrMore: followedBy(a).oneOrMore().allowCombinations()",
+        "PATTERN SEQ(C c, A+ a[], B b) WHERE relaxed_contiguity skip_till_any_match(a[])",
+        "c:C d1:D a1:A a2:A a3:A d2:D a4:A b:B",
+        [f"c a1 {rest}b" for rest in ["", "a2 ", "a3 ", "a4 ", "a2 a3 ", "a2 a4 ", "a3 a4 "]]
+        + ["c a1 a2 a3 a4 b"],
+    ),
+    (
+        "testMultipleTakesVersionCollision: two allowCombinations loops in a row",
+        "PATTERN SEQ(C c, A+ a[], A+ x[], B b) WHERE relaxed_contiguity"
+        " skip_till_any_match(a[]) skip_till_any_match(x[])",
+        "c:C a1:A a2:A a3:A a4:A a5:A b:B",
+        # Flink lists each match's events; the same events may be split two ways
+        ["c a1 a2 a3 a4 a5 b"] * 4
+        + ["c a1 a2 a3 a4 b"] * 3
+        + ["c a1 a2 a4 a5 b"] * 2
+        + ["c a1 a2 a3 a5 b"] * 2
+        + ["c a1 a3 a4 a5 b"] * 2
+        + ["c a1 a2 a3 b"] * 2
+        + ["c a1 a3 a4 b", "c a1 a4 a5 b", "c a1 a2 a4 b", "c a1 a2 a5 b", "c a1 a2 b"],
+    ),
+    (
+        "testRepeatingPatternWSameElement: an optional loop, an optional b, then an a",
+        "PATTERN SEQ(C c, A* a[], B? b, A e) WHERE relaxed_contiguity",
+        "c:C a1:A a2:A a3:A d:D b:B a4:A",
+        [
+            "c a1",
+            "c a1 a2",
+            "c a1 a2 a3",
+            "c a1 a2 a3 a4",
+            "c b a4",
+            "c a1 b a4",
+            "c a1 a2 b a4",
+            "c a1 a2 a3 b a4",
+        ],
+    ),
+    (
+        "testIterativeWithLoopingStartingCombination: a loop under sum < 5 begins the pattern",
+        "PATTERN SEQ(S* s[], E e) WHERE relaxed_contiguity skip_till_any_match(s[])"
+        " { sum(s[..i-1].price) + s[i].price < 5 }",
+        "s1:S:1 s2:S:2 s3:S:3 e:E",
+        ["e", "s1 e", "s2 e", "s3 e", "s1 s2 e", "s1 s3 e"],
+    ),
+    (
+        "testIterativeWithABACPattern: the loop's condition reads its own events",
+        "PATTERN SEQ(S s, F f, S+ n[], E e) WHERE relaxed_contiguity skip_till_any_match(s, f)"
+        " { sum(n[..i-1].price) + n[i].price <= 5 }",
+        "s1:S:1 f1:F:1 s2:S:2 s3:S:3 f2:F:2 s4:S:4 f3:F:3 f4:F:1 e:E",
+        ["s1 f1 s2 s3 e", "s1 f1 s2 e", "s1 f2 s4 e", "s2 f2 s4 e", "s3 f2 s4 e"],
+    ),
+    (
+        "testIterativeConditionWSameElement: the last element reads the loop's sum",
+        "PATTERN SEQ(C c, A* a[], _ e) WHERE relaxed_contiguity skip_till_any_match(c, a)"
+        " skip_till_any_match(a[]) { sum(a[].price) = 4 }",
+        "c:C:1 a1:A:2 a2:A:2 a3:A:2 b:B:5",
+        ["c a1 a2 a3", "c a1 a3 b", "c a2 a3 b"],
+    ),
+    (
+        "testNotNext: notNext(b) between a and a followedByAny c",
+        "PATTERN SEQ(A a, NOT NEXT(B x), C c, D d) WHERE relaxed_contiguity"
+        " skip_till_any_match(a, c)",
+        "a:A c1:C b:B c2:C d:D",
+        ["a c1 d", "a c2 d"],
+    ),
+    (
+        "testNotNextNoMatchesAtTheEnd: notNext(b) ends the pattern",
+        "PATTERN SEQ(A a, C c, D d, NOT NEXT(B x))",
+        "a:A c1:C c2:C d:D b:B",
+        [],
+    ),
+    (
+        "testNotFollowedByBeforeOptionalAtTheEnd: an optional last element",
+        "PATTERN SEQ(A a, NOT FOLLOWED(B x), C? c)",
+        "a:A c1:C b:B c2:C",
+        ["a", "a c1"],
+    ),
+    (
+        "testNotFollowedByBeforeOptionalTimes: notFollowedBy, then times(2).optional()",
+        "PATTERN SEQ(A a, NOT FOLLOWED(B x), C{2}? c[], D d) WHERE skip_till_any_match"
+        " relaxed_contiguity(c[]) relaxed_contiguity(c, d)",
+        "a:A c1:C b:B c2:C d:D",
+        ["a c1 c2 d"],
+    ),
+    (
+        "testNotFollowedByAnyAfterOneOrMoreCombinations: no c after the loop began",
+        "PATTERN SEQ(A a, B+ b[], NOT FOLLOWED(C x), D d) WHERE relaxed_contiguity"
+        " skip_till_any_match(a, b) skip_till_any_match(b[])",
+        "a:A b1:B b2:B b3:B c:C b4:B b5:B b6:B d:D",
+        [f"a {b}d" for b in ["b4 ", "b5 ", "b6 ", "b4 b5 ", "b4 b6 ", "b5 b6 ", "b4 b5 b6 "]],
+    ),
+]
+
+
+def _events(text: str) -> list[kleene.Event]:
+    made = []
+    for t, token in enumerate(text.split()):
+        ident, kind, *price = token.split(":")
+        attrs = {"price": float(price[0])} if price else {"price": 0.0}
+        made.append(kleene.Event(kind, t, attrs, id=ident))
+    return made
+
+
+@pytest.mark.parametrize(("case", "query", "stream", "expected"), CASES, ids=[c[0] for c in CASES])
+def test_flink_case(case, query, stream, expected):
+    events = _events(stream)
+    ran = []
+    for plan in sorted(PLANS):
+        compiled = kleene.compile(query, plan="reference")
+        if PLANS[plan].refusal(compiled.analysis, compiled.options) is not None:
+            continue
+        found = kleene.match(query, events, plan=plan, max_delay=0)
+        got = sorted(" ".join(e.id for es in m.bindings.values() for e in es) for m in found)
+        assert got == sorted(expected), f"{plan}: {case}"
+        ran.append(plan)
+    assert {"reference", "nfa"} <= set(ran), f"{case}: only {ran} run it"
