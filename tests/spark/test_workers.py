@@ -132,3 +132,25 @@ def test_the_workers_zip_is_made_once_and_earlier_ones_unused_for_a_week_go(tmp_
     os.utime(made, (0, 0))
     assert shipment() == made
     assert made.stat().st_mtime > time.time() - 60  # used again: kept another week
+
+
+def test_processes_making_the_workers_zip_at_once_never_replace_it(tmp_path):
+    """Spark refuses a file added to a session that changed since: a zip in place stays
+    the one every session added, whichever of several processes made it first."""
+    script = (
+        "import os, sys\n"
+        "from kleene.spark import shipping\n"
+        "made = shipping.shipment()\n"
+        "print(made, os.stat(made).st_ino)\n"
+    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    makers = [
+        subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, text=True)
+        for _ in range(4)
+    ]
+    seen = {maker.communicate(timeout=120)[0].strip() for maker in makers}
+    assert all(maker.returncode == 0 for maker in makers)
+    assert len(seen) == 1, seen  # one path, one file: none was replaced after it was seen
+    path, inode = seen.pop().rsplit(" ", 1)
+    assert os.stat(path).st_ino == int(inode)
+    assert [p.name for p in (tmp_path / "kleene").iterdir()] == [Path(path).name]

@@ -20,6 +20,7 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import os
@@ -86,10 +87,12 @@ def _root(package: str) -> Path:
 
 
 def _write(target: Path, files: list[tuple[str, Path, Path]]) -> None:
-    """Write the zip beside `target` and move it there (another process may be writing
-    the same one): each module's source and, beside it, its code compiled for this Python
-    (a `.pyc` the workers' zip importer loads without compiling; unchecked, since the
-    zip's content never changes)."""
+    """Write the zip beside `target` and move it there unless another process got there
+    first: each module's source and, beside it, its code compiled for this Python (a
+    `.pyc` the workers' zip importer loads without compiling; unchecked, since the zip's
+    content never changes). A zip in place is never replaced: another build differs in its
+    bytes, and Spark refuses a file added to a session that changed since ("exists and does
+    not match contents")."""
     with tempfile.TemporaryDirectory(dir=target.parent) as work:
         partial = Path(work) / target.name
         with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as made:
@@ -105,4 +108,5 @@ def _write(target: Path, files: list[tuple[str, Path, Path]]) -> None:
                         invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH,
                     )
                     made.write(compiled, inside.with_suffix(".pyc").as_posix())
-        os.replace(partial, target)
+        with contextlib.suppress(FileExistsError):  # another process made it first
+            os.link(partial, target)
