@@ -20,7 +20,6 @@ True
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import importlib
 import os
@@ -108,5 +107,10 @@ def _write(target: Path, files: list[tuple[str, Path, Path]]) -> None:
                         invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH,
                     )
                     made.write(compiled, inside.with_suffix(".pyc").as_posix())
-        with contextlib.suppress(FileExistsError):  # another process made it first
+        try:
             os.link(partial, target)
+        except FileExistsError:
+            pass  # another process made it first
+        except OSError:  # a file system without hard links: moved there, unless one came
+            if not target.exists():
+                os.replace(partial, target)
