@@ -1,5 +1,6 @@
-"""Cases from Flink CEP's own test suite (`NFAITCase`), each Java pattern written as the
-kleene query docs/flink.md gives for it, run on every plan that takes the query.
+"""Cases from Flink CEP's own test suite (`NFAITCase`, `TimesRangeITCase`), each Java
+pattern written as the kleene query docs/flink.md gives for it, run on every plan that
+takes the query.
 
 An event is `id:TYPE` or `id:TYPE:price`, one a time unit in the order written; a match is
 the ids it binds in pattern order. Flink's conditions on the event's name are kleene's
@@ -194,6 +195,39 @@ CASES = [
         " skip_till_any_match(a[]) { sum(a[].price) = 4 }",
         "c:C:1 a1:A:2 a2:A:2 a3:A:2 b:B:5",
         ["c a1 a2 a3", "c a1 a3 b", "c a2 a3 b"],
+    ),
+    (
+        "testNoConditionLoopingNFA: begin(start).followedBy(end).oneOrMore()",
+        "PATTERN SEQ(_ s, _+ e[]) WHERE relaxed_contiguity",
+        "a:A b:B c:C d:D",
+        ["a b", "a b c", "a b c d", "b c", "b c d", "c d"],
+    ),
+    (
+        "testNFAResultOrdering: times(4).allowCombinations(), followedByAny, times(3)"
+        ".consecutive()",
+        "PATTERN SEQ(A{4} a[], B{3} b[]) WHERE strict_contiguity(b[])",
+        "a1:A a2:A a3:A a4:A b1:B b2:B b3:B",
+        ["a1 a2 a3 a4 b1 b2 b3"],
+    ),
+    (
+        "TimesRangeITCase.testTimesRangeFromZero: next(a).times(0, 2).allowCombinations()",
+        "PATTERN SEQ(C c, A{0,2} a[], B b) WHERE relaxed_contiguity strict_contiguity(c, a)"
+        " skip_till_any_match(a[])",
+        "c:C a1:A a2:A a3:A b:B",
+        ["c b", "c a1 b", "c a1 a2 b", "c a1 a3 b"],
+    ),
+    (
+        "TimesRangeITCase.testTimesRangeStrict: followedByAny(a).times(0, 3).consecutive()",
+        "PATTERN SEQ(C c, A{0,3} a[], B b) WHERE relaxed_contiguity skip_till_any_match(c, a)"
+        " strict_contiguity(a[])",
+        "c:C f1:F a1:A f2:F a2:A a3:A b:B",
+        ["c b", "c a1 b", "c a2 b", "c a3 b", "c a2 a3 b"],
+    ),
+    (
+        "TimesRangeITCase.testTimesRangeNonStrictOptional3: times(2, 3).optional()",
+        "PATTERN SEQ(C c, A{2,3}? a[], B b) WHERE relaxed_contiguity skip_till_any_match(c, a)",
+        "c:C f1:F a1:A f2:F a2:A a3:A b:B",
+        ["c b", "c a1 a2 b", "c a2 a3 b", "c a1 a2 a3 b"],
     ),
     (
         "testNotNext: notNext(b) between a and a followedByAny c",
