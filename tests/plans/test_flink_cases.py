@@ -1,6 +1,6 @@
-"""Cases from Flink CEP's own test suite (`NFAITCase`, `TimesRangeITCase`), each Java
-pattern written as the kleene query docs/flink.md gives for it, run on every plan that
-takes the query.
+"""Cases from Flink CEP's own test suite (`NFAITCase`, `TimesRangeITCase`,
+`UntilConditionITCase`), each Java pattern written as the kleene query docs/flink.md gives
+for it, run on every plan that takes the query.
 
 An event is `id:TYPE` or `id:TYPE:price`, one a time unit in the order written; a match is
 the ids it binds in pattern order. Flink's conditions on the event's name are kleene's
@@ -261,6 +261,82 @@ CASES = [
         " skip_till_any_match(a, b) skip_till_any_match(b[])",
         "a:A b1:B b2:B b3:B c:C b4:B b5:B b6:B d:D",
         [f"a {b}d" for b in ["b4 ", "b5 ", "b6 ", "b4 b5 ", "b4 b6 ", "b5 b6 ", "b4 b5 b6 "]],
+    ),
+    # UntilConditionITCase: the loop stops at a price of 5 (`until`), or once the loop's
+    # prices so far sum to 6 (an iterative `until`)
+    (
+        "testUntilConditionFollowedByOneOrMore: followedBy(end) where price 5",
+        "PATTERN SEQ(C c, A+ m[] UNTIL (m.price = 5), _ e) WHERE relaxed_contiguity"
+        " { e.price = 5 }",
+        "c:C:1 m1:A:2 m2:A:3 brk:A:5 ign:A:6",
+        ["c m1 m2 brk", "c m1 brk"],
+    ),
+    (
+        "testUntilConditionFollowedByOneOrMoreCombinations: allowCombinations",
+        "PATTERN SEQ(C c, A+ m[] UNTIL (m.price = 5), _ e) WHERE relaxed_contiguity"
+        " skip_till_any_match(m[]) { e.price = 5 }",
+        "c:C:1 m1:A:2 m2:A:3 m3:A:4 brk:A:5 ign:A:6",
+        ["c m1 m2 m3 brk", "c m1 m2 brk", "c m1 m3 brk", "c m1 brk"],
+    ),
+    (
+        "testUntilConditionFollowedByOneOrMoreConsecutive: consecutive",
+        "PATTERN SEQ(C c, A+ m[] UNTIL (m.price = 5), _ e) WHERE relaxed_contiguity"
+        " strict_contiguity(m[]) { e.price = 5 }",
+        "c:C:1 m1:A:2 m2:A:3 brk:A:5 ign:A:6",
+        ["c m1 m2 brk", "c m1 brk"],
+    ),
+    (
+        "testUntilConditionFollowedByZeroOrMore: optional",
+        "PATTERN SEQ(C c, A* m[] UNTIL (m.price = 5), _ e) WHERE relaxed_contiguity"
+        " { e.price = 5 }",
+        "c:C:1 m1:A:2 m2:A:3 brk:A:5 ign:A:6",
+        ["c m1 m2 brk", "c m1 brk", "c brk"],
+    ),
+    (
+        "testUntilConditionFollowedByZeroOrMoreCombinations: optional, allowCombinations",
+        "PATTERN SEQ(C c, A* m[] UNTIL (m.price = 5), _ e) WHERE relaxed_contiguity"
+        " skip_till_any_match(m[]) { e.price = 5 }",
+        "c:C:1 m1:A:2 m2:A:3 m3:A:4 brk:A:5 ign:A:6",
+        ["c m1 m2 m3 brk", "c m1 m2 brk", "c m1 m3 brk", "c m1 brk", "c brk"],
+    ),
+    (
+        "testUntilConditionFollowedByZeroOrMoreConsecutive: optional, consecutive",
+        "PATTERN SEQ(C c, A* m[] UNTIL (m.price = 5), _ e) WHERE relaxed_contiguity"
+        " strict_contiguity(m[]) { e.price = 5 }",
+        "c:C:1 m1:A:2 m2:A:3 brk:A:5 ign:A:6",
+        ["c m1 m2 brk", "c m1 brk", "c brk"],
+    ),
+    (
+        "testUntilConditionFollowedByAnyOneOrMore: followedByAny(middle), the loop last",
+        "PATTERN SEQ(C c, A+ m[] UNTIL (m.price = 5)) WHERE relaxed_contiguity"
+        " skip_till_any_match(c, m)",
+        "c:C:1 m1:A:2 m2:A:3 brk:A:5 m3:A:6",
+        ["c m1 m2", "c m1", "c m2", "c m3"],
+    ),
+    (
+        "testUntilConditionFollowedByAnyZeroOrMore: followedByAny(middle), optional",
+        "PATTERN SEQ(C c, A* m[] UNTIL (m.price = 5)) WHERE relaxed_contiguity"
+        " skip_till_any_match(c, m)",
+        "c:C:1 m1:A:2 m2:A:3 brk:A:5 m3:A:6",
+        ["c m1 m2", "c m1", "c m2", "c m3", "c"],
+    ),
+    (
+        "testUntilConditionWithEmptyWhere: a loop of any event",
+        "PATTERN SEQ(C c, _+ m[] UNTIL (m.price = 5)) WHERE relaxed_contiguity",
+        "c:C:1 m1:A:2 m2:A:3 m3:D:1 brk:A:5 ign:A:6",
+        ["c m1 m2 m3", "c m1 m2", "c m1"],
+    ),
+    (
+        "testIterativeUntilConditionOneOrMore: until the loop's prices sum to 6",
+        "PATTERN SEQ(C c, _+ m[] UNTIL (sum(m[..i-1].price) = 6)) WHERE relaxed_contiguity",
+        "c:C:1 m1:A:2 m2:A:3 m3:D:1 brk:A:5 ign:A:6",
+        ["c m1 m2 m3", "c m1 m2", "c m1"],
+    ),
+    (
+        "testIterativeUntilConditionZeroOrMore: the same, optional",
+        "PATTERN SEQ(C c, _* m[] UNTIL (sum(m[..i-1].price) = 6)) WHERE relaxed_contiguity",
+        "c:C:1 m1:A:2 m2:A:3 m3:D:1 brk:A:5 ign:A:6",
+        ["c m1 m2 m3", "c m1 m2", "c m1", "c"],
     ),
 ]
 

@@ -273,3 +273,31 @@ def test_a_match_two_landed_runs_complete_is_reported_once():
         "{'a': ('a',), 'b': (), 'c': ('c',)}",
         "{'a': ('a',), 'b': (), 'c': ()}",
     ]
+
+
+@pytest.mark.parametrize(
+    ("until", "prices", "expected"),
+    [
+        # the loop's first element, read past the count the automaton otherwise tracks
+        ("a.price < a[2].price", "5 3 4 2", ["a1", "a1 a2", "a1 a2 a3"]),
+        ("a.price < a[i-1].price", "2 3 1 4", ["a1", "a1 a2"]),
+        ("sum(a[..i-1].price) >= 5", "2 3 1 4", ["a1", "a1 a2"]),
+        ("sum(a[..i].price) > 6", "2 3 4 1", ["a1", "a1 a2"]),  # the event at hand too
+        ("count(a[..i-1].price) = 2", "2 3 4 1", ["a1", "a1 a2"]),
+        ("a.price > c.price", "2 3 4 1", ["a1", "a1 a2"]),  # an earlier variable
+    ],
+)
+def test_an_iterative_until_runs_on_the_automaton(until, prices, expected):
+    """An UNTIL condition that reads the loop's events so far or an earlier variable
+    (Flink's iterative `until`) is a test of each edge into the loop on the run's V: `auto`
+    picks `nfa`, which finds what `reference` finds (c's price is 3; the loop stops at the
+    first event the condition holds for, and each run left it before)."""
+    query = f"PATTERN SEQ(C c, A+ a[] UNTIL ({until}), D d) WHERE relaxed_contiguity"
+    events = [Event("C", 0, {"price": 3}, id="c")]
+    for n, price in enumerate(prices.split(), 1):
+        events.append(Event("A", n, {"price": int(price)}, id=f"a{n}"))
+    events.append(Event("D", len(events), {"price": 0}, id="d"))
+    assert kleene.compile(query).name == "nfa"
+    for plan in ("nfa", "reference"):
+        found = kleene.match(query, events, plan=plan)
+        assert sorted(" ".join(map(str, m.ids()["a"])) for m in found) == expected, plan

@@ -439,10 +439,12 @@ FLINK_STRATEGIES = ("strict_contiguity", "relaxed_contiguity", "skip_till_any_ma
 @st.composite
 def flink_cases(draw: st.DrawFn, max_events: int = 7) -> Case:
     """A pattern as Flink CEP writes it, and a stream: a flat SEQ of two to four variables,
-    some optional, some loops with an UNTIL condition, conditions, perhaps a window, and one
-    of Flink's three contiguities for the query and perhaps another for each edge and loop."""
+    some optional, some loops with an UNTIL condition (iterative ones too), conditions,
+    perhaps a window, and one of Flink's three contiguities for the query and perhaps
+    another for each edge and loop."""
     leaves = tuple(draw(_leaf()) for _ in range(draw(st.integers(2, 4))))
-    structure = _loops(draw, _rename(A.Seq(leaves), [0]), frozenset({"optional", "until"}))
+    wanted = frozenset({"optional", "until", "until_reading"})
+    structure = _loops(draw, _rename(A.Seq(leaves), [0]), wanted)
     conditions = draw(_conditions(structure))
     places = [list(edge) for edge in edges(structure)]
     places += [[v.name] for v in A.event_vars(structure) if v.kleene]
@@ -485,10 +487,15 @@ def _negation_readings(draw: st.DrawFn, element: A.Element, readings: frozenset[
     return type(element)(tuple(items))
 
 
-def _loops(draw: st.DrawFn, element: A.Element, wanted: frozenset[str]) -> A.Element:
+def _loops(
+    draw: st.DrawFn,
+    element: A.Element,
+    wanted: frozenset[str],
+    earlier: tuple[A.EventVar, ...] = (),
+) -> A.Element:
     """`element` with some variables optional (`T? v`, `T{1,2}? v[]`) and some Kleene loops
-    GREEDY or with an UNTIL condition on the event's x, or on the sum of the loop's x so far
-    (of those `wanted`)."""
+    GREEDY or with an UNTIL condition on the event's x, or (Flink's iterative until) on the
+    loop's events so far or a variable bound before it (`earlier`) (of those `wanted`)."""
     if isinstance(element, A.Negation):
         return element
     if isinstance(element, A.EventVar):
@@ -497,17 +504,43 @@ def _loops(draw: st.DrawFn, element: A.Element, wanted: frozenset[str]) -> A.Ele
             element = replace(element, optional=draw(st.integers(0, 4)) == 0)
         if quantifier is not None:
             bound = E.Constant(draw(st.integers(2, 3)))
-            until = E.Compare(">=", E.Attr(element.name, "x"), bound)
+            until: E.Expr = E.Compare(">=", E.Attr(element.name, "x"), bound)
             if "until_reading" in wanted and draw(st.booleans()):
-                # Flink's iterative until: the loop's events so far
-                until = E.Compare(">=", E.Aggregate("sum", element.name, "x", 1), bound)
+                until = _iterative(draw, element.name, bound, earlier)
             element = replace(
                 element,
                 greedy="greedy" in wanted and draw(st.integers(0, 3)) == 0,
                 until=until if "until" in wanted and draw(st.integers(0, 3)) == 0 else None,
             )
         return element
-    return type(element)(tuple(_loops(draw, item, wanted) for item in element.items))
+    if not isinstance(element, A.Seq):
+        return type(element)(tuple(_loops(draw, item, wanted, earlier) for item in element.items))
+    items = []
+    for item in element.items:
+        items.append(_loops(draw, item, wanted, earlier))
+        if not isinstance(item, A.Negation):
+            earlier += tuple(A.event_vars(item))
+    return A.Seq(tuple(items))
+
+
+def _iterative(
+    draw: st.DrawFn, name: str, bound: E.Expr, earlier: tuple[A.EventVar, ...]
+) -> E.Expr:
+    """An UNTIL condition of loop `name` that reads more than the event at hand: the sum or
+    count of the loop's events so far (with the event at hand or without), its previous or
+    first event, or a variable bound before the loop."""
+    at_hand = E.Attr(name, "x")
+    choices: list[E.Expr] = [
+        E.Compare(">=", E.Aggregate("sum", name, "x", 1), bound),
+        E.Compare(">=", E.Aggregate("sum", name, "x", 0), bound),
+        E.Compare(">=", E.Aggregate("count", name, "x", 1), bound),
+        E.Compare(">", at_hand, E.Attr(name, "x", E.Index("i", -1))),
+        E.Compare("<", at_hand, E.Attr(name, "x", E.Index("abs", 2))),
+    ]
+    for variable in earlier:
+        index = None if variable.quantifier is None else E.Index("abs", 1)
+        choices.append(E.Compare(">", at_hand, E.Attr(variable.name, "x", index)))
+    return draw(st.sampled_from(choices))
 
 
 def _extended(

@@ -57,6 +57,7 @@ from kleene.compiler.residuals import (
 )
 from kleene.compiler.structure import positive
 from kleene.errors import PlanError
+from kleene.language import expr as E
 from kleene.language.sase import ast as A
 
 __all__ = ["LANDINGS", "Automaton", "Edge", "Exit", "Placement", "State", "build", "places"]
@@ -398,9 +399,9 @@ def _exits(
 
 def _caps(variables: Mapping[str, Variable], conditions: tuple[Condition, ...]) -> dict[str, int]:
     """For each variable, the count from which on more events change nothing the automaton
-    decides: quantifier bounds, absolute indexes, and one less than the first i of conditions
-    over it (the take from that count on is an instance). A state's count equal to the cap
-    means "at least the cap"."""
+    decides: quantifier bounds, absolute indexes (of conditions and of UNTIL conditions), and
+    one less than the first i of conditions over it (the take from that count on is an
+    instance). A state's count equal to the cap means "at least the cap"."""
     caps = {}
     for name, variable in variables.items():
         cap = max(1, variable.min, variable.max or 0)
@@ -409,6 +410,10 @@ def _caps(variables: Mapping[str, Variable], conditions: tuple[Condition, ...]) 
                 cap = max(cap, condition.first_i - 1)
             cap = max(cap, condition.leading.get(name, 0))
         caps[name] = cap
+    for variable in variables.values():
+        for node in () if variable.until is None else E.walk(variable.until):
+            if isinstance(node, E.Attr) and node.index is not None and node.index.base == "abs":
+                caps[node.var] = max(caps[node.var], node.index.offset)
     return caps
 
 

@@ -18,7 +18,8 @@ read off the automaton's states once, at compile time:
   run itself cannot ignore. So no match is found twice along two ways;
 - an UNTIL condition refuses the event to its loop; inside the loop the run may not ignore
   it, and at the loop's entry it may neither take nor ignore an event only the condition
-  refuses;
+  refuses. It is the edge's own test (`vector.EdgeCode.until`, on the event and V: Flink's
+  iterative `until` reads the loop's events so far and the variables before it from V);
 - a GREEDY loop keeps an event it can take from a run proceeding past it, and a run leaves
   it at an event only if what comes after it can take the event or the loop could not
   ignore it there (Flink's greedy proceed condition); a run standing at a GREEDY loop keeps
@@ -34,11 +35,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from kleene.compiler.analysis import Analysis
-from kleene.compiler.codegen import compile_condition
 from kleene.compiler.residuals import Arithmetic
 from kleene.events import Event
-from kleene.plans.nfa.automaton import Automaton, Edge, places
-from kleene.plans.nfa.vector import Move, Node
+from kleene.plans.nfa.automaton import Automaton, Edge, State, places
+from kleene.plans.nfa.vector import Compiled, Move, Node
 
 __all__ = ["NOTHING", "OTHERS", "OWN", "Gate", "Leaving", "Place", "Way"]
 
@@ -46,13 +46,15 @@ __all__ = ["NOTHING", "OTHERS", "OWN", "Gate", "Leaving", "Place", "Way"]
 #: event of its own partition.
 NOTHING, OTHERS, OWN = 0, 1, 2
 
-Test = Callable[[Event], bool]
+#: An UNTIL condition's test: on the event at hand and the run's V (before the take).
+Test = Callable[[Event, tuple[Any, ...]], bool]
 
 
 @dataclass(frozen=True, slots=True)
 class Place:
     """A variable a run may bind next where it stands: inside its loop or at its entry,
-    the strategy there, and the loop's UNTIL test (None: none, or not inside the loop)."""
+    the strategy there, and the loop's UNTIL test (None: none, or not inside the loop: the
+    test of the loop's take from there)."""
 
     name: str
     strategy: str
@@ -88,7 +90,7 @@ class Leaving:
         self,
         analysis: Analysis,
         automaton: Automaton,
-        exits: Mapping[tuple[int, int], Callable[[Event, tuple[Any, ...]], bool] | None],
+        code: Compiled,
         nodes: list[Node],
         leaving: bool,
     ) -> None:
@@ -99,11 +101,6 @@ class Leaving:
         shape = Arithmetic(analysis.variables)
         greedy = frozenset(v.name for v in analysis.positive if v.greedy)
         self.greedy = bool(greedy)
-        self.until: dict[str, Test] = {
-            v.name: _until(v.name, v.until, analysis)
-            for v in analysis.positive
-            if v.until is not None
-        }
         self.partitioned = analysis.partition is not None
         self.variables = analysis.variables
         self.places: list[tuple[Place, ...]] = []
@@ -119,12 +116,13 @@ class Leaving:
         self.standing: list[frozenset[str]] = []
         for state, node in zip(automaton.states, nodes, strict=True):
             counts = dict(state.counts)
+            until = {id(e): code.edges[state.id, n].until for n, e in enumerate(state.edges)}
             self.places.append(
                 tuple(
                     Place(
                         name,
                         strategies.loop(name) if inside else strategies.entry(name),
-                        self.until.get(name) if inside else None,
+                        _looping(state, name, until) if inside else None,
                     )
                     for name, inside in places(shape, state.residual, counts, state.closed)
                 )
@@ -136,7 +134,11 @@ class Leaving:
             )
             self.ways.append(
                 tuple(
-                    Way(way.target, exits[state.id, number], greedy & way.closes - state.closed)
+                    Way(
+                        way.target,
+                        code.exits[state.id, number],
+                        greedy & way.closes - state.closed,
+                    )
                     for number, way in enumerate(state.exits)
                 )
             )
@@ -144,7 +146,9 @@ class Leaving:
             self.standing.append(standing)
             edges = {id(m): m for moves in (*node.by_type.values(), node.other) for m in moves}
             gates = {
-                key: self._gate(m.edge, state.closed, greedy, standing, strategies.entry)
+                key: self._gate(
+                    m.edge, until[id(m.edge)], state.closed, greedy, standing, strategies.entry
+                )
                 for key, m in edges.items()
             }
             self.gated.append(
@@ -155,6 +159,7 @@ class Leaving:
     def _gate(
         self,
         edge: Edge,
+        until: Test | None,
         closed: frozenset[str],
         greedy: frozenset[str],
         standing: frozenset[str],
@@ -172,7 +177,7 @@ class Leaving:
             levels = {NOTHING, OTHERS}
         return Gate(
             frozenset(levels),
-            self.until.get(edge.variable),
+            until,
             edge.kind == "begin",
             greedy & edge.closes - closed if not edge.direct else frozenset(),
         )
@@ -199,7 +204,7 @@ class Leaving:
             if ok:
                 after = vector if move.update is None else move.update(vector, event)
                 ok = move.late is None or move.late(event, after)
-            if gate.until is not None and gate.until(event):
+            if gate.until is not None and gate.until(event, vector):
                 if ok and gate.entry:
                     taken.add(move.edge.variable)  # neither taken nor ignored there
                 continue
@@ -224,16 +229,17 @@ class Leaving:
         own: bool,
         event: Event,
         taken: AbstractSet[str],
+        vector: tuple[Any, ...],
         loops: AbstractSet[str] | None = None,
     ) -> bool:
-        """May a run at `node` skip the event, by the strategy of every place it waits at
-        (`same`: the event is of its partition and equivalence values; `own`: of its
-        partition; `loops`: at the places of these loops only, inside them or at their
-        entry)?"""
+        """May a run at `node` with V `vector` skip the event, by the strategy of every
+        place it waits at (`same`: the event is of its partition and equivalence values;
+        `own`: of its partition; `loops`: at the places of these loops only, inside them or
+        at their entry)?"""
         for place in self.places[node]:
             if loops is not None and place.name not in loops:
                 continue
-            if place.until is not None and same and place.until(event):
+            if place.until is not None and same and place.until(event, vector):
                 return False  # the loop stops at the event
             strategy = place.strategy
             if strategy == "skip_till_any_match":
@@ -249,12 +255,10 @@ class Leaving:
         return True
 
 
-def _until(name: str, condition: Any, analysis: Analysis) -> Test:
-    """The test of a loop's UNTIL condition on one event (true, not null)."""
-    check = compile_condition(condition, analysis.functions)
-
-    def until(event: Event) -> bool:
-        return check({name: (event,)}, None) is True
-
-    until.__name__ = f"until_{name}"
-    return until
+def _looping(state: State, name: str, until: Mapping[int, Test | None]) -> Test | None:
+    """The UNTIL test of loop `name` where a run at `state` stands inside it: its take's
+    (`until`: each edge's test, by the edge's id)."""
+    for edge in state.edges:
+        if edge.kind == "take" and edge.variable == name:
+            return until[id(edge)]
+    raise AssertionError(f"a run inside {name}'s loop at {state.label} has no take of it")

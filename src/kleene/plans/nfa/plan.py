@@ -211,8 +211,7 @@ class Nfa(Plan[NfaState]):
 
     name = "nfa"
     analysis: Analysis
-    #: (an UNTIL condition reading the loop's earlier events would need them in V)
-    extensions = frozenset(EXTENSIONS) - {"until_reading"}
+    extensions = frozenset(EXTENSIONS)
 
     def __init__(self, analysis: Analysis, options: Options) -> None:
         super().__init__(analysis, options)
@@ -254,9 +253,7 @@ class Nfa(Plan[NfaState]):
         self.values = equivalence_values(self.equivalences)
         #: The Flink path's tables (None: the plain SASE+ step runs).
         self.leaving: Leaving | None = (
-            Leaving(
-                analysis, self.automaton, self.code.exits, self.nodes, _leaves(analysis, options)
-            )
+            Leaving(analysis, self.automaton, self.code, self.nodes, _leaves(analysis, options))
             if self.flink
             else None
         )
@@ -655,7 +652,7 @@ class Nfa(Plan[NfaState]):
             if same and gated[node].get(event_type, other[node]):
                 found, _, taken, evaluated = leaving.moves(node, run.vector, run.ignored, event)
                 evaluations += evaluated
-            ignored = always[node] or leaving.ignorable(node, same, own, event, taken)
+            ignored = always[node] or leaving.ignorable(node, same, own, event, taken, run.vector)
             level = OWN if own else max(run.ignored, OTHERS)
             branches: list[tuple[Edge, tuple[Any, ...], int, bool]] = []
             for move, vector in found:
@@ -696,10 +693,12 @@ class Nfa(Plan[NfaState]):
                     if (
                         greedy
                         and not takes
-                        and leaving.ignorable(node, same, own, event, taken, greedy)
+                        and leaving.ignorable(node, same, own, event, taken, run.vector, greedy)
                     ):
                         continue  # nothing past the GREEDY loop takes what it may ignore
-                    if always[target] or leaving.ignorable(target, same, own, event, there):
+                    if always[target] or leaving.ignorable(
+                        target, same, own, event, there, run.vector
+                    ):
                         landings.append(target)
             if not (ignored or branches or landings):
                 continue

@@ -18,6 +18,10 @@ per automaton; no expression tree is walked per event):
 - `late(e, V)`: the few instances that need V after the take (`b[..i]`, or `b[..i-1]`
   decided only once b is closed);
 - `final(e, V)`: the instances decided when the run completes, on V after the take;
+- `until(e, V)`: the UNTIL condition of the variable v the edge takes into, with the event
+  as v's next element (`v.x` and `v[i].x` name it, `v[i-1].x` and `sum(v[..i-1].x)` the
+  loop's events before it, other names the variables bound before the loop), on V before
+  the take (after it for an aggregate over the event too, `sum(v[..i].x)`);
 
 and each exit's (`automaton.Exit`) closing instances, on V as it stands.
 
@@ -204,6 +208,7 @@ class EdgeCode:
     check: Callable[[Event, tuple[Any, ...]], bool] | None
     late: Callable[[Event, tuple[Any, ...]], bool] | None
     final: Callable[[Event, tuple[Any, ...]], bool] | None
+    until: Callable[[Event, tuple[Any, ...]], bool] | None
 
 
 @dataclass
@@ -321,7 +326,9 @@ class VectorWriter(Writer):
                 return self.current(node.attr)
             return self.slot(Slot("value", var, node.attr))
         index = node.index
-        assert index is not None, "validation: a Kleene variable's attribute needs an index"
+        if index is None:  # only an UNTIL condition names the event at hand so (validation)
+            assert var == ctx.taken, "validation: a Kleene variable's attribute needs an index"
+            return self.current(node.attr)
         if index.base == "i":
             if index.offset == 0:
                 return self.current(node.attr)
@@ -393,6 +400,17 @@ class VectorWriter(Writer):
         }
         written = len(self.functions)
         caps = self.automaton.caps
+        until = self.variables[edge.variable].until
+        if until is not None:
+            extra = len(self.functions)
+            try:
+                ctx = Context(edge.variable, "one", None, counts, caps, False)
+                parts["until"] = [self.forms(until, ctx)]
+            except _AfterTakeError:  # it reads the event at hand in an aggregate (`v[..i]`)
+                del self.functions[extra:]
+                ctx = Context(edge.variable, "one", None, counts, caps, True)
+                parts["until"] = [self.forms(until, ctx)]
+                self.after_take.add(number)
         for instance in edge.instances:
             extra = len(self.functions)
             try:
@@ -418,6 +436,11 @@ class VectorWriter(Writer):
             fast = " and ".join(f for f, _ in codes)
             safe = " and ".join(s for _, s in codes)
             self.functions.append(self.function(name, args, fast, safe))
+            if kind == "until" and number in self.after_take:  # on V after the take
+                self.functions[-1] = self.function(f"{name}_taken", args, fast, safe)
+                self.functions.append(
+                    f"def {name}(e, V):\n    return {name}_taken(e, update{number}(V, e))\n"
+                )
             names[kind] = name
         text = "".join(self.functions[written:])
         self.reads[number] = {c for slot, c in self.slots.items() if f"V[{c}]" in text}
@@ -498,6 +521,8 @@ class VectorWriter(Writer):
 
     def generate(self) -> Compiled:
         self.functions: list[str] = []
+        #: The edges whose UNTIL condition reads V after the take.
+        self.after_take: set[int] = set()
         self.updates: list[tuple[int, Edge, int]] = []
         self.reads: dict[int, set[int]] = {}
         self.exit_reads: dict[int, set[int]] = {s.id: set() for s in self.automaton.states}
@@ -524,7 +549,12 @@ class VectorWriter(Writer):
             found = {k: None if n is None else namespace[n] for k, n in names.items()}
             update = namespace[f"update{number}"] if number in touched else None
             edges[state.id, position] = EdgeCode(
-                found["local"], update, found["check"], found["late"], found["final"]
+                found["local"],
+                update,
+                found["check"],
+                found["late"],
+                found["final"],
+                found.get("until"),
             )
         slots = [slot for slot, _ in sorted(self.slots.items(), key=lambda item: item[1])]
         masks = self.masks([(state, number) for state, number, _ in numbered], slots)
