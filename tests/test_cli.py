@@ -403,7 +403,7 @@ def test_match_with_the_afa_plan_takes_any_order_and_writes_a_changelog(tmp_path
     captured = capsys.readouterr()
     lines = [json.loads(line) for line in captured.out.splitlines()]
     assert [line.get("retraction", False) for line in lines] == [False, True]
-    assert "2 lines: 1 matches, 1 withdrawn" in captured.err and "0 net" in captured.err
+    assert "2 lines: 1 match, 1 withdrawn" in captured.err and "0 net" in captured.err
     # a malformed row skipped; the rows out of order are still taken, not skipped as late
     path.write_text("type,ts\nA,1\nB,xx\nB,5\nA,3\n")
     query = "PATTERN SEQ(A a, B b) WITHIN 10"
@@ -519,7 +519,7 @@ def test_match_runs_a_lead_rule(tmp_path, capsys):
     assert [json.loads(line) for line in captured.out.splitlines()] == [
         {"type": "Unpaid", "ts": 11, "order": 2}
     ]
-    assert "1 emitted events" in captured.err and "Unpaid {'order': 2}" in captured.err
+    assert "1 emitted event," in captured.err and "Unpaid {'order': 2}" in captured.err
     target = tmp_path / "unpaid.parquet"
     assert main(["match", RULE, "-i", str(source), "-o", str(target)]) == 0
     import pyarrow.parquet as pq
@@ -578,7 +578,7 @@ def test_match_writes_timed_out_partial_matches_to_their_own_file(tmp_path, caps
     matches, late = tmp_path / "m.jsonl", tmp_path / "late.parquet"
     args = ["match", query, "-i", str(path), "-o", str(matches), "--timeouts", str(late)]
     assert main(args) == 0
-    assert "1 matches, 2 timed-out partial matches" in capsys.readouterr().err
+    assert "1 match, 2 timed-out partial matches" in capsys.readouterr().err
     assert [json.loads(line)["o"][0]["order"] for line in matches.open()] == [2]
     import pyarrow.parquet as pq
 
@@ -635,8 +635,24 @@ def test_match_writes_to_the_null_device_and_shows_numbers_as_written(tmp_path, 
     query = "PATTERN SEQ(A a, B b) WITHIN 5 RETURN a.price + 0.2 AS p, b.price AS q"
     assert main(["match", query, "-i", str(path), "-o", os.devnull, "--show", "1"]) == 0
     out, err = capsys.readouterr()
-    assert "1 matches" in err
+    assert "1 match," in err
     assert "p=0.3 q=2" in out
+
+
+def test_match_counts_in_words_and_shows_each_event_by_the_id_its_record_has(tmp_path, capsys):
+    """ "1 match", not "1 matches"; and --show names an event as the output's record does:
+    by its id column's value (a column named id takes the id's place, docs/output.md),
+    not by the arrival number the event got for want of --id-column."""
+    path = tmp_path / "e.csv"
+    path.write_text("type,ts,id,price\nA,1,a1,10\nB,2,b1,11\n")
+    out = tmp_path / "m.jsonl"
+    query = "PATTERN SEQ(A a, B b) WITHIN 5"
+    assert main(["match", query, "-i", str(path), "-o", str(out), "--show", "1"]) == 0
+    shown, err = capsys.readouterr()
+    assert "2 events, 1 match," in err
+    assert "a=[a1] b=[b1]" in shown
+    record = json.loads(out.read_text())
+    assert [record["a"][0]["id"], record["b"][0]["id"]] == ["a1", "b1"]
 
 
 def test_match_replaces_an_output_only_when_told_as_run_does(tmp_path, capsys):

@@ -36,7 +36,7 @@ from kleene.events import Event
 from kleene.io.matching import check_input
 from kleene.io.readers import EventReader
 from kleene.io.writers import NamedOutputs, check_overwrite
-from kleene.matches import Timeout
+from kleene.matches import Timeout, event_record
 from kleene.runtime.engine import fewer_collections, settle
 from kleene.runtime.metrics import Metrics
 from kleene.runtime.queries import Queries
@@ -159,11 +159,11 @@ def _match(args: argparse.Namespace) -> int:
         print(f"{number:>3}. {_short(each, fields, output)}", file=display)
     seconds = time.perf_counter() - started
     metrics = engine.metrics
-    outcome = f"{written:,} {output.noun}"
+    outcome = output.counted(written)
     if metrics.retractions:  # a speculative plan (afa): the lines are a changelog
         net = metrics.matches - metrics.retractions
         outcome = (
-            f"{written:,} lines: {metrics.matches:,} matches, {metrics.retractions:,} "
+            f"{written:,} lines: {output.counted(metrics.matches)}, {metrics.retractions:,} "
             f'withdrawn ("retraction": true), {net:,} net'
         )
     if args.timeouts:
@@ -301,7 +301,8 @@ def _short(found: Any, fields: list[str], output: Output) -> str:
 
     def event(e: kleene.Event) -> str:
         values = " ".join(f"{f}={_shown(e.attrs[f])}" for f in fields if f in e.attrs)
-        return f"{e.id} {values}".strip()
+        shown = event_record(e)["id"]  # as the output's records have it (docs/output.md)
+        return f"{shown} {values}".strip()
 
     if found.values is not None:  # RETURN: the values the query asks for
         parts = " ".join(f"{name}={_shown(value)}" for name, value in found.values.items())

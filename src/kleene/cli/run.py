@@ -192,7 +192,7 @@ def _job(args: argparse.Namespace, source: str) -> int:
     outcome = (
         f"{written:,} outputs of {len(compiled)} queries"
         if several
-        else f"{written:,} {job.plan.output.noun}"
+        else job.plan.output.counted(written)
     )
     log.info(
         f"{counts['read']:,} events read, {counts['kept']:,} after filtering, {outcome}"

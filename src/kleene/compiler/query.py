@@ -15,8 +15,8 @@ reads these.
 
 >>> from kleene import compile
 >>> output = compile("PATTERN SEQ(A a, B+ b[]) WITHIN 5 RETURN b.len AS n").output
->>> output.kind, output.noun
-('matches', 'matches')
+>>> output.kind, output.noun, output.counted(1), output.counted(2500)
+('matches', 'matches', '1 match', '2,500 matches')
 >>> [(f.name, f.kind) for f in output.fields]  # doctest: +NORMALIZE_WHITESPACE
 [('match_id', 'long'), ('pattern', 'text'), ('start_ts', 'time'), ('end_ts', 'time'),
  ('a', 'events'), ('b', 'events'), ('n', 'long')]
@@ -126,6 +126,13 @@ class Output:
     def noun(self) -> str:
         """What to call the outputs in a message: "matches", "emitted events" or "rows"."""
         return {"matches": "matches", "events": "emitted events", "rows": "rows"}[self.kind]
+
+    def counted(self, number: int) -> str:
+        """`number` outputs, in words: "1 match", "2,500 matches", "1 emitted event"."""
+        noun = self.noun
+        if number == 1:
+            noun = "match" if self.kind == "matches" else noun.removesuffix("s")
+        return f"{number:,} {noun}"
 
     @property
     def sort_key(self) -> Callable[[Any], Any]:
