@@ -58,8 +58,20 @@ def from_arrow(
     return EventReader(name, batches, columns, on_error, arrow=True)
 
 
-def from_pandas(frame: Any, **options: Any) -> EventReader:
-    """Events from a pandas DataFrame (through Arrow); options as for `from_arrow`.
+def from_pandas(
+    frame: Any,
+    *,
+    ts: str = "ts",
+    type: str = "type",  # noqa: A002 - the column's role, as kleene.spark.detect names it
+    id: str | None = None,  # noqa: A002
+    event_type: str | None = None,
+    tz: str = "UTC",
+    ts_unit: str | None = None,
+    on_error: OnError = "raise",
+    name: str = "dataframe",
+) -> EventReader:
+    """Events from a pandas DataFrame (through Arrow); the columns named as `from_arrow`
+    names them.
 
     >>> import pandas
     >>> frame = pandas.DataFrame({"kind": ["A", "B"], "when": [1.5, 2.5], "x": [3, None]})
@@ -68,8 +80,18 @@ def from_pandas(frame: Any, **options: Any) -> EventReader:
     """
     import pyarrow as pa
 
-    options.setdefault("name", "dataframe")
-    return from_arrow(pa.Table.from_pandas(frame, preserve_index=False), **options)
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    return from_arrow(
+        table,
+        ts=ts,
+        type=type,
+        id=id,
+        event_type=event_type,
+        tz=tz,
+        ts_unit=ts_unit,
+        on_error=on_error,
+        name=name,
+    )
 
 
 def _record_batches(data: Any) -> Iterable[Any]:
