@@ -5,6 +5,7 @@ import random
 import tracemalloc
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, reject, settings
@@ -365,6 +366,38 @@ def test_send_many_names_a_bad_mapping_no_variable_takes(bad, field):
         assert by_one == [{"a": (0,), "b": (3,)}]
     else:
         assert isinstance(by_one, tuple) and by_one[1] == field
+        assert by_one[0] == 3 and str(by_one[2]).startswith("row 3")
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "PATTERN SEQ(A a, B b) WITHIN 10",
+        "PATTERN SEQ(A a, B b) WHERE [k] WITHIN 10",  # a state per key
+        "PATTERN SEQ(A a, B b) WHERE skip_till_next_match WITHIN 10",  # nfa, run counts
+        {"one": "PATTERN SEQ(A a, B b) WITHIN 10", "two": "PATTERN SEQ(A a, C c) WITHIN 10"},
+    ],
+)
+@pytest.mark.parametrize("bad", [{"typ": "B", "ts": 3}, {"type": "B", "ts": "soon"}])
+def test_a_mapping_that_is_no_event_is_named_by_its_row_on_every_way_in(query, bad):
+    """A malformed mapping is named by its place in what was sent (from 1), as a file's
+    row is: by `send`, `send_many` and `kleene.match`, of one query or several."""
+    stream = [{"type": "A", "ts": 1, "k": 0}, {"type": "B", "ts": 2, "k": 0}, bad]
+
+    def one_by_one(engine: Any) -> None:
+        for row in stream:
+            engine.send(row)
+
+    ways = {
+        "send": one_by_one,
+        "send_many": lambda engine: engine.send_many(stream),
+        "match": lambda _: kleene.match(query, stream),
+    }
+    for way, run in ways.items():
+        with pytest.raises(kleene.EventError) as raised:
+            run(kleene.Engine(query))
+        assert raised.value.row == 3, way
+        assert str(raised.value).startswith("row 3, field "), way
 
 
 @pytest.mark.parametrize("plan", SASE_PLANS)

@@ -42,7 +42,7 @@ from kleene.matches import Retraction, Timeout
 from kleene.plans.base import Plan
 from kleene.runtime.metrics import Metrics
 from kleene.runtime.reorder import OnLate, Reorder, delay_units
-from kleene.runtime.send import SendLoops, at_fault
+from kleene.runtime.send import SendLoops, at_fault, unconverted
 
 __all__ = [
     "Engine",
@@ -311,7 +311,11 @@ class Engine(SendLoops):
         return self._send_one(event)
 
     def _send_one(self, event: EventLike) -> list[Any]:
-        item = as_event(event, default_id=self._arrivals)
+        try:
+            item = as_event(event, default_id=self._arrivals)
+        except EventError as error:
+            unconverted(error, self._arrivals)
+            raise
         self._arrivals += 1
         self._metrics.events += 1
         try:

@@ -53,7 +53,7 @@ from kleene.runtime.engine import (
 )
 from kleene.runtime.metrics import Metrics
 from kleene.runtime.reorder import OnLate, Reorder, delay_units
-from kleene.runtime.send import at_fault
+from kleene.runtime.send import at_fault, unconverted
 
 __all__ = ["Queries", "feeds", "named_queries"]
 
@@ -226,7 +226,11 @@ class Queries(Engine):
         items: list[Event] = []
         reorder = self._reorder
         for event in events:
-            item = as_event(event, default_id=self._arrivals)
+            try:
+                item = as_event(event, default_id=self._arrivals)
+            except EventError as error:
+                unconverted(error, self._arrivals)
+                raise
             self._arrivals += 1
             self._metrics.events += 1
             try:

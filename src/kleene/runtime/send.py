@@ -302,8 +302,20 @@ def at_fault(error: EventError, item: Event | None, arrival: int) -> None:
     """An error met while sending `item`: without an event, it is `item`'s (where, for a
     reader to name the file and row); when the event at fault is `item`, the error names
     its arrival number as its row (a reader finds the file and row by it when ids are the
-    file's own: `kleene.runtime.engine.EventSource`)."""
+    file's own: `kleene.runtime.engine.EventSource`). Without `item`, the mapping after
+    the `arrival` before it could not be made an event: the error names its row."""
+    if item is None:
+        unconverted(error, arrival)
+        return
     if error.event is None:
         error.event = item
-    if item is not None and error.event is item and error.row is None and error.source is None:
+    if error.event is item and error.row is None and error.source is None:
         error.row = arrival
+
+
+def unconverted(error: EventError, arrivals: int) -> None:
+    """An error making an event of the mapping sent after `arrivals` others: it names that
+    mapping's row (from 1), as a reader names a file's (`{"typ": "B"}` third in a list is
+    "row 3, field 'type': ...")."""
+    if error.row is None and error.source is None:
+        error.row = arrivals + 1
