@@ -655,6 +655,19 @@ def test_match_counts_in_words_and_shows_each_event_by_the_id_its_record_has(tmp
     assert [record["a"][0]["id"], record["b"][0]["id"]] == ["a1", "b1"]
 
 
+def test_a_query_longer_than_a_file_name_is_read_as_a_query(tmp_path, capsys):
+    """A query's text past the file system's 255 bytes a name may hold is no file name: it
+    was an OSError traceback ('File name too long') where kleene asked if it named a
+    folder of queries."""
+    path = tmp_path / "e.csv"
+    path.write_text("type,ts,price\nA,1,10\nB,2,11\n")
+    where = " AND ".join(f"b.price > a.price - {n}" for n in range(30))
+    query = f"PATTERN SEQ(A a, B b) WHERE {where} WITHIN 5"
+    assert len(query) > 255
+    assert main(["match", query, "-i", str(path)]) == 0
+    assert "2 events, 1 match," in capsys.readouterr().err
+
+
 def test_match_replaces_an_output_only_when_told_as_run_does(tmp_path, capsys):
     """One rule for every command: an existing output (or --timeouts file) is refused
     before anything is read, unless --overwrite."""

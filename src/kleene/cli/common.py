@@ -204,16 +204,21 @@ def query_text(text: str) -> tuple[str, str]:
     """The query text and a name for it, from a file path or the text itself (a SASE+
     query, an AFA or a LEAD rule)."""
     path = Path(text)
-    try:
-        is_file = path.is_file()
-    except OSError:  # a long query is no file name
-        is_file = False
-    if is_file:
+    if _names(path, Path.is_file):
         return path.read_text(encoding="utf-8"), path.stem
     rule = language_of(text).name == "lead"
     if "pattern" not in text.lower() and not is_afa(text) and not rule:
         raise KleeneError(f"no such query file: {text}")
     return text, "pattern"
+
+
+def _names(path: Path, test: Callable[[Path], bool]) -> bool:
+    """Does a query argument name a file (or folder, as `test` asks)? A query's text too
+    long for a file name is neither."""
+    try:
+        return test(path)
+    except OSError:
+        return False
 
 
 #: What a folder of queries holds: SASE+ queries, LEAD rules, AFAs, MATCH_RECOGNIZE clauses.
@@ -225,7 +230,7 @@ def query_files(queries: list[str]) -> list[str]:
     found: list[str] = []
     for query in queries:
         folder = Path(query)
-        if not folder.is_dir():
+        if not _names(folder, Path.is_dir):
             found.append(query)
             continue
         files = sorted(str(p) for p in folder.iterdir() if p.suffix.lower() in QUERY_FILES)
