@@ -1086,7 +1086,12 @@ class Nfa(Plan[NfaState]):
         return not self.immediate or self.options.timeouts
 
     def deadline(self, state: NfaState) -> float | None:
-        starts = [run.start for run in state.runs] if self.options.timeouts else []
+        timeouts = self.options.timeouts
+        if self.immediate:  # no candidate waits: only the runs that may time out
+            if not (timeouts and state.runs) or self.window is None:
+                return None
+            return min([run.start for run in state.runs]) + self.window
+        starts = [run.start for run in state.runs] if timeouts else []
         return self.finalizer.deadline(state, starts)
 
     def _settle(self, state: NfaState, watermark: Watermark) -> list[Match]:
