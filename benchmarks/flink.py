@@ -1,7 +1,8 @@
-"""The forms Flink CEP and CORE users write: four Flink-style queries (the CEP guide's `C A+ B`
+"""The forms Flink CEP and CORE users write: five Flink-style queries (the CEP guide's `C A+ B`
 loop under followedBy, a fraud pattern of strict next() steps within a window, an optional
-element before an UNTIL loop, timed-out partial matches) and two CORE-style ones (contiguous
-iteration, CONSUME BY ANY), on a generated stream of keyed, priced events (`flink_stream`).
+element before an UNTIL loop, an iterative UNTIL, timed-out partial matches) and two
+CORE-style ones (contiguous iteration, CONSUME BY ANY), on a generated stream of keyed,
+priced events (`flink_stream`).
 
 Each runs on `auto` and on `reference` (their counts must agree), and the nearest query
 SASE+ writes runs on `nfa` beside them (its own count: it means something else). The ratio
@@ -51,6 +52,15 @@ QUERIES: dict[str, tuple[str, dict[str, Any], str, dict[str, Any]]] = {
     #   .followedBy(d)
     "optional until": (
         "PATTERN SEQ(C c, B? b, A+ a[] UNTIL (a.price > 90), D d)"
+        " WHERE relaxed_contiguity { [k] } WITHIN 20",
+        {},
+        "PATTERN SEQ(C c, A+ a[], D d) WHERE skip_till_next_match { [k] } WITHIN 20",
+        {},
+    ),
+    # begin(c).followedBy(a).oneOrMore().until(the loop's prices so far above 150)
+    #   .followedBy(d): an iterative until
+    "iterative until": (
+        "PATTERN SEQ(C c, A+ a[] UNTIL (sum(a[..i-1].price) > 150), D d)"
         " WHERE relaxed_contiguity { [k] } WITHIN 20",
         {},
         "PATTERN SEQ(C c, A+ a[], D d) WHERE skip_till_next_match { [k] } WITHIN 20",
