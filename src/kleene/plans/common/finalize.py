@@ -62,8 +62,9 @@ class Candidate:
     end: float
     key: Hashable | None
     verdict: bool | None = None
-    #: The bound events, when the plan has them at hand (else read from the stream).
-    events: Mapping[str, tuple[Event, ...]] | None = None
+    #: The bound events, when the plan has them at hand (else read from the stream): a dict
+    #: of the candidate's own, which its match keeps.
+    events: dict[str, tuple[Event, ...]] | None = None
     #: The time its verdict waits for (the end of the window a negation after its last
     #: event looks through): not asked for again before time reaches it.
     waits: float = -math.inf
@@ -194,7 +195,7 @@ class Finalizer:
         binding: Binding,
         stream: Stream,
         partition: Callable[[Event], Hashable | None] | None,
-        events: Mapping[str, tuple[Event, ...]] | None = None,
+        events: dict[str, tuple[Event, ...]] | None = None,
     ) -> Candidate:
         """A complete binding as a candidate; with non-overlapping output or an AFTER MATCH
         SKIP, `partition` (the plan's partition key, None: the whole stream is one) groups
@@ -252,11 +253,12 @@ class Finalizer:
         )
 
     def matches(self, reported: list[Candidate], stream: Stream) -> list[Match]:
-        """The reported candidates as matches."""
+        """The reported candidates as matches (each keeps its candidate's dict of events)."""
+        made, name = Match.made, self.name
         return [
-            Match(
+            made(
                 as_events(c.binding, stream) if c.events is None else c.events,
-                self.name,
+                name,
                 (c.start, c.end),
             )
             for c in reported
