@@ -994,11 +994,21 @@ class Nfa(Plan[NfaState]):
         return [h for h in histories if h.first is None or t - h.first.t < window]
 
     def _match(self, history: History, edge: Edge, event: Event) -> Match:
-        """A history completed by `event` along `edge`, as a match."""
-        events = {name: history.events.get(name, ()) for name in edge.bound}
-        events[edge.variable] += (event,)
+        """A history completed by `event` along `edge`, as a match laid out flat
+        (`Match.laid_out`: its events, and its sort key, whose ids and shape are read in
+        the same pass)."""
+        get, taken = history.events.get, edge.variable
+        flat: list[Event] = []
+        shape = []
+        for name in edge.bound:
+            events = get(name, ())
+            if name == taken:
+                events += (event,)
+            flat += events
+            shape.append((name, len(events)))
         start = event.t if history.first is None else history.first.t
-        return Match.made(events, self.pattern_name, (start, event.t))
+        ids = tuple([e.id for e in flat])
+        return Match.laid_out(tuple(flat), (event.t, start, ids, (self.pattern_name, tuple(shape))))
 
     def _candidate(
         self, state: NfaState, history: History, edge: Edge, position: int, event: Event
