@@ -10,10 +10,11 @@ The stream is generated here exactly as the peers' `gen.py` does (numpy's defaul
 42), so the counts equal the reference files'. Each plan's rate is in events per CPU-second
 (the engine's work on events already in memory, as the peers measure). A rate is reported
 only with the right count: the plans must agree with each other, and with `--expected
-ref_100k.json` (the peers' counts) when given. A row for a hand-written CPython loop shows
-the floor on P0. With `--core-python` and `--core-script`, CORE runs in the same run. With
-`--repeat N`, every runner (CORE and the loop too) runs once per round, in turn, N rounds,
-and its best round is reported.
+ref_100k.json` (the peers' counts) when given. Rows for a hand-written CPython loop show
+the floor on P0: one that counts the matches, one that makes each (a tuple of its events,
+where kleene makes a `Match`). With `--core-python` and `--core-script`, CORE runs in the
+same run. With `--repeat N`, every runner (CORE and the loops too) runs once per round, in
+turn, N rounds, and its best round is reported.
 
 >>> results, _, _ = run(argparse.Namespace(events=2000, patterns=["P0", "P3"],
 ...     plans=["nfa", "reference"], expected=None, core_python=None, core_script=None,
@@ -21,8 +22,8 @@ and its best round is reported.
 >>> [(r.setting, r.plan) for r in results][:4]  # doctest: +NORMALIZE_WHITESPACE
 [('P0 n=2,000', 'nfa'), ('P0 n=2,000', 'nfa from tuples'), ('P0 n=2,000', 'nfa from records'),
  ('P0 n=2,000', 'reference')]
->>> len(results), len({r.matches for r in results[:7]})
-(13, 1)
+>>> len(results), len({r.matches for r in results[:8]})
+(14, 1)
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ __all__ = [
     "arguments",
     "events_of",
     "hand_p0",
+    "hand_p0_matches",
     "records_of",
     "run",
     "tick_rows",
@@ -146,6 +148,30 @@ def hand_p0(events: list[Event], window: int = 9) -> int:
     return found
 
 
+def hand_p0_matches(events: list[Event], window: int = 9) -> list[tuple[Event, Event, Event]]:
+    """P0 by hand, each match made as what a user reads of it: its three events, in a tuple
+    (`hand_p0` counts them without making them; kleene makes a `Match` of each)."""
+    a_events: deque[Event] = deque()
+    b_entries: deque[tuple[Event, tuple[Event, ...]]] = deque()
+    found: list[tuple[Event, Event, Event]] = []
+    for e in events:
+        t = e.ts
+        assert isinstance(t, int)
+        low = t - window
+        kind = e.type
+        if kind == "S0":
+            a_events.append(e)
+        elif kind == "S1":
+            while a_events and a_events[0].t < low:
+                a_events.popleft()
+            b_entries.append((e, tuple(a_events)))
+        elif kind == "S2":
+            while b_entries and b_entries[0][0].t < low:
+                b_entries.popleft()
+            found += [(a, b, e) for b, before in b_entries for a in before if a.t >= low]
+    return found
+
+
 def _engine(compiled: kleene.Plan[Any], events: list[Event]) -> tuple[int, float]:
     started = time.process_time()
     found = len(kleene.match(compiled, events))
@@ -167,6 +193,12 @@ def _from_records(compiled: kleene.Plan[Any], records: list[Record]) -> tuple[in
 def _hand(events: list[Event]) -> tuple[int, float]:
     started = time.process_time()
     found = hand_p0(events)
+    return found, time.process_time() - started
+
+
+def _hand_made(events: list[Event]) -> tuple[int, float]:
+    started = time.process_time()
+    found = len(hand_p0_matches(events))
     return found, time.process_time() - started
 
 
@@ -237,6 +269,7 @@ def run(args: argparse.Namespace) -> tuple[list[Result], list[Column], str | Non
             runners[f"{plan} from records"] = functools.partial(_from_records, compiled, records)
         if name == "P0":
             runners["hand-written loop"] = functools.partial(_hand, events)
+            runners["hand-written loop, matches made"] = functools.partial(_hand_made, events)
         best = rounds(runners, args.repeat)
         counts = {runner: found for runner, (found, _) in best.items()}
         core = best.get("CORE (pycer)")
