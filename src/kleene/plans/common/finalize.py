@@ -62,9 +62,8 @@ class Candidate:
     end: float
     key: Hashable | None
     verdict: bool | None = None
-    #: The bound events, when the plan has them at hand (else read from the stream): a dict
-    #: of the candidate's own, which its match keeps.
-    events: dict[str, tuple[Event, ...]] | None = None
+    #: The bound events, when the plan has them at hand (else read from the stream).
+    events: Mapping[str, tuple[Event, ...]] | None = None
     #: The time its verdict waits for (the end of the window a negation after its last
     #: event looks through): not asked for again before time reaches it.
     waits: float = -math.inf
@@ -195,7 +194,7 @@ class Finalizer:
         binding: Binding,
         stream: Stream,
         partition: Callable[[Event], Hashable | None] | None,
-        events: dict[str, tuple[Event, ...]] | None = None,
+        events: Mapping[str, tuple[Event, ...]] | None = None,
     ) -> Candidate:
         """A complete binding as a candidate; with non-overlapping output or an AFTER MATCH
         SKIP, `partition` (the plan's partition key, None: the whole stream is one) groups
@@ -253,16 +252,23 @@ class Finalizer:
         )
 
     def matches(self, reported: list[Candidate], stream: Stream) -> list[Match]:
-        """The reported candidates as matches (each keeps its candidate's dict of events)."""
-        made, name = Match.made, self.name
-        return [
-            made(
-                as_events(c.binding, stream) if c.events is None else c.events,
-                name,
-                (c.start, c.end),
-            )
-            for c in reported
-        ]
+        """The reported candidates as matches, laid out flat (`Match.laid_out`: each its
+        events and sort key, read in one pass; no dict of bindings until one is read)."""
+        events, base, name = stream.events, stream.base, self.name
+        found = []
+        for c in reported:
+            flat: list[Event] = []
+            if c.events is None:
+                for positions in c.binding.values():
+                    flat += [events[p - base] for p in positions]
+                shape = tuple([(n, len(ps)) for n, ps in c.binding.items()])
+            else:
+                for bound in c.events.values():
+                    flat += bound
+                shape = tuple([(n, len(es)) for n, es in c.events.items()])
+            ids = tuple([e.id for e in flat])
+            found.append(Match.laid_out(tuple(flat), (c.end, c.start, ids, (name, shape))))
+        return found
 
     def add(self, pending: Pending, candidates: list[Candidate]) -> None:
         """Take one step's complete candidates (every candidate ending at one event comes
