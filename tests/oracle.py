@@ -163,6 +163,8 @@ def _stopped(
     loop's events, or for an event of the match's partition between its first and last?"""
     some = next(e for es in bound.values() for e in es)
     attrs = [a for c in E.conjuncts(pattern.where) if isinstance(c, E.Equivalence) for a in c.attrs]
+    # a variable the match leaves unbound (an optional one) reads as null
+    everyone: dict[str, tuple[Event, ...]] = {v.name: () for v in A.event_vars(pattern.structure)}
     for var in A.event_vars(pattern.structure):
         spots = assignment.get(var.name)
         if var.until is None or not spots:
@@ -174,7 +176,7 @@ def _stopped(
             if any(attribute(event, a) != attribute(some, a) for a in attrs):
                 continue
             taken = tuple(events[p] for p in spots if p < position)
-            if _until_holds(var, event, taken, bound):
+            if _until_holds(var, event, taken, everyone | bound):
                 return True
     return False
 
@@ -412,6 +414,8 @@ def contiguous(
     table = resolve(pattern)
     variables = {v.name: v for v in A.event_vars(pattern.structure)}
     order = list(variables)
+    # what an UNTIL condition reads of a variable the match left unbound: null
+    unbound: dict[str, tuple[Event, ...]] = dict.fromkeys(order, ())
     kept = set()
     for match in found:
         taken = sorted((p, name) for name, ps in match for p in ps)
@@ -436,7 +440,9 @@ def contiguous(
                         var.until is not None
                         and (partition is None or partition(event) == partition(first))
                         and all(attribute(event, a) == attribute(first, a) for a in same)
-                        and _until_holds(var, event, bound.get(name, ()) if looping else (), bound)
+                        and _until_holds(
+                            var, event, bound.get(name, ()) if looping else (), unbound | bound
+                        )
                     )
                     if strategy == "strict_contiguity" or (looping and stops):
                         ok = False
