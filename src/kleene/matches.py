@@ -85,32 +85,6 @@ class Match:
         setter(self, "values", None)
 
     @classmethod
-    def made(
-        cls,
-        bindings: dict[str, tuple[Event, ...]],
-        pattern: str,
-        times: tuple[float, float] | None,
-        order: SortKey | None = None,
-    ) -> Match:
-        """A match from a plan that hands over a fresh dict of bindings (kept, not copied),
-        the earliest and latest times (None: found from the events when asked) and, if it
-        has it, the sort key: what `Match(...)` makes, at a fraction of the cost, for plans
-        that make many. (`_Building` is the class whose attributes can be set, fast.)
-
-        >>> Match.made({"a": (Event("A", 1, id=0),)}, "p", (1, 1)) == Match(
-        ...     {"a": (Event("A", 1, id=0),)}, "p")
-        True
-        """
-        match = _new(_Building)
-        match._bindings = bindings
-        match.pattern = pattern
-        match._times = times
-        match._order = order
-        match._flat = match.register = match._key = match.values = None
-        match.__class__ = cls  # type: ignore[assignment]
-        return match
-
-    @classmethod
     def laid_out(cls, events: tuple[Event, ...], order: SortKey) -> Match:
         """A match from its events in pattern order and its sort key, whose last part names
         the pattern and each variable with its number of events: the bindings are made when

@@ -204,11 +204,11 @@ class Leaving:
             if ok:
                 after = vector if move.update is None else move.update(vector, event)
                 ok = move.late is None or move.late(event, after)
-            if gate.until is not None and gate.until(event, vector):
-                if ok and gate.entry:
-                    taken.add(move.edge.variable)  # neither taken nor ignored there
-                continue
             if not ok:
+                continue
+            if gate.until is not None and gate.until(event, vector):
+                if gate.entry:
+                    taken.add(move.edge.variable)  # neither taken nor ignored there
                 continue
             if move.direct:
                 direct.add(move.edge.variable)

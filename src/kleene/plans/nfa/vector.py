@@ -435,12 +435,13 @@ class VectorWriter(Writer):
             args = "e" if kind == "local" else "e, V"
             fast = " and ".join(f for f, _ in codes)
             safe = " and ".join(s for _, s in codes)
-            self.functions.append(self.function(name, args, fast, safe))
             if kind == "until" and number in self.after_take:  # on V after the take
-                self.functions[-1] = self.function(f"{name}_taken", args, fast, safe)
+                self.functions.append(self.function(f"{name}_taken", args, fast, safe))
                 self.functions.append(
                     f"def {name}(e, V):\n    return {name}_taken(e, update{number}(V, e))\n"
                 )
+            else:
+                self.functions.append(self.function(name, args, fast, safe))
             names[kind] = name
         text = "".join(self.functions[written:])
         self.reads[number] = {c for slot, c in self.slots.items() if f"V[{c}]" in text}
