@@ -329,10 +329,9 @@ class Analysis(Query):
         Not where a run follows strict or partition contiguity, where an irrelevant event
         still breaks it, nor with UNTIL, which any event of the partition can stop, nor with
         a count window, which counts every event, nor with NOT NEXT, which looks at the
-        partition's next event whatever its type, nor with GREEDY, whose loop ending the
-        pattern completes a match at the next event it cannot take, whatever its type.
+        partition's next event whatever its type.
         """
-        barred = {"until", "count_window", "not_next", "greedy"}
+        barred = {"until", "count_window", "not_next"}
         return self.skipping and not self.extensions & barred
 
     @property

@@ -8,6 +8,8 @@
   least one (so under OR, the variables common to all branches);
 - `least`: the fewest events a match binds;
 - `first`: the variables that can bind a match's earliest event;
+- `successors`: for each variable, those of the element right after it (where a run that
+  leaves it waits first: Flink's sink state);
 - `ses_sets`: the sets B1..Bk of an SES pattern (a sequence of sets of mandatory variables),
   None for any other shape.
 
@@ -17,6 +19,9 @@
 ['a < b', 'a < c', 'b < a']
 >>> sorted(mandatory(pattern.structure)), least(pattern.structure), first(pattern.structure)
 (['a'], 2, ('a', 'b'))
+>>> after = successors(parse("PATTERN SEQ(C c, A+ a[], OR(SEQ(D? d, E e), F f))").structure)
+>>> sorted(after["a"]), sorted(after["d"]), sorted(after["f"])
+(['d', 'f'], ['e'], [])
 """
 
 from __future__ import annotations
@@ -26,7 +31,16 @@ from dataclasses import dataclass
 
 from kleene.language.sase import ast as A
 
-__all__ = ["Branch", "dnf", "first", "least", "mandatory", "positive", "ses_sets"]
+__all__ = [
+    "Branch",
+    "dnf",
+    "first",
+    "least",
+    "mandatory",
+    "positive",
+    "ses_sets",
+    "successors",
+]
 
 
 @dataclass(frozen=True)
@@ -114,6 +128,45 @@ def first(element: A.Element) -> tuple[str, ...]:
             return tuple(dict.fromkeys(found))
         case A.And(items=items) | A.Or(items=items):
             return tuple(dict.fromkeys(name for item in items for name in first(item)))
+    raise TypeError(element)  # pragma: no cover
+
+
+def successors(
+    element: A.Element, after: frozenset[str] = frozenset()
+) -> dict[str, frozenset[str]]:
+    """For each positive variable, the variables of the element right after it in its SEQ
+    (`after`: those after `element`; none at the pattern's end): the first place a run
+    that leaves the variable waits at (Flink's sink state of a loop)."""
+    match element:
+        case A.EventVar(name=name):
+            return {name: after}
+        case A.Negation():
+            return {}
+        case A.Seq(items=items):
+            found: dict[str, frozenset[str]] = {}
+            positive = [item for item in items if not isinstance(item, A.Negation)]
+            for index, item in enumerate(positive):
+                following = positive[index + 1] if index + 1 < len(positive) else None
+                found.update(successors(item, after if following is None else _heads(following)))
+            return found
+        case A.And(items=items) | A.Or(items=items):
+            return {k: v for item in items for k, v in successors(item, after).items()}
+    raise TypeError(element)  # pragma: no cover
+
+
+def _heads(element: A.Element) -> frozenset[str]:
+    """The variables of an element's first place: its own, its SEQ's first element's, each
+    OR branch's or AND part's."""
+    match element:
+        case A.EventVar(name=name):
+            return frozenset((name,))
+        case A.Negation():
+            return frozenset()
+        case A.Seq(items=items):
+            positive = [item for item in items if not isinstance(item, A.Negation)]
+            return _heads(positive[0]) if positive else frozenset()
+        case A.And(items=items) | A.Or(items=items):
+            return frozenset().union(*(_heads(item) for item in items))
     raise TypeError(element)  # pragma: no cover
 
 

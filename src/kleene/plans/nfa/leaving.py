@@ -20,11 +20,11 @@ read off the automaton's states once, at compile time:
   it, and at the loop's entry it may neither take nor ignore an event only the condition
   refuses. It is the edge's own test (`vector.EdgeCode.until`, on the event and V: Flink's
   iterative `until` reads the loop's events so far and the variables before it from V);
-- a GREEDY loop keeps an event it can take from a run proceeding past it, and a run leaves
-  it at an event only if what comes after it can take the event or the loop could not
-  ignore it there (Flink's greedy proceed condition); a run standing at a GREEDY loop keeps
-  that way out after ignoring events there, and after landing there (`standing`). A match
-  that would end by leaving a GREEDY loop is `reference`'s: nfa refuses the pattern.
+- a GREEDY loop keeps an event it can take from a run proceeding past it, and holds a run
+  that left it without an event (`Way.holds`, `Leaving.holding`): while the run waits at the
+  element right after the loop, an event the loop could take ends it, but for the first
+  event of its partition, which frees it if the loop's UNTIL condition holds for it
+  (`Leaving.stops`).
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from typing import Any
 
 from kleene.compiler.analysis import Analysis
 from kleene.compiler.residuals import Arithmetic
+from kleene.compiler.structure import successors
 from kleene.events import Event
 from kleene.plans.nfa.automaton import Automaton, Edge, State, places
 from kleene.plans.nfa.vector import Compiled, Move, Node
@@ -76,11 +77,13 @@ class Gate:
 @dataclass(frozen=True, slots=True)
 class Way:
     """An exit as a run reads it: the node it lands at, the test of what closing decides
-    (on the event and V), and the GREEDY loops it leaves."""
+    (on the event and V), the GREEDY loops it leaves, and whether they hold the run past
+    the first event of its partition (it lands at the element right after one of them)."""
 
     target: int
     check: Callable[[Event, tuple[Any, ...]], bool] | None
     greedy: frozenset[str]
+    holds: bool
 
 
 class Leaving:
@@ -100,7 +103,7 @@ class Leaving:
         strategies = analysis.strategies
         shape = Arithmetic(analysis.variables)
         greedy = frozenset(v.name for v in analysis.positive if v.greedy)
-        self.greedy = bool(greedy)
+        sinks = successors(analysis.structure)
         self.partitioned = analysis.partition is not None
         self.variables = analysis.variables
         self.places: list[tuple[Place, ...]] = []
@@ -111,9 +114,9 @@ class Leaving:
         #: Per node, by event type: its edges (`Move`) each with its `Gate`.
         self.gated: list[dict[str, tuple[tuple[Move, Gate], ...]]] = []
         self.other: list[tuple[tuple[Move, Gate], ...]] = []
-        #: Per node: the GREEDY loops a run there stands at (it may leave them, and keeps
-        #: that way out after ignoring events there).
-        self.standing: list[frozenset[str]] = []
+        #: Per node: the UNTIL test of each GREEDY loop a run there may leave (inside its
+        #: loop, or at its entry).
+        self.untils: list[dict[str, Test]] = []
         for state, node in zip(automaton.states, nodes, strict=True):
             counts = dict(state.counts)
             until = {id(e): code.edges[state.id, n].until for n, e in enumerate(state.edges)}
@@ -132,23 +135,26 @@ class Leaving:
                     p.strategy == "skip_till_any_match" and p.until is None for p in self.places[-1]
                 )
             )
-            self.ways.append(
-                tuple(
-                    Way(
-                        way.target,
-                        code.exits[state.id, number],
-                        greedy & way.closes - state.closed,
-                    )
-                    for number, way in enumerate(state.exits)
+            ways = []
+            for number, way in enumerate(state.exits):
+                left = greedy & way.closes - state.closed
+                after = frozenset().union(*(sinks[name] for name in left))
+                at = automaton.states[way.target]
+                lands = {n for n, _ in places(shape, at.residual, dict(at.counts), at.closed)}
+                ways.append(
+                    Way(way.target, code.exits[state.id, number], left, bool(after & lands))
                 )
+            self.ways.append(tuple(ways))
+            self.untils.append(
+                {
+                    e.variable: test
+                    for e in state.edges
+                    if e.variable in greedy and (test := until[id(e)]) is not None
+                }
             )
-            standing = frozenset(p.name for p in self.places[-1]) & greedy
-            self.standing.append(standing)
             edges = {id(m): m for moves in (*node.by_type.values(), node.other) for m in moves}
             gates = {
-                key: self._gate(
-                    m.edge, until[id(m.edge)], state.closed, greedy, standing, strategies.entry
-                )
+                key: self._gate(m.edge, until[id(m.edge)], state.closed, greedy, strategies.entry)
                 for key, m in edges.items()
             }
             self.gated.append(
@@ -162,18 +168,15 @@ class Leaving:
         until: Test | None,
         closed: frozenset[str],
         greedy: frozenset[str],
-        standing: frozenset[str],
         entry: Callable[[str], str],
     ) -> Gate:
         levels = {NOTHING, OTHERS, OWN}
         strategy = entry(edge.variable)
         # (an any-match edge where no run waits past the loop: SASE+'s rule, any level)
         relaxed = strategy != "skip_till_any_match" or self.leaving
-        # (past a GREEDY loop it stands at, a run proceeds after ignoring events there)
-        kept = bool(standing & edge.closes) and self.leaving
         if not edge.direct and strategy == "strict_contiguity":
             levels = {NOTHING}
-        elif not edge.direct and strategy != "skip_till_next_match" and relaxed and not kept:
+        elif not edge.direct and strategy != "skip_till_next_match" and relaxed:
             levels = {NOTHING, OTHERS}
         return Gate(
             frozenset(levels),
@@ -183,13 +186,14 @@ class Leaving:
         )
 
     def moves(
-        self, node: int, vector: tuple[Any, ...], ignored: int, event: Event
+        self, node: int, vector: tuple[Any, ...], ignored: int, event: Event, until: bool = True
     ) -> tuple[list[tuple[Move, tuple[Any, ...]]], set[str], set[str], int]:
         """The valid takes of the event (of the run's partition and equivalence values) by
         a run at `node` with V `vector` that ignored `ignored` since its last take: each
         edge with V after it; the variables it takes directly; those and the entries only
         an UNTIL condition refuses (`taken`: where skip till next match and relaxed
-        contiguity may not ignore the event); and how many edges were evaluated."""
+        contiguity may not ignore the event); and how many edges were evaluated
+        (`until=False`: were it not for UNTIL conditions)."""
         table = self.gated[node].get(event.type, self.other[node])
         found: list[tuple[Move, tuple[Any, ...], Gate]] = []
         direct: set[str] = set()
@@ -206,7 +210,7 @@ class Leaving:
                 ok = move.late is None or move.late(event, after)
             if not ok:
                 continue
-            if gate.until is not None and gate.until(event, vector):
+            if until and gate.until is not None and gate.until(event, vector):
                 if gate.entry:
                     taken.add(move.edge.variable)  # neither taken nor ignored there
                 continue
@@ -215,7 +219,7 @@ class Leaving:
             found.append((move, after, gate))
         # a GREEDY loop keeps an event it takes (where the run stands, or proceeding to it)
         # from the runs proceeding past it
-        if self.greedy and found:
+        if found and any(gate.greedy for _, _, gate in found):
             into = {m.edge.variable for m, _, _ in found}
             kept = [(m, v) for m, v, gate in found if not (gate.greedy and gate.greedy & into)]
         else:
@@ -230,15 +234,11 @@ class Leaving:
         event: Event,
         taken: AbstractSet[str],
         vector: tuple[Any, ...],
-        loops: AbstractSet[str] | None = None,
     ) -> bool:
         """May a run at `node` with V `vector` skip the event, by the strategy of every
         place it waits at (`same`: the event is of its partition and equivalence values;
-        `own`: of its partition; `loops`: at the places of these loops only, inside them or
-        at their entry)?"""
+        `own`: of its partition)?"""
         for place in self.places[node]:
-            if loops is not None and place.name not in loops:
-                continue
             if place.until is not None and same and place.until(event, vector):
                 return False  # the loop stops at the event
             strategy = place.strategy
@@ -253,6 +253,22 @@ class Leaving:
             else:
                 return False
         return True
+
+    def stops(
+        self, node: int, loops: AbstractSet[str], event: Event, vector: tuple[Any, ...]
+    ) -> bool:
+        """Does the UNTIL condition of one of these GREEDY loops hold for the event, by a run
+        at `node` (that may leave them) with V `vector`?"""
+        tests = self.untils[node]
+        return any((test := tests.get(name)) is not None and test(event, vector) for name in loops)
+
+    def holding(
+        self, node: int, loops: AbstractSet[str], event: Event, vector: tuple[Any, ...]
+    ) -> bool:
+        """Could one of these GREEDY loops take the event (by its type and conditions, its
+        UNTIL aside), for a run at `node` with V `vector`?"""
+        found = self.moves(node, vector, NOTHING, event, until=False)[0]
+        return any(move.edge.variable in loops for move, _ in found)
 
 
 def _looping(state: State, name: str, until: Mapping[int, Test | None]) -> Test | None:

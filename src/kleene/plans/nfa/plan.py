@@ -34,7 +34,6 @@ from typing import Any
 from kleene.compiler.analysis import EXTENSIONS, Analysis
 from kleene.compiler.evaluate import shared_values
 from kleene.compiler.options import Options
-from kleene.compiler.validate import nullable
 from kleene.errors import KleeneError
 from kleene.events import Event, Watermark
 from kleene.language.sase import ast as A
@@ -98,13 +97,20 @@ class Run:
         self.memo = memo
 
 
+#: What holds a run that left GREEDY loops without an event (`leaving.py`): the node it
+#: left them at, those loops, and whether they hold it past the first event of its
+#: partition (it waits at the element right after one of them).
+Hold = tuple[int, frozenset[str], bool]
+
+
 class Contiguous(Run):
     """A run under Flink's and CORE's rules (`leaving.py`): what it ignored since its last
     take, whether it got where it stands by leaving loops without an event (`landed`: it
-    leaves no further), its first event's stream position (`seq`, for a count window), and
-    whether it stands as a completed match (`done`, for timeouts)."""
+    leaves no further), its first event's stream position (`seq`, for a count window),
+    whether it stands as a completed match (`done`, for timeouts), and the GREEDY loops that
+    hold it (`held`)."""
 
-    __slots__ = ("done", "ignored", "landed", "seq")
+    __slots__ = ("done", "held", "ignored", "landed", "seq")
 
     def __init__(
         self,
@@ -122,14 +128,18 @@ class Contiguous(Run):
         ignored: int = NOTHING,
         landed: bool = False,
         done: bool = False,
+        held: Hold | None = None,
     ) -> None:
         super().__init__(node, vector, key, values, start, origin, horizon, version, last, memo)
         self.seq = seq
         self.ignored = ignored
         self.landed = landed
         self.done = done
+        self.held = held
 
-    def moved(self, node: int, ignored: int, version: Version | None = None) -> Contiguous:
+    def moved(
+        self, node: int, ignored: int, version: Version | None = None, held: Hold | None = None
+    ) -> Contiguous:
         """This run standing elsewhere without a take (its history shared)."""
         return Contiguous(
             node,
@@ -146,6 +156,7 @@ class Contiguous(Run):
             ignored,
             True,
             self.done,
+            held,
         )
 
 
@@ -258,11 +269,11 @@ class Nfa(Plan[NfaState]):
             else None
         )
         leaving = self.leaving
-        if leaving is not None and leaving.leaving and (analysis.partition or leaving.greedy):
-            # a run leaving loops at another partition's event (or past a GREEDY loop, whose
-            # way out ignoring keeps) lands at each place it may wait at with its proceed
-            # edges, and one landed run may proceed to where another stands: a match may
-            # complete along both, and is reported once (as `reference` reports it)
+        if leaving is not None and leaving.leaving and analysis.partition:
+            # a run leaving loops at another partition's event lands at each place it may
+            # wait at with its proceed edges, and one landed run may proceed to where another
+            # stands: a match may complete along both, and is reported once (as `reference`
+            # reports it)
             self.twins = self.finalizer.twins = True
         #: A run's own matches and timeouts are read one history at a time: under a count
         #: window or timeouts runs are not merged (a merged run would hold histories that
@@ -282,12 +293,6 @@ class Nfa(Plan[NfaState]):
             return (
                 "an UNTIL loop inside AND stops at an event another part takes "
                 "(plan 'reference' runs it)"
-            )
-        ending = _greedy_ending(analysis.structure)
-        if ending:
-            return (
-                f"a match that ends by leaving the GREEDY loop {ending[0]} completes at a later "
-                "event, one the loop cannot take (plan 'reference' runs it)"
             )
         if _leaves(analysis, options) and _contains_and(analysis.structure):
             return (
@@ -647,6 +652,14 @@ class Nfa(Plan[NfaState]):
             node = run.node
             own = run.key == key
             same = own and run.values == values
+            held = run.held
+            if held is not None and same:
+                if run.ignored != OWN and leaving.stops(held[0], held[1], event, run.vector):
+                    run.held = None  # left at an event the loop's UNTIL stops at: free
+                elif leaving.holding(held[0], held[1], event, run.vector):
+                    continue  # a GREEDY loop it left could take the event: it ends
+                elif not held[2]:
+                    run.held = None
             found: list[tuple[Move, tuple[Any, ...]]] = []
             taken: AbstractSet[str] = _EMPTY
             if same and gated[node].get(event_type, other[node]):
@@ -665,41 +678,30 @@ class Nfa(Plan[NfaState]):
                         cut = True
                 if move.target is not None:
                     branches.append((move.edge, vector, move.target, done))
-            landings: list[int] = []
-            standing = leaving.standing[node]
-            if ways[node] and (not run.landed or standing) and (own or not ignored):
+            landings: list[tuple[int, Hold | None]] = []
+            # (a run that ignored an event of its partition lost its way out, and one that
+            # landed here leaves no further)
+            if ways[node] and not run.landed and run.ignored != OWN and (own or not ignored):
                 for way in ways[node]:
                     greedy = way.greedy
-                    if (run.ignored == OWN or run.landed) and not greedy & standing:
-                        # it lost its way out here, or landed here already (a GREEDY loop it
-                        # stands at keeps its own)
-                        continue
                     if greedy and any(m.edge.variable in greedy for m, _ in found):
                         continue  # the GREEDY loop it leaves takes the event
                     if way.check is not None and not way.check(event, run.vector):
                         continue
                     target = way.target
-                    takes: list[tuple[Move, tuple[Any, ...]]] = []
                     there: AbstractSet[str] = _EMPTY
-                    if (
-                        same
-                        and (greedy or not always[target])
-                        and gated[target].get(event_type, other[target])
-                    ):
-                        takes, _, there, evaluated = leaving.moves(
-                            target, run.vector, NOTHING, event
-                        )
+                    if same and not always[target] and gated[target].get(event_type, other[target]):
+                        _, _, there, evaluated = leaving.moves(target, run.vector, NOTHING, event)
                         evaluations += evaluated
-                    if (
-                        greedy
-                        and not takes
-                        and leaving.ignorable(node, same, own, event, taken, run.vector, greedy)
-                    ):
-                        continue  # nothing past the GREEDY loop takes what it may ignore
                     if always[target] or leaving.ignorable(
                         target, same, own, event, there, run.vector
                     ):
-                        landings.append(target)
+                        hold: Hold | None = None
+                        if greedy and not same:  # it meets the loops at its partition's event
+                            hold = (node, greedy, way.holds)
+                        elif way.holds and not leaving.stops(node, greedy, event, run.vector):
+                            hold = (node, greedy, True)
+                        landings.append((target, hold))
             if not (ignored or branches or landings):
                 continue
             horizon = min(horizon, run.horizon)
@@ -711,9 +713,9 @@ class Nfa(Plan[NfaState]):
                     run.last = buffer.add(
                         edge.stack, edge.variable, position, event, run.version, run.last
                     )
-                    run.ignored, run.landed = NOTHING, False
+                    run.ignored, run.landed, run.held = NOTHING, False, None
                 else:
-                    run.node = landings[0]
+                    run.node, run.held = landings[0]
                     run.ignored, run.landed = level, True
                 survivors.append(run)
                 continue
@@ -740,10 +742,10 @@ class Nfa(Plan[NfaState]):
                         done,
                     )
                 )
-            for target in landings:
+            for target, hold in landings:
                 version = (*base, run.children)
                 run.children += 1
-                survivors.append(run.moved(target, level, version))
+                survivors.append(run.moved(target, level, version, hold))
             if ignored:
                 run.version = (*base, run.children)
                 run.children = 0
@@ -1029,6 +1031,9 @@ class Nfa(Plan[NfaState]):
             key: Hashable = (run.node, run.key, run.values, self.nodes[run.node].mask(run.vector))
             if flink:  # runs that ignored or left differently go on differently
                 assert isinstance(run, Contiguous)
+                if run.held is not None:  # its loops read V where the node masks it
+                    groups[id(run)] = [run]
+                    continue
                 key = (key, run.ignored, run.landed)
             try:
                 groups.setdefault(key, []).append(run)
@@ -1157,23 +1162,6 @@ def _contains_and(element: A.Element) -> bool:
     if isinstance(element, A.EventVar | A.Negation):
         return False
     return isinstance(element, A.And) or any(_contains_and(item) for item in element.items)
-
-
-def _greedy_ending(element: A.Element) -> list[str]:
-    """The GREEDY loops a match may end by leaving: those nothing but optional elements
-    follow, to the pattern's end."""
-    if isinstance(element, A.EventVar):
-        return [element.name] if element.greedy else []
-    if isinstance(element, A.Negation):
-        return []
-    if not isinstance(element, A.Seq):
-        return [name for item in element.items for name in _greedy_ending(item)]
-    found: list[str] = []
-    for item in reversed(element.items):
-        found += _greedy_ending(item)
-        if not nullable(item):
-            break
-    return found
 
 
 def _flink(analysis: Analysis, options: Options) -> bool:

@@ -155,7 +155,7 @@ class Reference(Plan[ReferenceState]):
         assert window is not None, "unsupported: timeouts need a time window"
         found: dict[tuple[tuple[str, tuple[int, ...]], ...], Timeout] = {}
         for run in runs:
-            if self.automaton.completed(run, stream):
+            if self.automaton.complete(run, stream):
                 continue
             bound = {n: ps for n, ps in self._ordered(run.bound).items() if ps}
             identity = tuple(bound.items())

@@ -26,13 +26,13 @@ may:
   `followedBy` and `followedByAny`): a run that took an event goes on both where it stands
   and past every loop it may leave.
 
-A GREEDY loop (Flink's `greedy()`) is left at an event, as Flink's greedy proceed edge is
-taken: a run standing at it (inside it, or at the entry of an empty optional one) leaves it
-at an event only if the loop cannot take the event and either what comes after the loop can
-take it or the loop could not ignore it there (`leaves`); it keeps that way out after
-ignoring events there. A match that ends by leaving a GREEDY loop completes only at such an
-event, after its last one, and only when the loop is the pattern's last element (Flink
-reaches its final state out of a greedy state only by that edge; `finishes`).
+A GREEDY loop (Flink's `greedy()`) keeps every event it could take from a run proceeding
+past it, and is left as any loop is. A run that left it without an event is *held*
+(`ResidualRun.held`, the run as it stood at the loop): while it waits at the element right
+after the loop (Flink's sink state, whose edges the greedy condition guards) an event the
+loop's type and conditions accept ends it, but for the first event, which frees it if the
+loop's UNTIL condition holds for it (`arriving`). A match completes at a take as it would
+without GREEDY (Flink's final state has no edge to guard).
 
 Proceeding is Flink's: a run that ignored an event of its partition since its last take has
 lost its proceed edges (Flink's loop and optional states go to an *ignore state* that has
@@ -57,7 +57,8 @@ from typing import Any
 
 from kleene.compiler.analysis import Analysis
 from kleene.compiler.evaluate import Env, attribute, evaluate
-from kleene.compiler.residuals import Arithmetic, Residual, Take, Var, residual
+from kleene.compiler.residuals import Arithmetic, Residual, Take, residual
+from kleene.compiler.structure import successors
 from kleene.events import Event
 from kleene.language import expr as E
 from kleene.language.sase import ast as A
@@ -88,16 +89,13 @@ class ResidualRun:
     values: tuple[Hashable, ...]
     #: The stream position (`Event.seq`) of the run's first event, for a count window.
     origin: int | None = None
-    #: For a run that left a GREEDY loop without an event, until the next event (the one it
-    #: leaves at): the run as it stood at the loop.
+    #: For a run that left GREEDY loops without an event, while they hold it (`arriving`):
+    #: the run as it stood at them.
     held: ResidualRun | None = None
     #: What the run ignored since its last take (`NOTHING`, `OTHERS`, `OWN`): a run that
     #: ignored an event keeps no proceed edge into a strict edge, one that ignored an event
     #: of its partition none but into a skip till next match edge.
     ignored: int = NOTHING
-    #: Has the run completed its match by leaving the GREEDY loop that ends the pattern (at
-    #: an event after its last)? It is not reported again.
-    finished: bool = False
 
     @property
     def identity(self) -> tuple[Any, ...]:
@@ -129,9 +127,9 @@ class Runs:
         self.count = count
         self.partition = analysis.partition
         self.greedy = frozenset(v.name for v in analysis.positive if v.greedy)
-        #: The variables a match may end with by leaving their GREEDY loop (the last item
-        #: of a SEQ, of each OR branch; no part of an AND): only those complete so.
-        self.ending = _ending(structure)
+        #: Per GREEDY loop: the variables of the element right after it, where it holds a
+        #: run that left it.
+        self.sinks = {n: v for n, v in successors(structure).items() if n in self.greedy}
         self.until = {v.name: v.until for v in analysis.positive if v.until is not None}
         #: The loops whose UNTIL condition reads the loop's earlier events or variables bound
         #: before it (evaluated over the run's events, not the event at hand alone).
@@ -165,9 +163,9 @@ class Runs:
             if self.expired(each, event):
                 expired.append(each)
                 continue
-            run = self.arriving(each, event, position, stream, completed)
+            run = self.arriving(each, event, position, stream)
             if run is None:
-                continue  # it does not leave the GREEDY loop at this event
+                continue  # a GREEDY loop it left could take the event
             taken: set[str] = set()
             for take in self.takes(run.residual):
                 moved = self.move(run, take, event, position, stream)
@@ -179,11 +177,7 @@ class Runs:
                     taken.add(take[0])
                 self.keep(moved, survivors, completed, stream)
             if self.ignorable(run, event, taken, stream):
-                waiting = self.ignoring(run, event)
-                self.file(waiting, survivors)
-                standing = self.standing(waiting)
-                if standing and self.leaving:  # a GREEDY loop's way out stays open
-                    self.leave(waiting, survivors, stream, standing)
+                self.file(self.ignoring(run, event), survivors)
         values = self.checks.equivalent([event])
         if values is not None:
             fresh = ResidualRun(
@@ -200,24 +194,23 @@ class Runs:
         return list(survivors.values()), completed, expired
 
     def arriving(
-        self,
-        run: ResidualRun,
-        event: Event,
-        position: int,
-        stream: Stream,
-        completed: list[Binding],
+        self, run: ResidualRun, event: Event, position: int, stream: Stream
     ) -> ResidualRun | None:
-        """The run as the event finds it: None if it left a GREEDY loop that the event does
-        not let it leave (`leaves`); marked finished if the event completes its match by
-        leaving the GREEDY loop that ends the pattern (`finishes`: the match is added to
-        `completed`)."""
-        if run.held is not None:
-            if not self.leaves(run.held, run, event, position, stream):
-                return None
-            run = dataclasses.replace(run, held=None)
-        if self.greedy and not run.finished and self.finishes(run, event, position, stream):
-            completed.append(self.closing(run.bound, self.shape.open_vars(run.residual)))
-            run = dataclasses.replace(run, finished=True)
+        """The run as the event finds it: None if a GREEDY loop that holds it could take
+        the event (by its type and conditions, its UNTIL aside); freed of the hold at the
+        first event of its partition if the loop's UNTIL condition holds for it, and once
+        it waits past the element right after the loops."""
+        held = run.held
+        if held is None or not self.same(run, event):
+            return run
+        loops = self.greedy & (run.closed - held.closed)
+        if run.ignored != OWN and any(self.stops(loop, held, event, stream) for loop in loops):
+            return dataclasses.replace(run, held=None)  # Flink's proceed into the loop's sink
+        if any(self.takes_into(held, loop, event, position, stream, until=False) for loop in loops):
+            return None
+        waiting = frozenset(name for name, _ in self.places(run))
+        if not any(waiting & self.sinks[loop] for loop in loops):
+            return dataclasses.replace(run, held=None)
         return run
 
     def complete(self, run: ResidualRun, stream: Stream) -> bool:
@@ -228,52 +221,6 @@ class Runs:
         bound = self.closing(run.bound, closing)
         closed = run.closed | closing
         return self.checks.new_instances_hold((run.bound, run.closed), (bound, closed), stream)
-
-    def holding(self, run: ResidualRun) -> frozenset[str]:
-        """The GREEDY loops a match the run completes now would leave that could still
-        take events (Flink never reaches its final state through one straight after a
-        take)."""
-        if not self.greedy:
-            return frozenset()
-        return frozenset(
-            var.name
-            for var in _vars(run.residual)
-            if var.name in self.greedy and var.name not in run.closed and self.room(var)
-        )
-
-    def room(self, var: Var) -> bool:
-        """May the variable take another event?"""
-        most = self.variables[var.name].max
-        return most is None or var.count < most
-
-    def completed(self, run: ResidualRun, stream: Stream) -> bool:
-        """Has the run reported the match it stands for (at its last take, or by leaving
-        the GREEDY loop that ends the pattern)?"""
-        return run.finished or (not self.holding(run) and self.complete(run, stream))
-
-    def finishes(self, run: ResidualRun, event: Event, position: int, stream: Stream) -> bool:
-        """Does the run complete its match at this event (of its partition) by leaving the
-        GREEDY loop that ends the pattern: Flink's proceed edge from a greedy state to the
-        final one, taken when the loop cannot take the event?"""
-        loops = self.holding(run)
-        if not loops or not loops <= self.ending or not self.same(run, event):
-            return False
-        if self.exclusive and self.window is not None and event.t - run.start >= self.window:
-            return False  # the event the loop is left at comes as the window closes
-        if not self.shape.nullable(run.residual):
-            return False
-        if run.ignored == OWN and not loops & self.standing(run):
-            return False  # it ignored an event where it stands, and lost its way out there
-        if any(self.takes_into(run, loop, event, position, stream) for loop in loops):
-            return False
-        return self.complete(run, stream)
-
-    def standing(self, run: ResidualRun) -> frozenset[str]:
-        """The GREEDY loops the run may leave where it stands (inside one with enough
-        events, at the entry of an empty optional one)."""
-        if not self.greedy:
-            return frozenset()
-        return frozenset(name for name, _ in self.places(run)) & self.holding(run)
 
     def same(self, run: ResidualRun, event: Event) -> bool:
         """Is the event of the run's partition and equivalence values?"""
@@ -295,18 +242,14 @@ class Runs:
 
     def file(self, run: ResidualRun, survivors: dict[Any, ResidualRun]) -> None:
         """Keep a run for the next event (once: of two equal runs, one free of a GREEDY
-        loop's hold, and then one that ignored less, can do all the other can; a match
-        either one reported stays reported)."""
+        loop's hold, and then one that ignored less, can do all the other can)."""
         identity = run.identity
         kept = survivors.get(identity)
-        if kept is None:
+        if kept is None or (run.held is not None, run.ignored) < (
+            kept.held is not None,
+            kept.ignored,
+        ):
             survivors[identity] = run
-            return
-        if (run.held is not None, run.ignored) < (kept.held is not None, kept.ignored):
-            kept, run = run, kept
-        if run.finished and not kept.finished:
-            kept = dataclasses.replace(kept, finished=True)
-        survivors[identity] = kept
 
     # -- what a run waits for ------------------------------------------------------------
 
@@ -404,14 +347,11 @@ class Runs:
 
     def proceeds(self, run: ResidualRun, name: str, closes: frozenset[str]) -> bool:
         """May a run that ignored events since its last take proceed into `name`, closing
-        `closes`? Past a GREEDY loop it stands at it may (Flink's greedy ignore state keeps
-        its proceed edge)."""
+        `closes`?"""
         edge = self.strategies.entry(name)
         if edge == "strict_contiguity":
             return False
-        if edge == _PROCEED_AFTER_IGNORING or run.ignored == OTHERS:
-            return True
-        return self.leaving and bool(closes & self.standing(run))
+        return edge == _PROCEED_AFTER_IGNORING or run.ignored == OTHERS
 
     def stopped_entry(
         self, run: ResidualRun, take: Take, event: Event, position: int, stream: Stream
@@ -450,46 +390,18 @@ class Runs:
         return result
 
     def takes_into(
-        self, run: ResidualRun, name: str, event: Event, position: int, stream: Stream
+        self,
+        run: ResidualRun,
+        name: str,
+        event: Event,
+        position: int,
+        stream: Stream,
+        until: bool = True,
     ) -> bool:
-        """Could the run take the event into `name` (where it stands, or proceeding)?"""
+        """Could the run take the event into `name` (where it stands, or proceeding;
+        `until=False`: were it not for UNTIL conditions)?"""
         return any(
-            take[0] == name and self.move(run, take, event, position, stream)
-            for take in self.takes(run.residual)
-        )
-
-    def leaves(
-        self, held: ResidualRun, run: ResidualRun, event: Event, position: int, stream: Stream
-    ) -> bool:
-        """May `run`, which left GREEDY loops standing at them as `held`, leave them at this
-        event (Flink's greedy proceed condition): they cannot take it, and either the run can
-        take it where it lands or the loops could not ignore it there?"""
-        loops = self.greedy & (run.closed - held.closed)
-        if any(self.takes_into(held, name, event, position, stream) for name in loops):
-            return False
-        if any(self.move(run, take, event, position, stream) for take in self.takes(run.residual)):
-            return True
-        return not all(self.ignores_at(held, name, event, position, stream) for name in loops)
-
-    def ignores_at(
-        self, run: ResidualRun, name: str, event: Event, position: int, stream: Stream
-    ) -> bool:
-        """Could the run ignore the event (which `name` cannot take) at `name`'s place, by
-        the strategy there: inside its loop, or at its entry?"""
-        inside = bool(run.bound.get(name)) and name not in run.closed
-        if inside and self.stops(name, run, event, stream):
-            return False  # the loop stops at the event, whatever its strategy
-        strategy = self.strategy(name, inside)
-        if strategy == "skip_till_any_match":
-            return True
-        if strategy == "partition_contiguity":
-            return self.partition is not None and self.key(event) != run.key
-        if strategy not in ("skip_till_next_match", "relaxed_contiguity"):
-            return False
-        if inside or not self.same(run, event) or not self.stops(name, run, event, stream):
-            return True
-        return not any(  # an entry neither takes nor ignores what only UNTIL refuses
-            take[0] == name and self.move(run, take, event, position, stream, until=False)
+            take[0] == name and self.move(run, take, event, position, stream, until)
             for take in self.takes(run.residual)
         )
 
@@ -501,28 +413,19 @@ class Runs:
         stream: Stream,
     ) -> None:
         """File a run that just took an event: it may complete a match, and may go on."""
-        shape = self.shape
-        if not self.holding(run) and self.complete(run, stream):
-            completed.append(self.closing(run.bound, shape.open_vars(run.residual)))
+        if self.complete(run, stream):
+            completed.append(self.closing(run.bound, self.shape.open_vars(run.residual)))
         if self.takes(run.residual):
             self.file(run, survivors)
         if self.leaving:
             self.leave(run, survivors, stream)
 
-    def leave(
-        self,
-        run: ResidualRun,
-        survivors: dict[Any, ResidualRun],
-        stream: Stream,
-        through: frozenset[str] | None = None,
-    ) -> None:
+    def leave(self, run: ResidualRun, survivors: dict[Any, ResidualRun], stream: Stream) -> None:
         """File the runs `run` becomes by leaving loops without an event: those landing
         where relaxed contiguity or skip till any match lets a run wait, whose closing
-        conditions hold and that can still take an event (`through`: only those leaving
-        one of these GREEDY loops)."""
+        conditions hold and that can still take an event (held by the GREEDY loops they
+        leave)."""
         for after, closes in self.shape.exits(run.residual):
-            if through is not None and not closes & through:
-                continue
             bound = self.closing(run.bound, closes)
             closed = run.closed | closes
             left = ResidualRun(after, bound, closed, run.start, run.key, run.values, run.origin)
@@ -537,31 +440,7 @@ class Runs:
                 left = ResidualRun(
                     after, bound, closed, run.start, run.key, run.values, run.origin, run
                 )
-            if run.finished:
-                left = dataclasses.replace(left, finished=True)
             self.file(left, survivors)
-
-
-def _vars(r: Residual) -> Iterable[Var]:
-    """Every variable of a residual."""
-    if isinstance(r, Var):
-        yield r
-    else:
-        for item in r.items:
-            yield from _vars(item)
-
-
-def _ending(element: A.Element) -> frozenset[str]:
-    """The variables whose GREEDY loop a match of `element` may end by leaving at a later
-    event: the last item of a SEQ, of each OR branch; none of an AND's parts (a match that
-    leaves a GREEDY loop inside an AND completes as another part takes an event)."""
-    if isinstance(element, A.EventVar):
-        return frozenset((element.name,))
-    if isinstance(element, A.Negation | A.And):
-        return frozenset()
-    if isinstance(element, A.Seq):
-        return _ending(element.items[-1]) if element.items else frozenset()
-    return frozenset().union(*(_ending(item) for item in element.items))
 
 
 @dataclass(frozen=True)
