@@ -408,7 +408,15 @@ def contiguous(
     contiguity ignores nothing; relaxed contiguity ignores an event the variable could not
     take as it stands (an event its UNTIL condition alone refuses counts as one it could
     take, at the entry); skip till any match ignores everything; and no loop ignores an
-    event of the match's `partition` its UNTIL condition holds for."""
+    event of the match's `partition` its UNTIL condition holds for.
+
+    A GREEDY loop v before the variable w that takes the match's next event (v's own last
+    event, or the one before v if v is empty, coming first): from the first event of the
+    match's partition after that one (its UNTIL condition aside, which frees the match
+    there) up to w's event, no event of the partition is one v could take, where w is the
+    element right after v; else the first one only is not (a run leaves v and passes the
+    optional elements after it at that event, Flink's proceed edges, guarded by the greedy
+    condition there only)."""
     from kleene.compiler.per_edge import resolve
 
     table = resolve(pattern)
@@ -432,6 +440,22 @@ def contiguous(
             for earlier in order[: order.index(name)]:
                 if variables[earlier].quantifier is not None:
                     bound.setdefault(earlier, ())
+            if not looping:
+                for greedy in order[order.index(previous) if previous else 0 : order.index(name)]:
+                    if variables[greedy].greedy and _greedy_keeps(
+                        pattern,
+                        variables,
+                        greedy,
+                        name,
+                        (before, at, start),
+                        events,
+                        bound,
+                        same,
+                        partition,
+                    ):
+                        ok = False
+                if not ok:
+                    break
             if before is not None:
                 strategy = table.loop(name) if looping else table.entry(name)
                 for gap in range(before + 1, at):
@@ -457,6 +481,43 @@ def contiguous(
         if ok:
             kept.add(match)
     return kept
+
+
+def _greedy_keeps(
+    pattern: A.Pattern,
+    variables: dict[str, A.EventVar],
+    loop: str,
+    name: str,
+    step: tuple[int | None, int, int],
+    events: Sequence[Event],
+    bound: dict[str, tuple[Event, ...]],
+    same: list[E.Attr],
+    partition: Callable[[Event], Hashable | None] | None,
+) -> bool:
+    """Does the GREEDY loop `loop` keep the match from taking events[at] into `name`, the
+    match's event before being events[before] and its first events[start] (`step`; see
+    `contiguous`)?"""
+    var = variables[loop]
+    before, at, start = step
+    first = events[start]
+    unbound: dict[str, tuple[Event, ...]] = dict.fromkeys(variables, ())
+    taken = bound.get(loop, ())
+    gap = [
+        p
+        for p in range(at if before is None else before + 1, at + 1)
+        if all(attribute(events[p], a) == attribute(first, a) for a in same)
+        and (partition is None or partition(events[p]) == partition(first))
+    ]
+    if var.until is not None and _until_holds(var, events[gap[0]], taken, unbound | bound):
+        return False
+    most = var.quantifier.max if var.quantifier is not None else 1
+    if most is not None and len(taken) >= most:
+        return False
+    right_after = list(variables).index(name) == list(variables).index(loop) + 1
+    return any(
+        _could_take(pattern, var, events[p], bound, first, p - start)
+        for p in (gap if right_after else gap[:1])
+    )
 
 
 def _could_take(

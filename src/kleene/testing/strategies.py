@@ -439,11 +439,11 @@ FLINK_STRATEGIES = ("strict_contiguity", "relaxed_contiguity", "skip_till_any_ma
 @st.composite
 def flink_cases(draw: st.DrawFn, max_events: int = 7) -> Case:
     """A pattern as Flink CEP writes it, and a stream: a flat SEQ of two to four variables,
-    some optional, some loops with an UNTIL condition (iterative ones too), conditions,
-    perhaps a window, and one of Flink's three contiguities for the query and perhaps
-    another for each edge and loop."""
+    some optional, some loops GREEDY or with an UNTIL condition (iterative ones too),
+    conditions, perhaps a window, and one of Flink's three contiguities for the query and
+    perhaps another for each edge and loop."""
     leaves = tuple(draw(_leaf()) for _ in range(draw(st.integers(2, 4))))
-    wanted = frozenset({"optional", "until", "until_reading"})
+    wanted = frozenset({"optional", "greedy", "until", "until_reading"})
     structure = _loops(draw, _rename(A.Seq(leaves), [0]), wanted)
     conditions = draw(_conditions(structure))
     places = [list(edge) for edge in edges(structure)]
