@@ -1,5 +1,5 @@
 """Cases from Flink CEP's own test suite (`NFAITCase`, `TimesRangeITCase`,
-`UntilConditionITCase`), each Java pattern written as the kleene query docs/flink.md gives
+`UntilConditionITCase`, `GreedyITCase`), each Java pattern written as the kleene query docs/flink.md gives
 for it, run on every plan that takes the query.
 
 An event is `id:TYPE` or `id:TYPE:price`, one a time unit in the order written; a match is
@@ -337,6 +337,110 @@ CASES = [
         "PATTERN SEQ(C c, _* m[] UNTIL (sum(m[..i-1].price) = 6)) WHERE relaxed_contiguity",
         "c:C:1 m1:A:2 m2:A:3 m3:D:1 brk:A:5 ign:A:6",
         ["c m1 m2 m3", "c m1 m2", "c m1", "c"],
+    ),
+    # GreedyITCase: begin(c).followedBy(a).oneOrMore()[.optional()].greedy()[.until(price > 3)]
+    # .followedBy(d), with dummy events (x) between
+    (
+        "GreedyITCase.testGreedyZeroOrMore",
+        "PATTERN SEQ(C c, A* a[] GREEDY, D d) WHERE relaxed_contiguity",
+        "c:C a1:A a2:A a3:A d:D",
+        ["c a1 a2 a3 d"],
+    ),
+    (
+        "GreedyITCase.testGreedyZeroOrMoreInBetween",
+        "PATTERN SEQ(C c, A* a[] GREEDY, D d) WHERE relaxed_contiguity",
+        "c:C x1:X a1:A x2:X a2:A x3:X a3:A d:D",
+        ["c a1 a2 a3 d"],
+    ),
+    (
+        "GreedyITCase.testGreedyZeroOrMoreWithDummyEventsAfterQuantifier",
+        "PATTERN SEQ(C c, A* a[] GREEDY, D d) WHERE relaxed_contiguity",
+        "c:C a1:A a2:A x:X d:D",
+        ["c a1 a2 d"],
+    ),
+    (
+        "GreedyITCase.testGreedyZeroOrMoreWithDummyEventsBeforeQuantifier",
+        "PATTERN SEQ(C c, A* a[] GREEDY, D d) WHERE relaxed_contiguity",
+        "c:C x:X d:D",
+        ["c d"],
+    ),
+    (
+        "GreedyITCase.testGreedyUntilZeroOrMoreWithDummyEventsAfterQuantifier",
+        "PATTERN SEQ(C c, A* a[] GREEDY UNTIL (a.price > 3), D d) WHERE relaxed_contiguity",
+        "c:C:1 a1:A:2 a2:A:3 a3:A:3 a4:A:4 d:D:3",
+        ["c a1 a2 a3 d"],
+    ),
+    (
+        "GreedyITCase.testGreedyUntilWithDummyEventsBeforeQuantifier",
+        "PATTERN SEQ(C c, A* a[] GREEDY UNTIL (a.price > 3), D d) WHERE relaxed_contiguity",
+        "c:C:1 a4:A:4 a1:A:2 a2:A:3 a3:A:3 d:D:3",
+        ["c d"],
+    ),
+    (
+        "GreedyITCase.testGreedyOneOrMore",
+        "PATTERN SEQ(C c, A+ a[] GREEDY, D d) WHERE relaxed_contiguity",
+        "c:C a1:A a2:A a3:A d:D",
+        ["c a1 a2 a3 d"],
+    ),
+    (
+        "GreedyITCase.testGreedyOneOrMoreInBetween",
+        "PATTERN SEQ(C c, A+ a[] GREEDY, D d) WHERE relaxed_contiguity",
+        "c:C x1:X a1:A x2:X a2:A x3:X a3:A d:D",
+        ["c a1 a2 a3 d"],
+    ),
+    (
+        "GreedyITCase.testGreedyOneOrMoreWithDummyEventsAfterQuantifier",
+        "PATTERN SEQ(C c, A+ a[] GREEDY, D d) WHERE relaxed_contiguity",
+        "c:C a1:A a2:A x:X d:D",
+        ["c a1 a2 d"],
+    ),
+    (
+        "GreedyITCase.testGreedyOneOrMoreWithDummyEventsBeforeQuantifier",
+        "PATTERN SEQ(C c, A+ a[] GREEDY, D d) WHERE relaxed_contiguity",
+        "c:C x:X d:D",
+        [],
+    ),
+    (
+        "GreedyITCase.testGreedyUntilOneOrMoreWithDummyEventsAfterQuantifier",
+        "PATTERN SEQ(C c, A+ a[] GREEDY UNTIL (a.price > 3), D d) WHERE relaxed_contiguity",
+        "c:C:1 a1:A:2 a2:A:3 a3:A:3 a4:A:4 d:D:3",
+        ["c a1 a2 a3 d"],
+    ),
+    (
+        "GreedyITCase.testGreedyUntilOneOrMoreWithDummyEventsBeforeQuantifier",
+        "PATTERN SEQ(C c, A+ a[] GREEDY UNTIL (a.price > 3), D d) WHERE relaxed_contiguity",
+        "c:C:1 a4:A:4 a1:A:2 a2:A:3 a3:A:3 d:D:3",
+        [],
+    ),
+    (
+        "GreedyITCase.testGreedyZeroOrMoreBeforeGroupPattern: then (d e).times(2), then f",
+        "PATTERN SEQ(C c, A* a[] GREEDY, D d1, E e1, D d2, E e2, F f) WHERE relaxed_contiguity",
+        "c:C a1:A a2:A x:X a3:A d1:D e1:E d2:D e2:E f:F",
+        ["c a1 a2 a3 d1 e1 d2 e2 f"],
+    ),
+    (
+        "GreedyITCase.testEndWithZeroOrMoreGreedy: the loop last",
+        "PATTERN SEQ(C c, A* a[] GREEDY) WHERE relaxed_contiguity",
+        "c:C a1:A a2:A x:X a3:A",
+        ["c", "c a1", "c a1 a2", "c a1 a2 a3"],
+    ),
+    (
+        "GreedyITCase.testEndWithZeroOrMoreConsecutiveGreedy: the loop last, consecutive",
+        "PATTERN SEQ(C c, A* a[] GREEDY) WHERE relaxed_contiguity strict_contiguity(a[])",
+        "c:C a1:A a2:A x:X a3:A",
+        ["c", "c a1", "c a1 a2"],
+    ),
+    (
+        "GreedyITCase.testEndWithGreedyTimesRange: times(2, 5).greedy() last",
+        "PATTERN SEQ(C c, A{2,5} a[] GREEDY) WHERE relaxed_contiguity",
+        "c:C a1:A a2:A a3:A a4:A x:X",
+        ["c a1 a2", "c a1 a2 a3", "c a1 a2 a3 a4"],
+    ),
+    (
+        "GreedyITCase.testGreedyTimesRange: times(2, 5).greedy(), then d",
+        "PATTERN SEQ(C c, A{2,5} a[] GREEDY, D d) WHERE relaxed_contiguity",
+        "c:C a1:A a2:A a3:A a4:A d:D",
+        ["c a1 a2 a3 a4 d"],
     ),
 ]
 
