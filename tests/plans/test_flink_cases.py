@@ -1,6 +1,6 @@
 """Cases from Flink CEP's own test suite (`NFAITCase`, `TimesRangeITCase`,
-`UntilConditionITCase`, `GreedyITCase`), each Java pattern written as the kleene query docs/flink.md gives
-for it, run on every plan that takes the query.
+`UntilConditionITCase`, `GreedyITCase`), each Java pattern written as the kleene query
+docs/flink.md gives for it, run on every plan that takes the query.
 
 An event is `id:TYPE` or `id:TYPE:price`, one a time unit in the order written; a match is
 the ids it binds in pattern order. Flink's conditions on the event's name are kleene's
