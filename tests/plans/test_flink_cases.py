@@ -1,6 +1,6 @@
 """Cases from Flink CEP's own test suite (`NFAITCase`, `TimesRangeITCase`,
-`UntilConditionITCase`, `GreedyITCase`), each Java pattern written as the kleene query
-docs/flink.md gives for it, run on every plan that takes the query.
+`UntilConditionITCase`, `GreedyITCase`, `TimesOrMoreITCase`), each Java pattern written as
+the kleene query docs/flink.md gives for it, run on every plan that takes the query.
 
 An event is `id:TYPE` or `id:TYPE:price`, one a time unit in the order written; a match is
 the ids it binds in pattern order. Flink's conditions on the event's name are kleene's
@@ -441,6 +441,83 @@ CASES = [
         "PATTERN SEQ(C c, A{2,5} a[] GREEDY, D d) WHERE relaxed_contiguity",
         "c:C a1:A a2:A a3:A a4:A d:D",
         ["c a1 a2 a3 a4 d"],
+    ),
+    # TimesOrMoreITCase: c, then a.timesOrMore(2) (A{2,} a[]), then followedBy(b)
+    (
+        "TimesOrMoreITCase.testTimesOrMore: followedBy(a).timesOrMore(2).allowCombinations()",
+        "PATTERN SEQ(C c, A{2,} a[], B b) WHERE relaxed_contiguity skip_till_any_match(a[])",
+        "c:C a1:A a2:A a3:A b:B",
+        ["c a1 a2 a3 b", "c a1 a2 b", "c a1 a3 b"],
+    ),
+    (
+        "TimesOrMoreITCase.testTimesOrMoreNonStrict: followedByAny(a), allowCombinations()",
+        "PATTERN SEQ(C c, A{2,} a[], B b) WHERE relaxed_contiguity"
+        " skip_till_any_match(c, a) skip_till_any_match(a[])",
+        "c:C f1:F a1:A f2:F a2:A a3:A b:B",
+        ["c a1 a2 a3 b", "c a1 a2 b", "c a1 a3 b", "c a2 a3 b"],
+    ),
+    (
+        "TimesOrMoreITCase.testTimesOrMoreStrict: followedByAny(a).times(2).consecutive()",
+        "PATTERN SEQ(C c, A{2} a[], B b) WHERE relaxed_contiguity skip_till_any_match(c, a)"
+        " strict_contiguity(a[])",
+        "c:C f1:F a1:A f2:F a2:A a3:A b:B",
+        ["c a2 a3 b"],
+    ),
+    (
+        "TimesOrMoreITCase.testTimesOrMoreStrictOptional: followedByAny(a), consecutive(),"
+        " optional()",
+        "PATTERN SEQ(C c, A{2,}? a[], B b) WHERE relaxed_contiguity"
+        " skip_till_any_match(c, a) strict_contiguity(a[])",
+        "c:C f1:F a1:A f2:F a2:A a3:A b:B",
+        ["c a2 a3 b", "c b"],
+    ),
+    (
+        "TimesOrMoreITCase.testTimesOrMoreStrictOptional2: next(a), consecutive(), optional()",
+        "PATTERN SEQ(C c, A{2,}? a[], B b) WHERE relaxed_contiguity"
+        " strict_contiguity(c, a) strict_contiguity(a[])",
+        "c:C a1:A a2:A a3:A b:B",
+        ["c a1 a2 a3 b", "c a1 a2 b", "c b"],
+    ),
+    (
+        "TimesOrMoreITCase.testTimesOrMoreNonStrictOptional: followedBy(a), optional()",
+        "PATTERN SEQ(C c, A{2,}? a[], B b) WHERE relaxed_contiguity",
+        "c:C f:F b:B",
+        ["c b"],
+    ),
+    (
+        "TimesOrMoreITCase.testTimesOrMoreNonStrictOptional2: followedByAny(a),"
+        " allowCombinations(), optional()",
+        "PATTERN SEQ(C c, A{2,}? a[], B b) WHERE relaxed_contiguity"
+        " skip_till_any_match(c, a) skip_till_any_match(a[])",
+        "c:C f1:F a1:A f2:F a2:A a3:A b:B",
+        ["c a1 a2 a3 b", "c a1 a2 b", "c a1 a3 b", "c a2 a3 b", "c b"],
+    ),
+    (
+        "TimesOrMoreITCase.testTimesOrMoreNonStrictOptional3: followedByAny(a), optional()",
+        "PATTERN SEQ(C c, A{2,}? a[], B b) WHERE relaxed_contiguity skip_till_any_match(c, a)",
+        "c:C f1:F a1:A f2:F a2:A a3:A b:B",
+        ["c a1 a2 a3 b", "c a1 a2 b", "c a2 a3 b", "c b"],
+    ),
+    (
+        "TimesOrMoreITCase.testTimesOrMoreNonStrictWithNext: next(a), allowCombinations()",
+        "PATTERN SEQ(C c, A{2,} a[], B b) WHERE relaxed_contiguity"
+        " strict_contiguity(c, a) skip_till_any_match(a[])",
+        "c:C a1:A f1:F a2:A f2:F a3:A b:B",
+        ["c a1 a2 a3 b", "c a1 a2 b", "c a1 a3 b"],
+    ),
+    (
+        "TimesOrMoreITCase.testTimesOrMoreNotStrictWithFollowedBy: followedBy(a)",
+        "PATTERN SEQ(C c, A{2,} a[], B b) WHERE relaxed_contiguity",
+        "c:C a1:A a2:A a3:A b:B",
+        ["c a1 a2 a3 b", "c a1 a2 b"],
+    ),
+    (
+        "TimesOrMoreITCase.testTimesOrMoreNotStrictWithFollowedByAny: followedByAny(a),"
+        " allowCombinations()",
+        "PATTERN SEQ(C c, A{2,} a[], B b) WHERE relaxed_contiguity"
+        " skip_till_any_match(c, a) skip_till_any_match(a[])",
+        "c:C a1:A a2:A a3:A b:B",
+        ["c a1 a2 a3 b", "c a1 a2 b", "c a1 a3 b", "c a2 a3 b"],
     ),
 ]
 
