@@ -1,6 +1,7 @@
 """Cases from Flink CEP's own test suite (`NFAITCase`, `TimesRangeITCase`,
-`UntilConditionITCase`, `GreedyITCase`, `TimesOrMoreITCase`), each Java pattern written as
-the kleene query docs/flink.md gives for it, run on every plan that takes the query.
+`UntilConditionITCase`, `GreedyITCase`, `TimesOrMoreITCase`, `NotPatternITCase`), each Java
+pattern written as the kleene query docs/flink.md gives for it, run on every plan that takes
+the query.
 
 An event is `id:TYPE` or `id:TYPE:price`, one a time unit in the order written; a match is
 the ids it binds in pattern order. Flink's conditions on the event's name are kleene's
@@ -518,6 +519,179 @@ CASES = [
         " skip_till_any_match(c, a) skip_till_any_match(a[])",
         "c:C a1:A a2:A a3:A b:B",
         ["c a1 a2 a3 b", "c a1 a2 b", "c a1 a3 b", "c a2 a3 b"],
+    ),
+    # NotPatternITCase: notNext and notFollowedBy (NOT NEXT and NOT FOLLOWED)
+    (
+        "NotPatternITCase.testNotNextNoMatches: a, notNext(b), followedBy(c), followedBy(d)",
+        "PATTERN SEQ(A a, NOT NEXT(B x), C c, D d) WHERE relaxed_contiguity",
+        "a:A b:B c1:C c2:C d:D",
+        [],
+    ),
+    (
+        "NotPatternITCase.testNotFollowedBy: notFollowedBy(b), then followedByAny(c)",
+        "PATTERN SEQ(A a, NOT FOLLOWED(B x), C c, D d) WHERE relaxed_contiguity"
+        " skip_till_any_match(a, c)",
+        "a:A c1:C b:B c2:C d:D",
+        ["a c1 d"],
+    ),
+    (
+        "NotPatternITCase.testNotFollowedByBeforeOptional: then followedByAny(c).optional()",
+        "PATTERN SEQ(A a, NOT FOLLOWED(B x), C? c, D d) WHERE relaxed_contiguity"
+        " skip_till_any_match(a, c)",
+        "a:A c1:C b:B c2:C d:D",
+        ["a c1 d"],
+    ),
+    (
+        "NotPatternITCase.testTimesWithNotFollowedBy: followedByAny(b).times(2), notFollowedBy(c)",
+        "PATTERN SEQ(A a, B{2} b[], NOT FOLLOWED(C x), D d) WHERE relaxed_contiguity"
+        " skip_till_any_match(a, b)",
+        "a:A b1:B c:C b2:B d:D",
+        [],
+    ),
+    (
+        "NotPatternITCase.testIgnoreStateOfTimesWithNotFollowedBy: notFollowedBy(b), then"
+        " followedByAny(c).times(2).optional()",
+        "PATTERN SEQ(A a, NOT FOLLOWED(B x), C{2}? c[], D d) WHERE relaxed_contiguity"
+        " skip_till_any_match(a, c)",
+        "a1:A d1:D e:E b1:B c1:C c2:C d2:D",
+        ["a1 d1"],
+    ),
+    (
+        "NotPatternITCase.testTimesWithNotFollowedByAfter: the c after both b",
+        "PATTERN SEQ(A a, B{2} b[], NOT FOLLOWED(C x), D d) WHERE relaxed_contiguity"
+        " skip_till_any_match(a, b)",
+        "a1:A d1:D e:E b1:B b2:B c1:C d2:D",
+        [],
+    ),
+    (
+        "NotPatternITCase.testNotFollowedByWithBranchingAtStart",
+        "PATTERN SEQ(A a, NOT FOLLOWED(B x), C c, D d) WHERE relaxed_contiguity",
+        "a1:A b1:B c1:C a2:A c2:C d:D",
+        ["a2 c2 d"],
+    ),
+    (
+        "NotPatternITCase.testNotNextAfterOneOrMoreSkipTillNext: followedBy(b).oneOrMore(),"
+        " notNext(c)",
+        "PATTERN SEQ(A a, B+ b[], NOT NEXT(C x), D d) WHERE relaxed_contiguity",
+        "a:A b1:B c:C b2:B d:D",
+        [],
+    ),
+    (
+        "NotPatternITCase.testNotNextAfterOneOrMoreSkipTillAny: followedByAny(b).oneOrMore()",
+        "PATTERN SEQ(A a, B+ b[], NOT NEXT(C x), D d) WHERE relaxed_contiguity"
+        " skip_till_any_match(a, b)",
+        "a:A b1:B c:C b2:B d:D",
+        ["a b2 d"],
+    ),
+    (
+        "NotPatternITCase.testNotFollowedByNextAfterOneOrMoreEager",
+        "PATTERN SEQ(A a, B+ b[], NOT FOLLOWED(C x), D d) WHERE relaxed_contiguity",
+        "a:A b1:B b2:B b3:B c:C b4:B b5:B b6:B d:D",
+        [],
+    ),
+    (
+        "NotPatternITCase.testNotFollowedByAnyAfterOneOrMoreEager: followedByAny(b)",
+        "PATTERN SEQ(A a, B+ b[], NOT FOLLOWED(C x), D d) WHERE relaxed_contiguity"
+        " skip_till_any_match(a, b)",
+        "a:A b1:B b2:B b3:B c:C b4:B b5:B b6:B d:D",
+        ["a b4 b5 b6 d", "a b4 b5 d", "a b4 d", "a b5 b6 d", "a b5 d", "a b6 d"],
+    ),
+    (
+        "NotPatternITCase.testNotFollowedByNextAfterOneOrMoreCombinations",
+        "PATTERN SEQ(A a, B+ b[], NOT FOLLOWED(C x), D d) WHERE relaxed_contiguity"
+        " skip_till_any_match(b[])",
+        "a:A b1:B b2:B b3:B c:C b4:B b5:B b6:B d:D",
+        [],
+    ),
+    (
+        "NotPatternITCase.testNotFollowedByAnyBeforeOneOrMoreEager",
+        "PATTERN SEQ(A a, NOT FOLLOWED(C x), B+ b[], D d) WHERE relaxed_contiguity"
+        " skip_till_any_match(a, b)",
+        "a:A b1:B c:C b4:B b5:B b6:B d:D",
+        ["a b1 b4 b5 b6 d", "a b1 b4 b5 d", "a b1 b4 d", "a b1 d"],
+    ),
+    (
+        "NotPatternITCase.testNotFollowedByAnyBeforeOneOrMoreCombinations",
+        "PATTERN SEQ(A a, NOT FOLLOWED(C x), B+ b[], D d) WHERE relaxed_contiguity"
+        " skip_till_any_match(a, b) skip_till_any_match(b[])",
+        "a:A b1:B c:C b4:B b5:B b6:B d:D",
+        [
+            "a b1 b4 b5 b6 d",
+            "a b1 b4 b6 d",
+            "a b1 b4 b5 d",
+            "a b1 b4 d",
+            "a b1 b5 b6 d",
+            "a b1 b5 d",
+            "a b1 b6 d",
+            "a b1 d",
+        ],
+    ),
+    (
+        "NotPatternITCase.testNotFollowedByBeforeOneOrMoreEager",
+        "PATTERN SEQ(A a, NOT FOLLOWED(C x), B+ b[], D d) WHERE relaxed_contiguity",
+        "a:A b1:B c:C b4:B b5:B b6:B d:D",
+        ["a b1 b4 b5 b6 d", "a b1 b4 b5 d", "a b1 b4 d", "a b1 d"],
+    ),
+    (
+        "NotPatternITCase.testNotFollowedByBeforeOneOrMoreCombinations",
+        "PATTERN SEQ(A a, NOT FOLLOWED(C x), B+ b[], D d) WHERE relaxed_contiguity"
+        " skip_till_any_match(b[])",
+        "a:A b1:B c:C b4:B b5:B b6:B d:D",
+        [
+            "a b1 b4 b5 b6 d",
+            "a b1 b4 b6 d",
+            "a b1 b4 b5 d",
+            "a b1 b4 d",
+            "a b1 b5 b6 d",
+            "a b1 b5 d",
+            "a b1 b6 d",
+            "a b1 d",
+        ],
+    ),
+    (
+        "NotPatternITCase.testNotFollowedByBeforeZeroOrMoreEagerSkipTillNext",
+        "PATTERN SEQ(A a, NOT FOLLOWED(C x), B* b[], D d) WHERE relaxed_contiguity",
+        "a:A b1:B c:C b4:B b5:B b6:B d:D",
+        ["a b1 b4 b5 b6 d", "a b1 b4 b5 d", "a b1 b4 d", "a b1 d"],
+    ),
+    (
+        "NotPatternITCase.testNotFollowedByBeforeZeroOrMoreCombinationsSkipTillNext",
+        "PATTERN SEQ(A a, NOT FOLLOWED(C x), B* b[], D d) WHERE relaxed_contiguity"
+        " skip_till_any_match(b[])",
+        "a:A b1:B c:C b4:B b5:B b6:B d:D",
+        [
+            "a b1 b4 b5 b6 d",
+            "a b1 b4 b6 d",
+            "a b1 b4 b5 d",
+            "a b1 b4 d",
+            "a b1 b5 b6 d",
+            "a b1 b5 d",
+            "a b1 b6 d",
+            "a b1 d",
+        ],
+    ),
+    (
+        "NotPatternITCase.testNotFollowedByBeforeZeroOrMoreEagerSkipTillAny",
+        "PATTERN SEQ(A a, NOT FOLLOWED(C x), B* b[], D d) WHERE relaxed_contiguity"
+        " skip_till_any_match(a, b)",
+        "a:A b1:B c:C b4:B b5:B b6:B d:D",
+        ["a b1 b4 b5 b6 d", "a b1 b4 b5 d", "a b1 b4 d", "a b1 d"],
+    ),
+    (
+        "NotPatternITCase.testNotFollowedByBeforeZeroOrMoreCombinationsSkipTillAny",
+        "PATTERN SEQ(A a, NOT FOLLOWED(C x), B* b[], D d) WHERE relaxed_contiguity"
+        " skip_till_any_match(a, b) skip_till_any_match(b[])",
+        "a:A b1:B c:C b4:B b5:B b6:B d:D",
+        [
+            "a b1 b4 b5 b6 d",
+            "a b1 b4 b6 d",
+            "a b1 b4 b5 d",
+            "a b1 b4 d",
+            "a b1 b5 b6 d",
+            "a b1 b5 d",
+            "a b1 b6 d",
+            "a b1 d",
+        ],
     ),
 ]
 
