@@ -1,7 +1,7 @@
 """Cases from Flink CEP's own test suite (`NFAITCase`, `TimesRangeITCase`,
-`UntilConditionITCase`, `GreedyITCase`, `TimesOrMoreITCase`, `NotPatternITCase`), each Java
-pattern written as the kleene query docs/flink.md gives for it, run on every plan that takes
-the query.
+`UntilConditionITCase`, `GreedyITCase`, `TimesOrMoreITCase`, `NotPatternITCase`,
+`AfterMatchSkipITCase`), each Java pattern written as the kleene query docs/flink.md gives for
+it, run on every plan that takes the query.
 
 An event is `id:TYPE` or `id:TYPE:price`, one a time unit in the order written; a match is
 the ids it binds in pattern order. Flink's conditions on the event's name are kleene's
@@ -692,6 +692,140 @@ CASES = [
             "a b1 b6 d",
             "a b1 d",
         ],
+    ),
+    # AfterMatchSkipITCase: a name's `contains("a")` is a type list here ((A|AB) a)
+    (
+        "AfterMatchSkipITCase.testNoSkip: times(3)",
+        "PATTERN SEQ(A{3} a[]) WHERE relaxed_contiguity AFTER MATCH NO SKIP",
+        "a1:A a2:A a3:A a4:A a5:A a6:A",
+        ["a1 a2 a3", "a2 a3 a4", "a3 a4 a5", "a4 a5 a6"],
+    ),
+    (
+        "AfterMatchSkipITCase.testNoSkipWithFollowedByAny",
+        "PATTERN SEQ(A a, B b)",
+        "a1:A b1:B a2:A b2:B",
+        ["a1 b1", "a1 b2", "a2 b2"],
+    ),
+    (
+        "AfterMatchSkipITCase.testSkipToNextWithFollowedByAny",
+        "PATTERN SEQ(A a, B b) AFTER MATCH SKIP TO NEXT",
+        "a1:A b1:B a2:A b2:B",
+        ["a1 b1", "a2 b2"],
+    ),
+    (
+        "AfterMatchSkipITCase.testNoSkipWithQuantifierAtTheEnd: next(b).oneOrMore()",
+        "PATTERN SEQ(A a, B+ b[]) WHERE relaxed_contiguity strict_contiguity(a, b)",
+        "a1:A b1:B b2:B b3:B",
+        ["a1 b1 b2 b3", "a1 b1 b2", "a1 b1"],
+    ),
+    (
+        "AfterMatchSkipITCase.testSkipToNextWithQuantifierAtTheEnd",
+        "PATTERN SEQ(A a, B+ b[]) WHERE relaxed_contiguity strict_contiguity(a, b)"
+        " AFTER MATCH SKIP TO NEXT",
+        "a1:A b1:B b2:B b3:B",
+        ["a1 b1"],
+    ),
+    (
+        "AfterMatchSkipITCase.testSkipPastLast: times(3)",
+        "PATTERN SEQ(A{3} a[]) WHERE relaxed_contiguity AFTER MATCH SKIP PAST LAST EVENT",
+        "a1:A a2:A a3:A a4:A a5:A a6:A",
+        ["a1 a2 a3", "a4 a5 a6"],
+    ),
+    (
+        "AfterMatchSkipITCase.testSkipToFirst: times(2), next(end).times(2)",
+        "PATTERN SEQ((A|AB){2} s[], (B|AB){2} e[]) WHERE relaxed_contiguity"
+        " strict_contiguity(s, e) AFTER MATCH SKIP TO FIRST e",
+        "ab1:AB ab2:AB ab3:AB ab4:AB ab5:AB ab6:AB",
+        ["ab1 ab2 ab3 ab4", "ab3 ab4 ab5 ab6"],
+    ),
+    (
+        "AfterMatchSkipITCase.testSkipToLast: times(2), next(end).times(2)",
+        "PATTERN SEQ((A|AB){2} s[], (B|AB){2} e[]) WHERE relaxed_contiguity"
+        " strict_contiguity(s, e) AFTER MATCH SKIP TO LAST e",
+        "ab1:AB ab2:AB ab3:AB ab4:AB ab5:AB ab6:AB ab7:AB",
+        ["ab1 ab2 ab3 ab4", "ab4 ab5 ab6 ab7"],
+    ),
+    (
+        "AfterMatchSkipITCase.testSkipPastLast2: followedByAny(b), followedByAny(c), followedBy(d)",
+        "PATTERN SEQ(A a, B b, C c, D d) WHERE relaxed_contiguity skip_till_any_match(a, b)"
+        " skip_till_any_match(b, c) AFTER MATCH SKIP PAST LAST EVENT",
+        "a1:A a2:A b1:B b2:B c1:C c2:C d1:D d2:D",
+        ["a1 b1 c1 d1"],
+    ),
+    (
+        "AfterMatchSkipITCase.testSkipPastLast3: next(b)",
+        "PATTERN SEQ(A a, B b) WHERE strict_contiguity AFTER MATCH SKIP PAST LAST EVENT",
+        "a1:A c:C a2:A b2:B",
+        ["a2 b2"],
+    ),
+    (
+        "AfterMatchSkipITCase.testSkipToFirstWithOptionalMatch: an optional loop first",
+        "PATTERN SEQ(X* x[], (B|AB) b, C c) WHERE strict_contiguity AFTER MATCH SKIP TO FIRST b",
+        "ab1:AB c1:C ab2:AB c2:C",
+        ["ab1 c1", "ab2 c2"],
+    ),
+    (
+        "AfterMatchSkipITCase.testSkipToFirstAtStartPosition",
+        "PATTERN SEQ((B|AB) b, C c) WHERE strict_contiguity AFTER MATCH SKIP TO FIRST b",
+        "ab1:AB c1:C ab2:AB c2:C",
+        ["ab1 c1", "ab2 c2"],
+    ),
+    (
+        "AfterMatchSkipITCase.testSkipToFirstWithOneOrMore: next(b).oneOrMore().consecutive()",
+        "PATTERN SEQ(A a, B+ b[]) WHERE strict_contiguity AFTER MATCH SKIP TO FIRST b",
+        "a1:A b1:B a2:A b2:B b3:B a3:A b4:B",
+        ["a1 b1", "a2 b2", "a3 b4"],
+    ),
+    (
+        "AfterMatchSkipITCase.testSkipToFirstNonExistentPositionWithoutException",
+        "PATTERN SEQ(A a, B* b[], C c) WHERE strict_contiguity AFTER MATCH SKIP TO FIRST b",
+        "a:A c:C",
+        ["a c"],
+    ),
+    (
+        "AfterMatchSkipITCase.testSkipToLastWithOneOrMore: next(b).oneOrMore().consecutive()",
+        "PATTERN SEQ(A a, B+ b[]) WHERE strict_contiguity AFTER MATCH SKIP TO LAST b",
+        "a1:A b1:B a2:A b2:B b3:B a3:A b4:B",
+        ["a1 b1", "a2 b2", "a3 b4"],
+    ),
+    (
+        "AfterMatchSkipITCase.testSkipPastLastWithOneOrMoreAtBeginning: a consecutive greedy"
+        " loop, then next(b)",
+        "PATTERN SEQ(A+ a[] GREEDY, B b) WHERE strict_contiguity AFTER MATCH SKIP PAST LAST EVENT",
+        "a1:A a2:A a3:A b1:B",
+        ["a1 a2 a3 b1"],
+    ),
+    (
+        "AfterMatchSkipITCase.testSkipToLastWithOneOrMoreAtBeginning",
+        "PATTERN SEQ(A+ a[] GREEDY, B b) WHERE strict_contiguity AFTER MATCH SKIP TO LAST a",
+        "a1:A a2:A a3:A b1:B",
+        ["a1 a2 a3 b1", "a3 b1"],
+    ),
+    (
+        "AfterMatchSkipITCase.testSkipToFirstWithOneOrMoreAtBeginning",
+        "PATTERN SEQ(A+ a[] GREEDY, B b) WHERE strict_contiguity AFTER MATCH SKIP TO FIRST a",
+        "a1:A a2:A a3:A b1:B",
+        ["a1 a2 a3 b1", "a2 a3 b1", "a3 b1"],
+    ),
+    (
+        "AfterMatchSkipITCase.testNoSkipWithOneOrMoreAtBeginning",
+        "PATTERN SEQ(A+ a[] GREEDY, B b) WHERE strict_contiguity AFTER MATCH NO SKIP",
+        "a1:A a2:A a3:A b1:B",
+        ["a1 a2 a3 b1", "a2 a3 b1", "a3 b1"],
+    ),
+    (
+        "AfterMatchSkipITCase.testSkipToFirstDiscarding: (a|c), (b|c), c+ greedy, d",
+        "PATTERN SEQ((A|C) x, (B|C) y, C+ z[] GREEDY, D d) WHERE relaxed_contiguity"
+        " AFTER MATCH SKIP TO FIRST z",
+        "a:A b:B c1:C c2:C c3:C d:D",
+        ["a b c1 c2 c3 d", "c1 c2 c3 d"],
+    ),
+    (
+        "AfterMatchSkipITCase.testSkipBeforeOtherAlreadyCompleted: b's price is a's",
+        "PATTERN SEQ(A a, C c, B b) WHERE relaxed_contiguity { b.price = a.price }"
+        " AFTER MATCH SKIP TO FIRST c",
+        "a1:A:0 c1:C:0 a2:A:1 c2:C:0 b1:B:1 b2:B:0",
+        ["a1 c1 b2", "a2 c2 b1"],
     ),
 ]
 
