@@ -3,9 +3,9 @@
 `AfterMatchSkipITCase`), each Java pattern written as the kleene query docs/flink.md gives for
 it, run on every plan that takes the query.
 
-An event is `id:TYPE` or `id:TYPE:price`, one a time unit in the order written; a match is
-the ids it binds in pattern order. Flink's conditions on the event's name are kleene's
-types here.
+An event is `id:TYPE` or `id:TYPE:price`, one a time unit in the order written (or at the
+time `@t` gives it); a match is the ids it binds in pattern order. Flink's conditions on the
+event's name are kleene's types here.
 """
 
 import pytest
@@ -827,12 +827,95 @@ CASES = [
         "a1:A:0 c1:C:0 a2:A:1 c2:C:0 b1:B:1 b2:B:0",
         ["a1 c1 b2", "a2 c2 b1"],
     ),
+    # NFAITCase, more of it
+    (
+        "testStrictContinuityWithResults: next(end)",
+        "PATTERN SEQ(A a, B b) WHERE strict_contiguity",
+        "a:A b:B",
+        ["a b"],
+    ),
+    (
+        "testSimplePatternWithTimeWindowNFA: within(10): last - first < 10",
+        "PATTERN SEQ(S s, M m, E e) WHERE relaxed_contiguity WITHIN 10 EXCLUSIVE",
+        "s1:S@1 s2:S@2 m:M@3 f:F@4 e1:E@11 e2:E@13",
+        ["s2 m e1"],
+    ),
+    (
+        "testBranchingPattern: three followedByAny, the first a volume over 5",
+        "PATTERN SEQ(S s, (F|N) m1, N m2, E e) WHERE skip_till_any_match { m1.price > 5 }",
+        "s:S f1:F:10 f2:F:10 f3:F:10 n1:N:2 n2:N:2 e:E",
+        [f"s {f} {n} e" for f in ("f1", "f2", "f3") for n in ("n1", "n2")],
+    ),
+    (
+        "testZeroOrMore: followedByAny(a).oneOrMore().allowCombinations().optional()",
+        "PATTERN SEQ(C c, A* a[], B b) WHERE relaxed_contiguity skip_till_any_match(c, a)"
+        " skip_till_any_match(a[])",
+        "c:C a1:A a2:A b:B",
+        ["c a1 a2 b", "c a1 b", "c a2 b", "c b"],
+    ),
+    (
+        "testZeroOrMoreAfterBranching: followedByAny, an optional loop, followedBy(end)",
+        "PATTERN SEQ(C c, A a, F f, D* d[], E e) WHERE skip_till_any_match"
+        " relaxed_contiguity(d, e)",
+        "c:C a1:A a2:A f:F d1:D d2:D e:E",
+        [
+            f"c {a} f {d}e".replace("  ", " ")
+            for a in ("a1", "a2")
+            for d in ("", "d1 ", "d2 ", "d1 d2 ")
+        ],
+    ),
+    (
+        "testAtLeastOne: followedByAny(a).oneOrMore().allowCombinations(), followedByAny(b)",
+        "PATTERN SEQ(C c, A+ a[], B b)",
+        "c:C a1:A a2:A b:B",
+        ["c a1 a2 b", "c a1 b", "c a2 b"],
+    ),
+    (
+        "testBeginWithAtLeastOne: begin(a).oneOrMore().allowCombinations().followedBy(b)",
+        "PATTERN SEQ(A+ a[], B b) WHERE relaxed_contiguity skip_till_any_match(a[])",
+        "a1:A a2:A a3:A b:B",
+        ["a1 a2 a3 b", "a1 a2 b", "a1 a3 b", "a2 a3 b", "a1 b", "a2 b", "a3 b"],
+    ),
+    (
+        "testOptional: followedBy(a).optional()",
+        "PATTERN SEQ(C c, A? a, B b) WHERE relaxed_contiguity",
+        "c:C a:A b:B",
+        ["c a b", "c b"],
+    ),
+    (
+        "testTimes: next(a).times(2).allowCombinations()",
+        "PATTERN SEQ(C c, A{2} a[], B b) WHERE relaxed_contiguity strict_contiguity(c, a)"
+        " skip_till_any_match(a[])",
+        "c:C a1:A a2:A a3:A b:B",
+        ["c a1 a2 b", "c a1 a3 b"],
+    ),
+    (
+        "testStartWithTimes: begin(a).times(2).consecutive()",
+        "PATTERN SEQ(A{2} a[], B b) WHERE relaxed_contiguity strict_contiguity(a[])",
+        "a1:A a2:A a3:A b:B",
+        ["a1 a2 b", "a2 a3 b"],
+    ),
+    (
+        "testTimesNonStrictWithNext: next(a).times(2).allowCombinations(), f between",
+        "PATTERN SEQ(C c, A{2} a[], B b) WHERE relaxed_contiguity strict_contiguity(c, a)"
+        " skip_till_any_match(a[])",
+        "c:C a1:A f1:F a2:A f2:F a3:A b:B",
+        ["c a1 a2 b", "c a1 a3 b"],
+    ),
+    (
+        "testTimesNotStrictWithFollowedByEager: followedBy(a).times(2)",
+        "PATTERN SEQ(C c, A{2} a[], B b) WHERE relaxed_contiguity",
+        "c:C a1:A a2:A a3:A b:B",
+        ["c a1 a2 b"],
+    ),
 ]
 
 
 def _events(text: str) -> list[kleene.Event]:
     made = []
-    for t, token in enumerate(text.split()):
+    for position, written in enumerate(text.split()):
+        token, _, at = written.partition("@")  # a time of its own: id:TYPE@t
+        t = float(at) if at else position
         ident, kind, *price = token.split(":")
         attrs = {"price": float(price[0])} if price else {"price": 0.0}
         made.append(kleene.Event(kind, t, attrs, id=ident))
