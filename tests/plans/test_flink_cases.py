@@ -908,6 +908,86 @@ CASES = [
         "c:C a1:A a2:A a3:A b:B",
         ["c a1 a2 b"],
     ),
+    (
+        "testStartAndEndWithZeroOrMore: begin(a).oneOrMore().optional(), alone",
+        "PATTERN SEQ(A* a[]) WHERE relaxed_contiguity",
+        "c:C a1:A a2:A a3:A d1:D d2:D d3:D",
+        ["a1 a2 a3", "a1 a2", "a1", "a2 a3", "a2", "a3"],
+    ),
+    (
+        "testEndWithOptional: followedBy(a).optional() last",
+        "PATTERN SEQ(C c, A? a) WHERE relaxed_contiguity",
+        "c:C a1:A",
+        ["c a1", "c"],
+    ),
+    (
+        "testEndWithOneOrMore: followedBy(a).oneOrMore() last",
+        "PATTERN SEQ(C c, A+ a[]) WHERE relaxed_contiguity",
+        "c:C a1:A a2:A a3:A",
+        ["c a1 a2 a3", "c a1 a2", "c a1"],
+    ),
+    (
+        "testTimesNonStrictOptional1: followedBy(a).times(3).optional()",
+        "PATTERN SEQ(C c, A{3}? a[], B b) WHERE relaxed_contiguity",
+        "c:C f:F b:B",
+        ["c b"],
+    ),
+    (
+        "testTimesNonStrictOptional2: followedByAny(a).times(2).allowCombinations().optional()",
+        "PATTERN SEQ(C c, A{2}? a[], B b) WHERE relaxed_contiguity skip_till_any_match(c, a)"
+        " skip_till_any_match(a[])",
+        "c:C f1:F a1:A f2:F a2:A a3:A b:B",
+        ["c a1 a2 b", "c a1 a3 b", "c a2 a3 b", "c b"],
+    ),
+    (
+        "testTimesStrictOptional: followedByAny(a).times(2).consecutive().optional()",
+        "PATTERN SEQ(C c, A{2}? a[], B b) WHERE relaxed_contiguity skip_till_any_match(c, a)"
+        " strict_contiguity(a[])",
+        "c:C f1:F a1:A f2:F a2:A a3:A b:B",
+        ["c a2 a3 b", "c b"],
+    ),
+    (
+        "testTimesStrictOptional1: next(a).times(2).consecutive().optional()",
+        "PATTERN SEQ(C c, A{2}? a[], B b) WHERE relaxed_contiguity strict_contiguity(c, a)"
+        " strict_contiguity(a[])",
+        "c:C a1:A a2:A a3:A b:B",
+        ["c a1 a2 b", "c b"],
+    ),
+    (
+        "testOptionalTimesNonStrictWithNext: next(a).times(2).allowCombinations().optional()",
+        "PATTERN SEQ(C c, A{2}? a[], B b) WHERE relaxed_contiguity strict_contiguity(c, a)"
+        " skip_till_any_match(a[])",
+        "c:C a1:A f1:F a2:A f2:F a3:A b:B",
+        ["c a1 a2 b", "c a1 a3 b", "c b"],
+    ),
+    (
+        "testStrictOneOrMore: followedBy(a).oneOrMore().consecutive()",
+        "PATTERN SEQ(C c, A+ a[], B b) WHERE relaxed_contiguity strict_contiguity(a[])",
+        "c:C d1:D a1:A a2:A a3:A d2:D a4:A b:B",
+        ["c a1 a2 a3 b", "c a1 a2 b", "c a1 b"],
+    ),
+    (
+        "testSkipTillNextOneOrMore: followedBy(a).oneOrMore()",
+        "PATTERN SEQ(C c, A+ a[], B b) WHERE relaxed_contiguity",
+        "c:C d1:D a1:A a2:A a3:A d2:D a4:A b:B",
+        ["c a1 a2 a3 a4 b", "c a1 a2 a3 b", "c a1 a2 b", "c a1 b"],
+    ),
+    (
+        "testStrictEagerZeroOrMore: followedBy(a).oneOrMore().optional().consecutive()",
+        "PATTERN SEQ(C c, A* a[], B b) WHERE relaxed_contiguity strict_contiguity(a[])",
+        "c:C d1:D a1:A a2:A a3:A d2:D a4:A b:B",
+        ["c a1 a2 a3 b", "c a1 a2 b", "c a1 b", "c b"],
+    ),
+    (
+        "testSkipTillAnyZeroOrMore: followedBy(a).oneOrMore().optional().allowCombinations()",
+        "PATTERN SEQ(C c, A* a[], B b) WHERE relaxed_contiguity skip_till_any_match(a[])",
+        "c:C d1:D a1:A a2:A a3:A d2:D a4:A b:B",
+        [
+            f"c a1 {rest}b".replace("  ", " ")
+            for rest in ("a2 a3 a4 ", "a2 a4 ", "a3 a4 ", "a4 ", "a2 a3 ", "a2 ", "a3 ", "")
+        ]
+        + ["c b"],
+    ),
 ]
 
 
