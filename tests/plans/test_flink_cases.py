@@ -988,6 +988,39 @@ CASES = [
         ]
         + ["c b"],
     ),
+    (
+        "testSkipTillNextZeroOrMore: followedBy(a).oneOrMore().optional()",
+        "PATTERN SEQ(C c, A* a[], B b) WHERE relaxed_contiguity",
+        "c:C d1:D a1:A a2:A a3:A d2:D a4:A b:B",
+        ["c a1 a2 a3 a4 b", "c a1 a2 a3 b", "c a1 a2 b", "c a1 b", "c b"],
+    ),
+    (
+        "testTimesNonStrict: followedByAny(a).times(2).allowCombinations()",
+        "PATTERN SEQ(C c, A{2} a[], B b) WHERE relaxed_contiguity skip_till_any_match(c, a)"
+        " skip_till_any_match(a[])",
+        "c:C f1:F a1:A f2:F a2:A a3:A b:B",
+        ["c a1 a2 b", "c a1 a3 b", "c a2 a3 b"],
+    ),
+    (
+        "testStartWithZeroOrMoreStrict: begin(a).oneOrMore().optional().consecutive(), alone",
+        "PATTERN SEQ(A* a[]) WHERE relaxed_contiguity strict_contiguity(a[])",
+        "c1:C a1:A c2:C a2:A a3:A",
+        ["a1", "a2 a3", "a2", "a3"],
+    ),
+    (
+        "testBranchingPatternSkipTillNext: followedBy, followedBy, followedByAny",
+        "PATTERN SEQ(S s, (F|N) m1, N m2, E e) WHERE relaxed_contiguity"
+        " skip_till_any_match(m2, e) { m1.price > 5 }",
+        "s:S f1:F:10 f2:F:10 f3:F:10 n1:N:2 n2:N:2 e:E",
+        ["s f1 n1 e"],
+    ),
+    (
+        "testBranchingPatternMixedFollowedBy: followedByAny, followedBy, followedByAny",
+        "PATTERN SEQ(S s, (F|N) m1, N m2, E e) WHERE relaxed_contiguity"
+        " skip_till_any_match(s, m1) skip_till_any_match(m2, e) { m1.price > 5 }",
+        "s:S f1:F:10 f2:F:10 f3:F:10 n1:N:2 n2:N:2 e:E",
+        ["s f1 n1 e", "s f2 n1 e", "s f3 n1 e"],
+    ),
 ]
 
 
