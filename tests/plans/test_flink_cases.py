@@ -1021,6 +1021,24 @@ CASES = [
         "s:S f1:F:10 f2:F:10 f3:F:10 n1:N:2 n2:N:2 e:E",
         ["s f1 n1 e", "s f2 n1 e", "s f3 n1 e"],
     ),
+    (
+        "testSimplePatternNFA: followedBy a SubEvent of volume over 5, then followedBy(end)",
+        "PATTERN SEQ(START s, SUB m, END e) WHERE relaxed_contiguity { m.price > 5 }",
+        "s1:START foobar:EV barfoo:SUB:5 m:SUB:10 s2:START e:END",
+        ["s1 m e"],
+    ),
+    (
+        "testNFAResultOrdering: times(4).allowCombinations(), followedByAny times(3).consecutive()",
+        "PATTERN SEQ(A{4} s[], B{3} m[]) WHERE skip_till_any_match strict_contiguity(m[])",
+        "a1:A a2:A a3:A a4:A b1:B b2:B b3:B",
+        ["a1 a2 a3 a4 b1 b2 b3"],
+    ),
+    (
+        "testNFAResultKeyOrdering: five next() steps",
+        "PATTERN SEQ(A a, B b, AA aa, BB bb, AB ab) WHERE strict_contiguity",
+        "a1:A b1:B aa1:AA bb1:BB ab1:AB",
+        ["a1 b1 aa1 bb1 ab1"],
+    ),
 ]
 
 
