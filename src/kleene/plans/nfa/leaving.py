@@ -198,6 +198,8 @@ class Leaving:
         found: list[tuple[Move, tuple[Any, ...], Gate]] = []
         direct: set[str] = set()
         taken: set[str] = set()
+        #: (the variables only an UNTIL condition keeps from taking the event)
+        stopped: set[str] = set()
         for move, gate in table:
             if ignored not in gate.levels:
                 continue  # (an entry's gate takes every level: no stopped entry is missed)
@@ -213,14 +215,18 @@ class Leaving:
             if until and gate.until is not None and gate.until(event, vector):
                 if gate.entry:
                     taken.add(move.edge.variable)  # neither taken nor ignored there
+                stopped.add(move.edge.variable)
                 continue
             if move.direct:
                 direct.add(move.edge.variable)
             found.append((move, after, gate))
         # a GREEDY loop keeps an event it takes (where the run stands, or proceeding to it)
-        # from the runs proceeding past it
+        # from the runs proceeding past it; after ignoring an event of its partition, one
+        # its UNTIL condition alone refuses too (the run is held as one that left it)
         if found and any(gate.greedy for _, _, gate in found):
             into = {m.edge.variable for m, _, _ in found}
+            if ignored == OWN:
+                into |= stopped
             kept = [(m, v) for m, v, gate in found if not (gate.greedy and gate.greedy & into)]
         else:
             kept = [(m, v) for m, v, _ in found]

@@ -335,8 +335,11 @@ class Runs:
         if until and name in self.until and self.stops(name, run, event, stream):
             return None
         if not direct and self.greedy & closes:
+            # (after ignoring an event of its partition the run proceeds as one that left
+            # the loop before: held, the loop's UNTIL no longer frees it)
+            first = run.ignored != OWN
             for loop in self.greedy & closes - run.closed:
-                if self.takes_into(run, loop, event, position, stream):
+                if self.takes_into(run, loop, event, position, stream, until=first):
                     return None  # the GREEDY loop keeps the event
         bound = self.closing(run.bound, closes)
         bound[name] = (*bound.get(name, ()), position)
