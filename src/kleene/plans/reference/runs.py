@@ -31,8 +31,10 @@ past it, and is left as any loop is. A run that left it without an event is *hel
 (`ResidualRun.held`, the run as it stood at the loop): while it waits at the element right
 after the loop (Flink's sink state, whose edges the greedy condition guards) an event the
 loop's type and conditions accept ends it, but for the first event, which frees it if the
-loop's UNTIL condition holds for it (`arriving`). A match completes at a take as it would
-without GREEDY (Flink's final state has no edge to guard).
+loop's UNTIL condition holds for it (`arriving`). A run that skipped an event of its
+partition inside the loop and proceeds past it (skip till next match) is held so too: the
+loop keeps an event its UNTIL condition alone refuses (`move`). A match completes at a take
+as it would without GREEDY (Flink's final state has no edge to guard).
 
 Proceeding is Flink's: a run that ignored an event of its partition since its last take has
 lost its proceed edges (Flink's loop and optional states go to an *ignore state* that has
