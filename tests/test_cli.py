@@ -94,6 +94,14 @@ def test_match_skips_and_reports_bad_rows(tmp_path, capsys):
     assert "skipped 1 malformed row" in err
 
 
+@pytest.mark.parametrize("text", ["", "type,ts\n"], ids=["no bytes", "a header alone"])
+def test_match_says_when_the_input_is_empty(tmp_path, capsys, text):
+    path = tmp_path / "empty.csv"
+    path.write_text(text)
+    assert main(["match", "PATTERN SEQ(A a, B b) WITHIN 5", "-i", str(path)]) == 0
+    assert "0 events read (the input is empty), 0 matches" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("skip", [[], ["--on-error", "skip"]], ids=["stop", "skip"])
 def test_match_names_a_damaged_gzip_file(tmp_path, capsys, skip):
     rows = "type,ts\n" + "".join(f"A,{t}\nB,{t}\n" for t in range(3000))

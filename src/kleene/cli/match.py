@@ -169,7 +169,9 @@ def _match(args: argparse.Namespace) -> int:
     if args.timeouts:
         outcome += f", {timed_out:,} timed-out partial matches ({args.timeouts})"
     events = f"{metrics.events:,} events"
-    if reader.left_out:  # rows no variable can take, left out as they were read
+    if not reader.rows:
+        events = "0 events read (the input is empty)"  # as `kleene run` says it
+    elif reader.left_out:  # rows no variable can take, left out as they were read
         events = f"{reader.rows:,} events ({reader.left_out:,} no variable can take, left out)"
     log.info(f"{events}, {outcome}, {seconds:.2f} s (plan {engine.plan.name})")
     _close_report(reader, metrics, args.stats)
