@@ -103,6 +103,7 @@ class Leaving:
         strategies = analysis.strategies
         shape = Arithmetic(analysis.variables)
         greedy = frozenset(v.name for v in analysis.positive if v.greedy)
+        self.greedy = bool(greedy)
         sinks = successors(analysis.structure)
         self.partitioned = analysis.partition is not None
         self.variables = analysis.variables
@@ -223,7 +224,7 @@ class Leaving:
         # a GREEDY loop keeps an event it takes (where the run stands, or proceeding to it)
         # from the runs proceeding past it; after ignoring an event of its partition, one
         # its UNTIL condition alone refuses too (the run is held as one that left it)
-        if found and any(gate.greedy for _, _, gate in found):
+        if self.greedy and found:
             into = {m.edge.variable for m, _, _ in found}
             if ignored == OWN:
                 into |= stopped
