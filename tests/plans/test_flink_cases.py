@@ -1,7 +1,7 @@
 """Cases from Flink CEP's own test suite (`NFAITCase`, `TimesRangeITCase`,
 `UntilConditionITCase`, `GreedyITCase`, `TimesOrMoreITCase`, `NotPatternITCase`,
-`AfterMatchSkipITCase`), each Java pattern written as the kleene query docs/flink.md gives for
-it, run on every plan that takes the query.
+`AfterMatchSkipITCase`, `IterativeConditionsITCase`), each Java pattern written as the kleene
+query docs/flink.md gives for it, run on every plan that takes the query.
 
 An event is `id:TYPE` or `id:TYPE:price`, one a time unit in the order written (or at the
 time `@t` gives it); a match is the ids it binds in pattern order. Flink's conditions on the
@@ -1038,6 +1038,56 @@ CASES = [
         "PATTERN SEQ(A a, B b, AA aa, BB bb, AB ab) WHERE strict_contiguity",
         "a1:A b1:B aa1:AA bb1:BB ab1:AB",
         ["a1 b1 aa1 bb1 ab1"],
+    ),
+    # IterativeConditionsITCase: conditions on the loop's events so far
+    (
+        "IterativeConditionsITCase.testIterativeWithBranchingPatternEager: the loop's prices"
+        " below 5",
+        "PATTERN SEQ(S s, F+ m[], E e) WHERE relaxed_contiguity { sum(m[..i].price) < 5 }",
+        "s1:S:1 f1:F:1 f2:F:2 s2:S:2 f3:F:3 f4:F:1 n:N:1 e:E:1",
+        ["s1 f1 f2 f4 e", "s1 f1 f2 e", "s1 f1 e", "s2 f3 f4 e", "s2 f3 e"],
+    ),
+    (
+        "IterativeConditionsITCase.testIterativeWithBranchingPatternCombinations",
+        "PATTERN SEQ(S s, F+ m[], E e) WHERE relaxed_contiguity skip_till_any_match(m[])"
+        " { sum(m[..i].price) < 5 }",
+        "s1:S:1 f1:F:1 f2:F:2 s2:S:2 f3:F:3 f4:F:1 n:N:1 e:E:1",
+        [
+            "s1 f1 f2 f4 e",
+            "s1 f1 f2 e",
+            "s1 f1 f3 e",
+            "s2 f3 f4 e",
+            "s1 f1 f4 e",
+            "s1 f1 e",
+            "s2 f3 e",
+        ],
+    ),
+    (
+        "IterativeConditionsITCase.testIterativeWithLoopingStartingEager",
+        "PATTERN SEQ(S* s[], E e) WHERE relaxed_contiguity { sum(s[..i].price) < 5 }",
+        "s1:S:1 s2:S:2 s3:S:3 e:E:1",
+        ["s1 s2 e", "s1 e", "s2 e", "s3 e", "e"],
+    ),
+    (
+        "IterativeConditionsITCase.testIterativeWithPrevPatternDependency: end reads start",
+        "PATTERN SEQ(S+ s[], E e) WHERE relaxed_contiguity { sum(s[].price) >= 2 }",
+        "s1:S:1 s2:S:2 e:E:1",
+        ["s1 s2 e", "s2 e"],
+    ),
+    (
+        "IterativeConditionsITCase.testIterativeWithPrevPatternDependencyAfterBranching",
+        "PATTERN SEQ(S+ s[], F m, E e) WHERE relaxed_contiguity skip_till_any_match(s, m)"
+        " skip_till_any_match(m, e) { sum(s[].price) >= 2 }",
+        "s1:S:1 s2:S:2 f1:F:1 s3:S:3 f2:F:2 e:E:1",
+        [
+            "s1 s2 f1 e",
+            "s2 f1 e",
+            "s1 s2 f2 e",
+            "s1 s2 s3 f2 e",
+            "s2 s3 f2 e",
+            "s2 f2 e",
+            "s3 f2 e",
+        ],
     ),
 ]
 
