@@ -3,7 +3,8 @@
 It shares nothing with the reference plan but the expression interpreter: it tries every
 assignment of events to the positive variables (every subset for a Kleene variable), keeps the
 ones that fit the structure, the window, the conditions and the negations, and returns their
-keys. Exponential; for streams of a handful of events.
+keys. Exponential; for streams of a handful of events (an example with more than
+`ASSIGNMENTS` to try is rejected).
 
 `contiguous` states Flink CEP's contiguities over those matches, gap by gap: which of them
 a flat SEQ under `strict_contiguity`, `relaxed_contiguity` and `skip_till_any_match` clauses
@@ -22,6 +23,8 @@ import math
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import Any
 
+from hypothesis import reject
+
 from kleene.compiler.evaluate import Env, attribute, evaluate
 from kleene.compiler.functions import known_functions
 from kleene.events import Event
@@ -29,6 +32,9 @@ from kleene.language import expr as E
 from kleene.language.sase import ast as A
 
 UNBOUND = None
+#: The most assignments `matches` tries: a drawn example with more (several Kleene variables
+#: over one type) is left out, and hypothesis draws another.
+ASSIGNMENTS = 300_000
 Assignment = dict[str, tuple[int, ...] | None]
 Key = frozenset[tuple[str, tuple[Any, ...]]]
 
@@ -49,6 +55,8 @@ def matches(
         if var.name in in_or or (var.optional and var.quantifier is None):
             options.append(UNBOUND)
         choices.append(options)
+    if math.prod(len(options) for options in choices) > ASSIGNMENTS:
+        reject()  # too many assignments to try in a test's time
     within = pattern.within
     window = None if within is None else within.amount
     count = None if within is None else within.events
