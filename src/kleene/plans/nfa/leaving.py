@@ -21,10 +21,10 @@ read off the automaton's states once, at compile time:
   refuses. It is the edge's own test (`vector.EdgeCode.until`, on the event and V: Flink's
   iterative `until` reads the loop's events so far and the variables before it from V);
 - a GREEDY loop keeps an event it can take from a run proceeding past it, and holds a run
-  that left it without an event (`Way.holds`, `Leaving.holding`): while the run waits at the
+  that left it without an event (`Way.holding`, `Leaving.holding`): while the run waits at the
   element right after the loop, an event the loop could take ends it, but for the first
   event of its partition, which frees it if the loop's UNTIL condition holds for it
-  (`Leaving.stops`).
+  (`Leaving.unstopped`).
 """
 
 from __future__ import annotations
@@ -77,13 +77,13 @@ class Gate:
 @dataclass(frozen=True, slots=True)
 class Way:
     """An exit as a run reads it: the node it lands at, the test of what closing decides
-    (on the event and V), the GREEDY loops it leaves, and whether they hold the run past
-    the first event of its partition (it lands at the element right after one of them)."""
+    (on the event and V), the GREEDY loops it leaves, and those of them that hold the run
+    past the first event of its partition (it lands at the element right after them)."""
 
     target: int
     check: Callable[[Event, tuple[Any, ...]], bool] | None
     greedy: frozenset[str]
-    holds: bool
+    holding: frozenset[str]
 
 
 class Leaving:
@@ -139,12 +139,10 @@ class Leaving:
             ways = []
             for number, way in enumerate(state.exits):
                 left = greedy & way.closes - state.closed
-                after = frozenset().union(*(sinks[name] for name in left))
                 at = automaton.states[way.target]
                 lands = {n for n, _ in places(shape, at.residual, dict(at.counts), at.closed)}
-                ways.append(
-                    Way(way.target, code.exits[state.id, number], left, bool(after & lands))
-                )
+                holding = frozenset(name for name in left if sinks[name] & lands)
+                ways.append(Way(way.target, code.exits[state.id, number], left, holding))
             self.ways.append(tuple(ways))
             self.untils.append(
                 {
@@ -261,13 +259,18 @@ class Leaving:
                 return False
         return True
 
-    def stops(
-        self, node: int, loops: AbstractSet[str], event: Event, vector: tuple[Any, ...]
-    ) -> bool:
-        """Does the UNTIL condition of one of these GREEDY loops hold for the event, by a run
-        at `node` (that may leave them) with V `vector`?"""
+    def unstopped(
+        self, node: int, loops: frozenset[str], event: Event, vector: tuple[Any, ...]
+    ) -> frozenset[str]:
+        """These GREEDY loops but those whose UNTIL condition holds for the event, by a run
+        at `node` (that may leave them) with V `vector`: those that hold a run leaving them
+        at the event."""
         tests = self.untils[node]
-        return any((test := tests.get(name)) is not None and test(event, vector) for name in loops)
+        if not tests:
+            return loops
+        return frozenset(
+            name for name in loops if (test := tests.get(name)) is None or not test(event, vector)
+        )
 
     def holding(
         self, node: int, loops: AbstractSet[str], event: Event, vector: tuple[Any, ...]

@@ -98,9 +98,9 @@ class Run:
 
 
 #: What holds a run that left GREEDY loops without an event (`leaving.py`): the node it
-#: left them at, those loops, and whether they hold it past the first event of its
-#: partition (it waits at the element right after one of them).
-Hold = tuple[int, frozenset[str], bool]
+#: left them at, those loops, and those of them that hold it past the first event of its
+#: partition (it waits at the element right after them).
+Hold = tuple[int, frozenset[str], frozenset[str]]
 
 
 class Contiguous(Run):
@@ -654,12 +654,13 @@ class Nfa(Plan[NfaState]):
             same = own and run.values == values
             held = run.held
             if held is not None and same:
-                if run.ignored != OWN and leaving.stops(held[0], held[1], event, run.vector):
-                    run.held = None  # left at an event the loop's UNTIL stops at: free
-                elif leaving.holding(held[0], held[1], event, run.vector):
+                left_at, loops, later = held
+                if run.ignored != OWN:  # (a loop whose UNTIL stops at its first event lets go)
+                    loops = leaving.unstopped(left_at, loops, event, run.vector)
+                if loops and leaving.holding(left_at, loops, event, run.vector):
                     continue  # a GREEDY loop it left could take the event: it ends
-                elif not held[2]:
-                    run.held = None
+                loops &= later
+                run.held = (left_at, loops, loops) if loops else None
             found: list[tuple[Move, tuple[Any, ...]]] = []
             taken: AbstractSet[str] = _EMPTY
             if same and gated[node].get(event_type, other[node]):
@@ -698,9 +699,10 @@ class Nfa(Plan[NfaState]):
                     ):
                         hold: Hold | None = None
                         if greedy and not same:  # it meets the loops at its partition's event
-                            hold = (node, greedy, way.holds)
-                        elif way.holds and not leaving.stops(node, greedy, event, run.vector):
-                            hold = (node, greedy, True)
+                            hold = (node, greedy, way.holding)
+                        elif way.holding:
+                            loops = leaving.unstopped(node, way.holding, event, run.vector)
+                            hold = (node, loops, loops) if loops else None
                         landings.append((target, hold))
             if not (ignored or branches or landings):
                 continue

@@ -92,8 +92,8 @@ class ResidualRun:
     #: The stream position (`Event.seq`) of the run's first event, for a count window.
     origin: int | None = None
     #: For a run that left GREEDY loops without an event, while they hold it (`arriving`):
-    #: the run as it stood at them.
-    held: ResidualRun | None = None
+    #: the run as it stood at them, and those of them that still hold it.
+    held: tuple[ResidualRun, frozenset[str]] | None = None
     #: What the run ignored since its last take (`NOTHING`, `OTHERS`, `OWN`): a run that
     #: ignored an event keeps no proceed edge into a strict edge, one that ignored an event
     #: of its partition none but into a skip till next match edge.
@@ -199,21 +199,24 @@ class Runs:
         self, run: ResidualRun, event: Event, position: int, stream: Stream
     ) -> ResidualRun | None:
         """The run as the event finds it: None if a GREEDY loop that holds it could take
-        the event (by its type and conditions, its UNTIL aside); freed of the hold at the
-        first event of its partition if the loop's UNTIL condition holds for it, and once
-        it waits past the element right after the loops."""
-        held = run.held
-        if held is None or not self.same(run, event):
+        the event (by its type and conditions, its UNTIL aside). At the first event of its
+        partition a loop whose UNTIL condition holds for it lets go (Flink's proceed into
+        an unguarded copy of the loop's sink); after it, the loops hold the run only while
+        it waits at the element right after them."""
+        if run.held is None or not self.same(run, event):
             return run
-        loops = self.greedy & (run.closed - held.closed)
-        if run.ignored != OWN and any(self.stops(loop, held, event, stream) for loop in loops):
-            return dataclasses.replace(run, held=None)  # Flink's proceed into the loop's sink
-        if any(self.takes_into(held, loop, event, position, stream, until=False) for loop in loops):
+        stood, loops = run.held
+        if run.ignored != OWN:
+            loops = frozenset(loop for loop in loops if not self.stops(loop, stood, event, stream))
+        if any(
+            self.takes_into(stood, loop, event, position, stream, until=False) for loop in loops
+        ):
             return None
         waiting = frozenset(name for name, _ in self.places(run))
-        if not any(waiting & self.sinks[loop] for loop in loops):
-            return dataclasses.replace(run, held=None)
-        return run
+        loops = frozenset(loop for loop in loops if waiting & self.sinks[loop])
+        if loops == run.held[1]:
+            return run
+        return dataclasses.replace(run, held=(stood, loops) if loops else None)
 
     def complete(self, run: ResidualRun, stream: Stream) -> bool:
         """Has the run completed the match it stands for (it is one, as it is)?"""
@@ -441,9 +444,10 @@ class Runs:
                 continue
             if not self.checks.new_instances_hold((run.bound, run.closed), (bound, closed), stream):
                 continue
-            if self.greedy & closes - run.closed:
+            loops = self.greedy & closes - run.closed
+            if loops:
                 left = ResidualRun(
-                    after, bound, closed, run.start, run.key, run.values, run.origin, run
+                    after, bound, closed, run.start, run.key, run.values, run.origin, (run, loops)
                 )
             self.file(left, survivors)
 
