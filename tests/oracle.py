@@ -27,6 +27,7 @@ from hypothesis import reject
 
 from kleene.compiler.evaluate import Env, attribute, evaluate
 from kleene.compiler.functions import known_functions
+from kleene.compiler.structure import least
 from kleene.events import Event
 from kleene.language import expr as E
 from kleene.language.sase import ast as A
@@ -522,6 +523,7 @@ def _greedy_keeps(
     if most is not None and len(taken) >= most:
         return False
     right_after = list(variables).index(name) == list(variables).index(loop) + 1
+    right_after = right_after and least(variables[name]) > 0  # (an optional one: first only)
     return any(
         _could_take(pattern, var, events[p], bound, first, p - start)
         for p in (gap if right_after else gap[:1])

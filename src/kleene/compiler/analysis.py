@@ -329,9 +329,10 @@ class Analysis(Query):
         Not where a run follows strict or partition contiguity, where an irrelevant event
         still breaks it, nor with UNTIL, which any event of the partition can stop, nor with
         a count window, which counts every event, nor with NOT NEXT, which looks at the
-        partition's next event whatever its type.
+        partition's next event whatever its type, nor with GREEDY, whose loop holds a run
+        that left it at the first event after its last take whatever its type.
         """
-        barred = {"until", "count_window", "not_next"}
+        barred = {"until", "count_window", "not_next", "greedy"}
         return self.skipping and not self.extensions & barred
 
     @property

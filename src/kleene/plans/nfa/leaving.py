@@ -104,7 +104,10 @@ class Leaving:
         shape = Arithmetic(analysis.variables)
         greedy = frozenset(v.name for v in analysis.positive if v.greedy)
         self.greedy = bool(greedy)
-        sinks = successors(analysis.structure)
+        # (where a GREEDY loop holds a run past the first event: the element right after it,
+        # if a match cannot skip it; Flink's optional sink ignores into an unguarded state)
+        steady = frozenset(n for n, v in analysis.variables.items() if not v.empty_ok)
+        sinks = {n: v & steady for n, v in successors(analysis.structure).items()}
         self.partitioned = analysis.partition is not None
         self.variables = analysis.variables
         self.places: list[tuple[Place, ...]] = []

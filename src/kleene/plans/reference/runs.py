@@ -129,9 +129,11 @@ class Runs:
         self.count = count
         self.partition = analysis.partition
         self.greedy = frozenset(v.name for v in analysis.positive if v.greedy)
-        #: Per GREEDY loop: the variables of the element right after it, where it holds a
-        #: run that left it.
-        self.sinks = {n: v for n, v in successors(structure).items() if n in self.greedy}
+        steady = frozenset(n for n, v in analysis.variables.items() if not v.empty_ok)
+        #: Per GREEDY loop: the variables of the element right after it that a match cannot
+        #: skip, where it holds a run that left it past the first event (Flink's optional
+        #: sink ignores into a state of its own, which the greedy condition does not guard).
+        self.sinks = {n: v & steady for n, v in successors(structure).items() if n in self.greedy}
         self.until = {v.name: v.until for v in analysis.positive if v.until is not None}
         #: The loops whose UNTIL condition reads the loop's earlier events or variables bound
         #: before it (evaluated over the run's events, not the event at hand alone).
