@@ -21,10 +21,10 @@ read off the automaton's states once, at compile time:
   refuses. It is the edge's own test (`vector.EdgeCode.until`, on the event and V: Flink's
   iterative `until` reads the loop's events so far and the variables before it from V);
 - a GREEDY loop keeps an event it can take from a run proceeding past it, and holds a run
-  that left it without an event (`Way.holding`, `Leaving.holding`): while the run waits at the
-  element right after the loop, an event the loop could take ends it, but for the first
-  event of its partition, which frees it if the loop's UNTIL condition holds for it
-  (`Leaving.unstopped`).
+  that left it without an event (`Way.holding`, `Leaving.holding`): at the first event of its
+  partition, and while the run waits at the element right after the loop if a match cannot
+  skip that element, an event the loop could take ends it; the first event frees it instead
+  if the loop's UNTIL condition holds for it (`Leaving.unstopped`).
 """
 
 from __future__ import annotations

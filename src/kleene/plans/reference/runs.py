@@ -28,10 +28,11 @@ may:
 
 A GREEDY loop (Flink's `greedy()`) keeps every event it could take from a run proceeding
 past it, and is left as any loop is. A run that left it without an event is *held*
-(`ResidualRun.held`, the run as it stood at the loop): while it waits at the element right
-after the loop (Flink's sink state, whose edges the greedy condition guards) an event the
-loop's type and conditions accept ends it, but for the first event, which frees it if the
-loop's UNTIL condition holds for it (`arriving`). A run that skipped an event of its
+(`ResidualRun.held`, the run as it stood at the loop): at the first event, and while it waits
+at the element right after the loop if a match cannot skip that element (Flink's sink state,
+whose edges the greedy condition guards), an event the loop's type and conditions accept
+ends it; the first event frees it instead if the loop's UNTIL condition holds for it
+(`arriving`). A run that skipped an event of its
 partition inside the loop and proceeds past it (skip till next match) is held so too: the
 loop keeps an event its UNTIL condition alone refuses (`move`). A match completes at a take
 as it would without GREEDY (Flink's final state has no edge to guard).
