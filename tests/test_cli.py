@@ -94,6 +94,26 @@ def test_match_skips_and_reports_bad_rows(tmp_path, capsys):
     assert "skipped 1 malformed row" in err
 
 
+def test_the_summary_shows_after_a_logging_configuration_disabled_kleenes_logger(
+    tmp_path, capsys
+):
+    """`logging.config` disables every logger it does not name (a test run that configured
+    it once left every later command's summary unprinted)."""
+    import logging
+    import logging.config
+
+    path = tmp_path / "events.csv"
+    path.write_text("type,ts\nA,1\nB,2\n")
+    logging.config.dictConfig({"version": 1})
+    try:
+        assert logging.getLogger("kleene").disabled
+        assert main(["match", "PATTERN SEQ(A a, B b) WITHIN 5", "-i", str(path)]) == 0
+        assert "kleene: 2 events, 1 match" in capsys.readouterr().err
+        assert logging.getLogger("kleene").disabled  # left as it was
+    finally:
+        logging.getLogger("kleene").disabled = False
+
+
 @pytest.mark.parametrize("text", ["", "type,ts\n"], ids=["no bytes", "a header alone"])
 def test_match_says_when_the_input_is_empty(tmp_path, capsys, text):
     path = tmp_path / "empty.csv"

@@ -506,19 +506,22 @@ def quiet_argument(parser: Any) -> None:
 @contextmanager
 def logging_to_stderr(quiet: bool, verbose: bool) -> Iterator[None]:
     """kleene's log on stderr as `kleene: …` lines while a command runs: INFO and up, only
-    warnings with --quiet, DEBUG with --verbose; the logger is left as it was after."""
+    warnings with --quiet, DEBUG with --verbose; the logger is left as it was after. (On
+    even where the process's logging configuration disabled it: `logging.config` disables
+    every logger it does not name, and a command's summary is its output.)"""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("kleene: %(message)s"))
-    saved = (log.level, log.propagate)
+    saved = (log.level, log.propagate, log.disabled)
     log.addHandler(handler)
     log.propagate = False
+    log.disabled = False
     log.setLevel(logging.WARNING if quiet else logging.DEBUG if verbose else logging.INFO)
     try:
         yield
     finally:
         log.removeHandler(handler)
         log.setLevel(saved[0])
-        log.propagate = saved[1]
+        log.propagate, log.disabled = saved[1:]
 
 
 @contextmanager
