@@ -200,3 +200,22 @@ def test_a_failing_function_names_itself():
             value("boom(a.x) = 1", a={"x": 1})
     finally:
         kleene.unregister_function("boom")
+
+
+@pytest.mark.parametrize("plan", ["reference", "nfa"])
+def test_cast_converts_as_sql_does_and_a_bad_value_is_null(plan):
+    """`cast(x, 'TYPE')` (SQL's CAST): text to numbers and back; a value the type cannot
+    hold is null, so the condition fails for that event only."""
+    events = [{"type": "A", "ts": t, "x": x} for t, x in enumerate(["2", "2.5", "two", 3.4])]
+    found = kleene.match("PATTERN SEQ(A a) WHERE cast(a.x, 'integer') >= 3", events, plan)
+    assert [m.events[0].id for m in found] == [1, 3]
+    found = kleene.match("PATTERN SEQ(A a) WHERE cast(a.x, 'varchar(1)') = '2'", events, plan)
+    assert [m.events[0].id for m in found] == [0, 1]
+
+
+def test_cast_to_a_type_kleene_does_not_know_is_refused_with_a_caret():
+    with pytest.raises(kleene.PatternError, match="CAST to money") as raised:
+        kleene.compile("PATTERN SEQ(A a) WHERE cast(a.x, 'money') > 1")
+    assert raised.value.column == 24
+    with pytest.raises(kleene.PatternError, match=r"takes a value and a type's name"):
+        kleene.compile("PATTERN SEQ(A a) WHERE cast(a.x) > 1")

@@ -72,7 +72,8 @@ def test_the_clause_reads_into_its_parts():
         ),
         ("()", Q.Concat(())),
         ("A | ()", Q.Alternation((Q.Label("A"), Q.Concat(())))),
-        ('"my var" b', Q.Concat((Q.Label("my var"), Q.Label("b")))),
+        ('"my var" b', Q.Concat((Q.Label("my var"), Q.Label("B")))),
+        ('a "a" A', Q.Concat((Q.Label("A"), Q.Label("a"), Q.Label("A")))),
     ],
 )
 def test_row_patterns(text, pattern):
@@ -121,6 +122,19 @@ def test_row_patterns(text, pattern):
             ),
         ),
         ('"Total Price" > 1', E.Compare(">", E.Attr(E.UNIVERSAL, "Total Price"), E.Constant(1))),
+        # a qualified name before "=" (a "=" of SUBSET's own was once lexed there)
+        ("a.x = 1", E.Compare("=", E.Attr("A", "x"), E.Constant(1))),
+        ('"a".X', E.Attr("a", "X")),
+        ("count(a.*)", E.RowAggregate("count", None, "A")),
+        ("CLASSIFIER(u)", E.Classifier("U")),
+        (
+            "CAST(x AS varchar(7))",
+            E.Call("cast", (E.Attr(E.UNIVERSAL, "x"), E.Constant("VARCHAR(7)"))),
+        ),
+        (
+            "cast (x as double precision)",
+            E.Call("cast", (E.Attr(E.UNIVERSAL, "x"), E.Constant("DOUBLE PRECISION"))),
+        ),
     ],
 )
 def test_expressions(text, expected):
@@ -189,6 +203,8 @@ def _normal(node):
         ("PATTERN (A) DEFINE A AS x > 1, A AS x < 1", "DEFINE names 'A' twice", 32),
         ("MEASURES x AS m, y AS m PATTERN (A)", "MEASURES names 'm' twice", 18),
         ("PARTITION BY k, k PATTERN (A)", "PARTITION BY names 'k' twice", 17),
+        ("PATTERN (A) SUBSET U < (A)", "SUBSET U needs '=', not '<'", 22),
+        ("PATTERN (a) DEFINE a AS x > 1, A AS x < 1", "DEFINE names 'A' twice", 32),
         ("PATERN (A)", "unexpected 'PATERN'", 1),
     ],
 )
@@ -210,6 +226,9 @@ def test_syntax_errors_point_at_the_text(text, message, column):
         ("PATTERN (A) DEFINE A AS FINAL LAST(x) > 1", "FINAL has no meaning in DEFINE", 25),
         ("PATTERN (A) DEFINE A AS MATCH_NUMBER() > 1", "only in MEASURES", 25),
         ("PATTERN (A) DEFINE A AS nope(x) > 1", "unknown function nope", 25),
+        ("PATTERN (A) DEFINE A AS CAST(x AS date) > 1", "CAST to DATE: kleene casts to", 25),
+        ("PATTERN (A) DEFINE A AS CAST(x AS int(3)) > 1", "CAST to INT(3)", 25),
+        ('PATTERN (a) DEFINE "a" AS x > 1', "the pattern has no variable 'a'", 20),
         ("PATTERN (A) DEFINE A AS PREV(1) > 1", "reads no column", 25),
         ("PATTERN (A B) DEFINE A AS PREV(A.x + B.x) > 1", "name different variables", 27),
         ("PATTERN (A) DEFINE A AS FIRST(PREV(x)) > 1", "FIRST cannot hold another", 31),

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from kleene.compiler import structure as S
-from kleene.compiler.functions import known_functions
+from kleene.compiler.functions import call_error, known_functions
 from kleene.compiler.per_edge import Strategies, resolve
 from kleene.compiler.query import EventFilter, Output, Partition, Query, Read, match_fields
 from kleene.compiler.validate import validate
@@ -38,6 +38,7 @@ from kleene.errors import PatternError
 from kleene.language import expr as E
 from kleene.language.sase import ast as A
 from kleene.language.sase.printer import expr_text, to_text
+from kleene.language.text import error_at
 
 __all__ = [
     "EXTENSIONS",
@@ -501,6 +502,9 @@ def _check_functions(pattern: A.Pattern, table: Mapping[str, Any]) -> None:
     if pattern.where is not None:
         roots.append(pattern.where)
     for node in (node for root in roots for node in E.walk(root)):
+        wrong = call_error(node) if isinstance(node, E.Call) else None
+        if wrong is not None:
+            raise error_at(wrong, pattern.text, node.span)
         if isinstance(node, E.Call) and node.name.lower() not in table:
             names = ", ".join(sorted(table))
             span = node.span

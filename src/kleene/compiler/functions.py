@@ -20,11 +20,19 @@ function that raises stops the run with an `EventError` naming the call and its 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
+from decimal import ROUND_HALF_UP, Decimal
+from functools import cache
 from typing import Any, TypeVar
+
+from kleene.language import expr as E
 
 __all__ = [
     "BUILTINS",
+    "call_error",
+    "cast",
+    "caster",
     "contains",
     "corr",
     "known_functions",
@@ -63,6 +71,121 @@ def contains(collection: Any, value: Any) -> bool:
     return value in collection
 
 
+def cast(value: Any, to: str) -> Any:
+    """SQL's `CAST(value AS to)`: `to` one of the types `caster` knows. A value the type
+    cannot hold (`CAST('x' AS INTEGER)`) is null, as every built-in's failure is.
+
+    >>> cast(2.5, "integer"), cast("7", "int"), cast(3, "double"), cast(1.25, "decimal(5, 1)")
+    (3, 7, 3.0, 1.3)
+    >>> cast("a_label!", "varchar(7)"), cast(True, "varchar"), cast("TRUE", "boolean")
+    ('a_label', 'true', True)
+    """
+    try:
+        convert = caster(to)
+    except ValueError as error:  # not a value's failure: the call's (`call_error`)
+        raise TypeError(str(error)) from None
+    return convert(value)
+
+
+def call_error(call: E.Call) -> str | None:
+    """What is wrong in a call of a built-in that its text shows (a CAST to a type kleene
+    does not cast to), or None: each language's checks raise it with a caret.
+
+    >>> call_error(E.Call("cast", (E.Constant(1), E.Constant("date"))))
+    'CAST to date: kleene casts to INTEGER, DOUBLE, DECIMAL, VARCHAR and BOOLEAN'
+    """
+    if call.name.lower() != "cast":
+        return None
+    match call.args:
+        case (_, E.Constant(value=str() as to)):
+            try:
+                caster(to)
+            except ValueError as error:
+                return str(error)
+            return None
+    return "cast(value, 'TYPE') takes a value and a type's name"
+
+
+#: A type as SQL writes it: its name (one word or two) and up to two numbers in parentheses.
+_TYPE = re.compile(r"\s*([a-z]+(?: [a-z]+)?)\s*(?:\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\))?\s*\Z")
+
+
+@cache
+def caster(to: str) -> Callable[[Any], Any]:
+    """The conversion `CAST(... AS to)` makes: to a whole number (INTEGER, INT, BIGINT,
+    SMALLINT, TINYINT: a fraction rounds half away from zero), to a float (DOUBLE, DOUBLE
+    PRECISION, FLOAT, REAL), to a rounded number (DECIMAL or NUMERIC, with a scale: that
+    many places), to text (VARCHAR, CHAR, CHARACTER [VARYING], STRING, TEXT, with a length:
+    cut to it; booleans as 'true' and 'false') or to a boolean (BOOLEAN: numbers are true
+    when not 0, text when 'true' or 'false'). Anything else is a `ValueError` naming it.
+
+    >>> caster("DATE")
+    Traceback (most recent call last):
+    ...
+    ValueError: CAST to DATE: kleene casts to INTEGER, DOUBLE, DECIMAL, VARCHAR and BOOLEAN
+    """
+    found = _TYPE.match(to.lower())
+    kind = found.group(1) if found else ""
+    sizes = [int(n) for n in found.groups()[1:] if n is not None] if found else []
+    if kind in ("integer", "int", "bigint", "smallint", "tinyint") and not sizes:
+        return _whole
+    if kind in ("double", "double precision", "float", "real") and len(sizes) <= 1:
+        return _float
+    if kind in ("decimal", "numeric", "dec"):
+        places = sizes[1] if len(sizes) == 2 else 0
+        return lambda value: _whole(value) if places == 0 else _rounded(value, places)
+    if kind in ("varchar", "char", "character", "character varying", "string", "text"):
+        length = sizes[0] if len(sizes) == 1 else None
+        return lambda value: _text(value)[:length]
+    if kind in ("boolean", "bool") and not sizes:
+        return _boolean
+    raise ValueError(f"CAST to {to}: kleene casts to INTEGER, DOUBLE, DECIMAL, VARCHAR and BOOLEAN")
+
+
+def _whole(value: Any) -> int:
+    if isinstance(value, str):
+        text = value.strip()
+        return int(text) if text.lstrip("+-").isdigit() else _whole(float(text))
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{value} has no whole number")
+        return int(math.copysign(math.floor(abs(value) + 0.5), value))
+    if isinstance(value, int | bool):
+        return int(value)
+    raise ValueError(f"{value!r} is no number")
+
+
+def _rounded(value: Any, places: int) -> float:
+    """`value` rounded to `places` decimal places, half away from zero, as written in
+    decimal (1.25 is 1.3, where the float nearest 1.25 rounds to 1.2 in binary)."""
+    number = _float(value)
+    if not math.isfinite(number):
+        raise ValueError(f"{number} has no decimal value")
+    step = Decimal(1).scaleb(-places)
+    return float(Decimal(repr(number)).quantize(step, rounding=ROUND_HALF_UP))
+
+
+def _float(value: Any) -> float:
+    if isinstance(value, int | float | str):
+        return float(value)
+    raise ValueError(f"{value!r} is no number")
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _boolean(value: Any) -> bool:
+    if isinstance(value, bool | int | float):
+        return bool(value)
+    text = str(value).strip().lower()
+    if text in ("true", "false"):
+        return text == "true"
+    raise ValueError(f"{value!r} is no boolean")
+
+
 BUILTINS: Mapping[str, Callable[..., Any]] = {
     "abs": abs,
     "round": round,
@@ -76,6 +199,7 @@ BUILTINS: Mapping[str, Callable[..., Any]] = {
     "length": len,
     "corr": corr,
     "contains": contains,
+    "cast": cast,
 }
 
 _REGISTERED: dict[str, Callable[..., Any]] = {}

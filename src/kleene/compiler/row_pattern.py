@@ -36,7 +36,7 @@ from typing import Any, ClassVar, NoReturn
 
 from kleene.compiler.codegen import Writer
 from kleene.compiler.evaluate import Scope, aggregate, attribute, evaluate
-from kleene.compiler.functions import known_functions
+from kleene.compiler.functions import call_error, known_functions
 from kleene.compiler.query import Field, Output, Partition, Query, Read, value_kind
 from kleene.events import Event, attributes
 from kleene.language import expr as E
@@ -131,6 +131,8 @@ class _Checker:
                         self.fail(f"{var!r} is no pattern variable or SUBSET", node.span)
                 case E.Call(name=name) if name.lower() not in self.functions:
                     self.fail(f"unknown function {name}", node.span)
+                case E.Call() if (wrong := call_error(node)) is not None:
+                    self.fail(wrong, node.span)
                 case E.MatchNumber() if define:
                     self.fail("MATCH_NUMBER() has no value in DEFINE, only in MEASURES", node.span)
                 case E.Aggregate() | E.Len() | E.Name() | E.Equivalence() | E.Quantified():

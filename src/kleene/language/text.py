@@ -481,6 +481,11 @@ class ExprPrinter:
         """A variable's, attribute's or type's name as the language writes it."""
         return name
 
+    def variable(self, name: str) -> str:
+        """A variable's name as the language writes it (`name`, unless the language reads
+        variables' names apart from others)."""
+        return self.name(name)
+
     def leaf(self, expr: E.Expr) -> str:
         """The text of a leaf: SASE+'s spelling for attributes, lengths and aggregates of
         Kleene variables and equivalence tests, LEAD's for bare names, durations, `count()`
@@ -490,7 +495,7 @@ class ExprPrinter:
             case E.Attr(var=E.UNIVERSAL, attr=attr, index=None):
                 return name(attr)
             case E.Attr(var=var, attr=attr, index=None):
-                return f"{name(var)}.{name(attr)}"
+                return f"{self.variable(var)}.{name(attr)}"
             case E.Attr(var=var, attr=attr, index=E.Index() as index):
                 return f"{var}[{_index(var, index)}].{name(attr)}"
             case E.Len(var=var):
@@ -516,13 +521,13 @@ class ExprPrinter:
                 steps = "" if offset == default else f", {offset}"
                 return f"{_final(final)}{func.upper()}({self.text(arg)}{steps})"
             case E.Classifier(var=var, final=final):
-                inner = "" if var == E.UNIVERSAL else name(var)
+                inner = "" if var == E.UNIVERSAL else self.variable(var)
                 return f"{_final(final)}CLASSIFIER({inner})"
             case E.MatchNumber():
                 return "MATCH_NUMBER()"
             case E.RowAggregate(func=func, arg=arg, var=var, final=final):
                 if arg is None:
-                    inner = "*" if var == E.UNIVERSAL else f"{name(var)}.*"
+                    inner = "*" if var == E.UNIVERSAL else f"{self.variable(var)}.*"
                 else:
                     inner = self.text(arg)
                 return f"{_final(final)}{func}({inner})"

@@ -1,13 +1,13 @@
 """A MATCH_RECOGNIZE clause as text that reads back to an equal AST (`read`).
 
 >>> from kleene.language.sql.reader import read
->>> clause = read("partition by k order by ts desc pattern (a b+?) define b as b.x > prev(x)")
+>>> clause = read('partition by k order by ts desc pattern (a "b"+?) define "b" as "b".x > prev(x)')
 >>> print(clause_text(clause))
 MATCH_RECOGNIZE (
   PARTITION BY k
   ORDER BY ts DESC
-  PATTERN (a b+?)
-  DEFINE b AS b.x > PREV(x)
+  PATTERN (A "b"+?)
+  DEFINE "b" AS "b".x > PREV(x)
 )
 >>> read(clause_text(clause)) == clause
 True
@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from kleene.language import expr as E
 from kleene.language.sql import ast as Q
 from kleene.language.text import ATOM, ExprPrinter
 
@@ -94,7 +95,22 @@ class SqlPrinter(ExprPrinter):
     def name(self, name: str) -> str:
         if _PLAIN.match(name) and name.lower() not in _RESERVED:
             return name
-        return '"' + name.replace('"', '""') + '"'
+        return _quoted(name)
+
+    def strength(self, expr: E.Expr) -> tuple[str, int]:
+        match expr:  # the built-in cast(e, 'TYPE') as SQL writes it
+            case E.Call(name="cast", args=(value, E.Constant(value=str() as to))):
+                return f"CAST({self.text(value)} AS {to})", ATOM
+        return super().strength(expr)
+
+    def variable(self, name: str) -> str:
+        """A pattern variable's name: bare only when it reads back the same (a plain word
+        in upper case; the reader folds an unquoted one to upper case)."""
+        return self.name(name) if name == name.upper() else _quoted(name)
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
 
 
 _PRINTER = SqlPrinter()
@@ -114,7 +130,7 @@ _ALTERNATION, _CONCAT, _QUANTIFIED = range(3)
 
 
 def _pattern(node: Q.RowPattern, at_least: int) -> str:
-    name = _PRINTER.name
+    name = _PRINTER.variable
     match node:
         case Q.Label(name=label):
             return name(label)
@@ -179,12 +195,18 @@ def clause_text(clause: Q.MatchRecognize) -> str:
     skip = clause.skip
     if skip.to != "past_last":
         target = {"next_row": "NEXT ROW", "first": "FIRST ", "last": "LAST "}[skip.to]
-        lines.append(f"AFTER MATCH SKIP TO {target}{name(skip.var) if skip.var else ''}")
+        variable = _PRINTER.variable
+        lines.append(f"AFTER MATCH SKIP TO {target}{variable(skip.var) if skip.var else ''}")
     lines.append(f"PATTERN ({pattern_text(clause.pattern)})")
     if clause.subsets:
-        subsets = (f"{name(s.name)} = ({', '.join(map(name, s.members))})" for s in clause.subsets)
+        variable = _PRINTER.variable
+        subsets = (
+            f"{variable(s.name)} = ({', '.join(map(variable, s.members))})" for s in clause.subsets
+        )
         lines.append("SUBSET " + ", ".join(subsets))
     if clause.defines:
-        defines = ", ".join(f"{name(d.var)} AS {expr(d.condition)}" for d in clause.defines)
+        defines = ", ".join(
+            f"{_PRINTER.variable(d.var)} AS {expr(d.condition)}" for d in clause.defines
+        )
         lines.append("DEFINE " + defines)
     return "MATCH_RECOGNIZE (\n" + "".join(f"  {line}\n" for line in lines) + ")"

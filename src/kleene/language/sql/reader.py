@@ -73,11 +73,24 @@ def read(text: str) -> Q.MatchRecognize:
 
 
 def _name(token: Token) -> str:
-    """A name as written: a quoted name without its quotes ("" inside stands for ")."""
+    """A column's (or a measure's) name as written: a quoted name without its quotes (""
+    inside stands for ")."""
     text = str(token)
     if token.type == "QUOTED_NAME":
         return text[1:-1].replace('""', '"') if text[0] == '"' else text[1:-1]
     return text
+
+
+def _variable(token: Token) -> str:
+    """A pattern variable's (or a SUBSET's) name, as the standard reads it: unquoted, in
+    upper case (`a` and `A` are one variable, and CLASSIFIER() gives 'A'); quoted, as
+    written (`"b"` is b). Column names stay as written: they name the input's fields.
+
+    >>> from lark import Token
+    >>> _variable(Token("NAME", "up")), _variable(Token("QUOTED_NAME", '"up"'))
+    ('UP', 'up')
+    """
+    return _name(token) if token.type == "QUOTED_NAME" else str(token).upper()
 
 
 class ToClause(ExprReader):
@@ -175,11 +188,11 @@ class ToClause(ExprReader):
 
     @v_args(meta=True)
     def skip_to_first(self, meta: Meta, children: list[Any]) -> tuple[str, Any]:
-        return "skip", Q.Skip("first", _name(children[-1]), span=span_of(meta))
+        return "skip", Q.Skip("first", _variable(children[-1]), span=span_of(meta))
 
     @v_args(meta=True)
     def skip_to_last(self, meta: Meta, children: list[Any]) -> tuple[str, Any]:
-        return "skip", Q.Skip("last", _name(children[-1]), span=span_of(meta))
+        return "skip", Q.Skip("last", _variable(children[-1]), span=span_of(meta))
 
     def subset_clause(self, children: list[Q.Subset]) -> tuple[str, Any]:
         self._unique("SUBSET", [(s.name, s.span) for s in children])
@@ -187,7 +200,10 @@ class ToClause(ExprReader):
 
     @v_args(meta=True)
     def subset(self, meta: Meta, children: list[Token]) -> Q.Subset:
-        name, *members = (_name(c) for c in children)
+        first, equals, *rest = children
+        if str(equals) != "=":
+            self._fail(f"SUBSET {_variable(first)} needs '=', not {str(equals)!r}", equals)
+        name, *members = (_variable(c) for c in (first, *rest))
         return Q.Subset(name, tuple(members), span=span_of(meta))
 
     def define_clause(self, children: list[Q.Definition]) -> tuple[str, Any]:
@@ -196,7 +212,7 @@ class ToClause(ExprReader):
 
     @v_args(meta=True)
     def definition(self, meta: Meta, children: list[Any]) -> Q.Definition:
-        return Q.Definition(_name(children[0]), children[1], span=span_of(meta))
+        return Q.Definition(_variable(children[0]), children[1], span=span_of(meta))
 
     # -- the row pattern -------------------------------------------------------------------
 
@@ -215,7 +231,7 @@ class ToClause(ExprReader):
 
     @v_args(meta=True)
     def label(self, meta: Meta, children: list[Token]) -> Q.RowPattern:
-        return Q.Label(_name(children[0]), span=span_of(meta))
+        return Q.Label(_variable(children[0]), span=span_of(meta))
 
     @v_args(meta=True)
     def start_anchor(self, meta: Meta, children: list[Any]) -> Q.RowPattern:
@@ -291,7 +307,7 @@ class ToClause(ExprReader):
 
     @v_args(meta=True)
     def qualified_ref(self, meta: Meta, children: list[Token]) -> E.Expr:
-        return E.Attr(_name(children[0]), _name(children[1]), span=span_of(meta))
+        return E.Attr(_variable(children[0]), _name(children[1]), span=span_of(meta))
 
     def semantics(self, children: list[Token]) -> bool:
         return str(children[0]).upper() == "FINAL"
@@ -346,18 +362,30 @@ class ToClause(ExprReader):
         return (E.UNIVERSAL,)
 
     def count_var_rows(self, children: list[Any]) -> tuple[str]:
-        return (_name(children[0]),)
+        return (_variable(children[0]),)
 
     @v_args(meta=True)
     def classifier(self, meta: Meta, children: list[Any]) -> E.Expr:
         final = children[0] if children and isinstance(children[0], bool) else False
         names = [c for c in children if isinstance(c, Token)]
-        var = _name(names[0]) if names else E.UNIVERSAL
+        var = _variable(names[0]) if names else E.UNIVERSAL
         return E.Classifier(var, final, span=span_of(meta))
 
     @v_args(meta=True)
     def match_number(self, meta: Meta, children: list[Any]) -> E.Expr:
         return E.MatchNumber(span=span_of(meta))
+
+    @v_args(meta=True)
+    def cast(self, meta: Meta, children: list[Any]) -> E.Expr:
+        """`CAST(e AS type)`: the built-in `cast(e, 'TYPE')` (`kleene.compiler.functions`,
+        which checks the type)."""
+        _, value, to = children
+        return E.Call("cast", (value, E.Constant(to)), span=span_of(meta))
+
+    def type_name(self, children: list[Token]) -> str:
+        words = [str(c).upper() for c in children if c.type == "NAME"]
+        sizes = [str(c) for c in children if c.type == "INT"]
+        return " ".join(words) + (f"({', '.join(sizes)})" if sizes else "")
 
     @v_args(meta=True)
     def call(self, meta: Meta, children: list[Any]) -> E.Expr:
