@@ -94,9 +94,7 @@ def test_match_skips_and_reports_bad_rows(tmp_path, capsys):
     assert "skipped 1 malformed row" in err
 
 
-def test_the_summary_shows_after_a_logging_configuration_disabled_kleenes_logger(
-    tmp_path, capsys
-):
+def test_the_summary_shows_after_a_logging_configuration_disabled_kleenes_logger(tmp_path, capsys):
     """`logging.config` disables every logger it does not name (a test run that configured
     it once left every later command's summary unprinted)."""
     import logging
