@@ -91,6 +91,29 @@ def test_row_patterns(text, pattern):
         ),
         ("count(*)", E.RowAggregate("count", None)),
         ("count(B.*)", E.RowAggregate("count", None, "B")),
+        ("FINAL count()", E.RowAggregate("count", None, final=True)),
+        (
+            "COALESCE(x, y, 0)",
+            E.Case(
+                ((E.Unary("not", E.IsNull(E.Attr(E.UNIVERSAL, "x"))), E.Attr(E.UNIVERSAL, "x")),),
+                E.Case(
+                    (
+                        (
+                            E.Unary("not", E.IsNull(E.Attr(E.UNIVERSAL, "y"))),
+                            E.Attr(E.UNIVERSAL, "y"),
+                        ),
+                    ),
+                    E.Constant(0),
+                ),
+            ),
+        ),
+        (
+            "NULLIF(x, 0)",
+            E.Case(
+                ((E.Compare("=", E.Attr(E.UNIVERSAL, "x"), E.Constant(0)), E.Constant(None)),),
+                E.Attr(E.UNIVERSAL, "x"),
+            ),
+        ),
         (
             "FINAL sum(B.x * 2)",
             E.RowAggregate("sum", E.Binary("*", E.Attr("B", "x"), E.Constant(2)), "B", True),
@@ -198,6 +221,7 @@ def _normal(node):
         ("PATTERN (A{5,2})", "{5,2} needs its minimum at most its maximum", 11),
         ("PATTERN (A{1001})", "at most 1000", 12),
         ("PATTERN (A) DEFINE A AS sum(*) > 1", "sum(*) has no meaning", 25),
+        ("PATTERN (A) DEFINE A AS sum() > 1", "sum() needs an argument", 25),
         ("PATTERN (A) DEFINE A AS FINAL PREV(x) > 1", "not PREV", 25),
         ("PATTERN (A) DEFINE A AS sum(A.x + B.y) > 1", "name different variables (A, B)", 25),
         ("PATTERN (A) DEFINE A AS x > 1, A AS x < 1", "DEFINE names 'A' twice", 32),
@@ -224,7 +248,6 @@ def test_syntax_errors_point_at_the_text(text, message, column):
         ("PATTERN (A) SUBSET A = (A)", "SUBSET A is also a pattern variable", 20),
         ("PATTERN (A) SUBSET U = (B)", "names 'B', no pattern variable", 20),
         ("PATTERN (A) DEFINE A AS FINAL LAST(x) > 1", "FINAL has no meaning in DEFINE", 25),
-        ("PATTERN (A) DEFINE A AS MATCH_NUMBER() > 1", "only in MEASURES", 25),
         ("PATTERN (A) DEFINE A AS nope(x) > 1", "unknown function nope", 25),
         ("PATTERN (A) DEFINE A AS CAST(x AS date) > 1", "CAST to DATE: kleene casts to", 25),
         ("PATTERN (A) DEFINE A AS CAST(x AS int(3)) > 1", "CAST to INT(3)", 25),

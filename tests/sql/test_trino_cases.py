@@ -1,6 +1,7 @@
-"""Cases from Trino's own test suite for MATCH_RECOGNIZE (`TestRowPatternMatching`), each
-query's clause run by `kleene.match_recognize` on the same rows, given as Python mappings
-and as a pandas DataFrame (which the columnar path may take), with Trino's expected rows.
+"""Cases from Trino's own test suite for MATCH_RECOGNIZE (`TestRowPatternMatching` and
+`TestAggregationsInRowPatternMatching`), each query's clause run by `kleene.match_recognize`
+on the same rows, given as Python mappings and as a pandas DataFrame (which the columnar
+path may take), with Trino's expected rows.
 
 Two cases keep kleene's reading where Trino's differs; docs/sql.md says both:
 `FIRST(value, 2)` under RUNNING semantics (the default) reads only the rows mapped so far,
@@ -530,12 +531,337 @@ CASES = [
 ]
 
 
+#: (id, part, value) rows, out of order, of Trino's partitioned aggregation cases
+PARTED = [(1, "p1", 1), (2, "p1", 1), (6, "p1", 1), (2, "p2", 10), (2, "p3", 100)]
+PARTED += [(1, "p3", 100), (3, "p1", 1), (4, "p1", 1), (5, "p1", 1), (1, "p2", 10)]
+PARTED += [(3, "p3", 100), (3, "p2", 10)]
+ROLLING = [("p1", i, i) for i in range(1, 7)] + [("p2", i, 10 * i) for i in range(1, 4)]
+ROLLING += [("p3", i, 100 * i) for i in range(1, 4)]
+ROLLING_TWICE = [("p1", 1, 1), ("p1", 2, 2), ("p1", 3, 3), ("p1", 4, 1), ("p1", 5, 2)]
+ROLLING_TWICE += [("p1", 6, 3), *ROLLING[6:]]
+RISING = [(i, "p1", i) for i in range(1, 6)] + [(i, "p2", 2 * i) for i in range(1, 6)]
+TENTATIVE = [("p1", 1, "B", 1), ("p1", 2, "B", 2), ("p1", 3, "B", 3), ("p1", 4, "B", 4)]
+TENTATIVE += [("p1", 5, "A", 5), ("p2", 1, "B", 2), ("p2", 2, "B", 4), ("p2", 3, "A", 6)]
+TENTATIVE += [("p2", 4, "A", 8), ("p2", 5, "A", 10)]
+LETTERS = [("p1", i, c) for i, c in enumerate("abcdef", 1)]
+LETTERS += [("p2", i, c) for i, c in enumerate("ghi", 1)] + [
+    ("p3", i, c) for i, c in enumerate("jkl", 1)
+]
+SKIP_PAST = "ALL ROWS PER MATCH AFTER MATCH SKIP PAST LAST ROW"
+EIGHT = [(i,) for i in range(1, 9)]
+ABCD = list("ABCD")
+
+#: TestAggregationsInRowPatternMatching, as CASES
+AGGREGATION_CASES: list[tuple[str, list[tuple[Any, ...]], list[str], str, list[str], list[Any]]]
+AGGREGATION_CASES = [
+    (
+        "testSimpleQuery sum",
+        EIGHT,
+        ["id"],
+        f"ORDER BY id MEASURES RUNNING sum(id) AS s {SKIP_PAST} PATTERN (A*) DEFINE A AS true",
+        ["id", "s"],
+        [(i, i * (i + 1) // 2) for i in range(1, 9)],
+    ),
+    (
+        "testSimpleQuery array_agg",
+        EIGHT,
+        ["id"],
+        f"ORDER BY id MEASURES RUNNING array_agg(CLASSIFIER(A)) AS labels {SKIP_PAST} "
+        "PATTERN (A*) DEFINE A AS true",
+        ["id", "labels"],
+        [(i, ["A"] * i) for i in range(1, 9)],
+    ),
+    (
+        "testPartitioning",
+        PARTED,
+        ["id", "part", "value"],
+        f"PARTITION BY part ORDER BY id MEASURES RUNNING sum(value) AS s {SKIP_PAST} "
+        "PATTERN (B+) DEFINE B AS true",
+        ["part", "id", "s"],
+        ROLLING,
+    ),
+    (
+        "testPartitioning skip to next row",
+        PARTED,
+        ["id", "part", "value"],
+        "PARTITION BY part ORDER BY id MEASURES RUNNING sum(value) AS s, MATCH_NUMBER() AS m "
+        "ALL ROWS PER MATCH AFTER MATCH SKIP TO NEXT ROW PATTERN (B+) DEFINE B AS true",
+        ["part", "m", "id", "s"],
+        [
+            (p, m, i, v * (i - m + 1))
+            for p, n, v in (("p1", 6, 1), ("p2", 3, 10), ("p3", 3, 100))
+            for m in range(1, n + 1)
+            for i in range(m, n + 1)
+        ],
+    ),
+    (
+        "testTentativeLabelMatch avg(B)",
+        [(1, 4), (2, 6), (3, 0)],
+        ["id", "value"],
+        "ORDER BY id MEASURES RUNNING avg(B.value) AS avg_b, CLASSIFIER() AS classy "
+        f"{SKIP_PAST} PATTERN ((A | B)*) DEFINE A AS avg(B.value) = 5",
+        ["id", "classy", "avg_b"],
+        [(1, "B", 4), (2, "B", 5), (3, "A", 5)],
+    ),
+    (
+        "testTentativeLabelMatch avg(A)",
+        [(1, 4), (2, 6), (3, 0), (4, 5)],
+        ["id", "value"],
+        "ORDER BY id MEASURES RUNNING avg(A.value) AS avg_a, CLASSIFIER() AS classy "
+        f"{SKIP_PAST} PATTERN ((A | B)*) DEFINE A AS avg(A.value) = 5",
+        ["id", "classy", "avg_a"],
+        [(1, "B", N), (2, "B", N), (3, "B", N), (4, "A", 5)],
+    ),
+    (
+        "testTentativeLabelMatch sum over 1000",
+        PARTED,
+        ["id", "part", "value"],
+        f"PARTITION BY part ORDER BY id MEASURES RUNNING sum(value) AS s {SKIP_PAST} "
+        "PATTERN (B (A | B) B) DEFINE A AS sum(value) > 1000",
+        ["part", "id", "s"],
+        ROLLING_TWICE,
+    ),
+    (
+        "testTentativeLabelMatch sum over 4",
+        [(i, "p1", 1) for i in range(1, 6)] + [(i, "p2", 2) for i in range(1, 6)],
+        ["id", "part", "value"],
+        "PARTITION BY part ORDER BY id MEASURES RUNNING sum(value) AS s, CLASSIFIER() AS classy "
+        f"{SKIP_PAST} PATTERN ((A | B)*) DEFINE A AS sum(value) > 4",
+        ["part", "id", "classy", "s"],
+        [(p, i, c, v) for p, i, c, v in TENTATIVE if p == "p2"]
+        + [("p1", i, "B" if i < 5 else "A", i) for i in range(1, 6)],
+    ),
+    (
+        "testTentativeLabelMatch max",
+        RISING,
+        ["id", "part", "value"],
+        "PARTITION BY part ORDER BY id MEASURES RUNNING max(value) AS top, CLASSIFIER() AS classy "
+        f"{SKIP_PAST} PATTERN ((A | B)*) DEFINE A AS max(value) > 4",
+        ["part", "id", "classy", "top"],
+        TENTATIVE,
+    ),
+    (
+        "testTentativeLabelMatchWithRuntimeEvaluatedAggregationArgument",
+        RISING,
+        ["id", "part", "value"],
+        "PARTITION BY part ORDER BY id MEASURES RUNNING max(value) AS top, CLASSIFIER() AS classy "
+        f"{SKIP_PAST} PATTERN ((A | B)*) DEFINE A AS max(value + MATCH_NUMBER()) > 5",
+        ["part", "id", "classy", "top"],
+        TENTATIVE,
+    ),
+    (
+        "testAggregationArguments value || CLASSIFIER()",
+        LETTERS,
+        ["part", "id", "value"],
+        f"PARTITION BY part ORDER BY id MEASURES array_agg(value || CLASSIFIER()) AS m {SKIP_PAST} "
+        "PATTERN (X Y Z+) DEFINE X AS true",
+        ["part", "id", "m"],
+        [
+            (
+                p,
+                i,
+                [
+                    f"{c}{'XYZ'[min(j, 2)]}"
+                    for j, (_, _, c) in enumerate([r for r in LETTERS if r[0] == p][:i])
+                ],
+            )
+            for p, i, _ in LETTERS
+        ],
+    ),
+    (
+        "testAggregationArguments value || value",
+        [(1, "a"), (2, "b"), (3, "c")],
+        ["id", "value"],
+        f"ORDER BY id MEASURES array_agg(value || value || CLASSIFIER()) AS m {SKIP_PAST} "
+        "PATTERN (X Y Z) DEFINE X AS true",
+        ["id", "m"],
+        [(1, ["aaX"]), (2, ["aaX", "bbY"]), (3, ["aaX", "bbY", "ccZ"])],
+    ),
+    (
+        "testAggregationArguments subqueries as values",
+        [(1, "a"), (2, "b"), (3, "c")],
+        ["id", "value"],
+        "ORDER BY id MEASURES array_agg(CLASSIFIER() || 'A') AS m1, "
+        "array_agg(MATCH_NUMBER() = 10 AND 0 IN (1)) AS m2, array_agg(MATCH_NUMBER() = 1) AS m3 "
+        f"{SKIP_PAST} PATTERN (X Y Z) DEFINE X AS true",
+        ["id", "m1", "m2", "m3"],
+        [(i, [f"{c}A" for c in "XYZ"[:i]], [False] * i, [True] * i) for i in (1, 2, 3)],
+    ),
+    (
+        "testSelectiveAggregation",
+        [(1, "a"), (2, "b"), (3, "c"), (4, "d")],
+        ["id", "value"],
+        "ORDER BY id MEASURES array_agg(U.id) AS m1, array_agg(CLASSIFIER(U)) AS m2, "
+        f"array_agg(U.value || CLASSIFIER(U)) AS m3 {SKIP_PAST} PATTERN (X Y Z Y) "
+        "SUBSET U = (X, Z) DEFINE X AS true",
+        ["id", "m1", "m2", "m3"],
+        [
+            (1, [1], ["X"], ["aX"]),
+            (2, [1], ["X"], ["aX"]),
+            (3, [1, 3], ["X", "Z"], ["aX", "cZ"]),
+            (4, [1, 3], ["X", "Z"], ["aX", "cZ"]),
+        ],
+    ),
+    (
+        "testCountAggregation",
+        [(1, "a"), (2, "b"), (3, "c"), (4, "d")],
+        ["id", "value"],
+        f"ORDER BY id MEASURES count(*) AS m1, count() AS m2 {SKIP_PAST} PATTERN (X Y Z) "
+        "DEFINE X AS id > 1",
+        ["id", "m1", "m2"],
+        [(2, 1, 1), (3, 2, 2), (4, 3, 3)],
+    ),
+    (
+        "testCountAggregation RUNNING and FINAL",
+        [(1, "a"), (2, "b"), (3, "c"), (4, "d")],
+        ["id", "value"],
+        "ORDER BY id MEASURES RUNNING count(*) AS m1, FINAL count(*) AS m2, RUNNING count() AS m3, "
+        f"FINAL count() AS m4 {SKIP_PAST} PATTERN (A B C D) DEFINE A AS true",
+        ["id", "m1", "m2", "m3", "m4"],
+        [(i, i, 4, i, 4) for i in range(1, 5)],
+    ),
+    (
+        "testCountAggregation of variables",
+        [(1, "a"), (2, "b"), (3, "c"), (4, "d")],
+        ["id", "value"],
+        f"ORDER BY id MEASURES count(C.*) AS m1, count(U.*) AS m2 {SKIP_PAST} PATTERN (A B C D) "
+        "SUBSET U = (B, D) DEFINE A AS true",
+        ["id", "m1", "m2"],
+        [(1, 0, 0), (2, 0, 1), (3, 1, 1), (4, 1, 2)],
+    ),
+    (
+        "testLabelAndColumnNames",
+        [(1, "p"), (2, "q"), (3, None), (4, "s")],
+        ["id", "A"],
+        "ORDER BY id MEASURES CLASSIFIER() AS classy, count(A.A) AS m1, count(A) AS m2, "
+        "count(A.*) AS m3 ALL ROWS PER MATCH PATTERN (A B A A) DEFINE A AS true",
+        ["id", "classy", "m1", "m2", "m3"],
+        [(1, "A", 1, 1, 1), (2, "B", 1, 2, 1), (3, "A", 1, 2, 2), (4, "A", 2, 3, 3)],
+    ),
+    (
+        "testOneRowPerMatch",
+        [("p1", i, c) for i, c in enumerate("abcdef", 1)]
+        + [("p2", i, c) for i, c in enumerate("ghijkl", 1)],
+        ["part", "id", "value"],
+        "PARTITION BY part ORDER BY id MEASURES array_agg(value || CLASSIFIER()) AS m "
+        "ONE ROW PER MATCH AFTER MATCH SKIP PAST LAST ROW PATTERN (X Y Z) DEFINE X AS true",
+        ["part", "m"],
+        [
+            ("p1", ["aX", "bY", "cZ"]),
+            ("p1", ["dX", "eY", "fZ"]),
+            ("p2", ["gX", "hY", "iZ"]),
+            ("p2", ["jX", "kY", "lZ"]),
+        ],
+    ),
+    (
+        "testExclusions",
+        [(p, i, f"{p[1]}{c}") for p in ("p1", "p2") for i, c in enumerate("abcde", 1)],
+        ["part", "id", "value"],
+        "PARTITION BY part ORDER BY id MEASURES array_agg(value) AS m1, "
+        f"array_agg(value || CLASSIFIER()) AS m2 {SKIP_PAST} PATTERN (P {{- Q R -}} S) "
+        "DEFINE P AS id > 1",
+        ["part", "m1", "m2"],
+        [(p, [f"{p[1]}b"], [f"{p[1]}bP"]) for p in ("p1", "p2")]
+        + [
+            (p, [f"{p[1]}{c}" for c in "bcde"], [f"{p[1]}{c}" for c in ("bP", "cQ", "dR", "eS")])
+            for p in ("p1", "p2")
+        ],
+    ),
+    (
+        "testBalancingSums",
+        list(zip(range(1, 10), [4, 6, 10, 1, 1, 1, 10, 5, 1], strict=True)),
+        ["id", "value"],
+        "ORDER BY id MEASURES RUNNING sum(A.value) AS sa, RUNNING sum(B.value) AS sb, "
+        f"CLASSIFIER() AS classy {SKIP_PAST} PATTERN ((A | B)*) "
+        "DEFINE A AS sum(A.value) - A.value <= sum(B.value)",
+        ["id", "classy", "sa", "sb"],
+        [
+            (1, "B", N, 4),
+            (2, "A", 6, 4),
+            (3, "B", 6, 14),
+            (4, "A", 7, 14),
+            (5, "A", 8, 14),
+            (6, "A", 9, 14),
+            (7, "A", 19, 14),
+            (8, "B", 19, 19),
+            (9, "A", 20, 19),
+        ],
+    ),
+    (
+        "testPeriodLength",
+        [(1, 3), (1, 4), (1, 5), (1, 8), (1, 9), (2, 2), (2, 3), (2, 4)],
+        ["user_id", "minute"],
+        "PARTITION BY user_id ORDER BY minute MEASURES "
+        "COALESCE(sum(C.minute) - sum(A.minute), 0) AS total ONE ROW PER MATCH "
+        "PATTERN ((A B* C | D)*) DEFINE B AS minute = PREV(minute) + 1, "
+        "C AS minute = PREV(minute) + 1",
+        ["user_id", "total"],
+        [(1, 3), (2, 2)],
+    ),
+    (
+        "testSetPartitioning in two",
+        EIGHT,
+        ["id"],
+        f"ORDER BY id MEASURES RUNNING array_agg(CLASSIFIER()) AS labels {SKIP_PAST} "
+        "PATTERN (^(A | B)* (LAST_A | LAST_B)$) DEFINE LAST_A AS sum(A.id) + id = sum(B.id), "
+        "LAST_B AS sum(B.id) + id = sum(A.id)",
+        ["id", "labels"],
+        [(i, (["A"] * 4 + ["B"] * 3 + ["LAST_A"])[:i]) for i in range(1, 9)],
+    ),
+    (
+        "testSetPartitioning in three",
+        [(i,) for i in range(1, 7)],
+        ["id"],
+        f"ORDER BY id MEASURES RUNNING array_agg(CLASSIFIER()) AS labels {SKIP_PAST} "
+        "PATTERN (^(A | B | C)* (LAST_A | LAST_B | LAST_C)$) DEFINE "
+        "LAST_A AS sum(A.id) + id = sum(B.id) AND sum(B.id) = sum(C.id), "
+        "LAST_B AS sum(B.id) + id = sum(A.id) AND sum(A.id) = sum(C.id), "
+        "LAST_C AS sum(C.id) + id = sum(A.id) AND sum(A.id) = sum(B.id)",
+        ["id", "labels"],
+        [(i, ["A", "B", "C", "C", "B", "LAST_A"][:i]) for i in range(1, 7)],
+    ),
+    (
+        "testMultipleAggregationsInDefine",
+        EIGHT,
+        ["id"],
+        "ORDER BY id MEASURES MATCH_NUMBER() AS m, array_agg(CLASSIFIER()) AS labels "
+        "ONE ROW PER MATCH AFTER MATCH SKIP PAST LAST ROW PATTERN ((A | B){4}) DEFINE "
+        "A AS max(id - 2 * MATCH_NUMBER()) > 1 AND max(CLASSIFIER()) = 'B', "
+        "B AS min(lower(CLASSIFIER())) = 'b' OR min(MATCH_NUMBER() + 100) < 0",
+        ["m", "labels"],
+        [(1, ["B", "B", "B", "A"]), (2, ["B", "A", "A", "A"])],
+    ),
+    (
+        "testRunningAndFinalAggregations",
+        EIGHT,
+        ["id"],
+        "ORDER BY id MEASURES MATCH_NUMBER() AS m, RUNNING array_agg(CLASSIFIER()) AS rl, "
+        "FINAL array_agg(lower(CLASSIFIER())) AS fl, RUNNING sum(MATCH_NUMBER() * 100) AS rm, "
+        f"FINAL sum(-MATCH_NUMBER()) AS fm {SKIP_PAST} PATTERN (A B C D) DEFINE A AS true",
+        ["id", "m", "rl", "fl", "rm", "fm"],
+        [
+            (
+                i,
+                1 + (i > 4),
+                ABCD[: (i - 1) % 4 + 1],
+                list("abcd"),
+                ((i - 1) % 4 + 1) * 100 * (1 + (i > 4)),
+                -4 * (1 + (i > 4)),
+            )
+            for i in range(1, 9)
+        ],
+    ),
+]
+
+
 def _plain(value: Any) -> Any:
     """A cell as Python reads it: null for None, NaN and pandas' NA, whole floats as ints."""
     if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
         return None
-    if hasattr(value, "item"):  # a numpy scalar
-        value = value.item()
+    if hasattr(value, "tolist"):  # a numpy scalar or array (array_agg's lists)
+        value = value.tolist()
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value
@@ -544,7 +870,7 @@ def _plain(value: Any) -> Any:
 @pytest.mark.parametrize("given", ["mappings", "frame"])
 @pytest.mark.parametrize(
     ("rows", "columns", "clause", "read", "expected"),
-    [pytest.param(*case[1:], id=case[0]) for case in CASES],
+    [pytest.param(*case[1:], id=case[0]) for case in CASES + AGGREGATION_CASES],
 )
 def test_trinos_case(given, rows, columns, clause, read, expected):
     data: Any = [dict(zip(columns, row, strict=True)) for row in rows]

@@ -133,8 +133,6 @@ class _Checker:
                     self.fail(f"unknown function {name}", node.span)
                 case E.Call() if (wrong := call_error(node)) is not None:
                     self.fail(wrong, node.span)
-                case E.MatchNumber() if define:
-                    self.fail("MATCH_NUMBER() has no value in DEFINE, only in MEASURES", node.span)
                 case E.Aggregate() | E.Len() | E.Name() | E.Equivalence() | E.Quantified():
                     self.fail(f"{expr_text(node)} is not SQL", node.span)
             final = isinstance(node, E.Navigation | E.RowAggregate | E.Classifier) and node.final

@@ -741,7 +741,7 @@ def row_patterns(max_leaves: int = 6) -> st.SearchStrategy[Q.RowPattern]:
 
 
 #: DEFINE conditions: some read only the row and its neighbours, some how the match so far
-#: mapped rows, one looks ahead.
+#: mapped rows, one looks ahead, one reads the number the match would get.
 ROW_CONDITIONS = (
     None,
     "x > PREV(x)",
@@ -752,6 +752,7 @@ ROW_CONDITIONS = (
     "NEXT(x) > x",
     "FIRST(x) = x",
     "CLASSIFIER(U) IS NULL OR x <> 0",
+    "MATCH_NUMBER() % 2 = 1 OR x = 0",
 )
 _SKIPS = (
     "",

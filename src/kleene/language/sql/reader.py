@@ -342,6 +342,15 @@ class ToClause(ExprReader):
             var, expr = self._aggregated(func, arg, meta), arg
         return E.RowAggregate(func, expr, var, final, span=span_of(meta))  # type: ignore[arg-type]
 
+    @v_args(meta=True)
+    def aggregate_of_nothing(self, meta: Meta, children: list[Any]) -> E.Expr:
+        """`count()`: count(*), as Trino reads it; any other aggregate needs an argument."""
+        final = children[0] if isinstance(children[0], bool) else False
+        func = str(children[-1]).lower()
+        if func != "count":
+            self._fail(f"{func}() needs an argument: {func}(x) or {func}(A.x)", meta)
+        return E.RowAggregate("count", None, E.UNIVERSAL, final, span=span_of(meta))
+
     def _aggregated(self, func: str, arg: E.Expr, meta: Meta) -> str:
         """The variable whose rows an aggregate ranges over: the one every column its
         argument reads names (the universal variable when they name none)."""
@@ -389,8 +398,21 @@ class ToClause(ExprReader):
 
     @v_args(meta=True)
     def call(self, meta: Meta, children: list[Any]) -> E.Expr:
+        """A function call; SQL's COALESCE and NULLIF, which a null argument does not make
+        null, as the CASE expressions they stand for."""
         name, *args = children
-        return E.Call(str(name), tuple(args), span=span_of(meta))
+        span = span_of(meta)
+        if str(name).lower() == "coalesce" and args:
+            value: E.Expr = args[-1]
+            for arg in reversed(args[:-1]):  # the first of them that is not null
+                value = E.Case(((E.Unary("not", E.IsNull(arg)), arg),), value, span=span)
+            return value
+        if str(name).lower() == "nullif":
+            if len(args) != 2:
+                self._fail("NULLIF takes two values: NULLIF(x, y)", meta)
+            is_equal = E.Compare("=", args[0], args[1])
+            return E.Case(((is_equal, E.Constant(None)),), args[0], span=span)
+        return E.Call(str(name), tuple(args), span=span)
 
     def when(self, children: list[Any]) -> tuple[E.Expr, E.Expr]:
         return children[0], children[1]

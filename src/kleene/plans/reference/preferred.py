@@ -152,12 +152,14 @@ def preferred(
     rows_are: Rows = DICT_ROWS,
     functions: Mapping[str, Callable[..., Any]] | None = None,
     max_steps: int = MAX_STEPS,
+    number: int = 1,
 ) -> Path | _Waits | None:
     """The preferred match from `start`, None when there is none, or `WAITS` when that
-    depends on rows not there yet."""
+    depends on rows not there yet. `number` is the match's number, if it is one (what
+    MATCH_NUMBER() reads in DEFINE)."""
     index = {name: i for i, name in enumerate(clause.variables)}
     functions = known_functions() if functions is None else functions
-    members = members_of(clause)
+    scope = (rows_are, functions, members_of(clause))
     for tried, way in enumerate(paths(clause.pattern, start, len(rows), closed)):
         if tried > max_steps:
             raise LimitError(
@@ -167,7 +169,7 @@ def preferred(
         numbers = [index[name] for name in way.labels]
         try:
             holds = all(
-                _holds(clause, rows, start, numbers[: k + 1], closed, rows_are, functions, members)
+                _holds(clause, rows, start, numbers[: k + 1], closed, number, scope)
                 for k in range(len(numbers))
             )
         except NeedRowsError:
@@ -183,16 +185,20 @@ def _holds(
     start: int,
     labels: list[int],
     closed: bool,
-    rows_are: Rows,
-    functions: Mapping[str, Callable[..., Any]],
-    members: Mapping[str, frozenset[int]],
+    number: int,
+    scope: tuple[Rows, Mapping[str, Callable[..., Any]], Mapping[str, frozenset[int]]],
 ) -> bool:
+    """Does the last row `labels` maps hold for its variable's condition, in the match
+    numbered `number` (`scope`: how rows are read, the functions, the variables' members)?"""
     condition = clause.definition(clause.variables[labels[-1]])
     if condition is None:
         return True
     current = start + len(labels) - 1
-    scope = RowScope(clause, rows, start, labels, current, 0, closed, functions, members, rows_are)
-    return evaluate(condition, scope) is True
+    rows_are, functions, members = scope
+    at = RowScope(
+        clause, rows, start, labels, current, number, closed, functions, members, rows_are
+    )
+    return evaluate(condition, at) is True
 
 
 def matches(clause: Q.MatchRecognize, rows: Sequence[Any]) -> list[tuple[int, Path]]:
@@ -202,7 +208,7 @@ def matches(clause: Q.MatchRecognize, rows: Sequence[Any]) -> list[tuple[int, Pa
     position = 0
     members = members_of(clause)
     while position < len(rows):
-        way = preferred(clause, rows, position)
+        way = preferred(clause, rows, position, number=len(found) + 1)
         if way is None:
             position += 1
             continue
@@ -274,7 +280,10 @@ class RowReference(Plan[RowReferenceState]):
         """The output of every match (and unmatched row) the rows so far decide."""
         clause, rows, out = self.clause, state.rows, []
         while state.next < len(rows):
-            way = preferred(clause, rows, state.next, closed, self.rows_are, self.functions)
+            way = preferred(
+                clause, rows, state.next, closed, self.rows_are, self.functions,
+                number=state.number + 1,
+            )  # fmt: skip
             if way is WAITS:
                 break
             if way is None:

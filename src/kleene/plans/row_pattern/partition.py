@@ -96,7 +96,9 @@ class Matcher:
         # once every row is there, what a condition decides of a row holds for good
         table = self.search.table(rows) if closed and progress.next < len(rows) else None
         while progress.next < len(rows):
-            found = self.search.run(rows, progress.next, closed, progress.origin, table)
+            found = self.search.run(
+                rows, progress.next, closed, progress.origin, table, progress.number + 1
+            )
             if found is BLOCKED:
                 break
             if found is None:

@@ -64,10 +64,11 @@ class RowPatternPlan(Plan[RowState]):
         )
         clause = analysis.clause
         #: Does a state that holds no row say all there is to say of its past? Not when a
-        #: measure counts matches (MATCH_NUMBER), nor when `^` would hold again at a fresh
-        #: state's first row.
+        #: measure or a condition counts matches (MATCH_NUMBER), nor when `^` would hold
+        #: again at a fresh state's first row.
+        expressions = [m.expr for m in clause.measures] + [d.condition for d in clause.defines]
         self.forgets = not any(
-            isinstance(node, E.MatchNumber) for m in clause.measures for node in E.walk(m.expr)
+            isinstance(node, E.MatchNumber) for e in expressions for node in E.walk(e)
         ) and not any(node == Q.Anchor("^") for node in Q.walk_pattern(clause.pattern))
 
     @classmethod

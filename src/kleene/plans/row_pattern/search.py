@@ -157,6 +157,7 @@ class Search:
         closed: bool,
         origin: int = 0,
         table: Decided | None = None,
+        number: int = 1,
     ) -> Found | _Blocked | None:
         """The preferred match from row `start`, None when there is none, or `BLOCKED` when
         that depends on rows after the last of `rows` (`closed`: no more will come).
@@ -164,7 +165,8 @@ class Search:
         `table` (`Search.table` of these rows) keeps what conditions decided, and where a
         greedy loop failed: from any row of the run it took, it fails again (its
         continuations from there are some of those that failed), so a long run a loop takes
-        and nothing ends is walked once, not once per start row."""
+        and nothing ends is walked once, not once per start row. `number` is the match's
+        number, if it is one (what MATCH_NUMBER() reads in DEFINE)."""
         code, checks, n = self.code, self.checks, len(rows)
         runs = None if table is None else table.runs
         labels: list[int] = []
@@ -201,7 +203,7 @@ class Search:
                     labels.append(a)
                     try:
                         holds = assumed is not None or _maps(
-                            checks[a], table, a, rows, start, labels, pos, closed
+                            checks[a], table, a, rows, start, labels, pos, closed, number
                         )
                     except NeedRowsError:
                         holds, assumed = True, len(stack)
@@ -233,7 +235,7 @@ class Search:
                             break
                         labels.append(a)
                         try:
-                            holds = _maps(check, table, a, rows, start, labels, pos, closed)
+                            holds = _maps(check, table, a, rows, start, labels, pos, closed, number)
                         except NeedRowsError:
                             return BLOCKED
                         if not holds:
@@ -311,19 +313,21 @@ def _maps(
     labels: list[int],
     position: int,
     closed: bool,
+    number: int,
 ) -> bool:
     """Does the row at `position`, mapped last in `labels`, satisfy variable `var`'s
-    condition (kept in `table` once decided, when there is one)? `NeedRowsError` when that
-    waits for a later row."""
+    condition (kept in `table` once decided, when there is one: only where no condition
+    reads the match, its number included)? `NeedRowsError` when that waits for a later
+    row."""
     if check is None:
         return True
     try:
         if table is None:
-            return bool(check(rows, start, labels, position, closed, 0))
+            return bool(check(rows, start, labels, position, closed, number))
         known = table.rows[var][position]
         if known is None:
             known = table.rows[var][position] = bool(
-                check(rows, start, labels, position, closed, 0)
+                check(rows, start, labels, position, closed, number)
             )
     except EventError as error:  # the row it was found in
         error.event = error.event if error.event is not None else rows[position]
