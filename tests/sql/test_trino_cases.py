@@ -1,7 +1,8 @@
-"""Cases from Trino's own test suite for MATCH_RECOGNIZE (`TestRowPatternMatching` and
-`TestAggregationsInRowPatternMatching`), each query's clause run by `kleene.match_recognize`
-on the same rows, given as Python mappings and as a pandas DataFrame (which the columnar
-path may take), with Trino's expected rows.
+"""Cases from Trino's own test suite for MATCH_RECOGNIZE (`TestRowPatternMatching`,
+`TestAggregationsInRowPatternMatching` and `TestCopyAggregationStateInRowPatternMatching`),
+each query's clause run by `kleene.match_recognize` on the same rows, given as Python
+mappings and as a pandas DataFrame (which the columnar path may take), with Trino's
+expected rows.
 
 Two cases keep kleene's reading where Trino's differs; docs/sql.md says both:
 `FIRST(value, 2)` under RUNNING semantics (the default) reads only the rows mapped so far,
@@ -852,6 +853,21 @@ AGGREGATION_CASES = [
         ],
     ),
 ]
+
+
+#: TestCopyAggregationStateInRowPatternMatching's cases in kleene's functions (the others
+#: read Trino's map and array functions)
+FORKED = "ORDER BY id MEASURES CLASSIFIER() AS classy ALL ROWS PER MATCH PATTERN ((A | B)* X) "
+AGGREGATION_CASES += [
+    (f"TestCopyAggregationStateInRowPatternMatching {define}", [(1,), (2,), (3,)], ["id"],
+     FORKED + define, ["id", "classy"], [(1, "B"), (2, "A"), (3, "X")])
+    for define in [
+        "DEFINE X AS avg(CAST(B.id AS decimal(2, 1))) = 1e0",
+        "DEFINE X AS avg(CAST(B.id AS decimal(30, 20))) = 1e0",
+        "DEFINE X AS sum(CAST(B.id AS decimal(2, 1))) = 1.0",
+        "DEFINE X AS sum(CAST(B.id AS decimal(30, 20))) = 1.0",
+    ]
+]  # fmt: skip
 
 
 def _plain(value: Any) -> Any:
