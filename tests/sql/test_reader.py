@@ -92,6 +92,14 @@ def test_row_patterns(text, pattern):
         ("count(*)", E.RowAggregate("count", None)),
         ("count(B.*)", E.RowAggregate("count", None, "B")),
         ("FINAL count()", E.RowAggregate("count", None, final=True)),
+        ("s LIKE 'a%'", E.Call("like", (E.Attr(E.UNIVERSAL, "s"), E.Constant("a%")))),
+        (
+            "s NOT LIKE 'a!%' ESCAPE '!'",
+            E.Unary(
+                "not",
+                E.Call("like", (E.Attr(E.UNIVERSAL, "s"), E.Constant("a!%"), E.Constant("!"))),
+            ),
+        ),
         (
             "COALESCE(x, y, 0)",
             E.Case(

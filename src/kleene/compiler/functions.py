@@ -36,6 +36,7 @@ __all__ = [
     "contains",
     "corr",
     "known_functions",
+    "like",
     "register_function",
     "unregister_function",
 ]
@@ -85,6 +86,40 @@ def cast(value: Any, to: str) -> Any:
     except ValueError as error:  # not a value's failure: the call's (`call_error`)
         raise TypeError(str(error)) from None
     return convert(value)
+
+
+def like(value: Any, pattern: Any, escape: Any = None) -> bool:
+    """SQL's `value LIKE pattern [ESCAPE escape]`: `%` stands for any text, `_` for any one
+    character, and the escape character before either for itself.
+
+    >>> like("second_key3", "%key%"), like("a_b", "a!_b", "!"), like("axb", "a!_b", "!")
+    (True, True, False)
+    """
+    if not isinstance(value, str) or not isinstance(pattern, str):
+        raise TypeError(f"LIKE compares text, not {value!r} and {pattern!r}")
+    return _like_pattern(pattern, escape).fullmatch(value) is not None
+
+
+@cache
+def _like_pattern(pattern: str, escape: str | None) -> re.Pattern[str]:
+    if escape is not None and (not isinstance(escape, str) or len(escape) != 1):
+        raise TypeError(f"LIKE's ESCAPE is one character, not {escape!r}")
+    parts, escaped = [], False
+    for char in pattern:
+        if escaped:
+            parts.append(re.escape(char))
+            escaped = False
+        elif char == escape:
+            escaped = True
+        elif char == "%":
+            parts.append(".*")
+        elif char == "_":
+            parts.append(".")
+        else:
+            parts.append(re.escape(char))
+    if escaped:
+        raise TypeError(f"LIKE pattern {pattern!r} ends with its escape character")
+    return re.compile("".join(parts), re.DOTALL)
 
 
 def call_error(call: E.Call) -> str | None:
@@ -200,6 +235,7 @@ BUILTINS: Mapping[str, Callable[..., Any]] = {
     "corr": corr,
     "contains": contains,
     "cast": cast,
+    "like": like,
 }
 
 _REGISTERED: dict[str, Callable[..., Any]] = {}

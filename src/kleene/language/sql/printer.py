@@ -20,7 +20,7 @@ from typing import Any
 
 from kleene.language import expr as E
 from kleene.language.sql import ast as Q
-from kleene.language.text import ATOM, ExprPrinter
+from kleene.language.text import ATOM, COMPARE, SUM, ExprPrinter
 
 __all__ = ["SqlPrinter", "clause_text", "pattern_text"]
 
@@ -60,6 +60,8 @@ _RESERVED = frozenset(
         "is",
         "between",
         "in",
+        "like",
+        "escape",
         "classifier",
         "match_number",
         "running",
@@ -101,6 +103,10 @@ class SqlPrinter(ExprPrinter):
         match expr:  # the built-in cast(e, 'TYPE') as SQL writes it
             case E.Call(name="cast", args=(value, E.Constant(value=str() as to))):
                 return f"CAST({self.text(value)} AS {to})", ATOM
+            case E.Call(name="like", args=(value, pattern, *escape)) if len(escape) <= 1:
+                tail = f" ESCAPE {self.wrapped(escape[0], SUM)}" if escape else ""
+                text = f"{self.wrapped(value, SUM)} LIKE {self.wrapped(pattern, SUM)}{tail}"
+                return text, COMPARE
         return super().strength(expr)
 
     def variable(self, name: str) -> str:

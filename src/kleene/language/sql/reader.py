@@ -457,6 +457,16 @@ class ToClause(ExprReader):
         )
 
     @v_args(meta=True)
+    def like(self, meta: Meta, children: list[Any]) -> E.Expr:
+        """`x LIKE pattern [ESCAPE c]`: the built-in `like(x, pattern[, c])`."""
+        return E.Call("like", tuple(children), span=span_of(meta))
+
+    @v_args(meta=True)
+    def not_like(self, meta: Meta, children: list[Any]) -> E.Expr:
+        value, _, *rest = children
+        return E.Unary("not", self.like(meta, [value, *rest]), span=span_of(meta))
+
+    @v_args(meta=True)
     def not_between(self, meta: Meta, children: list[Any]) -> E.Expr:
         value, _, low, _, high = children
         return E.Unary("not", self.between(meta, [value, low, None, high]), span=span_of(meta))

@@ -1,0 +1,140 @@
+"""Cases from Flink SQL's own tests of MATCH_RECOGNIZE (`MatchRecognizeITCase`), each
+query's clause run by `kleene.match_recognize` on the test's rows (as a table: the
+processing-time order is the rows' order, written as a column), with Flink's expected rows.
+
+Cases that call Flink's own functions (`MATCH_ROWTIME`, user-defined aggregates) or window
+the stream around the clause are left out. One case keeps the standard's answer where
+Flink's differs (`test_flinks_greedy_quantifier_does_not_give_back_rows`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+import pytest
+
+import kleene
+
+N = None
+TICKER = [("ACME", 1, 19, 1), ("ACME", 2, 17, 2), ("ACME", 3, 13, 3), ("ACME", 4, 20, 4)]
+TICKER += [("ACME", 5, 20, 5), ("ACME", 6, 26, 6), ("ACME", 7, 20, 7), ("ACME", 8, 25, 8)]
+FALLING = list(
+    zip(range(1, 9), ["ACME"] * 8, range(1, 9), [20, 19, 18, 17, 16, 15, 14, 20], strict=True)
+)
+OFFSETS = ", ".join(
+    [f"FIRST(id, {k}) AS id{k}" for k in range(8)]
+    + [f"LAST(id, {k}) AS id{k + 8}" for k in range(8)]
+)
+
+#: (Flink's test, the rows, their columns, the clause, the columns read, the rows expected)
+CASES: list[tuple[str, list[tuple[Any, ...]], list[str], str, list[str], list[tuple[Any, ...]]]]
+CASES = [
+    ("testSimplePattern", list(zip(range(1, 10), "azbcdabch", strict=True)), ["id", "name"],
+     'ORDER BY id MEASURES `A"`.id AS aid, l.id AS bid, C.id AS cid PATTERN (`A"` l C) '
+     "DEFINE `A\"` AS name = 'a', l AS name = 'b', C AS name = 'c'",
+     ["aid", "bid", "cid"], [(6, 7, 8)]),
+    ("testSimplePatternWithNulls",
+     [(1, "a", N), (2, "b", N), (3, "c", N), (4, "d", N), (5, N, N), (6, "a", N), (7, "b", N),
+      (8, "c", N), (9, N, N)], ["id", "name", "nullField"],
+     "ORDER BY id MEASURES A.id AS aid, A.nullField AS aNull, LAST(B.nullField) AS bNull, "
+     "C.id AS cid PATTERN (A B C) DEFINE A AS name = 'a' AND nullField IS NULL, "
+     "B AS name = 'b' AND LAST(A.nullField) IS NULL, C AS name = 'c'",
+     ["aid", "bNull", "cid", "aNull"], [(1, N, 3, N), (6, N, 8, N)]),
+    ("testCodeSplitsAreProperlyGenerated",
+     [(1, "a", "key1", "second_key3"), (2, "b", "key1", "second_key3"),
+      (3, "c", "key1", "second_key3"), (4, "d", "key", "second_key"),
+      (5, "e", "key", "second_key"), (6, "a", "key2", "second_key4"),
+      (7, "b", "key2", "second_key4"), (8, "c", "key2", "second_key4"),
+      (9, "f", "key", "second_key")], ["id", "name", "key1", "key2"],
+     "PARTITION BY key1, key2 ORDER BY id MEASURES A.id AS aid, A.key1 AS akey1, "
+     "LAST(B.id) AS bid, C.id AS cid, C.key2 AS ckey2 PATTERN (A B C) "
+     "DEFINE A AS name = 'a' AND key1 LIKE '%key%' AND id > 0, "
+     "B AS name = 'b' AND LAST(A.name, 2) IS NULL, C AS name = 'c' AND LAST(A.name) = 'a'",
+     ["key1", "key2", "aid", "akey1", "bid", "cid", "ckey2"],
+     [("key1", "second_key3", 1, "key1", 2, 3, "second_key3"),
+      ("key2", "second_key4", 6, "key2", 7, 8, "second_key4")]),
+    ("testEventsAreProperlyOrdered",
+     [(2, 12, 1, "a", 1), (1, 11, 2, "b", 2), (3, 10, 3, "c", 3), (4, 8, 4, "a", 4),
+      (4, 9, 5, "b", 5), (5, 7, 6, "c", 6), (6, 6, 8, "a", 7), (6, 6, 7, "b", 8),
+      (8, 4, 9, "c", 9), (9, 3, 10, "a", 10), (10, 2, 11, "b", 11), (11, 1, 12, "c", 12)],
+     ["rowtime", "secondaryOrder", "ternaryOrder", "name", "id"],
+     "ORDER BY rowtime, secondaryOrder DESC, ternaryOrder ASC "
+     "MEASURES A.id AS aid, B.id AS bid, C.id AS cid PATTERN (A B C) "
+     "DEFINE A AS name = 'a', B AS name = 'b', C AS name = 'c'",
+     ["aid", "bid", "cid"], [(10, 11, 12)]),
+    ("testPartitionByWithParallelSource", TICKER[:4], ["symbol", "rowtime", "price", "tax"],
+     "PARTITION BY symbol ORDER BY rowtime MEASURES DOWN.tax AS bottom_tax, UP.tax AS end_tax "
+     "ONE ROW PER MATCH AFTER MATCH SKIP PAST LAST ROW PATTERN (DOWN UP) "
+     "DEFINE DOWN AS DOWN.price = 13, UP AS UP.price = 20",
+     ["symbol", "bottom_tax", "end_tax"], [("ACME", 3, 4)]),
+    ("testLogicalOffsetsWithStarVariable", FALLING, ["id", "symbol", "tstamp", "price"],
+     f"ORDER BY tstamp MEASURES {OFFSETS} ONE ROW PER MATCH AFTER MATCH SKIP PAST LAST ROW "
+     'PATTERN (`DOWN"`{2,} UP) DEFINE `DOWN"` AS price < LAST(price, 1) OR LAST(price, 1) '
+     "IS NULL, UP AS price = FIRST(price) AND price > FIRST(price, 3) AND price = LAST(price, 7)",
+     [f"id{k}" for k in range(16)], [(1, 2, 3, 4, 5, 6, 7, 8, 8, 7, 6, 5, 4, 3, 2, 1)]),
+    ("testLogicalOffsetOutsideOfRangeInMeasures", TICKER[:4],
+     ["symbol", "tstamp", "price", "tax"],
+     "ORDER BY tstamp MEASURES FIRST(DOWN.price) AS first, LAST(DOWN.price) AS last, "
+     "FIRST(DOWN.price, 5) AS nullPrice ONE ROW PER MATCH AFTER MATCH SKIP PAST LAST ROW "
+     "PATTERN (DOWN{2,} UP) DEFINE DOWN AS price < LAST(DOWN.price, 1) OR "
+     "LAST(DOWN.price, 1) IS NULL, UP AS price > LAST(DOWN.price)",
+     ["first", "last", "nullPrice"], [(19, 13, N)]),
+    ("testAggregatesWithNullInputs",
+     [(1, "a", 10), (2, "z", 10), (3, "b", N), (4, "c", N), (5, "d", 3), (6, "c", 3),
+      (7, "c", 3), (8, "c", 3), (9, "c", 2)], ["id", "name", "price"],
+     "ORDER BY id MEASURES SUM(A.price) AS sumA, COUNT(A.id) AS countAId, "
+     "COUNT(A.price) AS countAPrice, COUNT(*) AS countAll, COUNT(price) AS countAllPrice, "
+     "LAST(id) AS endId AFTER MATCH SKIP PAST LAST ROW PATTERN (A+ C) "
+     "DEFINE A AS SUM(A.price) < 30, C AS C.name = 'c'",
+     ["sumA", "countAId", "countAPrice", "countAll", "countAllPrice", "endId"],
+     [(29, 7, 5, 8, 6, 8)]),
+]  # fmt: skip
+
+
+def _rows(given: str, rows: list[tuple[Any, ...]], columns: list[str]) -> Any:
+    data: Any = [dict(zip(columns, row, strict=True)) for row in rows]
+    return pd.DataFrame(data, columns=columns) if given == "frame" else data
+
+
+def _read(frame: Any, columns: list[str]) -> list[tuple[Any, ...]]:
+    def plain(value: Any) -> Any:
+        if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+            return None
+        return value.item() if hasattr(value, "item") else value
+
+    return [tuple(plain(r[c]) for c in columns) for r in frame.to_dict("records")]
+
+
+@pytest.mark.parametrize("given", ["mappings", "frame"])
+@pytest.mark.parametrize(
+    ("rows", "columns", "clause", "read", "expected"),
+    [pytest.param(*case[1:], id=case[0]) for case in CASES],
+)
+def test_flinks_case(given, rows, columns, clause, read, expected):
+    frame = kleene.match_recognize(_rows(given, rows, columns), clause)
+    assert sorted(_read(frame, read), key=repr) == sorted(expected, key=repr)
+
+
+@pytest.mark.parametrize("given", ["mappings", "frame"])
+def test_flinks_greedy_quantifier_does_not_give_back_rows(given):
+    """testLogicalOffsets: Flink finds only the match of rows 6-8. By the standard (and
+    Trino) the search from row 1 maps rows 1-3 to DOWN, fails UP at row 4, and backtracks:
+    DOWN{2,} gives row 3 back and UP takes it (13 < 19), a match of rows 1-3. Flink's
+    greedy quantifier never gives back a row its condition takes (docs/sql.md)."""
+    clause = (
+        "ORDER BY tstamp MEASURES FIRST(DOWN.tstamp) AS start_tstamp, "
+        "LAST(DOWN.tstamp) AS bottom_tstamp, UP.tstamp AS end_tstamp, "
+        "FIRST(DOWN.price + DOWN.tax + 1) AS bottom_total, UP.price + UP.tax AS end_total "
+        "ONE ROW PER MATCH AFTER MATCH SKIP PAST LAST ROW PATTERN (DOWN{2,} UP) "
+        "DEFINE DOWN AS price < LAST(DOWN.price, 1) OR LAST(DOWN.price, 1) IS NULL, "
+        "UP AS price < FIRST(DOWN.price)"
+    )
+    columns = ["symbol", "tstamp", "price", "tax"]
+    frame = kleene.match_recognize(_rows(given, TICKER, columns), clause)
+    found = _read(
+        frame, ["start_tstamp", "bottom_tstamp", "end_tstamp", "bottom_total", "end_total"]
+    )
+    flinks = (6, 7, 8, 33, 33)
+    assert found == [(1, 2, 3, 21, 16), flinks]
