@@ -118,6 +118,26 @@ def test_flinks_case(given, rows, columns, clause, read, expected):
 
 
 @pytest.mark.parametrize("given", ["mappings", "frame"])
+def test_flinks_time_constraint(given):
+    """Flink SQL's `WITHIN INTERVAL`, as its documentation's example uses it: a match's rows
+    span less than the interval on the time column (here seconds); a run of falling prices
+    that takes longer is cut where the interval ends."""
+    clause = (
+        "PARTITION BY symbol ORDER BY t MEASURES FIRST(A.t) AS start_t, LAST(A.t) AS end_t "
+        "ONE ROW PER MATCH PATTERN (A{2,} B) WITHIN INTERVAL '1' MINUTE "
+        "DEFINE A AS A.price < PREV(A.price) OR PREV(A.price) IS NULL, B AS B.price > A.price"
+    )
+    ticks = [("ACME", t, p) for t, p in [(0, 19), (30, 17), (50, 13), (61, 12), (62, 20)]]
+    frame = kleene.match_recognize(_rows(given, ticks, ["symbol", "t", "price"]), clause)
+    # from 0 the fall 0, 30, 50 stays inside the minute, and 61 (12) does not rise above 13:
+    # no match; from 30 the fall 30, 50, 61 and the rise at 62 take 32 seconds
+    assert _read(frame, ["start_t", "end_t"]) == [(30, 61)]
+    unbounded = clause.replace("WITHIN INTERVAL '1' MINUTE ", "")
+    frame = kleene.match_recognize(_rows(given, ticks, ["symbol", "t", "price"]), unbounded)
+    assert _read(frame, ["start_t", "end_t"]) == [(0, 61)]
+
+
+@pytest.mark.parametrize("given", ["mappings", "frame"])
 def test_flinks_greedy_quantifier_does_not_give_back_rows(given):
     """testLogicalOffsets: Flink finds only the match of rows 6-8. By the standard (and
     Trino) the search from row 1 maps rows 1-3 to DOWN, fails UP at row 4, and backtracks:

@@ -173,6 +173,13 @@ def test_expressions(text, expected):
     assert clause.measures[0].expr == expected
 
 
+def test_within_reads_flinks_time_constraint():
+    clause = read("ORDER BY t PATTERN (A B) within interval '90' seconds")
+    assert clause.within == Q.Within("90", "SECOND", 90.0)
+    assert "WITHIN INTERVAL '90' SECOND" in clause_text(clause)
+    assert read(clause_text(clause)) == clause
+
+
 def test_rows_per_match_and_skips():
     assert read("ALL ROWS PER MATCH PATTERN (A)").rows == "all"
     assert read("ALL ROWS PER MATCH OMIT EMPTY MATCHES PATTERN (A)").empty == "omit"
@@ -236,6 +243,8 @@ def _normal(node):
         ("MEASURES x AS m, y AS m PATTERN (A)", "MEASURES names 'm' twice", 18),
         ("PARTITION BY k, k PATTERN (A)", "PARTITION BY names 'k' twice", 17),
         ("PATTERN (A) SUBSET U < (A)", "SUBSET U needs '=', not '<'", 22),
+        ("PATTERN (A) WITHIN INTERVAL '1' WEEK", "WITHIN INTERVAL takes MILLISECOND", 33),
+        ("PATTERN (A) WITHIN INTERVAL '-1' HOUR", "needs a positive number, not '-1'", 29),
         ("PATTERN (a) DEFINE a AS x > 1, A AS x < 1", "DEFINE names 'A' twice", 32),
         ("PATERN (A)", "unexpected 'PATERN'", 1),
     ],
@@ -267,6 +276,8 @@ def test_syntax_errors_point_at_the_text(text, message, column):
         ("PATTERN (A) DEFINE A AS PREV(count(*)) > 1", "aggregate inside PREV", 30),
         ("PATTERN (A) DEFINE A AS sum(PREV(x)) > 1", "inside an aggregate", 29),
         ("AFTER MATCH SKIP TO LAST B PATTERN (A)", "no such pattern variable", 1),
+        ("PATTERN (A) WITHIN INTERVAL '1' HOUR", "ORDER BY a time column first", 13),
+        ("ORDER BY t DESC PATTERN (A) WITHIN INTERVAL '2' DAYS", "in ascending order", 29),
         ("MEASURES x AS k PARTITION BY k PATTERN (A)", None, 0),
         ("ALL ROWS PER MATCH WITH UNMATCHED ROWS PATTERN (A {- B -})", "WITH UNMATCHED ROWS", 51),
     ],

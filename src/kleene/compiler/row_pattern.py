@@ -38,6 +38,7 @@ from kleene.compiler.codegen import Writer
 from kleene.compiler.evaluate import Scope, aggregate, attribute, evaluate
 from kleene.compiler.functions import call_error, known_functions
 from kleene.compiler.query import Field, Output, Partition, Query, Read, value_kind
+from kleene.errors import EventError
 from kleene.events import Event, attributes
 from kleene.language import expr as E
 from kleene.language.sql import ast as Q
@@ -58,6 +59,7 @@ __all__ = [
     "history_free",
     "members_of",
     "navigated",
+    "within_check",
 ]
 
 
@@ -88,6 +90,13 @@ class _Checker:
 
     def check(self) -> None:
         clause = self.clause
+        within = clause.within
+        if within is not None and (not clause.order_by or clause.order_by[0].descending):
+            self.fail(
+                "WITHIN measures time on the first ORDER BY column, in ascending order: "
+                "ORDER BY a time column first",
+                within.span,
+            )
         known = set(self.variables)
         for subset in clause.subsets:
             if subset.name in known:
@@ -191,7 +200,10 @@ def navigated(node: E.Navigation) -> set[str] | None:
 def history_free(clause: Q.MatchRecognize) -> bool:
     """Does whether a row may be mapped to a variable depend on the row (and its
     neighbours in the partition) alone, not on how the match so far mapped rows? Then the
-    search may remember where it failed."""
+    search may remember where it failed. (Not under WITHIN: it depends on the match's
+    first row.)"""
+    if clause.within is not None:
+        return False
     for definition in clause.defines:
         for node in E.walk(definition.condition):
             match node:
@@ -202,6 +214,41 @@ def history_free(clause: Q.MatchRecognize) -> bool:
                 case E.RowAggregate() | E.Classifier() | E.MatchNumber():
                     return False
     return True
+
+
+def within_check(
+    clause: Q.MatchRecognize, rows_are: Rows
+) -> Callable[[Sequence[Any], int, int], bool] | None:
+    """WITHIN's test of the row at `position` for a match from row `start` (`check(rows,
+    start, position)`): is it less than the interval after the first, on the first ORDER
+    BY column (datetimes by their difference, numbers as seconds)? None without WITHIN.
+
+    >>> from kleene.language.sql.reader import read
+    >>> check = within_check(read("ORDER BY t PATTERN (A+) WITHIN INTERVAL '1' MINUTE"), DICT_ROWS)
+    >>> rows = [{"t": 0}, {"t": 30}, {"t": 60}]
+    >>> check(rows, 0, 1), check(rows, 0, 2), check(rows, 1, 2)
+    (True, False, True)
+    """
+    within = clause.within
+    if within is None:
+        return None
+    column, limit, value = clause.order_by[0].column, within.seconds, rows_are.value
+
+    def check(rows: Sequence[Any], start: int, position: int) -> bool:
+        first, last = value(rows[start], column), value(rows[position], column)
+        if first is None or last is None:
+            return False
+        try:
+            elapsed = last - first
+            seconds = elapsed.total_seconds() if hasattr(elapsed, "total_seconds") else elapsed
+            return bool(seconds < limit)
+        except TypeError:
+            raise EventError(
+                f"WITHIN cannot measure the time from {first!r} to {last!r} on {column!r}",
+                field=column,
+            ) from None
+
+    return check
 
 
 # ---- what a row is ------------------------------------------------------------------------

@@ -789,9 +789,12 @@ def clauses(
     define = f" DEFINE {', '.join(defines)}" if defines else ""
     subset = f" SUBSET U = ({', '.join(members)})" if members else ""
     skip = draw(st.sampled_from([s for s in skips if not s or s[-1] in present]))
+    # (a WITHIN on the ORDER BY column, its numbers seconds)
+    spans = ["", " WITHIN INTERVAL '2' SECOND", " WITHIN INTERVAL '3' SECOND"]
+    within = draw(st.sampled_from(spans)) if "ORDER BY" in head else ""
     return (
         f"{head} MEASURES {measures} {rows} {skip} PATTERN ({pattern_text(pattern)})"
-        f"{subset}{define}"
+        f"{within}{subset}{define}"
     )
 
 

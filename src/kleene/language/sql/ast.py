@@ -158,6 +158,23 @@ class Skip:
     span: Span | None = span_field()
 
 
+#: The units `WITHIN INTERVAL 'n' unit` takes, in seconds.
+INTERVAL_UNITS = {"MILLISECOND": 0.001, "SECOND": 1.0, "MINUTE": 60.0, "HOUR": 3600.0}
+INTERVAL_UNITS["DAY"] = 86400.0
+
+
+@dataclass(frozen=True, slots=True)
+class Within:
+    """`WITHIN INTERVAL '10' MINUTE` (Flink SQL's time constraint): a match's rows span less
+    than `seconds`, on the first ORDER BY column (numbers are seconds). `amount` and `unit`
+    are as written (the unit singular, in upper case)."""
+
+    amount: str
+    unit: str
+    seconds: float
+    span: Span | None = span_field()
+
+
 @dataclass(frozen=True, slots=True)
 class MatchRecognize:
     """A whole `MATCH_RECOGNIZE ( … )` clause.
@@ -175,6 +192,7 @@ class MatchRecognize:
     skip: Skip = Skip()
     subsets: tuple[Subset, ...] = ()
     defines: tuple[Definition, ...] = ()
+    within: Within | None = None
     #: The text it was read from ("" when built in Python), for errors with a caret.
     text: str = field(default="", compare=False, repr=False)
     span: Span | None = span_field()

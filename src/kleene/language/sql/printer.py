@@ -57,6 +57,8 @@ _RESERVED = frozenset(
         "permute",
         "subset",
         "define",
+        "within",
+        "interval",
         "is",
         "between",
         "in",
@@ -204,6 +206,8 @@ def clause_text(clause: Q.MatchRecognize) -> str:
         variable = _PRINTER.variable
         lines.append(f"AFTER MATCH SKIP TO {target}{variable(skip.var) if skip.var else ''}")
     lines.append(f"PATTERN ({pattern_text(clause.pattern)})")
+    if clause.within is not None:
+        lines.append(f"WITHIN INTERVAL '{clause.within.amount}' {clause.within.unit}")
     if clause.subsets:
         variable = _PRINTER.variable
         subsets = (

@@ -40,6 +40,7 @@ KEYWORDS = (
     "PATTERN",
     "SUBSET",
     "DEFINE",
+    "WITHIN",
     "PERMUTE",
     "RUNNING",
     "FINAL",
@@ -119,6 +120,7 @@ class ToClause(ExprReader):
             skip=parts.get("skip", Q.Skip()),
             subsets=parts.get("subsets", ()),
             defines=parts.get("defines", ()),
+            within=parts.get("within"),
             text=self.text,
             span=span,
         )
@@ -193,6 +195,23 @@ class ToClause(ExprReader):
     @v_args(meta=True)
     def skip_to_last(self, meta: Meta, children: list[Any]) -> tuple[str, Any]:
         return "skip", Q.Skip("last", _variable(children[-1]), span=span_of(meta))
+
+    @v_args(meta=True)
+    def within_clause(self, meta: Meta, children: list[Token]) -> tuple[str, Any]:
+        amount_token, unit_token = children
+        amount = str(amount_token)[1:-1].strip()
+        unit = str(unit_token).upper().removesuffix("S")
+        if unit not in Q.INTERVAL_UNITS:
+            units = ", ".join(Q.INTERVAL_UNITS)
+            self._fail(f"WITHIN INTERVAL takes {units}, not {str(unit_token)!r}", unit_token)
+        try:
+            length = float(amount)
+        except ValueError:
+            length = -1.0
+        if not 0 < length < float("inf"):
+            self._fail(f"WITHIN INTERVAL needs a positive number, not '{amount}'", amount_token)
+        seconds = length * Q.INTERVAL_UNITS[unit]
+        return "within", Q.Within(amount, unit, seconds, span=span_of(meta))
 
     def subset_clause(self, children: list[Q.Subset]) -> tuple[str, Any]:
         self._unique("SUBSET", [(s.name, s.span) for s in children])

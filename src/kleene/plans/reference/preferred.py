@@ -39,6 +39,7 @@ from kleene.compiler.row_pattern import (
     Rows,
     RowScope,
     members_of,
+    within_check,
 )
 from kleene.errors import LimitError
 from kleene.events import Event, Watermark
@@ -190,10 +191,13 @@ def _holds(
 ) -> bool:
     """Does the last row `labels` maps hold for its variable's condition, in the match
     numbered `number` (`scope`: how rows are read, the functions, the variables' members)?"""
+    current = start + len(labels) - 1
+    within = within_check(clause, scope[0])
+    if within is not None and not within(rows, start, current):
+        return False  # WITHIN: the row is too late to be part of a match from `start`
     condition = clause.definition(clause.variables[labels[-1]])
     if condition is None:
         return True
-    current = start + len(labels) - 1
     rows_are, functions, members = scope
     at = RowScope(
         clause, rows, start, labels, current, number, closed, functions, members, rows_are

@@ -36,6 +36,7 @@ from kleene.compiler.row_pattern import (
     Rows,
     compile_row_expr,
     history_free,
+    within_check,
 )
 from kleene.errors import EventError, LimitError
 from kleene.language.sql import ast as Q
@@ -126,11 +127,15 @@ class Search:
                 getattr(clause.pattern, "span", None),
             ) from None
         self.loops = loops(self.program)
-        #: Each variable's DEFINE condition, compiled (None: it holds for every row).
+        #: Each variable's DEFINE condition, compiled (None: it holds for every row), and
+        #: WITHIN's time limit with it.
         self.checks: tuple[RowCheck | None, ...] = tuple(
-            None
-            if condition is None
-            else compile_row_expr(condition, clause, self.functions, var, rows_are)
+            _within(
+                None
+                if condition is None
+                else compile_row_expr(condition, clause, self.functions, var, rows_are),
+                within_check(clause, rows_are),
+            )
             for var, condition in ((var, clause.definition(var)) for var in clause.variables)
         )
         self.memo = history_free(clause)
@@ -302,6 +307,24 @@ class Search:
             "ways (make its variables' DEFINE conditions exclusive, or its quantifiers "
             "reluctant)"
         )
+
+
+def _within(
+    check: RowCheck | None, within: Callable[[Sequence[Any], int, int], bool] | None
+) -> RowCheck | None:
+    """A variable's condition with WITHIN's limit (a row past it maps to no variable)."""
+    if within is None:
+        return check
+
+    def checked(
+        rows: Sequence[Any], start: int, labels: Sequence[int], position: int | None,
+        closed: bool, number: int,
+    ) -> Any:  # fmt: skip
+        if position is None or not within(rows, start, position):
+            return False
+        return check is None or check(rows, start, labels, position, closed, number)
+
+    return checked
 
 
 def _maps(
