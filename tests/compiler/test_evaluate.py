@@ -219,3 +219,20 @@ def test_cast_to_a_type_kleene_does_not_know_is_refused_with_a_caret():
     assert raised.value.column == 24
     with pytest.raises(kleene.PatternError, match=r"takes a value and a type's name"):
         kleene.compile("PATTERN SEQ(A a) WHERE cast(a.x) > 1")
+
+
+@pytest.mark.parametrize("plan", ["reference", "nfa"])
+def test_sqls_scalar_functions_run_in_conditions(plan):
+    """The SQL functions kleene has built in (`concat`, `substr`, `trim`, `replace`,
+    `greatest`, `least`, `mod`, `power`, `sign`), in a SASE+ condition on every plan."""
+    events = [{"type": "A", "ts": 0, "s": " IBM ", "x": -7, "y": 3}]
+    holds = [
+        "concat(trim(a.s), '!') = 'IBM!'",
+        "substr(trim(a.s), 2, 1) = 'B'",
+        "replace(a.s, 'I', 'i') = ' iBM '",
+        "greatest(a.x, a.y, 0) = 3 and least(a.x, a.y) = -7",
+        "mod(a.x, a.y) = -1 and power(a.y, 2) = 9 and sign(a.x) = -1",
+    ]
+    for condition in holds:
+        found = kleene.match(f"PATTERN SEQ(A a) WHERE {condition}", events, plan)
+        assert len(found) == 1, condition

@@ -33,11 +33,13 @@ __all__ = [
     "call_error",
     "cast",
     "caster",
+    "concat",
     "contains",
     "corr",
     "known_functions",
     "like",
     "register_function",
+    "substr",
     "unregister_function",
 ]
 
@@ -221,6 +223,54 @@ def _boolean(value: Any) -> bool:
     raise ValueError(f"{value!r} is no boolean")
 
 
+def substr(text: str, start: int, length: int | None = None) -> str:
+    """SQL's `substr(text, start[, length])`: from the `start`-th character (1 the first; a
+    negative start counts from the end), `length` of them.
+
+    >>> substr("kleene", 2), substr("kleene", 2, 3), substr("kleene", -2)
+    ('leene', 'lee', 'ne')
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"substr takes text, not {text!r}")
+    begin = start - 1 if start > 0 else len(text) + start if start < 0 else 0
+    if length is not None and length < 0:
+        raise ValueError(f"substr's length is negative: {length}")
+    return text[max(begin, 0) :] if length is None else text[max(begin, 0) : begin + length]
+
+
+def concat(*parts: Any) -> str:
+    """SQL's `concat(a, b, …)`: the texts one after another (null when one is null, as
+    `||` is).
+
+    >>> concat("a", "b", "c")
+    'abc'
+    """
+    if not all(isinstance(part, str) for part in parts):
+        raise TypeError(f"concat joins texts, not {parts!r}")
+    return "".join(parts)
+
+
+def _mod(dividend: Any, divisor: Any) -> Any:
+    """SQL's `mod(a, b)`: the remainder, with the dividend's sign (whole numbers stay
+    whole).
+
+    >>> _mod(7, 3), _mod(-7, 3), _mod(7.5, 2)
+    (1, -1, 1.5)
+    """
+    if isinstance(dividend, int) and isinstance(divisor, int):
+        remainder = abs(dividend) % abs(divisor)
+        return remainder if dividend >= 0 else -remainder
+    return math.fmod(dividend, divisor)
+
+
+def _least(*values: Any) -> Any:
+    return min(values)
+
+
+def _greatest(*values: Any) -> Any:
+    return max(values)
+
+
 BUILTINS: Mapping[str, Callable[..., Any]] = {
     "abs": abs,
     "round": round,
@@ -236,6 +286,20 @@ BUILTINS: Mapping[str, Callable[..., Any]] = {
     "contains": contains,
     "cast": cast,
     "like": like,
+    "concat": concat,
+    "substr": substr,
+    "substring": substr,
+    "trim": str.strip,
+    "ltrim": str.lstrip,
+    "rtrim": str.rstrip,
+    "replace": str.replace,
+    "greatest": _greatest,
+    "least": _least,
+    "mod": _mod,
+    "power": math.pow,
+    "sign": lambda x: (x > 0) - (x < 0),
+    "ln": math.log,
+    "log10": math.log10,
 }
 
 _REGISTERED: dict[str, Callable[..., Any]] = {}
