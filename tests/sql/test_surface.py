@@ -118,6 +118,14 @@ def test_rows_as_mappings_warn_of_a_column_none_carries(caplog):
     assert out["bottom"].isna().all() and len(out) == 2
 
 
+def test_no_rows_at_all_give_no_matches_and_no_warning_of_columns(caplog):
+    """An empty list has no columns to miss: the clause's output columns, no rows, no
+    warning (each column it names used to be warned of, with an empty list of columns)."""
+    out = kleene.match_recognize([], CLAUSE)
+    assert len(out) == 0 and "bottom" in out.columns
+    assert "no column" not in caplog.text
+
+
 def test_a_measure_hiding_an_input_column_is_refused():
     with pytest.raises(PatternError, match="has an input column's name"):
         kleene.match_recognize(ROWS, "MEASURES count(*) AS price ALL ROWS PER MATCH PATTERN (A)")

@@ -274,7 +274,8 @@ def _check_columns(clause: Q.MatchRecognize, columns: list[str], schema: bool = 
         )
         if schema:
             return found
-        log.warning("%s (no row carries it: it reads as null)", found)
+        if columns:  # (no rows at all: there is nothing a column could be missing from)
+            log.warning("%s (no row carries it: it reads as null)", found)
         return None
 
     spans = {key.column: key.span for key in clause.order_by}
