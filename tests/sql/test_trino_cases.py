@@ -632,24 +632,24 @@ AGGREGATION_CASES = [
         [(p, i, c, v) for p, i, c, v in TENTATIVE if p == "p2"]
         + [("p1", i, "B" if i < 5 else "A", i) for i in range(1, 6)],
     ),
-    (
-        "testTentativeLabelMatch max",
-        RISING,
-        ["id", "part", "value"],
-        "PARTITION BY part ORDER BY id MEASURES RUNNING max(value) AS top, CLASSIFIER() AS classy "
-        f"{SKIP_PAST} PATTERN ((A | B)*) DEFINE A AS max(value) > 4",
-        ["part", "id", "classy", "top"],
-        TENTATIVE,
-    ),
-    (
-        "testTentativeLabelMatchWithRuntimeEvaluatedAggregationArgument",
-        RISING,
-        ["id", "part", "value"],
-        "PARTITION BY part ORDER BY id MEASURES RUNNING max(value) AS top, CLASSIFIER() AS classy "
-        f"{SKIP_PAST} PATTERN ((A | B)*) DEFINE A AS max(value + MATCH_NUMBER()) > 5",
-        ["part", "id", "classy", "top"],
-        TENTATIVE,
-    ),
+    *[
+        (
+            name,
+            RISING,
+            ["id", "part", "value"],
+            "PARTITION BY part ORDER BY id MEASURES RUNNING max(value) AS top, "
+            f"CLASSIFIER() AS classy {SKIP_PAST} PATTERN ((A | B)*) DEFINE A AS {condition}",
+            ["part", "id", "classy", "top"],
+            TENTATIVE,
+        )
+        for name, condition in [
+            ("testTentativeLabelMatch max", "max(value) > 4"),
+            (
+                "testTentativeLabelMatchWithRuntimeEvaluatedAggregationArgument",
+                "max(value + MATCH_NUMBER()) > 5",
+            ),
+        ]
+    ],
     (
         "testAggregationArguments value || CLASSIFIER()",
         LETTERS,

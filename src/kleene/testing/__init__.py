@@ -29,7 +29,7 @@ from typing import Any
 from kleene.events import Event
 from kleene.matches import Match
 
-__all__ = ["assert_matches", "events", "match_lines", "parse_match_line", "value"]
+__all__ = ["assert_matches", "events", "match_lines", "parse_match_line", "plans_taking", "value"]
 
 
 def value(text: str) -> Any:
@@ -94,3 +94,21 @@ def assert_matches(actual: Iterable[Match], expected: Iterable[str]) -> None:
         missing = sorted((want - got).elements())
         extra = sorted((got - want).elements())
         raise AssertionError(f"missing matches: {missing}\nunexpected matches: {extra}")
+
+
+def plans_taking(query: str, **options: Any) -> list[str]:
+    """The registered plans that run `query` (with `options`), by name.
+
+    >>> {"reference", "nfa", "window_join"} <= set(plans_taking("PATTERN SEQ(A a, B b) WITHIN 5"))
+    True
+    >>> plans_taking("PATTERN SEQ(A+ a[], B b) WHERE skip_till_any_match strict_contiguity(a[])")
+    ['nfa', 'reference']
+    """
+    from kleene.plans import base  # (the plans import this package's users)
+
+    compiled = base.compile(query, "reference", **options)
+    return [
+        name
+        for name in sorted(base.PLANS)
+        if base.PLANS[name].refusal(compiled.analysis, compiled.options) is None
+    ]
