@@ -47,6 +47,22 @@ def test_spark_gives_the_in_process_rows(spark, ticks, rows):
     assert types["n"] == "bigint" and types["c"] == "string" and types["top"] == "bigint"
 
 
+def test_spark_keeps_flinks_time_constraint(spark, ticks):
+    """WITHIN INTERVAL on Spark: the workers' search cuts a match where the in-process one
+    does (a run of falling prices longer than 4 seconds of t is no match)."""
+    clause = V_SHAPE.format(rows="ONE ROW PER MATCH").replace(
+        "PATTERN (STRT DOWN+ UP+)", "PATTERN (STRT DOWN+ UP+) WITHIN INTERVAL '4' SECOND"
+    )
+    df = spark.createDataFrame(ticks, "sym string, t long, price long, volume double")
+    got = match_recognize(df, clause).toPandas().sort_values(["sym", "m"])
+    want = kleene.match_recognize(ticks, clause).sort_values(["sym", "m"])
+    unbounded = kleene.match_recognize(ticks, V_SHAPE.format(rows="ONE ROW PER MATCH"))
+    assert 0 < len(want) and len(want) != len(unbounded) and (want["n"] <= 4).all()
+    pandas.testing.assert_frame_equal(
+        got.reset_index(drop=True), want.reset_index(drop=True), check_dtype=False
+    )
+
+
 def test_spark_needs_an_order(spark):
     df = spark.createDataFrame([{"x": 1}])
     with pytest.raises(PatternError, match="ORDER BY names the column"):
