@@ -57,7 +57,7 @@ def test_spark_keeps_flinks_time_constraint(spark, ticks):
     got = match_recognize(df, clause).toPandas().sort_values(["sym", "m"])
     want = kleene.match_recognize(ticks, clause).sort_values(["sym", "m"])
     unbounded = kleene.match_recognize(ticks, V_SHAPE.format(rows="ONE ROW PER MATCH"))
-    assert 0 < len(want) and len(want) != len(unbounded) and (want["n"] <= 4).all()
+    assert len(want) > 0 and len(want) != len(unbounded) and (want["n"] <= 4).all()
     pandas.testing.assert_frame_equal(
         got.reset_index(drop=True), want.reset_index(drop=True), check_dtype=False
     )
