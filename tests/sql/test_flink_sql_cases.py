@@ -10,6 +10,7 @@ Flink's differs (`test_flinks_greedy_quantifier_does_not_give_back_rows`).
 from __future__ import annotations
 
 import math
+from datetime import datetime, timedelta
 from typing import Any
 
 import pandas as pd
@@ -135,6 +136,24 @@ def test_flinks_time_constraint(given):
     unbounded = clause.replace("WITHIN INTERVAL '1' MINUTE ", "")
     frame = kleene.match_recognize(_rows(given, ticks, ["symbol", "t", "price"]), unbounded)
     assert _read(frame, ["start_t", "end_t"]) == [(0, 61)]
+
+
+@pytest.mark.parametrize("times", ["datetimes", "seconds"])
+def test_intervals_in_conditions_and_measures(times):
+    """`INTERVAL '15' MINUTE` in an expression (Flink's and Oracle's time arithmetic): a
+    datetime column's differences are timedeltas, a number column's seconds, and an
+    interval meets both; a datetime plus an interval is a datetime."""
+    base = datetime(2024, 1, 1)
+    minutes = [(0, 10), (5, 12), (12, 15), (30, 16)]
+    when = (lambda m: base + timedelta(minutes=m)) if times == "datetimes" else (lambda m: 60 * m)
+    rows = [{"t": when(m), "p": p} for m, p in minutes]
+    clause = (
+        "ORDER BY t MEASURES LAST(B.t) AS b, A.t + INTERVAL '1' HOUR AS later ONE ROW PER MATCH "
+        "PATTERN (A B+) DEFINE B AS B.p > PREV(B.p) AND B.t - A.t < INTERVAL '15' MINUTE"
+    )
+    [found] = kleene.match_recognize(rows, clause).to_dict("records")
+    assert found["b"] == when(12)  # the row at 30 minutes is past the interval
+    assert found["later"] == when(60)
 
 
 @pytest.mark.parametrize("given", ["mappings", "frame"])

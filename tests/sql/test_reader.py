@@ -93,6 +93,8 @@ def test_row_patterns(text, pattern):
         ("count(B.*)", E.RowAggregate("count", None, "B")),
         ("FINAL count()", E.RowAggregate("count", None, final=True)),
         ("s LIKE 'a%'", E.Call("like", (E.Attr(E.UNIVERSAL, "s"), E.Constant("a%")))),
+        ("INTERVAL '90' seconds", E.Duration(90, "SECOND", 90.0)),
+        ("INTERVAL '1.5' HOUR", E.Duration(1.5, "HOUR", 5400.0)),
         (
             "s NOT LIKE 'a!%' ESCAPE '!'",
             E.Unary(
@@ -245,6 +247,7 @@ def _normal(node):
         ("PATTERN (A) SUBSET U < (A)", "SUBSET U needs '=', not '<'", 22),
         ("PATTERN (A) WITHIN INTERVAL '1' WEEK", "WITHIN INTERVAL takes MILLISECOND", 33),
         ("PATTERN (A) WITHIN INTERVAL '-1' HOUR", "needs a positive number, not '-1'", 29),
+        ("PATTERN (A) DEFINE A AS t < INTERVAL '1' YEAR", "INTERVAL takes MILLISECOND", 42),
         ("PATTERN (a) DEFINE a AS x > 1, A AS x < 1", "DEFINE names 'A' twice", 32),
         ("PATERN (A)", "unexpected 'PATERN'", 1),
     ],

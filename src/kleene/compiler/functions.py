@@ -20,8 +20,10 @@ function that raises stops the run with an `EventError` naming the call and its 
 from __future__ import annotations
 
 import math
+import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from functools import cache
 from typing import Any, TypeVar
@@ -30,6 +32,7 @@ from kleene.language import expr as E
 
 __all__ = [
     "BUILTINS",
+    "Interval",
     "call_error",
     "cast",
     "caster",
@@ -122,6 +125,83 @@ def _like_pattern(pattern: str, escape: str | None) -> re.Pattern[str]:
     if escaped:
         raise TypeError(f"LIKE pattern {pattern!r} ends with its escape character")
     return re.compile("".join(parts), re.DOTALL)
+
+
+class Interval:
+    """SQL's `INTERVAL '10' MINUTE` as a value: a length of time that a datetime's
+    difference (a timedelta) and a number of seconds both meet, and that a datetime or a
+    number of seconds adds.
+
+    >>> from datetime import datetime, timedelta
+    >>> ten = Interval(600.0)
+    >>> timedelta(minutes=9) < ten, 601 > ten, datetime(2024, 1, 1) + ten
+    (True, True, datetime.datetime(2024, 1, 1, 0, 10))
+    """
+
+    __slots__ = ("seconds",)
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    @staticmethod
+    def _length(other: Any) -> float | None:
+        if isinstance(other, Interval):
+            return other.seconds
+        if isinstance(other, timedelta):
+            return other.total_seconds()
+        if isinstance(other, int | float) and not isinstance(other, bool):
+            return other
+        return None
+
+    def _compared(self, other: Any, test: Callable[[float, float], bool]) -> Any:
+        length = self._length(other)
+        return NotImplemented if length is None else test(self.seconds, length)
+
+    def __lt__(self, other: Any) -> Any:
+        return self._compared(other, operator.lt)
+
+    def __le__(self, other: Any) -> Any:
+        return self._compared(other, operator.le)
+
+    def __gt__(self, other: Any) -> Any:
+        return self._compared(other, operator.gt)
+
+    def __ge__(self, other: Any) -> Any:
+        return self._compared(other, operator.ge)
+
+    def __eq__(self, other: object) -> Any:
+        return self._compared(other, operator.eq)
+
+    def __ne__(self, other: object) -> Any:
+        return self._compared(other, operator.ne)
+
+    def __hash__(self) -> int:
+        return hash(self.seconds)
+
+    def __add__(self, other: Any) -> Any:
+        if isinstance(other, datetime):
+            return other + timedelta(seconds=self.seconds)
+        length = self._length(other)
+        if length is None:
+            return NotImplemented
+        return (
+            Interval(self.seconds + length) if isinstance(other, Interval) else other + self.seconds
+        )
+
+    __radd__ = __add__
+
+    def __rsub__(self, other: Any) -> Any:
+        if isinstance(other, datetime):
+            return other - timedelta(seconds=self.seconds)
+        if isinstance(other, int | float) and not isinstance(other, bool):
+            return other - self.seconds
+        return NotImplemented
+
+    def __neg__(self) -> Interval:
+        return Interval(-self.seconds)
+
+    def __repr__(self) -> str:
+        return f"Interval({self.seconds!r})"
 
 
 def call_error(call: E.Call) -> str | None:

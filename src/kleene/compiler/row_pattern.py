@@ -36,7 +36,7 @@ from typing import Any, ClassVar, NoReturn
 
 from kleene.compiler.codegen import Writer
 from kleene.compiler.evaluate import Scope, aggregate, attribute, evaluate
-from kleene.compiler.functions import call_error, known_functions
+from kleene.compiler.functions import Interval, call_error, known_functions
 from kleene.compiler.query import Field, Output, Partition, Query, Read, value_kind
 from kleene.errors import EventError
 from kleene.events import Event, attributes
@@ -393,6 +393,9 @@ class RowScope(Scope):
     def match_number(self, node: E.MatchNumber) -> Any:
         return self.number
 
+    def duration(self, node: E.Duration) -> Any:
+        return Interval(node.seconds)
+
     def row_aggregate(self, node: E.RowAggregate) -> Any:
         positions = self._rows_of(node.var, node.final)
         if node.arg is None:
@@ -416,6 +419,9 @@ class _AtRow(Scope):
 
     def match_number(self, node: E.MatchNumber) -> Any:
         return self.outer.number
+
+    def duration(self, node: E.Duration) -> Any:
+        return Interval(node.seconds)
 
 
 def members_of(clause: Q.MatchRecognize) -> dict[str, frozenset[int]]:
@@ -560,6 +566,10 @@ class _RowWriter(Writer):
             read = self._read(at, node.attr)
             return f"({read} if ({at} := {found}) is not None else None)"
         return self._interpreted(node, ctx)
+
+    def duration(self, node: E.Duration, ctx: Any) -> str:
+        """An INTERVAL: a value that timedeltas and seconds both meet (`Interval`)."""
+        return self.constant(Interval(node.seconds))
 
     def _read(self, position: str, attr: str) -> str:
         """Code reading a column of the row at `position` (one that is there)."""

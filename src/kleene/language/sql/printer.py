@@ -105,6 +105,8 @@ class SqlPrinter(ExprPrinter):
         match expr:  # the built-in cast(e, 'TYPE') as SQL writes it
             case E.Call(name="cast", args=(value, E.Constant(value=str() as to))):
                 return f"CAST({self.text(value)} AS {to})", ATOM
+            case E.Duration(amount=amount, unit=unit):
+                return f"INTERVAL '{amount}' {unit}", ATOM
             case E.Call(name="like", args=(value, pattern, *escape)) if len(escape) <= 1:
                 tail = f" ESCAPE {self.wrapped(escape[0], SUM)}" if escape else ""
                 text = f"{self.wrapped(value, SUM)} LIKE {self.wrapped(pattern, SUM)}{tail}"

@@ -198,20 +198,34 @@ class ToClause(ExprReader):
 
     @v_args(meta=True)
     def within_clause(self, meta: Meta, children: list[Token]) -> tuple[str, Any]:
-        amount_token, unit_token = children
+        amount, unit, seconds = self._interval(children[0], children[1], "WITHIN INTERVAL")
+        return "within", Q.Within(amount, unit, seconds, span=span_of(meta))
+
+    @v_args(meta=True)
+    def interval(self, meta: Meta, children: list[Token]) -> E.Expr:
+        """`INTERVAL '10' MINUTE` in an expression: a length of time (`Duration`)."""
+        amount, unit, seconds = self._interval(children[0], children[1], "INTERVAL")
+        number = float(amount)
+        value = int(number) if number.is_integer() else number
+        return E.Duration(value, unit, seconds, span=span_of(meta))
+
+    def _interval(
+        self, amount_token: Token, unit_token: Token, what: str
+    ) -> tuple[str, str, float]:
+        """An interval's amount as written, its unit (singular, in upper case) and its
+        length in seconds, or an error with a caret."""
         amount = str(amount_token)[1:-1].strip()
         unit = str(unit_token).upper().removesuffix("S")
         if unit not in Q.INTERVAL_UNITS:
             units = ", ".join(Q.INTERVAL_UNITS)
-            self._fail(f"WITHIN INTERVAL takes {units}, not {str(unit_token)!r}", unit_token)
+            self._fail(f"{what} takes {units}, not {str(unit_token)!r}", unit_token)
         try:
             length = float(amount)
         except ValueError:
             length = -1.0
         if not 0 < length < float("inf"):
-            self._fail(f"WITHIN INTERVAL needs a positive number, not '{amount}'", amount_token)
-        seconds = length * Q.INTERVAL_UNITS[unit]
-        return "within", Q.Within(amount, unit, seconds, span=span_of(meta))
+            self._fail(f"{what} needs a positive number, not '{amount}'", amount_token)
+        return amount, unit, length * Q.INTERVAL_UNITS[unit]
 
     def subset_clause(self, children: list[Q.Subset]) -> tuple[str, Any]:
         self._unique("SUBSET", [(s.name, s.span) for s in children])
