@@ -514,3 +514,15 @@ def test_case_picks_the_first_true_branch():
     assert [(r["size"], r["first"]) for r in out] == [
         ("small", 1), ("big", None), ("small", None), ("none", None),
     ]  # fmt: skip
+
+
+def test_within_keeps_the_search_from_trying_one_state_twice():
+    """Trino's potentially exponential `(A+)+ B` over 20 rows A can take: with WITHIN the
+    search still remembers the states that failed (WITHIN fixes nothing a search from one
+    row changes); it once ran into the step limit."""
+    rows = [{"t": t, "v": 1} for t in range(20)]
+    clause = (
+        "ORDER BY t MEASURES CLASSIFIER() AS c PATTERN ((A+)+ B) WITHIN INTERVAL '100' SECOND "
+        "DEFINE A AS v = 1, B AS v = 2"
+    )
+    assert len(kleene.match_recognize(rows, clause, max_steps=100_000)) == 0

@@ -20,12 +20,11 @@ function that raises stops the run with an `EventError` naming the call and its 
 from __future__ import annotations
 
 import math
-import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
-from functools import cache
+from functools import cache, total_ordering
 from typing import Any, TypeVar
 
 from kleene.language import expr as E
@@ -127,6 +126,7 @@ def _like_pattern(pattern: str, escape: str | None) -> re.Pattern[str]:
     return re.compile("".join(parts), re.DOTALL)
 
 
+@total_ordering
 class Interval:
     """SQL's `INTERVAL '10' MINUTE` as a value: a length of time that a datetime's
     difference (a timedelta) and a number of seconds both meet, and that a datetime or a
@@ -153,27 +153,13 @@ class Interval:
             return other
         return None
 
-    def _compared(self, other: Any, test: Callable[[float, float], bool]) -> Any:
-        length = self._length(other)
-        return NotImplemented if length is None else test(self.seconds, length)
-
     def __lt__(self, other: Any) -> Any:
-        return self._compared(other, operator.lt)
-
-    def __le__(self, other: Any) -> Any:
-        return self._compared(other, operator.le)
-
-    def __gt__(self, other: Any) -> Any:
-        return self._compared(other, operator.gt)
-
-    def __ge__(self, other: Any) -> Any:
-        return self._compared(other, operator.ge)
+        length = self._length(other)
+        return NotImplemented if length is None else self.seconds < length
 
     def __eq__(self, other: object) -> Any:
-        return self._compared(other, operator.eq)
-
-    def __ne__(self, other: object) -> Any:
-        return self._compared(other, operator.ne)
+        length = self._length(other)
+        return NotImplemented if length is None else self.seconds == length
 
     def __hash__(self) -> int:
         return hash(self.seconds)
@@ -307,15 +293,17 @@ def substr(text: str, start: int, length: int | None = None) -> str:
     """SQL's `substr(text, start[, length])`: from the `start`-th character (1 the first; a
     negative start counts from the end), `length` of them.
 
-    >>> substr("kleene", 2), substr("kleene", 2, 3), substr("kleene", -2)
-    ('leene', 'lee', 'ne')
+    >>> substr("kleene", 2), substr("kleene", 2, 3), substr("kleene", -2), substr("ab", -5, 2)
+    ('leene', 'lee', 'ne', '')
     """
     if not isinstance(text, str):
         raise TypeError(f"substr takes text, not {text!r}")
-    begin = start - 1 if start > 0 else len(text) + start if start < 0 else 0
     if length is not None and length < 0:
         raise ValueError(f"substr's length is negative: {length}")
-    return text[max(begin, 0) :] if length is None else text[max(begin, 0) : begin + length]
+    if start == 0 or -start > len(text):  # before the text: nothing (as Trino has it)
+        return ""
+    begin = start - 1 if start > 0 else len(text) + start
+    return text[begin:] if length is None else text[begin : begin + length]
 
 
 def concat(*parts: Any) -> str:

@@ -200,10 +200,9 @@ def navigated(node: E.Navigation) -> set[str] | None:
 def history_free(clause: Q.MatchRecognize) -> bool:
     """Does whether a row may be mapped to a variable depend on the row (and its
     neighbours in the partition) alone, not on how the match so far mapped rows? Then the
-    search may remember where it failed. (Not under WITHIN: it depends on the match's
-    first row.)"""
-    if clause.within is not None:
-        return False
+    search may remember where it failed. (WITHIN depends on the match's first row too,
+    which one search does not change: what it decides holds within a search, not across
+    searches from other rows.)"""
     for definition in clause.defines:
         for node in E.walk(definition.condition):
             match node:

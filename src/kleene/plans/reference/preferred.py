@@ -160,7 +160,7 @@ def preferred(
     MATCH_NUMBER() reads in DEFINE)."""
     index = {name: i for i, name in enumerate(clause.variables)}
     functions = known_functions() if functions is None else functions
-    scope = (rows_are, functions, members_of(clause))
+    scope = (rows_are, functions, members_of(clause), within_check(clause, rows_are))
     for tried, way in enumerate(paths(clause.pattern, start, len(rows), closed)):
         if tried > max_steps:
             raise LimitError(
@@ -187,18 +187,18 @@ def _holds(
     labels: list[int],
     closed: bool,
     number: int,
-    scope: tuple[Rows, Mapping[str, Callable[..., Any]], Mapping[str, frozenset[int]]],
+    scope: tuple[Rows, Mapping[str, Callable[..., Any]], Mapping[str, frozenset[int]], Any],
 ) -> bool:
     """Does the last row `labels` maps hold for its variable's condition, in the match
-    numbered `number` (`scope`: how rows are read, the functions, the variables' members)?"""
+    numbered `number` (`scope`: how rows are read, the functions, the variables' members,
+    WITHIN's test)?"""
+    rows_are, functions, members, within = scope
     current = start + len(labels) - 1
-    within = within_check(clause, scope[0])
     if within is not None and not within(rows, start, current):
         return False  # WITHIN: the row is too late to be part of a match from `start`
     condition = clause.definition(clause.variables[labels[-1]])
     if condition is None:
         return True
-    rows_are, functions, members = scope
     at = RowScope(
         clause, rows, start, labels, current, number, closed, functions, members, rows_are
     )

@@ -189,7 +189,7 @@ class Columnar:
     @classmethod
     def of(cls, clause: Q.MatchRecognize) -> Columnar | None:
         """The clause compiled, or None when it is one the search must run."""
-        if clause.rows != "one" or not history_free(clause):
+        if clause.rows != "one" or clause.within is not None or not history_free(clause):
             return None
         defined = [v for v in clause.variables if clause.definition(v) is not None]
         if len(defined) > MAX_DEFINED:

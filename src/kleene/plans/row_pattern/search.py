@@ -150,8 +150,9 @@ class Search:
         """What `run` keeps across the searches over all of a partition's rows (`closed`),
         when conditions read only rows (not how the match mapped them): whether each row
         satisfies each variable's condition, decided once per row, not once per search; and
-        where a greedy loop of one variable failed. None when conditions read the match."""
-        if not self.memo:
+        where a greedy loop of one variable failed. None when conditions read the match, or
+        when WITHIN makes a row's fate depend on where the search started."""
+        if not self.memo or self.clause.within is not None:
             return None
         return Decided([[None] * len(rows) for _ in self.checks], {})
 
