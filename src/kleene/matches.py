@@ -11,7 +11,7 @@ Match(a=[0], b=[1, 3])
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from itertools import chain
 from operator import attrgetter
 from typing import Any
@@ -19,12 +19,14 @@ from typing import Any
 from kleene.errors import KleeneError
 from kleene.events import Event, Timestamp, attributes
 
-__all__ = ["Match", "Retraction", "SortKey", "Timeout", "event_record", "net"]
+__all__ = ["Match", "Retraction", "SortKey", "Timeout", "event_record", "net", "order_of"]
 
 _id = attrgetter("id")
 #: End time, start time, event ids, then pattern and (variable, number of events) pairs.
 SortKey = tuple[float, float, tuple[Any, ...], tuple[str, tuple[tuple[str, int], ...]]]
 _t = attrgetter("t")
+#: A match's sort key (`Match.sort_key`), read in C: the key `kleene.match` sorts by.
+order_of: Callable[[Match], SortKey] = attrgetter("_order")
 
 
 def event_record(event: Event) -> dict[str, Any]:
@@ -44,28 +46,36 @@ class Match:
     Negated variables are never bound; a Kleene variable of `T*` may be bound to no events;
     variables of an OR branch the match did not take are absent. Matches compare by pattern
     name and bindings, and sort by end time, then start time, then event ids. A plan that
-    knows the earliest and latest event time passes them as `times`; everything else a match
-    derives from its events is computed when first asked for, so a long match costs little
-    until it is looked at. (A plan that makes very many matches lays them out flat:
-    `laid_out`.)
+    knows the earliest and latest event time passes them as `times`.
+
+    A match holds three things: its events laid out flat in pattern order, its sort key
+    (whose last part names the pattern and each variable with its number of events, so the
+    bindings are cut from the flat events when read), and what few matches have (an AFA's
+    register, RETURN values) or what was derived when asked for. A plan that makes very many
+    matches makes them from the first two alone (`laid_out`): each object that lives on
+    costs the garbage collector, and a match is then two objects (itself and its events)
+    where a dict of bindings takes one more per variable (1.32x on the CORE workload's P2:
+    docs/benchmarks-journal.md).
 
     A match of an AFA written directly (`kleene.afa`) also carries its final `register`,
     the fields its arcs computed (a probability, a count of V-patterns); other matches have
-    None there.
+    None there. Matches are immutable: their attributes are read-only properties.
+
+    >>> m = Match({"a": (Event("A", 1, id=0),)})
+    >>> m.pattern = "other"
+    Traceback (most recent call last):
+    ...
+    AttributeError: property 'pattern' of 'Match' object has no setter
     """
 
-    __slots__ = ("_bindings", "_flat", "_key", "_order", "_times", "pattern", "register", "values")
+    __slots__ = ("_flat", "_more", "_order")
 
-    pattern: str
-    register: Mapping[str, Any] | None
-    #: The query's RETURN values, by name (None: the query returns none).
-    values: Mapping[str, Any] | None
-    _bindings: dict[str, tuple[Event, ...]] | None
-    #: A match `laid_out`: its events in pattern order (its bindings are made when read).
-    _flat: tuple[Event, ...] | None
-    _times: tuple[float, float] | None
-    _key: tuple[Any, ...] | None
-    _order: SortKey | None
+    #: The events in pattern order.
+    _flat: tuple[Event, ...]
+    #: The sort key: end time, start time, ids, (pattern, each variable and its count).
+    _order: SortKey
+    #: The register, RETURN values, and the bindings and key once read (None: none yet).
+    _more: dict[str, Any] | None
 
     def __init__(
         self,
@@ -74,68 +84,94 @@ class Match:
         times: tuple[float, float] | None = None,
         register: Mapping[str, Any] | None = None,
     ) -> None:
-        setter = object.__setattr__
-        setter(self, "_bindings", dict(bindings))
-        setter(self, "_flat", None)
-        setter(self, "pattern", pattern)
-        setter(self, "register", None if register is None else dict(register))
-        setter(self, "_times", times)
-        setter(self, "_key", None)
-        setter(self, "_order", None)
-        setter(self, "values", None)
+        flat = tuple(chain.from_iterable(bindings.values()))
+        if times is None:
+            if not flat:
+                raise KleeneError("a match binds one event at least")
+            times = (min(map(_t, flat)), max(map(_t, flat)))
+        shape = tuple([(name, len(events)) for name, events in bindings.items()])
+        self._flat = flat
+        self._order = (times[1], times[0], tuple([e.id for e in flat]), (pattern, shape))
+        self._more = {"bindings": dict(bindings)}
+        if register is not None:
+            self._more["register"] = dict(register)
 
     @classmethod
     def laid_out(cls, events: tuple[Event, ...], order: SortKey) -> Match:
         """A match from its events in pattern order and its sort key, whose last part names
         the pattern and each variable with its number of events: the bindings are made when
-        first read. A plan that makes very many matches makes them so: a match is then two
-        objects (itself and its events) where a dict of bindings takes one more per
-        variable, and each object that lives on costs the garbage collector (1.32x on
-        the CORE workload's P2: docs/benchmarks-journal.md).
+        first read. (`window_join`'s loops write these same three assignments inline.)
 
         >>> a, b1, b2 = Event("A", 1, id=0), Event("B", 2, id=1), Event("B", 3, id=2)
         >>> m = Match.laid_out((a, b1, b2), (3, 1, (0, 1, 2), ("p", (("a", 1), ("b", 2)))))
         >>> m == Match({"a": (a,), "b": (b1, b2)}, "p"), m.ids()
         (True, {'a': (0,), 'b': (1, 2)})
         """
-        match = _new(_Building)
+        match = _new(cls)
         match._flat = events
         match._order = order
-        match.pattern = order[3][0]
-        match._bindings = match._times = match.register = match._key = match.values = None
-        match.__class__ = cls  # type: ignore[assignment]
+        match._more = None
         return match
+
+    def _noted(self, name: str, value: Any) -> Any:
+        """`value`, kept as `name` among what the match derived or was given."""
+        more = self._more
+        if more is None:
+            self._more = {name: value}
+        else:
+            more[name] = value
+        return value
 
     def returning(self, values: Mapping[str, Any]) -> Match:
         """The match with its RETURN values (set once, by the runtime, before it is
         reported)."""
-        object.__setattr__(self, "values", dict(values))
+        self._noted("values", dict(values))
         return self
 
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError("matches are immutable")
+    @property
+    def pattern(self) -> str:
+        """The name of the pattern the match is of."""
+        return self._order[3][0]
+
+    @property
+    def register(self) -> Mapping[str, Any] | None:
+        """An AFA's register at the match (None: the match is not an AFA's)."""
+        more = self._more
+        return None if more is None else more.get("register")
+
+    @property
+    def values(self) -> Mapping[str, Any] | None:
+        """The query's RETURN values, by name (None: the query returns none)."""
+        more = self._more
+        return None if more is None else more.get("values")
+
+    @property
+    def times(self) -> tuple[float, float]:
+        """The earliest and the latest event time (`Event.t`)."""
+        order = self._order
+        return order[1], order[0]
 
     @property
     def bindings(self) -> Mapping[str, tuple[Event, ...]]:
         """Each bound variable's events, in pattern order."""
-        bindings = self._bindings
-        if bindings is None:  # `laid_out`: its sort key names each variable and its count
-            bindings, flat, at = {}, self.events, 0
-            for name, count in self.sort_key()[3][1]:
-                bindings[name] = flat[at : at + count]
-                at += count
-            object.__setattr__(self, "_bindings", bindings)
-        return bindings
+        more = self._more
+        if more is not None and "bindings" in more:
+            bindings: dict[str, tuple[Event, ...]] = more["bindings"]
+            return bindings
+        bindings, flat, at = {}, self._flat, 0
+        for name, count in self._order[3][1]:
+            bindings[name] = flat[at : at + count]
+            at += count
+        return self._noted("bindings", bindings)  # type: ignore[no-any-return]
 
     @property
     def key(self) -> tuple[Any, ...]:
         """The match as a value: pattern name and each variable's event ids."""
-        key = self._key
-        if key is None:
-            ids = tuple((n, tuple(map(_id, es))) for n, es in self.bindings.items())
-            key = (self.pattern, ids)
-            object.__setattr__(self, "_key", key)
-        return key
+        more = self._more
+        if more is not None and "key" in more:
+            return more["key"]  # type: ignore[no-any-return]
+        ids = tuple((n, tuple(map(_id, es))) for n, es in self.bindings.items())
+        return self._noted("key", (self.pattern, ids))  # type: ignore[no-any-return]
 
     @property
     def match_id(self) -> int:
@@ -147,20 +183,17 @@ class Match:
     @property
     def events(self) -> tuple[Event, ...]:
         """Every bound event, variable by variable in pattern order."""
-        flat = self._flat
-        if flat is None:
-            return tuple(chain.from_iterable(self.bindings.values()))
-        return flat
+        return self._flat
 
     @property
     def start(self) -> Event:
         """The earliest event of the match."""
-        return min(self.events, key=_t)
+        return min(self._flat, key=_t)
 
     @property
     def end(self) -> Event:
         """The latest event of the match."""
-        return max(self.events, key=_t)
+        return max(self._flat, key=_t)
 
     @property
     def start_ts(self) -> Timestamp:
@@ -177,26 +210,13 @@ class Match:
     def sort_key(self) -> SortKey:
         """End time, start time, event ids, then (compared only when those tie: the same
         events bound another way) the pattern and each variable's name and number of
-        events. Made once: a match is sorted as the engine reports it and again by
-        `kleene.match`.
+        events. Sorting by it reads a slot (`order_of`).
 
         >>> a, b = Event("A", 1, id=0), Event("A", 2, id=1)
         >>> Match({"x": (a,), "y": (b,)}).sort_key()
         (2, 1, (0, 1), ('pattern', (('x', 1), ('y', 1))))
         """
-        key = self._order
-        if key is None:
-            times = self._times
-            if times is None:
-                events = self.events
-                times = (min(map(_t, events)), max(map(_t, events)))
-                object.__setattr__(self, "_times", times)
-            bindings = self.bindings
-            ids = tuple([e.id for es in bindings.values() for e in es])
-            shape = tuple([(name, len(es)) for name, es in bindings.items()])
-            key = (times[1], times[0], ids, (self.pattern, shape))
-            object.__setattr__(self, "_order", key)
-        return key
+        return self._order
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict: pattern, start and end timestamps, each variable's events."""
@@ -261,7 +281,18 @@ class Match:
         return f"Match({parts})"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.bindings, self.pattern, self._times, self.register))
+        """Pickled with its RETURN values.
+
+        >>> import pickle
+        >>> m = Match({"a": (Event("A", 1, id=0),)}).returning({"x": 1})
+        >>> pickle.loads(pickle.dumps(m)).values
+        {'x': 1}
+        """
+        return (type(self), (self.bindings, self.pattern, self.times, self.register), self.values)
+
+    def __setstate__(self, values: Mapping[str, Any] | None) -> None:
+        if values is not None:
+            self.returning(values)
 
 
 class Retraction(Match):
@@ -281,12 +312,12 @@ class Retraction(Match):
 
     @classmethod
     def of(cls, match: Match) -> Retraction:
-        return cls(match.bindings, match.pattern, match._times, match.register)
+        return cls(match.bindings, match.pattern, match.times, match.register)
 
     @property
     def match(self) -> Match:
         """The match this withdraws."""
-        return Match(self.bindings, self.pattern, self._times, self.register)
+        return Match(self.bindings, self.pattern, self.times, self.register)
 
     def to_dict(self) -> dict[str, Any]:
         return {**super().to_dict(), "retraction": True}
@@ -313,9 +344,9 @@ class Timeout(Match):
     (Timeout(a=[0], deadline=11), 11, 'timeout')
     """
 
-    __slots__ = ("deadline",)
+    __slots__ = ("_deadline",)
 
-    deadline: float
+    _deadline: float
 
     def __init__(
         self,
@@ -326,7 +357,12 @@ class Timeout(Match):
         deadline: float,
     ) -> None:
         super().__init__(bindings, pattern, times)
-        object.__setattr__(self, "deadline", deadline)
+        self._deadline = deadline
+
+    @property
+    def deadline(self) -> float:
+        """The time the partial match's window closed."""
+        return self._deadline
 
     def to_dict(self) -> dict[str, Any]:
         return {**super().to_dict(), "kind": "timeout", "deadline": self.deadline}
@@ -341,7 +377,7 @@ class Timeout(Match):
         return f"Timeout{super().__repr__()[len('Match') : -1]}, deadline={self.deadline!r})"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_timeout, (self.bindings, self.pattern, self._times, self.deadline))
+        return (_timeout, (self.bindings, self.pattern, self.times, self.deadline), self.values)
 
 
 def _timeout(
@@ -374,16 +410,8 @@ def net(outputs: Iterable[Match]) -> list[Match]:
         else:
             held.setdefault(identity, []).append(output)
     found = [m for stack in held.values() for m in stack]
-    found.sort(key=Match.sort_key)
+    found.sort(key=order_of)
     return found
 
 
 _new = object.__new__
-
-
-class _Building(Match):
-    """A match while a plan fills it in: the same layout as `Match`, whose attributes can
-    be set (at the speed of a plain slot) until its class is set to `Match`."""
-
-    __slots__ = ()
-    __setattr__ = object.__setattr__  # type: ignore[assignment]

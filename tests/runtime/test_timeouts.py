@@ -88,6 +88,10 @@ def test_a_timeout_is_a_value():
     late = kleene.Timeout({"o": (ORDERS[0],)}, "paid", deadline=10)
     assert late == pickle.loads(pickle.dumps(late))
     assert late.deadline == pickle.loads(pickle.dumps(late)).deadline
+    returning = kleene.Timeout({"o": (ORDERS[0],)}, "paid", deadline=10).returning({"n": 1})
+    assert pickle.loads(pickle.dumps(returning)).values == {"n": 1}
+    with pytest.raises(AttributeError):
+        late.deadline = 11  # type: ignore[misc]
     assert late != kleene.Match({"o": (ORDERS[0],)}, "paid")
     assert len({late, kleene.Match({"o": (ORDERS[0],)}, "paid")}) == 2
     assert late.to_dict()["kind"] == "timeout"

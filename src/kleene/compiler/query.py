@@ -35,7 +35,7 @@ from kleene.errors import EventError
 from kleene.events import Event, attribute_slot, attributes
 from kleene.language import expr as E
 from kleene.language.sase import ast as A
-from kleene.matches import Match
+from kleene.matches import order_of
 
 __all__ = [
     "EventFilter",
@@ -141,7 +141,7 @@ class Output:
         were made (a sort by this key keeps their order)."""
         if self.kind == "rows":
             return _as_made
-        return Match.sort_key if self.kind == "matches" else _emitted_at
+        return order_of if self.kind == "matches" else _emitted_at
 
     @property
     def variables(self) -> tuple[str, ...]:
