@@ -246,6 +246,12 @@ class Plan(ABC, Generic[S]):
         """Feed one event; return the outputs it makes final (as `output` declares: matches,
         or emitted events)."""
 
+    def step_for(self, event_type: str) -> Callable[[S, Event], list[Any]]:
+        """`step` for events of one type: what the engine calls for each event of that
+        type (a plan that writes a step per type hands it over, saving the call that finds
+        it). By default `step` itself."""
+        return self.step
+
     def step_lazily(self, state: S, event: Event) -> Iterable[Any]:
         """`step`, with the matches made as they are read: the state moves on now, as
         `step` moves it, and the iterable makes what `step` returns, in the order the plan

@@ -178,10 +178,13 @@ class WindowJoinPlan(Plan[JoinState]):
         """`Plan.step`: the step written for the event's type (`_Code.step`: a
         loop over the peers' P0 calling the step ran 1.16x the one interpreted step for
         every type)."""
-        step = self._steps.get(event.type)
+        return self.step_for(event.type)(state, event)
+
+    def step_for(self, event_type: str) -> Callable[[JoinState, Event], list[Match]]:
+        step = self._steps.get(event_type)
         if step is None:
-            step = self._steps[event.type] = self._step_for(event.type, lazily=False)
-        return step(state, event)
+            step = self._steps[event_type] = self._step_for(event_type, lazily=False)
+        return step
 
     def step_lazily(self, state: JoinState, event: Event) -> Iterable[Match]:
         """`Plan.step_lazily`: the event is buffered now, and the loops run as the matches
@@ -513,17 +516,19 @@ class _Code(Writer):
             "KEY": plan._key,
             "BUFFERS": len(plan.properties),
             "WINDOW": plan.window,
-            "EXPIRE": _expire,
             "FULL": _Full,
             "SWEEP": plan._sweep,
         }
         if ends:  # the loops read the window: its buffers drop what left it first
+            # (`_expire`, written out for each buffer: a call and a loop fewer an event)
             edge = "<=" if plan.exclusive else "<"
-            lines.append(
-                "    low = event.t - WINDOW\n    for buffer in bucket:\n"
-                f"        if buffer and buffer[0][1].t {edge} low:\n"
-                f"            EXPIRE(buffer, low, {plan.exclusive})\n"
-            )
+            lines.append("    low = event.t - WINDOW\n")
+            for slot in range(len(plan.properties)):
+                lines.append(
+                    f"    b = bucket[{slot}]\n    if b and b[0][1].t {edge} low:\n"
+                    f"        i = 1\n        while i < len(b) and b[i][1].t {edge} low: i += 1\n"
+                    "        del b[:i]\n"
+                )
             calls = []
             for k in ends:
                 complete = plan.completers[k]
