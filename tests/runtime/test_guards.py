@@ -64,6 +64,26 @@ def test_every_plan_honours_the_matches_per_event_limit(plan):
 
 
 @pytest.mark.parametrize("plan", [p for p in PLANS if "sase" in PLANS[p].languages])
+def test_the_matches_per_event_limit_without_a_kleene_variable(plan):
+    """Three A and three B, then a C: nine matches end at the C. A limit of 4 stops them,
+    or keeps four of them under on_limit="drop" (the joins check it once a loop ends)."""
+    query = "PATTERN SEQ(A a, B b, C c) WITHIN 100"
+    events = [{"type": t, "ts": i} for i, t in enumerate("AAABBBC")]
+    with pytest.raises(kleene.LimitError, match=r"more than 4 matches one event may complete"):
+        sent(kleene.Engine(query, plan=plan, max_matches_per_event=4), events)
+    if plan == "match_window":
+        return  # (it cannot drop: the test above)
+    dropped = kleene.Engine(query, plan=plan, max_matches_per_event=4, on_limit="drop")
+    found = sent(dropped, events)
+    assert len(found) == 4
+    assert len({m.key for m in found}) == 4
+    assert dropped.metrics.as_dict()["cut_events"] == 1
+    everything = {m.key for m in sent(kleene.Engine(query, plan=plan), events)}
+    assert len(everything) == 9
+    assert {m.key for m in found} <= everything
+
+
+@pytest.mark.parametrize("plan", [p for p in PLANS if "sase" in PLANS[p].languages])
 def test_the_matches_per_event_limit_counts_only_matches_inside_the_window(plan):
     """At the third event, an exclusive window of 2 holds two matches ({1, 2} and {2});
     those reaching back to the first event are not matches, and the guard does not count

@@ -753,8 +753,13 @@ class _Code(Writer):
             f"{indent}_m = _new(_Match); _m._flat = {laid}; _m._order = {order}; _m._more = None\n"
         )
         eager = [line for line in lines if not line.startswith(_LAZY)]
+        # the guard: after each match where a Kleene variable's subsets may explode, else
+        # once the innermost loop (over one buffer, cut to the window) ends; `FULL` keeps
+        # the first `CAP` matches made either way
+        guarded = kleene or not others
+        after = indent if guarded else indent[:-4]
         eager.append(
-            f"{made}{indent}found.append(_m)\n{indent}if len(found) > CAP: FULL(e{last}, found)\n"
+            f"{made}{indent}found.append(_m)\n{after}if len(found) > CAP: FULL(e{last}, found)\n"
         )
         lazy = [line.removeprefix(_LAZY) for line in lines[1:]]
         lazy.insert(0, f"def made(bucket, e{last}, p{last}):\n")

@@ -103,7 +103,9 @@ class SendLoops(ABC):
         on. Given `takes`, an `Event` of another type is not sent: it only fires the
         timers due before its time (`Engine.reach`); without, so is an event of a type no
         part of the query takes, after its time is checked."""
-        step = self.plan.step_lazily if lazily else self.plan.step
+        plan = self.plan
+        step_for = (lambda _: plan.step_lazily) if lazily else plan.step_for
+        steps: dict[str, Callable[[Any, Event], Iterable[Any]]] = {}  # by type
         key_of = self._key
         states = self._states
         ts_type = self._ts_type
@@ -166,6 +168,9 @@ class SendLoops(ABC):
                             yield self._report(fired, sort)
                         continue
                     state = self._state(key)
+                step = steps.get(item.type)
+                if step is None:
+                    step = steps[item.type] = step_for(item.type)
                 made = step(state, item)
                 found = made if type(made) is list else None  # None: step_lazily's iterable
                 if found is not None and len(found) > metrics.peak_matches:
