@@ -757,9 +757,9 @@ class _Code(Writer):
         # once the innermost loop (over one buffer, cut to the window) ends; `FULL` keeps
         # the first `CAP` matches made either way
         guarded = kleene or not others
-        after = indent if guarded else indent[:-4]
+        guard_at = indent if guarded else indent[:-4]
         eager.append(
-            f"{made}{indent}found.append(_m)\n{after}if len(found) > CAP: FULL(e{last}, found)\n"
+            f"{made}{indent}found.append(_m)\n{guard_at}if len(found) > CAP: FULL(e{last}, found)\n"
         )
         lazy = [line.removeprefix(_LAZY) for line in lines[1:]]
         lazy.insert(0, f"def made(bucket, e{last}, p{last}):\n")
