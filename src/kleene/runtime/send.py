@@ -156,10 +156,13 @@ class SendLoops(ABC):
                     if timers and timers[0][0] < t
                     else None
                 )
-                if passes is not None and item.type not in passes:
-                    if fired:  # the only output an event no part of the query takes makes
-                        yield self._report(fired, sort)
-                    continue
+                step = steps.get(item.type)
+                if step is None:
+                    if passes is not None and item.type not in passes:
+                        if fired:  # the only output an event no part of the query takes makes
+                            yield self._report(fired, sort)
+                        continue
+                    step = steps[item.type] = step_for(item.type)
                 key = None if key_of is None else key_of(item)
                 state = states.get(key)
                 if state is None:
@@ -168,9 +171,6 @@ class SendLoops(ABC):
                             yield self._report(fired, sort)
                         continue
                     state = self._state(key)
-                step = steps.get(item.type)
-                if step is None:
-                    step = steps[item.type] = step_for(item.type)
                 made = step(state, item)
                 found = made if type(made) is list else None  # None: step_lazily's iterable
                 if found is not None and len(found) > metrics.peak_matches:
