@@ -510,8 +510,9 @@ class _Code(Writer):
             lines.append(
                 "    bucket = state.buckets.get(key)\n    if bucket is None:\n"
                 "        bucket = state.buckets[key] = [[] for _ in range(BUFFERS)]\n"
-                "    found = []\n"
             )
+            if ends:
+                lines.append("    found = []\n")
         helpers: dict[str, Any] = {
             "KEY": plan._key,
             "BUFFERS": len(plan.properties),
@@ -526,7 +527,9 @@ class _Code(Writer):
             for slot in range(len(plan.properties)):
                 lines.append(
                     f"    b = bucket[{slot}]\n    if b and b[0][1].t {edge} low:\n"
-                    f"        i = 1\n        while i < len(b) and b[i][1].t {edge} low: i += 1\n"
+                    f"        for i, (_, x) in enumerate(b):\n"
+                    f"            if not x.t {edge} low: break\n"
+                    "        else:\n            i = len(b)\n"
                     "        del b[:i]\n"
                 )
             calls = []
@@ -554,7 +557,7 @@ class _Code(Writer):
         if ends or kept:
             lines.append(
                 "    if position >= state.sweep_at:\n        SWEEP(state, event.t - WINDOW)\n"
-                "    return found\n"
+                f"    return {'found' if ends else '[]'}\n"
             )
         step: Callable[..., Any] = self.load("".join(lines), helpers)["step"]
         return step

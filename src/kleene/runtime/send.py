@@ -259,7 +259,7 @@ class SendLoops(ABC):
                     if watch.done:
                         watch = self._watch = None
                 t = item.t
-                if t < last or type(item.ts) is not ts_type:
+                if t < last or item.ts.__class__ is not ts_type:
                     self._arrivals = arrivals  # the row an error names
                     self._last_t = None if last == -math.inf else last
                     self._check_time(item)
