@@ -92,9 +92,7 @@ class Match:
         shape = tuple([(name, len(events)) for name, events in bindings.items()])
         self._flat = flat
         self._order = (times[1], times[0], tuple([e.id for e in flat]), (pattern, shape))
-        self._more = {"bindings": dict(bindings)}
-        if register is not None:
-            self._more["register"] = dict(register)
+        self._more = None if register is None else {"register": dict(register)}
 
     @classmethod
     def laid_out(cls, events: tuple[Event, ...], order: SortKey) -> Match:

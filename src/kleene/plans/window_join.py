@@ -384,15 +384,12 @@ class _Joint(Joint):
 def _expire(buffer: Buffer, low: float, strict: bool = False) -> None:
     """Drop a buffer's events before `low`, or at it too when `strict` (WITHIN ...
     EXCLUSIVE): a negated event before every event of the window can no longer sit between
-    two of them."""
-    cut = 0
-    if strict:
-        while cut < len(buffer) and buffer[cut][1].t <= low:
-            cut += 1
-    else:
-        while cut < len(buffer) and buffer[cut][1].t < low:
-            cut += 1
-    del buffer[:cut]
+    two of them. (The step writes the same loop out, for each buffer.)"""
+    for at, (_, event) in enumerate(buffer):
+        if not (event.t <= low if strict else event.t < low):
+            del buffer[:at]
+            return
+    buffer.clear()
 
 
 #: Marks a line of the loops that only their generator form has (`_Code.completer`).
@@ -521,7 +518,7 @@ class _Code(Writer):
             "SWEEP": plan._sweep,
         }
         if ends:  # the loops read the window: its buffers drop what left it first
-            # (`_expire`, written out for each buffer: a call and a loop fewer an event)
+            # (`_expire`, written out for each buffer: a call fewer an event)
             edge = "<=" if plan.exclusive else "<"
             lines.append("    low = event.t - WINDOW\n")
             for slot in range(len(plan.properties)):
