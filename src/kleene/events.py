@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 from kleene.errors import EventError
 
 __all__ = [
+    "ATOMS",
     "EPOCH_UNITS",
     "Event",
     "Schema",
@@ -51,6 +52,9 @@ Timestamp = int | float | datetime
 #: The largest timestamp magnitude kleene takes: windows and watermarks are floats, and
 #: beyond this an integer timestamp loses its meaning.
 LARGEST_TIME = 2**63
+
+#: Attribute values hashable as they are: a key of one needs no test.
+ATOMS = frozenset({str, int, float, bool})
 
 
 def numeric_time(ts: object) -> float | int:

@@ -30,7 +30,7 @@ from typing import Any
 
 from kleene.compiler.functions import BUILTINS, known_functions
 from kleene.errors import EventError, KleeneError
-from kleene.events import Event
+from kleene.events import Event, attribute_slot
 from kleene.language import expr as E
 from kleene.language.text import expr_text
 
@@ -43,6 +43,7 @@ __all__ = [
     "apply",
     "attribute",
     "call",
+    "equivalence_values",
     "evaluate",
     "holds",
     "multiply",
@@ -366,6 +367,52 @@ def shared_values(events: Sequence[Event], attrs: Sequence[str]) -> tuple[Any, .
 
 def _hashable(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
+
+
+def equivalence_values(attrs: Sequence[str]) -> Callable[[Event], tuple[Any, ...] | None]:
+    """`shared_values` of one event: its values of the equivalence attributes `attrs`,
+    read from their slots (None when it lacks one). A plan reads them for every event it
+    steps, so they are read without a call per attribute.
+
+    >>> values = equivalence_values(["k", "tags"])
+    >>> values(Event("A", 1, {"k": 3, "tags": [1, 2]})), values(Event("A", 1, {"k": 3}))
+    ((3, (1, 2)), None)
+    >>> equivalence_values([])(Event("A", 1, {})), equivalence_values(["type"])(Event("A", 1))
+    ((), ('A',))
+    """
+    if not attrs:
+        return _no_values
+    if any(name in _FIELDS for name in attrs):  # read past the attributes
+        names = tuple(attrs)
+        return lambda event: shared_values([event], names)
+    slots = [attribute_slot(name) for name in attrs]
+    if len(slots) == 1:
+        read = operator.attrgetter(slots[0])
+
+        def one(event: Event) -> tuple[Any, ...] | None:
+            value = read(event)
+            if value is None:
+                return None
+            return (tuple(value),) if isinstance(value, list) else (value,)
+
+        return one
+    read_all = operator.attrgetter(*slots)
+
+    def several(event: Event) -> tuple[Any, ...] | None:
+        values: tuple[Any, ...] = read_all(event)
+        for value in values:
+            if value is None:
+                return None
+        for value in values:
+            if isinstance(value, list):
+                return tuple(map(_hashable, values))
+        return values
+
+    return several
+
+
+def _no_values(event: Event) -> tuple[Any, ...]:
+    return ()
 
 
 def returned_values(

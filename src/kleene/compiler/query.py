@@ -32,7 +32,7 @@ from operator import attrgetter
 from typing import Any, ClassVar, Literal
 
 from kleene.errors import EventError
-from kleene.events import Event, attribute_slot, attributes
+from kleene.events import ATOMS, Event, attribute_slot, attributes
 from kleene.language import expr as E
 from kleene.language.sase import ast as A
 from kleene.matches import order_of
@@ -253,10 +253,6 @@ def value_kind(
     return "text", None
 
 
-#: Values hashable as they are: a key of one needs no test.
-_ATOMS = frozenset({str, int, float, bool})
-
-
 def _one_key(
     read: Callable[[Event], Any], key: Callable[[Event], Hashable | None], event: Event
 ) -> Hashable | None:
@@ -265,13 +261,13 @@ def _one_key(
     value = read(event)
     if value is None:
         return None
-    return (value,) if type(value) in _ATOMS else key(event)
+    return (value,) if type(value) in ATOMS else key(event)
 
 
 def _group_by_one(name: str, event: Event) -> Hashable:
     """`Partition.grouper` of one attribute."""
     value: Hashable = event.get(name)
-    if value is None or type(value) in _ATOMS:
+    if value is None or type(value) in ATOMS:
         return value
     return _hashable(value, (name,), event)
 
@@ -326,7 +322,7 @@ class Partition:
             value = get(names[0])
             if value is None:
                 return None
-            if type(value) in _ATOMS:
+            if type(value) in ATOMS:
                 return (value,)
             values: tuple[Any, ...] = (value,)
         else:

@@ -39,9 +39,9 @@ from typing import Any
 
 from kleene.compiler.analysis import Analysis, Condition, Variable
 from kleene.compiler.codegen import Writer
-from kleene.compiler.evaluate import shared_values
+from kleene.compiler.evaluate import equivalence_values
 from kleene.compiler.options import Options
-from kleene.events import Event, Watermark, attribute_slot
+from kleene.events import ATOMS, Event, Watermark, attribute_slot
 from kleene.language import expr as E
 from kleene.language.sase import ast as A
 from kleene.matches import Match
@@ -120,6 +120,8 @@ class WindowJoinPlan(Plan[JoinState]):
                 after = next(index[i.name] for i in items[at + 1 :] if isinstance(i, A.EventVar))
                 self.negations.append((analysis.variables[item.event.name], before, after))
         self.equivalences = analysis.equivalences
+        #: An event's equivalence values, the key of its bucket (None: it lacks one).
+        self._key = equivalence_values(self.equivalences)
         #: Per event type, the step for its events, eager and lazy, found when the type
         #: first comes: the one written for its route (`_written`: types that share a
         #: route, say every type a wildcard takes, share a step).
@@ -203,11 +205,6 @@ class WindowJoinPlan(Plan[JoinState]):
             state.cut_events += cut
 
         return self.capped(chain.from_iterable(made), event, counted)
-
-    def _key(self, event: Event) -> Hashable | None:
-        """The event's equivalence values (None when it lacks one)."""
-        attrs = self.equivalences
-        return shared_values([event], attrs) if attrs else ()
 
     def _sweep(self, state: JoinState, low: float) -> None:
         """Drop every key's events that left the window, and the keys left empty."""
@@ -500,7 +497,15 @@ class _Code(Writer):
         if not ends and not kept:
             lines.append("    return []\n")
         else:
-            if plan.equivalences:  # an event without an equivalence attribute is in no match
+            equivalences = plan.equivalences
+            if len(equivalences) == 1 and equivalences[0] not in ("ts", "type", "id"):
+                # (read from its slot: an atom is its own key, KEY makes any other value's)
+                lines.append(
+                    f"    key = event.{attribute_slot(equivalences[0])}\n"
+                    "    if key is None:\n        return []\n"
+                    "    key = (key,) if key.__class__ in ATOMS else KEY(event)\n"
+                )
+            elif equivalences:  # an event without an equivalence attribute is in no match
                 lines.append("    key = KEY(event)\n    if key is None:\n        return []\n")
             else:
                 lines.append("    key = ()\n")
@@ -512,6 +517,7 @@ class _Code(Writer):
                 lines.append("    found = []\n")
         helpers: dict[str, Any] = {
             "KEY": plan._key,
+            "ATOMS": ATOMS,
             "BUFFERS": len(plan.properties),
             "WINDOW": plan.window,
             "FULL": _Full,
@@ -521,7 +527,10 @@ class _Code(Writer):
             # (`_expire`, written out for each buffer: a call fewer an event)
             edge = "<=" if plan.exclusive else "<"
             lines.append("    low = event.t - WINDOW\n")
+            never = len(plan.positive) - 1 if plan.in_sequence else None  # (`_route`)
             for slot in range(len(plan.properties)):
+                if slot == never:
+                    continue  # a SEQ's last variable is never buffered
                 lines.append(
                     f"    b = bucket[{slot}]\n    if b and b[0][1].t {edge} low:\n"
                     f"        for i, (_, x) in enumerate(b):\n"

@@ -142,7 +142,7 @@ class SendLoops(ABC):
                 t = item.t
                 if (
                     t < last
-                    or type(item.ts) is not ts_type
+                    or item.ts.__class__ is not ts_type
                     or (watermark is not None and watermark.settles(t))
                 ):
                     self._arrivals = arrivals  # the row an error names
@@ -156,13 +156,14 @@ class SendLoops(ABC):
                     if timers and timers[0][0] < t
                     else None
                 )
-                step = steps.get(item.type)
+                kind = item.type
+                step = steps.get(kind)
                 if step is None:
-                    if passes is not None and item.type not in passes:
+                    if passes is not None and kind not in passes:
                         if fired:  # the only output an event no part of the query takes makes
                             yield self._report(fired, sort)
                         continue
-                    step = steps[item.type] = step_for(item.type)
+                    step = steps[kind] = step_for(kind)
                 key = None if key_of is None else key_of(item)
                 state = states.get(key)
                 if state is None:
@@ -171,8 +172,9 @@ class SendLoops(ABC):
                             yield self._report(fired, sort)
                         continue
                     state = self._state(key)
-                made = step(state, item)
-                found = made if type(made) is list else None  # None: step_lazily's iterable
+                made: Any = step(state, item)
+                # (None: step_lazily's iterable, to read them from)
+                found = made if not lazily or type(made) is list else None
                 if found is not None and len(found) > metrics.peak_matches:
                     found = self._peak(found, item)
                 if runs:

@@ -32,10 +32,10 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 from kleene.compiler.analysis import Analysis
+from kleene.compiler.evaluate import equivalence_values
 from kleene.compiler.options import Options
 from kleene.plans.afa.model import Afa, Arc, Fire, Register
 from kleene.plans.nfa.automaton import Automaton, Edge, build
-from kleene.plans.nfa.plan import equivalence_values
 from kleene.plans.nfa.vector import EdgeCode, compile_automaton
 
 __all__ = ["Identity", "compile_sase", "identity", "unsupported"]

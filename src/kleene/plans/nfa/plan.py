@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kleene.compiler.analysis import EXTENSIONS, Analysis
-from kleene.compiler.evaluate import shared_values
+from kleene.compiler.evaluate import equivalence_values
 from kleene.compiler.options import Options
 from kleene.errors import KleeneError
 from kleene.events import Event, Watermark
@@ -47,7 +47,7 @@ from kleene.plans.nfa.leaving import NOTHING, OTHERS, OWN, Leaving
 from kleene.plans.nfa.negation import NegativeFinalizer
 from kleene.plans.nfa.vector import Compiled, Move, Node, compile_automaton
 
-__all__ = ["Nfa", "NfaState", "Run", "equivalence_values", "moves"]
+__all__ = ["Nfa", "NfaState", "Run", "moves"]
 
 
 class Run:
@@ -1219,23 +1219,6 @@ def _identity(bindings: Mapping[str, tuple[Event, ...]]) -> tuple[Any, ...]:
 
 def _nothing(vector: tuple[Any, ...]) -> None:
     return None
-
-
-def equivalence_values(attrs: tuple[str, ...]) -> Callable[[Event], tuple[Hashable, ...] | None]:
-    """The event's values of the equivalence attributes (None: it lacks one)."""
-    if not attrs:
-        return lambda event: ()
-    if len(attrs) == 1 and attrs[0] not in ("ts", "type", "id"):
-        (name,) = attrs
-
-        def one(event: Event) -> tuple[Hashable, ...] | None:
-            value = event.get(name)
-            if value is None:
-                return None
-            return (tuple(value) if isinstance(value, list) else value,)
-
-        return one
-    return lambda event: shared_values([event], attrs)
 
 
 def _moves(node: Node, event_type: str) -> tuple[Move, ...] | None:
