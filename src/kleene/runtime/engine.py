@@ -407,10 +407,11 @@ class Engine(SendLoops):
         if self._finishing and self.plan.finished(state):
             self._finish(key, state)
 
-    def _count_live(self, key: Hashable | None, state: Any) -> None:
-        """Count the partition's runs, and check the guards when the count changed (the
-        same counts passed them before)."""
-        live = self.plan.live_runs(state)
+    def _count_live(self, key: Hashable | None, state: Any, live: int | None = None) -> None:
+        """Count the partition's runs (`live`, when read already), and check the guards
+        when the count changed (the same counts passed them before)."""
+        if live is None:
+            live = self.plan.live_runs(state)
         counted = self._live
         before = counted.get(key, 0)
         if live != before:

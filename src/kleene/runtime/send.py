@@ -64,7 +64,7 @@ class SendLoops(ABC):
     def _peak(self, found: list[Any], where: Event | str) -> list[Any]: ...
 
     @abstractmethod
-    def _count_live(self, key: Hashable | None, state: Any) -> None: ...
+    def _count_live(self, key: Hashable | None, state: Any, live: int | None = None) -> None: ...
 
     @abstractmethod
     def _schedule(self, key: Hashable | None, state: Any) -> None: ...
@@ -120,6 +120,7 @@ class SendLoops(ABC):
         #: The types worth a step (None: every type): an event of another type, once its
         #: time is checked, only fires the timers due before it, as `takes` does.
         passes = self._passes if takes is None else None
+        watch = self._watch
         item: Event | None = None
         try:
             for event in events:
@@ -134,11 +135,10 @@ class SendLoops(ABC):
                 if item is None:
                     item = as_event(event, arrivals)
                 arrivals += 1
-                watch = self._watch
                 if watch is not None:
                     watch.see(item)
                     if watch.done:
-                        self._watch = None
+                        watch = self._watch = None
                 t = item.t
                 if (
                     t < last
@@ -175,11 +175,12 @@ class SendLoops(ABC):
                 made: Any = step(state, item)
                 # (None: step_lazily's iterable, to read them from)
                 found = made if not lazily or type(made) is list else None
-                if found is not None and len(found) > metrics.peak_matches:
+                if found and len(found) > metrics.peak_matches:
                     found = self._peak(found, item)
                 if runs:
-                    if live_runs(state) != live.get(key, 0):
-                        self._count_live(key, state)
+                    now = live_runs(state)
+                    if now != live.get(key, 0):
+                        self._count_live(key, state, now)
                     else:  # what _count_live does when the count stays
                         metrics.run_steps += self._total_live
                 if timed:
