@@ -9,10 +9,21 @@ SASE+ writes runs on `nfa` beside them (its own count: it means something else).
 column divides each row's events/s by reference's in the same setting.
 
 >>> results, _, _ = run(argparse.Namespace(events=400, keys=4, queries=["loop", "consume"],
-...                                        repeat=1))
+...                                        repeat=1, bytecodes=False))
 >>> [(r.setting.split()[0], r.plan) for r in results]  # doctest: +NORMALIZE_WHITESPACE
 [('loop', 'reference'), ('loop', 'auto: nfa'), ('loop', 'nfa (SASE+ form)'),
  ('consume', 'reference'), ('consume', 'auto: nfa'), ('consume', 'nfa (SASE+ form)')]
+
+With `--bytecodes`, each run is traced once and its cost counted in bytecode instructions,
+which do not move with the machine: in all, and in the engine's send loop, which every plan
+pays alike. A plan cannot run at ten times `reference` where a tenth of reference's count is
+less than the send loop's own.
+
+>>> results, columns, _ = run(argparse.Namespace(events=400, keys=4, queries=["loop"],
+...                                              repeat=1, bytecodes=True))
+>>> reference, auto, _ = results
+>>> reference.matches == auto.matches, 0 < auto.counts["send_loop"] < auto.counts["bytecodes"]
+(True, True)
 """
 
 from __future__ import annotations
@@ -21,14 +32,15 @@ import argparse
 import random
 import sys
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import kleene
-from benchmarks.harness import Column, Result, best_of, engine_run
+from benchmarks.harness import Column, Result, best_of, bytecodes, engine_run, per_event
 from kleene.errors import KleeneError
 from kleene.events import Event
 
-__all__ = ["QUERIES", "arguments", "flink_stream", "run"]
+__all__ = ["QUERIES", "arguments", "flink_stream", "run", "traced_run"]
 
 #: Setting → (the query, its engine options, the nearest SASE+ query, its options).
 QUERIES: dict[str, tuple[str, dict[str, Any], str, dict[str, Any]]] = {
@@ -96,6 +108,12 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--queries", nargs="+", choices=list(QUERIES), default=list(QUERIES), help="which to run"
     )
+    parser.add_argument(
+        "--bytecodes",
+        action="store_true",
+        help="count the bytecode instructions an event costs (once, traced) instead of "
+        "timing: in all, and in the engine's send loop (kleene/runtime/send.py)",
+    )
 
 
 def flink_stream(size: int, keys: int, seed: int = 7) -> list[Event]:
@@ -108,26 +126,51 @@ def flink_stream(size: int, keys: int, seed: int = 7) -> list[Event]:
     ]
 
 
+#: The columns of `--bytecodes`: each run's bytecodes an event, and the send loop's share.
+BYTECODE_COLUMNS = [
+    Column("bytecodes/event", per_event("bytecodes"), ",.1f"),
+    Column("send loop/event", per_event("send_loop"), ",.1f"),
+    Column(
+        "reference / this",
+        lambda r, base: base.counts["bytecodes"] / r.counts["bytecodes"] if base else None,
+        ".2f",
+    ),
+]
+
+
+def traced_run(
+    query: str, events: list[Event], plan: str, setting: str, label: str = "", **options: Any
+) -> Result:
+    """`engine_run` counting bytecodes (`bytecodes`): `counts` has them in all and in the
+    engine's send loop; the time is the traced run's, which means nothing."""
+    result, counted = bytecodes(lambda: engine_run(query, events, plan, setting, label, **options))
+    loop = sum(n for file, n in counted.items() if file.endswith(SEND_LOOP))
+    counts = {"bytecodes": sum(counted.values()), "send_loop": loop}
+    return Result(setting, result.plan, result.events, result.seconds, result.matches, counts)
+
+
+#: The file of the engine's send loops (`kleene.runtime.send`).
+SEND_LOOP = str(Path("kleene", "runtime", "send.py"))
+
+
 def run(args: argparse.Namespace) -> tuple[list[Result], list[Column], str | None]:
     events = flink_stream(args.events, args.keys)
     results: list[Result] = []
+    measure = traced_run if args.bytecodes else engine_run
+    repeat = 1 if args.bytecodes else args.repeat
     for name in args.queries:
         query, options, sase, sase_options = QUERIES[name]
         setting = f"{name} n={args.events:,}"
         chosen = kleene.compile(query, **options).name
         measured = [
+            best_of(repeat, partial(measure, query, events, "reference", setting, **options)),
             best_of(
-                args.repeat, partial(engine_run, query, events, "reference", setting, **options)
+                repeat,
+                partial(measure, query, events, "auto", setting, f"auto: {chosen}", **options),
             ),
             best_of(
-                args.repeat,
-                partial(engine_run, query, events, "auto", setting, f"auto: {chosen}", **options),
-            ),
-            best_of(
-                args.repeat,
-                partial(
-                    engine_run, sase, events, "nfa", setting, "nfa (SASE+ form)", **sase_options
-                ),
+                repeat,
+                partial(measure, sase, events, "nfa", setting, "nfa (SASE+ form)", **sase_options),
             ),
         ]
         if measured[0].matches != measured[1].matches:
@@ -138,4 +181,4 @@ def run(args: argparse.Namespace) -> tuple[list[Result], list[Column], str | Non
         for result in measured:
             print(f"benchmarks: {result}", file=sys.stderr)
         results += measured
-    return results, [], "reference"
+    return results, BYTECODE_COLUMNS if args.bytecodes else [], "reference"
