@@ -355,12 +355,22 @@ class Partition:
     @property
     def keyer(self) -> Callable[[Event], Hashable | None]:
         """`key`, quicker where every event type keys on the same one attribute."""
+        single = self.attribute
+        if single is not None:
+            return partial(_one_key, attrgetter(attribute_slot(single)), self.key)
+        return self.key
+
+    @cached_property
+    def attribute(self) -> str | None:
+        """The one attribute every event type keys on, if there is one: then the key of
+        an event whose value is a text, a number or a truth value is that value alone, in
+        a tuple."""
         names = set(self.by_type.values())
         if self.default is not None:
             names.add(self.default)
         if len(names) == 1 and len(single := names.pop()) == 1 and self.default is not None:
-            return partial(_one_key, attrgetter(attribute_slot(single[0])), self.key)
-        return self.key
+            return single[0]
+        return None
 
     @cached_property
     def names(self) -> tuple[str, ...]:

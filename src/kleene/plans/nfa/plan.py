@@ -35,7 +35,7 @@ from kleene.compiler.analysis import EXTENSIONS, Analysis
 from kleene.compiler.evaluate import equivalence_values
 from kleene.compiler.options import Options
 from kleene.errors import KleeneError
-from kleene.events import Event, Watermark
+from kleene.events import ATOMS, Event, Watermark
 from kleene.language.sase import ast as A
 from kleene.matches import Match, Timeout
 from kleene.plans.base import Plan, begin_at_first, register
@@ -262,6 +262,12 @@ class Nfa(Plan[NfaState]):
         self.nodes = self._nodes()
         self.start_node = self.nodes[0]
         self.values = equivalence_values(self.equivalences)
+        #: Is an event's key its equivalence values, where they are one text or number?
+        #: (`[k]` both splits the stream and equates k: the key is then read once.)
+        single = None if self.partition is None else self.partition.attribute
+        self.key_is_values = single not in (None, "ts", "type", "id") and tuple(
+            self.equivalences
+        ) == (single,)
         #: The Flink path's tables (None: the plain SASE+ step runs).
         self.leaving: Leaving | None = (
             Leaving(analysis, self.automaton, self.code, self.nodes, _leaves(analysis, options))
@@ -456,7 +462,13 @@ class Nfa(Plan[NfaState]):
             stream.base = position + 1
         else:
             position = stream.append(event)
-        key = None if self.keyer is None else self.keyer(event)
+        key = (
+            values
+            if self.key_is_values and (values is None or values[0].__class__ in ATOMS)
+            else None
+            if self.keyer is None
+            else self.keyer(event)
+        )
         window = self.window
         buffer = state.buffer
         event_type = event.type
@@ -628,7 +640,13 @@ class Nfa(Plan[NfaState]):
             stream.base = position + 1
         else:
             position = stream.append(event)
-        key = None if self.keyer is None else self.keyer(event)
+        key = (
+            values
+            if self.key_is_values and (values is None or values[0].__class__ in ATOMS)
+            else None
+            if self.keyer is None
+            else self.keyer(event)
+        )
         leaving = self.leaving
         assert leaving is not None, "the Flink path runs with its tables"
         buffer = state.buffer
