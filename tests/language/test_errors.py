@@ -121,6 +121,12 @@ def test_reading_errors_point_at_the_text(text, column, message):
         ("PATTERN SEQ(A a, B*? b[])", "B*? b[]", "may bind no event already"),
         ("PATTERN SEQ(A a, NOT(B? b), C c)", "NOT(B? b)", "absent already"),
         ("PATTERN SEQ(B+ b[] UNTIL (c.x > 1), C c)", "c.x", "c is not bound before b"),
+        # a negated variable binds nothing, however deep in the SEQ before the loop
+        (
+            "PATTERN SEQ(A a, SEQ(D d, NOT(N n)), E e, B+ b[] UNTIL (b.x > n.x), C c) WITHIN 5",
+            "n.x",
+            "n is not bound before b",
+        ),
         ("PATTERN SEQ(A a, B+ b[] UNTIL (b.len > 1))", "b.len", "not known while the loop runs"),
         ("PATTERN SEQ(A a, B+ b[] UNTIL (sum(b[].x) > 1))", "sum(b[].x)", "not taken yet"),
         ("PATTERN SEQ(A+ a[], B+ b[] UNTIL (a[i].x > 1))", "a[i].x", "not the loop"),

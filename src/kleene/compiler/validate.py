@@ -287,13 +287,12 @@ class _Validator:
             if event.until is None:
                 continue
             self.condition(event.until)
-            earlier = {
-                var.name
+            earlier = {  # (a negated variable binds nothing, at any depth)
+                name
                 for ancestor, index in path
                 if isinstance(ancestor, A.Seq)
                 for item in ancestor.items[:index]
-                if not isinstance(item, A.Negation)
-                for var in A.event_vars(item)
+                for name in A.positive_names(item)
             }
             for node in E.walk(event.until):
                 if isinstance(node, E.Equivalence):
