@@ -171,7 +171,8 @@ def _disorder(args: argparse.Namespace) -> tuple[list[Result], str | None]:
         if fraction == 0:
             exact = partial(engine_run, text, events, "nfa", setting, "nfa")
         results.append(_measure(args, exact))
-        for label, options in (("afa", {}), ("afa+O", {"sequence": "seq"})):
+        variants: list[tuple[str, dict[str, Any]]] = [("afa", {}), ("afa+O", {"sequence": "seq"})]
+        for label, options in variants:
             measure = partial(
                 engine_run, text, moved, "afa", setting, label, max_delay=args.delay, **options
             )

@@ -31,16 +31,23 @@ from __future__ import annotations
 import argparse
 import random
 import sys
+from dataclasses import replace
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import kleene
-from benchmarks.harness import Column, Result, best_of, bytecodes, engine_run, per_event
+from benchmarks.harness import (
+    TRACED,
+    Column,
+    Result,
+    best_of,
+    count,
+    engine_run,
+)
 from kleene.errors import KleeneError
 from kleene.events import Event
 
-__all__ = ["QUERIES", "arguments", "flink_stream", "run", "traced_run"]
+__all__ = ["BYTECODE_COLUMNS", "QUERIES", "arguments", "flink_stream", "run"]
 
 #: Setting → (the query, its engine options, the nearest SASE+ query, its options).
 QUERIES: dict[str, tuple[str, dict[str, Any], str, dict[str, Any]]] = {
@@ -127,37 +134,15 @@ def flink_stream(size: int, keys: int, seed: int = 7) -> list[Event]:
     ]
 
 
-#: The columns of `--bytecodes`: each run's bytecodes an event, and the send loop's share.
-BYTECODE_COLUMNS = [
-    Column("bytecodes/event", per_event("bytecodes"), ",.1f"),
-    Column("send loop/event", per_event("send_loop"), ",.1f"),
-    Column(
-        "reference / this",
-        lambda r, base: base.counts["bytecodes"] / r.counts["bytecodes"] if base else None,
-        ".2f",
-    ),
-]
-
-
-def traced_run(
-    query: str, events: list[Event], plan: str, setting: str, label: str = "", **options: Any
-) -> Result:
-    """`engine_run` counting bytecodes (`bytecodes`): `counts` has them in all and in the
-    engine's send loop; the time is the traced run's, which means nothing."""
-    result, counted = bytecodes(lambda: engine_run(query, events, plan, setting, label, **options))
-    loop = sum(n for file, n in counted.items() if file.endswith(SEND_LOOP))
-    counts = {"bytecodes": sum(counted.values()), "send_loop": loop}
-    return Result(setting, result.plan, result.events, result.seconds, result.matches, counts)
-
-
-#: The file of the engine's send loops (`kleene.runtime.send`).
-SEND_LOOP = str(Path("kleene", "runtime", "send.py"))
+#: The columns of `--bytecodes`: each run's bytecodes an event, the send loop's, and
+#: reference's over its own.
+BYTECODE_COLUMNS = [*TRACED, Column("reference / this", count("vs_reference"), ".2f")]
 
 
 def run(args: argparse.Namespace) -> tuple[list[Result], list[Column], str | None]:
     events = flink_stream(args.events, args.keys)
     results: list[Result] = []
-    measure = traced_run if args.bytecodes else engine_run
+    measure = partial(engine_run, traced=args.bytecodes)
     repeat = 1 if args.bytecodes else args.repeat
     for name in args.queries:
         query, options, sase, sase_options = QUERIES[name]
@@ -181,6 +166,12 @@ def run(args: argparse.Namespace) -> tuple[list[Result], list[Column], str | Non
             )
         for result in measured:
             print(f"benchmarks: {result}", file=sys.stderr)
+        if args.bytecodes:  # each run's count against reference's, which it divides
+            spent = measured[0].counts["bytecodes"]
+            measured = [
+                replace(r, counts={**r.counts, "vs_reference": spent / r.counts["bytecodes"]})
+                for r in measured
+            ]
         results += measured
     if args.bytecodes:  # (the traced runs' events/s say nothing: no ratio of them)
         return results, BYTECODE_COLUMNS, None

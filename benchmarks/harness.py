@@ -31,6 +31,8 @@ from typing import Any
 import kleene
 
 __all__ = [
+    "SEND_LOOP",
+    "TRACED",
     "Column",
     "Result",
     "best_of",
@@ -107,20 +109,39 @@ def rounds(
 
 
 def engine_run(
-    query: Any, events: Sequence[Any], plan: str, setting: str, label: str = "", **options: Any
+    query: Any,
+    events: Sequence[Any],
+    plan: str,
+    setting: str,
+    label: str = "",
+    *,
+    traced: bool = False,
+    **options: Any,
 ) -> Result:
     """One in-process run of `query` (its text, or an AFA) over `events` (timing only the
     engine); `counts` has the engine's metrics (`Metrics.as_dict`) and `matched_events`,
-    the events the matches bind."""
+    the events the matches bind. `traced`: the run's bytecodes are counted (`bytecodes`),
+    in all and in the engine's send loop (`SEND_LOOP`, which every plan pays alike), and
+    its time, the traced run's, means nothing."""
     engine = kleene.Engine(query, plan, **options)  # options may hold engine arguments
+
+    def sent() -> list[Any]:
+        return engine.send_many(events) + engine.close()
+
+    counted: Counter[str] = Counter()
     started = time.perf_counter()
-    found = engine.send_many(events)
-    found += engine.close()
+    if traced:
+        found, counted = bytecodes(sent)
+    else:
+        found = sent()
     seconds = time.perf_counter() - started
     counts = {
         **engine.metrics.as_dict(),
         "matched_events": sum(len(es) for m in found for es in m.bindings.values()),
     }
+    if traced:
+        counts["bytecodes"] = sum(counted.values())
+        counts["send_loop"] = sum(n for f, n in counted.items() if f.endswith(SEND_LOOP))
     return Result(setting, label or plan, len(events), seconds, len(found), counts)
 
 
@@ -150,6 +171,10 @@ def bytecodes(run: Callable[[], Any]) -> tuple[Any, Counter[str]]:
     finally:
         sys.settrace(previous)
     return made, counted
+
+
+#: The file of the engine's send loops (`kleene.runtime.send`).
+SEND_LOOP = str(Path("kleene", "runtime", "send.py"))
 
 
 def total(results: Sequence[Result]) -> Result:
@@ -233,3 +258,11 @@ def per_event(name: str) -> Callable[[Result, Result | None], float | None]:
 def count(name: str) -> Callable[[Result, Result | None], float | None]:
     """A column value: counter `name` (empty when the run did not measure it)."""
     return lambda r, _: r.counts.get(name)
+
+
+#: The columns of traced runs (`engine_run` with `traced`): bytecodes an event, in all
+#: and in the send loop.
+TRACED = [
+    Column("bytecodes/event", per_event("bytecodes"), ",.1f"),
+    Column("send loop/event", per_event("send_loop"), ",.1f"),
+]

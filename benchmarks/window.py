@@ -32,7 +32,15 @@ from collections.abc import Iterator
 from datetime import date, datetime
 from pathlib import Path
 
-from benchmarks.harness import Column, Result, best_of, count, engine_run, total
+from benchmarks.harness import (
+    TRACED,
+    Column,
+    Result,
+    best_of,
+    count,
+    engine_run,
+    total,
+)
 from kleene.errors import KleeneError
 from kleene.events import Event
 from kleene.testing.workloads import HospitalStream, StockStream
@@ -61,17 +69,33 @@ def pick_types(events: list[Event], k: int, seed: int, pool: int = 12) -> list[s
 
 
 def measure(
-    query: str, events: list[Event], inner: str, pruning: str, setting: str, repeat: int = 1
+    query: str,
+    events: list[Event],
+    inner: str,
+    pruning: str,
+    setting: str,
+    repeat: int = 1,
+    traced: bool = False,
 ) -> Result:
     """`match_window` around `inner` with `pruning` letters (`NONE`: the plain window;
-    `ALONE`: `inner` by itself, without windows); the fastest of `repeat` runs."""
+    `ALONE`: `inner` by itself, without windows); the fastest of `repeat` runs, or with
+    `traced` one run whose bytecodes are counted (`engine_run`)."""
     if pruning == ALONE:
-        return best_of(repeat, lambda: engine_run(query, events, inner, setting, ALONE))
+        return best_of(
+            repeat, lambda: engine_run(query, events, inner, setting, ALONE, traced=traced)
+        )
     letters = "" if pruning == NONE else pruning
     return best_of(
         repeat,
         lambda: engine_run(
-            query, events, "match_window", setting, pruning, inner=inner, pruning=letters
+            query,
+            events,
+            "match_window",
+            setting,
+            pruning,
+            traced=traced,
+            inner=inner,
+            pruning=letters,
         ),
     )
 
@@ -97,6 +121,12 @@ def arguments(parser: argparse.ArgumentParser) -> None:
         "without windows (none f fp fpc alone)",
     )
     parser.add_argument("--inner", default="nfa", help="the plan A (nfa)")
+    parser.add_argument(
+        "--bytecodes",
+        action="store_true",
+        help="count each run's bytecode instructions an event (traced once) instead of "
+        "timing it; the events/s column is then the traced run's",
+    )
     parser.add_argument("--patterns", type=int, default=3, help="random patterns per k (3)")
 
 
@@ -105,6 +135,7 @@ COLUMNS = [Column("calls to A", count("calls")), Column("events to A", count("ev
 
 def run(args: argparse.Namespace) -> tuple[list[Result], list[Column], str | None]:
     results = []
+    traced = getattr(args, "bytecodes", False)
     for size in args.events:
         if args.stream == "stock":
             stream = StockStream(size=size, symbols=20, ratio=10, types="symbol", seed=1)
@@ -123,11 +154,13 @@ def run(args: argparse.Namespace) -> tuple[list[Result], list[Column], str | Non
                     ]
                     for pruning in args.prunings:
                         runs = [
-                            measure(q, events, args.inner, pruning, setting, args.repeat)
+                            measure(q, events, args.inner, pruning, setting, args.repeat, traced)
                             for q in queries
                         ]
                         results.append(total(runs))
                         print(f"benchmarks: {results[-1]}", file=sys.stderr)
+    if traced:  # (the traced runs' events/s say nothing: no ratio of them)
+        return results, [*COLUMNS, *TRACED], None
     return results, COLUMNS, NONE
 
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import kleene
 from kleene.errors import KleeneError
 from kleene.plans import PLANS
-from kleene.testing import events, match_lines
+from kleene.testing import events, match_lines, plans_taking
 from kleene.testing.strategies import cases_for
 
 
@@ -47,6 +47,32 @@ def test_events_after_a_watermark_are_late():
     with pytest.raises(kleene.EventError, match="already declared") as info:
         late.send({"type": "A", "ts": 3})
     assert info.value.late
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "PATTERN SEQ(A a, B b) WHERE [k] WITHIN 5",
+        "PATTERN SEQ(A a, B b) WHERE skip_till_next_match { [k] } WITHIN 5",
+        "PATTERN SEQ(A a, B b) WHERE [k, j] WITHIN 5",
+    ],
+)
+def test_an_equivalence_test_names_a_value_it_cannot_compare(query):
+    # lists compare as tuples; a mapping is named, on every plan (nfa matched it, the
+    # others failed with Python's own TypeError)
+    listed = [
+        {"type": "A", "ts": 1, "k": [1, 2], "j": 1},
+        {"type": "B", "ts": 2, "k": [1, 2], "j": 1},
+    ]
+    mapped = [{**e, "k": {"x": 1}} for e in listed]
+    for plan in plans_taking(query):
+        options = {"max_delay": 0} if plan == "afa" else {}
+        assert [m.ids() for m in kleene.match(query, listed, plan=plan, **options)] == [
+            {"a": (0,), "b": (1,)}
+        ], plan
+        with pytest.raises(kleene.EventError, match="'k' holds dict") as info:
+            kleene.match(query, mapped, plan=plan, **options)
+        assert info.value.field == "k", plan
 
 
 def test_timestamps_do_not_mix_kinds():

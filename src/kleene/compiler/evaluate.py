@@ -30,7 +30,7 @@ from typing import Any
 
 from kleene.compiler.functions import BUILTINS, known_functions
 from kleene.errors import EventError, KleeneError
-from kleene.events import Event, attribute_slot
+from kleene.events import ATOMS, Event, attribute_slot
 from kleene.language import expr as E
 from kleene.language.text import expr_text
 
@@ -358,7 +358,12 @@ def shared_values(events: Sequence[Event], attrs: Sequence[str]) -> tuple[Any, .
     when some event lacks one or two differ. With no events, every value is None."""
     values: list[Any] = []
     for name in attrs:
-        seen = {_hashable(attribute(e, name)) for e in events}
+        try:
+            seen = {_hashable(attribute(e, name)) for e in events}
+        except TypeError:  # a value no equivalence test compares: named
+            for event in events:
+                _compared(attribute(event, name), name)
+            raise
         if len(seen) > 1 or None in seen:
             return None
         values.append(seen.pop() if seen else None)
@@ -367,6 +372,26 @@ def shared_values(events: Sequence[Event], attrs: Sequence[str]) -> tuple[Any, .
 
 def _hashable(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
+
+
+def _compared(value: Any, name: str) -> None:
+    """An `EventError` naming attribute `name` when an equivalence test cannot compare its
+    value (a mapping, say: its events would be grouped by their values).
+
+    >>> shared_values([Event("A", 1, {"k": {"x": 1}})], ["k"])
+    Traceback (most recent call last):
+    ...
+    kleene.errors.EventError: field 'k': the attribute 'k' holds dict {'x': 1}; an \
+equivalence test ([k]) compares single values (text, a number, a time) or lists of them
+    """
+    try:
+        hash(_hashable(value))
+    except TypeError:
+        raise EventError(
+            f"the attribute {name!r} holds {type(value).__name__} {value!r}; an equivalence "
+            f"test ([{name}]) compares single values (text, a number, a time) or lists of them",
+            field=name,
+        ) from None
 
 
 def equivalence_values(attrs: Sequence[str]) -> Callable[[Event], tuple[Any, ...] | None]:
@@ -382,8 +407,8 @@ def equivalence_values(attrs: Sequence[str]) -> Callable[[Event], tuple[Any, ...
     """
     if not attrs:
         return _no_values
-    if any(name in _FIELDS for name in attrs):  # read past the attributes
-        names = tuple(attrs)
+    names = tuple(attrs)
+    if any(name in _FIELDS for name in names):  # read past the attributes
         return lambda event: shared_values([event], names)
     slots = [attribute_slot(name) for name in attrs]
     if len(slots) == 1:
@@ -393,7 +418,7 @@ def equivalence_values(attrs: Sequence[str]) -> Callable[[Event], tuple[Any, ...
             value = read(event)
             if value is None:
                 return None
-            return (tuple(value),) if isinstance(value, list) else (value,)
+            return (value,) if value.__class__ in ATOMS else shared_values([event], names)
 
         return one
     read_all = operator.attrgetter(*slots)
@@ -401,11 +426,8 @@ def equivalence_values(attrs: Sequence[str]) -> Callable[[Event], tuple[Any, ...
     def several(event: Event) -> tuple[Any, ...] | None:
         values: tuple[Any, ...] = read_all(event)
         for value in values:
-            if value is None:
-                return None
-        for value in values:
-            if isinstance(value, list):
-                return tuple(map(_hashable, values))
+            if value.__class__ not in ATOMS:
+                return shared_values([event], names)
         return values
 
     return several
