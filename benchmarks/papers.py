@@ -450,7 +450,16 @@ CLAIMS: tuple[Claim, ...] = (
         "`window_join` for all these patterns, which runs 2-3x the windowed plan with it "
         "inside (`--inner window_join --prunings fpc alone --repeat 3`) and faster than the "
         "windowed plan around nfa wherever that beats nfa alone (Pset k = 5: 555,007 "
-        "against 133,507 events/s at 43f4fd0).",
+        "against 133,507 events/s at 43f4fd0)."
+        " Counted in bytecode instructions, which do not move with the machine "
+        "(`--prunings fpc alone --bytecodes`, 2026-11-29 at 9671d3d), the windowed plan"
+        " runs 188.9 an event on Pseq k = 2 against nfa alone's 156.1, and 234.3 "
+        "against 186.7 on Pset k = 2; the engine's send loop alone takes 80.2 against "
+        "71.7 (the windows' timers): at k = 2 the windows' own work costs more than all"
+        " the inner plan's work they could save. The count leaves out what runs in C (a"
+        " dict lookup or a tuple made counts as one instruction), where nfa spends more"
+        " as an AND grows: Pset k = 3 counts 765.8 against 700.2 yet runs at 1.25x nfa "
+        "alone.",
     ),
     Claim(
         "window",
