@@ -93,6 +93,16 @@ def test_bench_window_prints_factors_over_the_plain_window(capsys):
     assert int(pruned[5].replace(",", "")) < int(plain[5].replace(",", ""))  # fewer calls
 
 
+def test_bench_window_counts_bytecodes_an_event_in_all_and_in_the_send_loop(capsys):
+    args = ["window", "--events", "300", "--ks", "2", "--kinds", "seq", "--patterns", "1"]
+    assert main([*args, "--prunings", "fpc", "alone", "--bytecodes"]) == 0
+    out = capsys.readouterr().out
+    assert "bytecodes/event | send loop/event |" in out and "vs " not in out  # no time ratio
+    for row in rows(out):
+        spent, loop = (float(cell.replace(",", "")) for cell in row[-3:-1])
+        assert 0 < loop < spent, row
+
+
 def test_bench_window_reads_the_real_hospital_logs(tmp_path, capsys):
     import gzip
 
