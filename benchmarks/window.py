@@ -136,6 +136,7 @@ COLUMNS = [Column("calls to A", count("calls")), Column("events to A", count("ev
 def run(args: argparse.Namespace) -> tuple[list[Result], list[Column], str | None]:
     results = []
     traced = getattr(args, "bytecodes", False)
+    repeat = 1 if traced else args.repeat  # (a count comes back the same every run)
     for size in args.events:
         if args.stream == "stock":
             stream = StockStream(size=size, symbols=20, ratio=10, types="symbol", seed=1)
@@ -154,7 +155,7 @@ def run(args: argparse.Namespace) -> tuple[list[Result], list[Column], str | Non
                     ]
                     for pruning in args.prunings:
                         runs = [
-                            measure(q, events, args.inner, pruning, setting, args.repeat, traced)
+                            measure(q, events, args.inner, pruning, setting, repeat, traced)
                             for q in queries
                         ]
                         results.append(total(runs))
