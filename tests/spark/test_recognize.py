@@ -233,3 +233,24 @@ def test_array_agg_and_computed_measures_have_spark_types(spark):
     types = dict(found.dtypes)
     assert types["prices"] == "array<bigint>" and types["doubled"] == "array<string>"
     assert [tuple(r) for r in found.collect()] == [("A", [5, 4, 3], ["10", "8", "6"], "B", "a")]
+
+
+def test_trinos_and_flinks_aggregates_have_spark_types(spark):
+    """max_by and arbitrary have their column's type, count_if a count's, bool_or a truth
+    value's, MATCH_ROWTIME() the ORDER BY column's; the rows are the in-process ones."""
+    rows = [("A", t, p) for t, p in enumerate([5, 4, 3, 6])]
+    df = spark.createDataFrame(rows, "sym string, t long, price long")
+    clause = (
+        "PARTITION BY sym ORDER BY t MEASURES max_by(price, t) AS latest, arbitrary(B.price) "
+        "AS some_b, count_if(price > 3) AS high, bool_or(price > 4) AS any_high, "
+        "MATCH_ROWTIME() AS at PATTERN (A B+) DEFINE B AS price < PREV(price)"
+    )
+    found = match_recognize(df, clause)
+    types = dict(found.dtypes)
+    assert (types["latest"], types["some_b"], types["high"]) == ("bigint", "bigint", "bigint")
+    assert (types["any_high"], types["at"]) == ("boolean", "bigint")
+    want = kleene.match_recognize(
+        [dict(zip(["sym", "t", "price"], r, strict=True)) for r in rows], clause
+    )
+    assert [tuple(r) for r in found.collect()] == [tuple(r) for r in want.to_numpy().tolist()]
+    assert [tuple(r) for r in found.collect()] == [("A", 3, 4, 2, True, 2)]

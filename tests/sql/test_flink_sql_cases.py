@@ -2,9 +2,10 @@
 query's clause run by `kleene.match_recognize` on the test's rows (as a table: the
 processing-time order is the rows' order, written as a column), with Flink's expected rows.
 
-Cases that call Flink's own functions (`MATCH_ROWTIME`, user-defined aggregates) or window
-the stream around the clause are left out. One case keeps the standard's answer where
-Flink's differs (`test_flinks_greedy_quantifier_does_not_give_back_rows`).
+Cases that call user-defined aggregates or window the stream around the clause are left
+out, but for one that groups the matches by `MATCH_ROWTIME()` (pandas groups them here).
+One case keeps the standard's answer where Flink's differs
+(`test_flinks_greedy_quantifier_does_not_give_back_rows`).
 """
 
 from __future__ import annotations
@@ -136,6 +137,34 @@ def test_flinks_time_constraint(given):
     unbounded = clause.replace("WITHIN INTERVAL '1' MINUTE ", "")
     frame = kleene.match_recognize(_rows(given, ticks, ["symbol", "t", "price"]), unbounded)
     assert _read(frame, ["start_t", "end_t"]) == [(0, 61)]
+
+
+@pytest.mark.parametrize("given", ["mappings", "frame"])
+def test_flinks_match_rowtime_grouped_into_windows(given):
+    """`testWindowedGroupingAppliedToMatchRecognize`: MATCH_ROWTIME() is the time of each
+    match's last row, on ORDER BY's column; Flink groups the matches into tumbling windows
+    of 3 seconds around the clause, which pandas does here, with Flink's sums."""
+    start = datetime(1970, 1, 1)
+    ticks = [("ACME", start + timedelta(seconds=s), p, tax) for s, p, tax in [(1, 1, 1), (2, 2, 2)]]
+    ticks += [("ACME", start + timedelta(seconds=s), p, t) for s, p, t in [(4, 1, 4), (5, 1, 3)]]
+    clause = (
+        "PARTITION BY symbol ORDER BY rowtime MEASURES A.price AS price, A.tax AS tax, "
+        "MATCH_ROWTIME() AS matchRowtime ONE ROW PER MATCH PATTERN (A) DEFINE A AS A.price > 0"
+    )
+    frame = kleene.match_recognize(
+        _rows(given, ticks, ["symbol", "rowtime", "price", "tax"]), clause
+    )
+    assert list(pd.to_datetime(frame["matchRowtime"])) == [t for _, t, _, _ in ticks]
+    windows = frame.groupby(pd.to_datetime(frame["matchRowtime"]).dt.floor("3s"))["price"].sum()
+    assert list(windows.items()) == [
+        (pd.Timestamp(start), 3),
+        (pd.Timestamp(start) + pd.Timedelta(3, "s"), 2),
+    ]
+    named = clause.replace("MATCH_ROWTIME()", "MATCH_ROWTIME(rowtime)")
+    again = kleene.match_recognize(
+        _rows(given, ticks, ["symbol", "rowtime", "price", "tax"]), named
+    )
+    assert again.equals(frame)
 
 
 @pytest.mark.parametrize("times", ["datetimes", "seconds"])

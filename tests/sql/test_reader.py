@@ -250,6 +250,11 @@ def _normal(node):
         ("PATTERN (A) DEFINE A AS t < INTERVAL '1' YEAR", "INTERVAL takes MILLISECOND", 42),
         ("PATTERN (a) DEFINE a AS x > 1, A AS x < 1", "DEFINE names 'A' twice", 32),
         ("PATERN (A)", "unexpected 'PATERN'", 1),
+        ("PATTERN (A) DEFINE A AS max_by(x) > 1", "max_by takes two arguments", 25),
+        ("PATTERN (A) DEFINE A AS count_if(x, y) > 1", "count_if takes one argument", 25),
+        ("MEASURES MATCH_ROWTIME() AS t PATTERN (A)", "this clause has no ORDER BY", 10),
+        ("ORDER BY t MEASURES MATCH_PROCTIME() AS t PATTERN (A)", "MATCH_PROCTIME()", 21),
+        ("PATTERN (A) DEFINE A AS max_by(A.x, B.y) > 1", "name different variables", 25),
     ],
 )
 def test_syntax_errors_point_at_the_text(text, message, column):
@@ -268,6 +273,8 @@ def test_syntax_errors_point_at_the_text(text, message, column):
         ("PATTERN (A) SUBSET A = (A)", "SUBSET A is also a pattern variable", 20),
         ("PATTERN (A) SUBSET U = (B)", "names 'B', no pattern variable", 20),
         ("PATTERN (A) DEFINE A AS FINAL LAST(x) > 1", "FINAL has no meaning in DEFINE", 25),
+        ("ORDER BY t PATTERN (A) DEFINE A AS MATCH_ROWTIME() > 1", "FINAL has no meaning", 36),
+        ("PATTERN (A) DEFINE A AS max_by(x, PREV(y)) > 1", "inside an aggregate", 35),
         ("PATTERN (A) DEFINE A AS nope(x) > 1", "unknown function nope", 25),
         ("PATTERN (A) DEFINE A AS CAST(x AS date) > 1", "CAST to DATE: kleene casts to", 25),
         ("PATTERN (A) DEFINE A AS CAST(x AS int(3)) > 1", "CAST to INT(3)", 25),

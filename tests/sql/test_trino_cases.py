@@ -857,6 +857,46 @@ AGGREGATION_CASES = [
 
 #: TestCopyAggregationStateInRowPatternMatching's cases in kleene's functions (the others
 #: read Trino's map and array functions)
+#: The cases that call Trino's arrays and its aggregates of pairs and of truth values
+AGGREGATION_CASES += [
+    (
+        "testSimpleQuery concat_ws of an array_agg",
+        EIGHT,
+        ["id"],
+        "ORDER BY id MEASURES concat_ws('', RUNNING array_agg(lower(CLASSIFIER(U)))) AS labels "
+        f'{SKIP_PAST} PATTERN (M A X X T C H "!") SUBSET U = (M, A, T, C, H, "!") '
+        "DEFINE M AS true",
+        ["id", "labels"],
+        list(enumerate(["m", "ma", "ma", "ma", "mat", "matc", "match", "match!"], 1)),
+    ),
+    (
+        "testTentativeLabelMatch arbitrary over 1000",
+        PARTED,
+        ["id", "part", "value"],
+        f"PARTITION BY part ORDER BY id MEASURES RUNNING sum(value) AS s {SKIP_PAST} "
+        "PATTERN (B (A | B) B) DEFINE A AS arbitrary(value) > 1000",
+        ["part", "id", "s"],
+        ROLLING_TWICE,
+    ),
+    (
+        "testAggregationArguments max_by of CLASSIFIER()",
+        [(1, "p"), (2, "q"), (3, "r"), (4, "s")],
+        ["id", "value"],
+        f"ORDER BY id MEASURES max_by(value, CLASSIFIER()) AS m {SKIP_PAST} "
+        "PATTERN (A B D C) DEFINE A AS true",
+        ["id", "m"],
+        [(1, "p"), (2, "q"), (3, "r"), (4, "r")],
+    ),
+    (
+        "testForkingThreads",
+        [(1,), (2,), (3,), (4,)],
+        ["id"],
+        f"ORDER BY id MEASURES RUNNING array_agg(CLASSIFIER()) AS labels {SKIP_PAST} "
+        "PATTERN ((A | B | C)* X) DEFINE X AS array_agg(CLASSIFIER()) = ARRAY['C', 'A', 'B', 'X']",
+        ["id", "labels"],
+        [(1, ["C"]), (2, ["C", "A"]), (3, ["C", "A", "B"]), (4, ["C", "A", "B", "X"])],
+    ),
+]
 FORKED = "ORDER BY id MEASURES CLASSIFIER() AS classy ALL ROWS PER MATCH PATTERN ((A | B)* X) "
 AGGREGATION_CASES += [
     (f"TestCopyAggregationStateInRowPatternMatching {define}", [(1,), (2,), (3,)], ["id"],

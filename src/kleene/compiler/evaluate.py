@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kleene.compiler.functions import BUILTINS, known_functions
+from kleene.compiler.functions import BUILTINS, TAKES_NULLS, known_functions
 from kleene.errors import EventError, KleeneError
 from kleene.events import ATOMS, Event, attribute_slot
 from kleene.language import expr as E
@@ -315,8 +315,10 @@ def aggregate(expr: E.Aggregate | E.RowAggregate, values: Sequence[Any]) -> Any:
 def call(expr: E.Call, function: Callable[..., Any], args: list[Any]) -> Any:
     """A function call with SQL nulls: null in, null out. A built-in's arithmetic failure
     (`sqrt(-1)`, `log(0)`) is null; any other failure, a registered function's included, is an
-    `EventError` naming the call (a registered function returns None for "no value")."""
-    if any(arg is None for arg in args):
+    `EventError` naming the call (a registered function returns None for "no value").
+    The few built-ins that take nulls (`TAKES_NULLS`: `ARRAY[...]`, `concat_ws`) are
+    called with them."""
+    if any(arg is None for arg in args) and function not in TAKES_NULLS:
         return None
     try:
         return function(*args)

@@ -31,13 +31,19 @@ from kleene.language import expr as E
 
 __all__ = [
     "BUILTINS",
+    "TAKES_NULLS",
     "Interval",
+    "array",
+    "array_join",
     "call_error",
+    "cardinality",
     "cast",
     "caster",
     "concat",
+    "concat_ws",
     "contains",
     "corr",
+    "element_at",
     "known_functions",
     "like",
     "register_function",
@@ -318,6 +324,79 @@ def concat(*parts: Any) -> str:
     return "".join(parts)
 
 
+def array(*values: Any) -> list[Any]:
+    """SQL's `ARRAY[a, b, …]`: a list of the values, nulls kept (one of `TAKES_NULLS`).
+    It compares equal to an `array_agg` of the same values.
+
+    >>> array(1, None, 3)
+    [1, None, 3]
+    """
+    return list(values)
+
+
+def concat_ws(separator: Any, *parts: Any) -> str | None:
+    """`concat_ws(sep, a, b, …)` (or `concat_ws(sep, array)`): the texts joined by `sep`,
+    nulls left out; null when `sep` is (one of `TAKES_NULLS`).
+
+    >>> concat_ws("-", "a", None, "b"), concat_ws("", ["m", "a"]), concat_ws(None, "a")
+    ('a-b', 'ma', None)
+    """
+    if separator is None:
+        return None
+    if len(parts) == 1 and isinstance(parts[0], list | tuple):
+        parts = tuple(parts[0])
+    present = [part for part in parts if part is not None]
+    if not isinstance(separator, str) or not all(isinstance(p, str) for p in present):
+        raise TypeError(f"concat_ws joins texts, not {[separator, *parts]!r}")
+    return separator.join(present)
+
+
+def array_join(values: Any, separator: str, null_text: str | None = None) -> str:
+    """Trino's `array_join(array, sep[, null_text])`: the array's values as text, joined
+    by `sep`; a null left out, or written as `null_text`.
+
+    >>> array_join([1, None, 2], ", "), array_join(["a", None], "/", "?")
+    ('1, 2', 'a/?')
+    """
+    if not isinstance(values, list | tuple):
+        raise TypeError(f"array_join joins an array, not {values!r}")
+    shown = [null_text if value is None else _shown(value) for value in values]
+    return separator.join(text for text in shown if text is not None)
+
+
+def _shown(value: Any) -> str:
+    """A value as SQL's `CAST(value AS VARCHAR)` writes it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def cardinality(values: Any) -> int:
+    """SQL's `cardinality(array)`: how many values the array holds.
+
+    >>> cardinality([1, None])
+    2
+    """
+    if not isinstance(values, list | tuple):
+        raise TypeError(f"cardinality counts an array's values, not {values!r}")
+    return len(values)
+
+
+def element_at(values: Any, index: int) -> Any:
+    """Trino's `element_at(array, i)`: the i-th value (1 the first, -1 the last), null
+    past either end.
+
+    >>> element_at(["a", "b"], 1), element_at(["a", "b"], -1), element_at(["a"], 3)
+    ('a', 'b', None)
+    """
+    if not isinstance(values, list | tuple):
+        raise TypeError(f"element_at reads an array, not {values!r}")
+    if index == 0:
+        raise ValueError("element_at counts from 1 (or from -1 at the end), not 0")
+    at = index - 1 if index > 0 else len(values) + index
+    return values[at] if 0 <= at < len(values) else None
+
+
 def _mod(dividend: Any, divisor: Any) -> Any:
     """SQL's `mod(a, b)`: the remainder, with the dividend's sign (whole numbers stay
     whole).
@@ -368,7 +447,15 @@ BUILTINS: Mapping[str, Callable[..., Any]] = {
     "sign": lambda x: (x > 0) - (x < 0),
     "ln": math.log,
     "log10": math.log10,
+    "array": array,
+    "cardinality": cardinality,
+    "array_join": array_join,
+    "concat_ws": concat_ws,
+    "element_at": element_at,
 }
+
+#: The built-ins a null argument does not make null: they are called with it.
+TAKES_NULLS: tuple[Callable[..., Any], ...] = (array, concat_ws)
 
 _REGISTERED: dict[str, Callable[..., Any]] = {}
 

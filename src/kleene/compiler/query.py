@@ -234,8 +234,16 @@ def value_kind(
             return names[name]
         case E.Navigation(arg=arg):
             return value_kind(arg, names)
-        case E.RowAggregate(func="count") | E.MatchNumber():
+        case E.RowAggregate(func="count" | "count_if") | E.MatchNumber():
             return "long", None
+        case E.RowAggregate(func="bool_and" | "bool_or"):
+            return "bool", None
+        case E.RowAggregate(func="arbitrary", arg=E.Attr(attr=attr)):
+            return "column", attr
+        case E.RowAggregate(func="max_by" | "min_by", arg=E.Call(args=(E.Attr(attr=attr), _))):
+            return "column", attr
+        case E.Call(name="array"):
+            return "list", None
         case E.RowAggregate(func="array_agg", arg=E.Attr(attr=attr)):
             return "list", attr
         case E.RowAggregate(func="array_agg"):

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, NoReturn
 
 from kleene.compiler.codegen import Writer
-from kleene.compiler.evaluate import Scope, aggregate, attribute, evaluate
+from kleene.compiler.evaluate import Scope, aggregate, apply, attribute, evaluate
 from kleene.compiler.functions import Interval, call_error, known_functions
 from kleene.compiler.query import Field, Output, Partition, Query, Read, value_kind
 from kleene.errors import EventError
@@ -147,7 +147,8 @@ class _Checker:
             final = isinstance(node, E.Navigation | E.RowAggregate | E.Classifier) and node.final
             if final and define:
                 self.fail(
-                    "FINAL has no meaning in DEFINE: a row is mapped before the match ends",
+                    f"{expr_text(node)}: FINAL has no meaning in DEFINE, where a row is "
+                    "mapped before the match ends",
                     node.span,
                 )
             if isinstance(node, E.Navigation):
@@ -671,15 +672,51 @@ def _positions(labels: Sequence[int], start: int, end: int, members: frozenset[i
 
 def _row_aggregate(node: E.RowAggregate, values: list[Any]) -> Any:
     """An aggregate of the values read at a variable's rows: nulls skipped (but kept by
-    array_agg); count of none is 0, any other aggregate of none is null."""
-    if node.func == "array_agg":
+    array_agg); count and count_if of none are 0, any other aggregate of none is null.
+    `max_by(x, y)` is x at the first row whose y is largest (rows with a null y left
+    out, x may be null), `arbitrary` the first value that is not null.
+
+    >>> rows = [["p", "A"], ["q", "D"], ["r", None], ["s", "D"]]
+    >>> _row_aggregate(E.RowAggregate("max_by", None), rows)
+    'q'
+    >>> _row_aggregate(E.RowAggregate("bool_and", None), [True, None, False])
+    False
+    """
+    func = node.func
+    if func == "array_agg":
         return values
+    if func in E.PAIR_AGGREGATES:
+        pairs = [pair for pair in values if pair[1] is not None]
+        if not pairs:
+            return None
+        best = max if func == "max_by" else min
+        return apply(node, lambda ps: best(ps, key=_second)[0], pairs)
     present = [v for v in values if v is not None]
-    if node.func == "count":
+    if func == "count":
         return len(present)
+    if func == "count_if":
+        return sum(1 for v in present if _truth(node, v))
     if not present:
         return None
+    if func == "arbitrary":
+        return present[0]
+    if func == "bool_and":
+        return all(_truth(node, v) for v in present)
+    if func == "bool_or":
+        return any(_truth(node, v) for v in present)
     return aggregate(node, present)
+
+
+def _second(pair: Sequence[Any]) -> Any:
+    return pair[1]
+
+
+def _truth(node: E.RowAggregate, value: Any) -> bool:
+    """A truth value that count_if, bool_and or bool_or reads (a number or a text is an
+    error naming the aggregate)."""
+    if value is True or value is False:
+        return value
+    raise EventError(f"{expr_text(node)} reads truth values, not {value!r}")
 
 
 def _moved(position: int | None, steps: int) -> int:

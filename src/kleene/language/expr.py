@@ -31,6 +31,7 @@ __all__ = [
     "AGGREGATES",
     "CURRENT",
     "NAVIGATIONS",
+    "PAIR_AGGREGATES",
     "QUANTIFIERS",
     "ROW_AGGREGATES",
     "UNIVERSAL",
@@ -79,7 +80,23 @@ UNIVERSAL = "*"
 #: LAST over the rows a variable's match holds.
 NAVIGATIONS = ("prev", "next", "first", "last")
 #: What an aggregate of a row pattern's rows computes.
-ROW_AGGREGATES = ("count", "sum", "avg", "min", "max", "array_agg")
+ROW_AGGREGATES = (
+    "count",
+    "sum",
+    "avg",
+    "min",
+    "max",
+    "array_agg",
+    "max_by",
+    "min_by",
+    "count_if",
+    "bool_and",
+    "bool_or",
+    "arbitrary",
+)
+#: The aggregates of two values a row (`max_by(x, y)`: x where y is largest), whose
+#: `RowAggregate.arg` is the pair, an `array(x, y)` call.
+PAIR_AGGREGATES = ("max_by", "min_by")
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,10 +312,24 @@ class MatchNumber:
 @dataclass(frozen=True, slots=True)
 class RowAggregate:
     """An aggregate over the rows of a row pattern match mapped to `var` (a variable, a
-    subset, or `UNIVERSAL`), of `arg` read at each (None: `count(*)`, the rows themselves).
-    `final`: over the whole match rather than up to the current row."""
+    subset, or `UNIVERSAL`), of `arg` read at each (None: `count(*)`, the rows themselves;
+    for the `PAIR_AGGREGATES`, the call `array(x, y)`). `final`: over the whole match
+    rather than up to the current row."""
 
-    func: Lit["count", "sum", "avg", "min", "max", "array_agg"]
+    func: Lit[
+        "count",
+        "sum",
+        "avg",
+        "min",
+        "max",
+        "array_agg",
+        "max_by",
+        "min_by",
+        "count_if",
+        "bool_and",
+        "bool_or",
+        "arbitrary",
+    ]
     arg: Expr | None
     var: str = UNIVERSAL
     final: bool = False

@@ -107,6 +107,8 @@ class SqlPrinter(ExprPrinter):
                 return f"CAST({self.text(value)} AS {to})", ATOM
             case E.Duration(amount=amount, unit=unit):
                 return f"INTERVAL '{amount}' {unit}", ATOM
+            case E.Call(name="array", args=values):
+                return f"ARRAY[{', '.join(self.text(value) for value in values)}]", ATOM
             case E.Call(name="like", args=(value, pattern, *escape)) if len(escape) <= 1:
                 tail = f" ESCAPE {self.wrapped(escape[0], SUM)}" if escape else ""
                 text = f"{self.wrapped(value, SUM)} LIKE {self.wrapped(pattern, SUM)}{tail}"

@@ -50,6 +50,7 @@ KEYWORDS = (
     "LAST",
     "CLASSIFIER",
     "MATCH_NUMBER",
+    "MATCH_ROWTIME",
     "CASE",
     "WHEN",
     "THEN",
@@ -94,8 +95,18 @@ def _variable(token: Token) -> str:
     return _name(token) if token.type == "QUOTED_NAME" else str(token).upper()
 
 
+#: Aggregates' other names: Trino's `any_value`, the standard's `every`.
+_SYNONYMS = {"any_value": "arbitrary", "every": "bool_and"}
+
+
 class ToClause(ExprReader):
     """Parse tree → `MatchRecognize` and the one expression tree."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        #: ORDER BY's first column, which `MATCH_ROWTIME()` reads (the tree is read left
+        #: to right, so ORDER BY before MEASURES and DEFINE).
+        self.order_column: str | None = None
 
     # -- the clause ----------------------------------------------------------------------
 
@@ -130,6 +141,7 @@ class ToClause(ExprReader):
 
     def order_clause(self, children: list[Q.SortKey]) -> tuple[str, Any]:
         self._unique("ORDER BY", [(key.column, key.span) for key in children])
+        self.order_column = children[0].column  # (read before MEASURES and DEFINE are)
         return "order", tuple(children)
 
     @v_args(meta=True)
@@ -364,14 +376,24 @@ class ToClause(ExprReader):
 
     @v_args(meta=True)
     def aggregate(self, meta: Meta, children: list[Any]) -> E.Expr:
+        """An aggregate of the rows a variable maps; `any_value` is Trino's `arbitrary`,
+        `every` the standard's `bool_and`, and `max_by(x, y)`'s pair is one argument,
+        `array(x, y)`."""
         final = children[0] if isinstance(children[0], bool) else False
-        func_token, arg = children[-2], children[-1]
-        func = str(func_token).lower()
+        rest = children[1:] if isinstance(children[0], bool) else children
+        func_token, arg, *by = rest
+        func = _SYNONYMS.get(str(func_token).lower(), str(func_token).lower())
+        if (func in E.PAIR_AGGREGATES) != bool(by):
+            wanted = "two arguments: " if func in E.PAIR_AGGREGATES else "one argument: "
+            example = f"{func}(x, y)" if func in E.PAIR_AGGREGATES else f"{func}(x)"
+            self._fail(f"{func} takes {wanted}{example}", meta)
         if isinstance(arg, tuple):  # count(*) or count(A.*)
             if func != "count":
                 self._fail(f"{func}(*) has no meaning; * counts rows: count(*)", meta)
             var, expr = arg[0], None
         else:
+            if by:
+                arg = E.Call("array", (arg, by[0]), span=span_of(meta))
             var, expr = self._aggregated(func, arg, meta), arg
         return E.RowAggregate(func, expr, var, final, span=span_of(meta))  # type: ignore[arg-type]
 
@@ -416,6 +438,36 @@ class ToClause(ExprReader):
     @v_args(meta=True)
     def match_number(self, meta: Meta, children: list[Any]) -> E.Expr:
         return E.MatchNumber(span=span_of(meta))
+
+    @v_args(meta=True)
+    def match_rowtime(self, meta: Meta, children: list[Token]) -> E.Expr:
+        """Flink SQL's `MATCH_ROWTIME([column])`: the time of the match's last row, on the
+        column named or ORDER BY's first (`FINAL LAST(column)`)."""
+        if children:
+            column = _name(children[0])
+        elif self.order_column is not None:
+            column = self.order_column
+        else:
+            self._fail(
+                "MATCH_ROWTIME() reads the time on ORDER BY's first column, and this clause "
+                "has no ORDER BY; name the column: MATCH_ROWTIME(ts)",
+                meta,
+            )
+        span = span_of(meta)
+        return E.Navigation("last", E.Attr(E.UNIVERSAL, column, span=span), 0, True, span=span)
+
+    @v_args(meta=True)
+    def match_proctime(self, meta: Meta, children: list[Any]) -> E.Expr:
+        self._fail(
+            "MATCH_PROCTIME() reads the clock as the match is made; kleene's answers depend "
+            "on the rows alone: read a column of the rows' arrival times instead",
+            meta,
+        )
+
+    @v_args(meta=True)
+    def array(self, meta: Meta, children: list[Any]) -> E.Expr:
+        """`ARRAY[a, b, …]`: the built-in `array(a, b, …)`, a list (nulls kept)."""
+        return E.Call("array", tuple(children[1:]), span=span_of(meta))
 
     @v_args(meta=True)
     def cast(self, meta: Meta, children: list[Any]) -> E.Expr:
