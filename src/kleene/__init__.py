@@ -35,6 +35,7 @@ from kleene.events import Event, Watermark
 from kleene.io import from_arrow, from_pandas, from_records, read_events, read_matches, to_pandas
 from kleene.io.matching import match, match_iter
 from kleene.io.recognize import match_recognize
+from kleene.language.sql.reader import register_aggregate, unregister_aggregate
 from kleene.matches import Match, Retraction, Timeout
 from kleene.plans import compile
 from kleene.plans.base import Plan
@@ -71,7 +72,9 @@ __all__ = [
     "parse",
     "read_events",
     "read_matches",
+    "register_aggregate",
     "register_function",
     "to_pandas",
+    "unregister_aggregate",
     "unregister_function",
 ]

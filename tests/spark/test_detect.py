@@ -389,3 +389,16 @@ def test_return_values_are_columns_of_the_spark_matches(spark):
     assert sorted((r["peak"], r["n"], r["change"]) for r in rows) == sorted(
         (m.values["peak"], m.values["n"], m.values["change"]) for m in local
     )
+
+
+def test_a_registered_function_reaches_the_workers(spark, stocks):
+    """A function registered in the driver runs on the workers (whose processes have none
+    registered: the job ships them), with the in-process matches."""
+    kleene.register_function("big_move", lambda a, b: abs(b - a) > 2)
+    try:
+        query = (
+            "PATTERN SEQ(Stock a, Stock b) WHERE [symbol] and big_move(a.price, b.price) WITHIN 9"
+        )
+        assert same(frame(spark, stocks), query, stocks)
+    finally:
+        kleene.unregister_function("big_move")

@@ -254,3 +254,27 @@ def test_trinos_and_flinks_aggregates_have_spark_types(spark):
     )
     assert [tuple(r) for r in found.collect()] == [tuple(r) for r in want.to_numpy().tolist()]
     assert [tuple(r) for r in found.collect()] == [("A", 3, 4, 2, True, 2)]
+
+
+def test_registered_functions_and_aggregates_reach_the_workers(spark):
+    """A function registered with kleene.register_function and an aggregate registered
+    with kleene.register_aggregate run on the workers as in-process (whose processes have
+    none registered: the job ships the functions, the clause holds its aggregates)."""
+    kleene.register_function("tagged", lambda value: f"#{value}")
+    kleene.register_aggregate("span_of", lambda prices: max(prices) - min(prices))
+    try:
+        rows = [("A", t, p) for t, p in enumerate([5, 4, 3, 6])]
+        df = spark.createDataFrame(rows, "sym string, t long, price long")
+        clause = (
+            "PARTITION BY sym ORDER BY t MEASURES tagged(sym) AS tag, span_of(B.price) AS s "
+            "PATTERN (A B+) DEFINE B AS price < PREV(price) AND span_of(B.price) < 5"
+        )
+        found = [tuple(r) for r in match_recognize(df, clause).collect()]
+        want = kleene.match_recognize(
+            [dict(zip(["sym", "t", "price"], r, strict=True)) for r in rows], clause
+        )
+        assert [tuple(r) for r in want.to_numpy().tolist()] == [("A", "#A", 1)]
+        assert found == [("A", "#A", "1")]  # (on Spark a function's value is text)
+    finally:
+        kleene.unregister_function("tagged")
+        kleene.unregister_aggregate("span_of")

@@ -11,6 +11,7 @@ One case keeps the standard's answer where Flink's differs
 from __future__ import annotations
 
 import math
+import re
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -206,3 +207,62 @@ def test_flinks_greedy_quantifier_does_not_give_back_rows(given):
     )
     flinks = (6, 7, 8, 33, 33)
     assert found == [(1, 2, 3, 21, 16), flinks]
+
+
+@pytest.fixture
+def flinks_functions():
+    """Flink's `PrefixingScalarFunc` (prefix "PREF") and `RichAggFunc` (a sum that starts
+    at 4), as kleene's registered function and aggregate."""
+    kleene.register_function("prefix", lambda value: f"PREF:{value}")
+    kleene.register_aggregate("countFrom", lambda prices: 4 + sum(prices))
+    yield
+    kleene.unregister_function("prefix")
+    kleene.unregister_aggregate("countFrom")
+
+
+@pytest.mark.parametrize("given", ["mappings", "frame"])
+def test_flinks_user_defined_functions(given, flinks_functions):
+    """`testUserDefinedFunctions`: a scalar function and an aggregate the user defines, in
+    MEASURES and DEFINE; the aggregate ranges over A's rows so far, so A stops where the
+    count from 4 would pass 8."""
+    rows = [(1, "a", 1), (2, "a", 1), (3, "a", 1), (4, "a", 1), (5, "a", 1), (6, "b", 1)]
+    rows += [(7, "a", 1), (8, "a", 1), (9, "f", 1)]
+    clause = (
+        "ORDER BY id MEASURES FIRST(id) AS firstId, prefix(A.name) AS prefixedNameA, "
+        "countFrom(A.price) AS countFromA, LAST(id) AS lastId AFTER MATCH SKIP PAST LAST ROW "
+        "PATTERN (A+ C) DEFINE A AS prefix(A.name) = 'PREF:a' AND countFrom(A.price) <= 8"
+    )
+    frame = kleene.match_recognize(_rows(given, rows, ["id", "name", "price"]), clause)
+    columns = ["firstId", "prefixedNameA", "countFromA", "lastId"]
+    assert _read(frame, columns) == [(1, "PREF:a", 8, 5), (7, "PREF:a", 6, 9)]
+
+
+def test_a_user_defined_aggregate_of_two_columns_and_its_errors(flinks_functions):
+    """An aggregate gets a list for each argument (FINAL: over the whole match); one that
+    raises is an EventError naming the call and the row; RUNNING and FINAL before a
+    function that is no aggregate, an aggregate of no argument, and one over two
+    variables' columns are refused with a caret."""
+    kleene.register_aggregate(
+        "weighted", lambda xs, ws: sum(x * w for x, w in zip(xs, ws, strict=True))
+    )
+    try:
+        rows = [{"t": t, "x": x, "w": w} for t, x, w in [(1, 2, 1), (2, 3, 2), (3, 1, 3)]]
+        clause = "ORDER BY t MEASURES RUNNING weighted(x, w) AS r, FINAL weighted(x, w) AS f "
+        frame = kleene.match_recognize(rows, clause + "ALL ROWS PER MATCH PATTERN (A+)")
+        assert _read(frame, ["t", "r", "f"]) == [(1, 2, 11), (2, 8, 11), (3, 11, 11)]
+        text = [{"t": 1, "x": "two", "w": 1}]
+        with pytest.raises(kleene.EventError, match=r"weighted\(x, w\) failed") as raised:
+            kleene.match_recognize(text, clause + "PATTERN (A+)")
+        assert raised.value.row == 1
+    finally:
+        kleene.unregister_aggregate("weighted")
+    for wrong, message in [
+        ("FINAL prefix(x)", "not prefix, which is no aggregate"),
+        ("countFrom()", "countFrom() needs an argument"),
+        ("countFrom(A.x, B.x)", "name different variables"),
+    ]:
+        with pytest.raises(kleene.PatternError, match=re.escape(message)) as raised:
+            kleene.match_recognize([], f"ORDER BY t MEASURES {wrong} AS m PATTERN (A B)")
+        assert raised.value.column == 21 and "^" in str(raised.value)
+    with pytest.raises(ValueError, match="built-in aggregate"):
+        kleene.register_aggregate("sum", sum)

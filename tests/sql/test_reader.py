@@ -4,6 +4,7 @@ an equal AST, and errors with a caret."""
 import pytest
 from hypothesis import given
 
+from kleene.compiler.functions import known_functions
 from kleene.compiler.row_pattern import check_clause
 from kleene.errors import PatternError, PatternSyntaxError
 from kleene.language import expr as E
@@ -298,7 +299,7 @@ def test_clauses_that_make_no_sense_are_refused_with_a_caret(text, message, colu
             read(text)
         return
     with pytest.raises(PatternError) as raised:
-        check_clause(read(text))
+        check_clause(read(text), known_functions())
     assert message in str(raised.value)
     assert raised.value.column == column
 

@@ -172,3 +172,14 @@ def test_bad_files_are_named(tmp_path):
     (tmp_path / "bad.jsonl").write_text('{"x": 1}\n{"x": \n')
     with pytest.raises(EventError, match=r"bad\.jsonl"):
         kleene.match_recognize(tmp_path / "bad.jsonl", "PATTERN (A)")
+
+
+def test_a_clause_calls_the_functions_its_options_pass():
+    """functions={...} reaches a MATCH_RECOGNIZE clause as it reaches a SASE+ query (its
+    calls are checked against the query's own table, not only the registered one)."""
+    clause = "MATCH_RECOGNIZE (ORDER BY ts MEASURES tagged(A.x) AS t PATTERN (A))"
+    events = [{"type": "T", "ts": 1, "x": 3}]
+    assert kleene.match(clause, events, functions={"tagged": lambda v: f"#{v}"}) == [{"t": "#3"}]
+    with pytest.raises(kleene.PatternError, match="unknown function tagged") as raised:
+        kleene.match(clause, events)
+    assert raised.value.column == 39

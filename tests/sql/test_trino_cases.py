@@ -888,6 +888,20 @@ AGGREGATION_CASES += [
         [(1, "p"), (2, "q"), (3, "r"), (4, "r")],
     ),
     (
+        "testMultipleAggregationArguments",
+        EIGHT,
+        ["id"],
+        "ORDER BY id MEASURES MATCH_NUMBER() AS match, CLASSIFIER() AS classy, "
+        "RUNNING max_by(MATCH_NUMBER() * 100 + id, CLASSIFIER()) AS running_measure, "
+        "FINAL max_by(-MATCH_NUMBER() - id, lower(CLASSIFIER())) AS final_measure "
+        f"{SKIP_PAST} PATTERN (A B C D) DEFINE A AS max_by(MATCH_NUMBER(), CLASSIFIER()) > 0",
+        ["id", "classy", "match", "running_measure", "final_measure"],
+        [
+            (i, "ABCD"[(i - 1) % 4], (i + 3) // 4, (i + 3) // 4 * 100 + i, -5 * ((i + 3) // 4))
+            for i in range(1, 9)
+        ],
+    ),
+    (
         "testForkingThreads",
         [(1,), (2,), (3,), (4,)],
         ["id"],

@@ -47,6 +47,7 @@ __all__ = [
     "known_functions",
     "like",
     "register_function",
+    "registered_functions",
     "substr",
     "unregister_function",
 ]
@@ -473,6 +474,12 @@ def register_function(name: str, function: F | None = None) -> Any:
         return f
 
     return add if function is None else add(function)
+
+
+def registered_functions() -> dict[str, Callable[..., Any]]:
+    """The functions registered with `register_function`, by name (what a Spark job ships
+    to its workers, whose processes have none registered)."""
+    return dict(_REGISTERED)
 
 
 def unregister_function(name: str) -> None:

@@ -75,12 +75,25 @@ def check_clause(
     clause: Q.MatchRecognize, functions: Mapping[str, Callable[..., Any]] | None = None
 ) -> None:
     """Raise a `PatternError` with a caret where the clause makes no sense: a name that is
-    no variable, a navigation or aggregate the standard does not allow where it stands."""
-    _Checker(clause, known_functions() if functions is None else functions).check()
+    no variable, a navigation or aggregate the standard does not allow where it stands, a
+    function `functions` does not hold (when given: the validate pass has no table of the
+    query's functions, so `analyze_clause`, which has, checks the calls)."""
+    _Checker(clause, functions).check()
+
+
+def _check_calls(clause: Q.MatchRecognize, functions: Mapping[str, Callable[..., Any]]) -> None:
+    """A `PatternError` with a caret at a call of a function `functions` does not hold."""
+    checker = _Checker(clause, functions)
+    for expression in [d.condition for d in clause.defines] + [m.expr for m in clause.measures]:
+        for node in E.walk(expression):
+            if isinstance(node, E.Call):
+                checker.call(node)
 
 
 class _Checker:
-    def __init__(self, clause: Q.MatchRecognize, functions: Mapping[str, Callable[..., Any]]):
+    def __init__(
+        self, clause: Q.MatchRecognize, functions: Mapping[str, Callable[..., Any]] | None
+    ):
         self.clause = clause
         self.functions = functions
         self.variables = clause.variables
@@ -138,10 +151,8 @@ class _Checker:
                 case E.Attr(var=var) | E.Classifier(var=var) | E.RowAggregate(var=var):
                     if var != E.UNIVERSAL and var not in known:
                         self.fail(f"{var!r} is no pattern variable or SUBSET", node.span)
-                case E.Call(name=name) if name.lower() not in self.functions:
-                    self.fail(f"unknown function {name}", node.span)
-                case E.Call() if (wrong := call_error(node)) is not None:
-                    self.fail(wrong, node.span)
+                case E.Call():
+                    self.call(node)
                 case E.Aggregate() | E.Len() | E.Name() | E.Equivalence() | E.Quantified():
                     self.fail(f"{expr_text(node)} is not SQL", node.span)
             final = isinstance(node, E.Navigation | E.RowAggregate | E.Classifier) and node.final
@@ -161,6 +172,17 @@ class _Checker:
                             "rows' own values",
                             inner.span,
                         )
+
+    def call(self, node: E.Call) -> None:
+        if self.functions is not None and node.name.lower() not in self.functions:
+            self.fail(
+                f"unknown function {node.name}; register it with kleene.register_function or "
+                "pass functions={...}",
+                node.span,
+            )
+        wrong = call_error(node)
+        if wrong is not None:
+            self.fail(wrong, node.span)
 
     def navigation(self, node: E.Navigation) -> None:
         arg, name = node.arg, node.func.upper()
@@ -510,7 +532,9 @@ def analyze_clause(
     stream's rows come in event-time order, so ORDER BY names one column, ascending: the
     time (`kleene.match_recognize` sorts a table by any ORDER BY)."""
     functions = known_functions(functions)
-    if not validated:
+    if validated:
+        _check_calls(clause, functions)
+    else:
         check_clause(clause, functions)
     keys = clause.order_by
     if len(keys) > 1 or (keys and keys[0].descending):
@@ -683,6 +707,8 @@ def _row_aggregate(node: E.RowAggregate, values: list[Any]) -> Any:
     False
     """
     func = node.func
+    if node.function is not None:
+        return _user_aggregate(node, node.function, values)
     if func == "array_agg":
         return values
     if func in E.PAIR_AGGREGATES:
@@ -705,6 +731,20 @@ def _row_aggregate(node: E.RowAggregate, values: list[Any]) -> Any:
     if func == "bool_or":
         return any(_truth(node, v) for v in present)
     return aggregate(node, present)
+
+
+def _user_aggregate(node: E.RowAggregate, function: Callable[..., Any], rows: list[Any]) -> Any:
+    """A user-defined aggregate (`kleene.register_aggregate`): its function called with a
+    list of values for each argument (`rows` holds each row's values, as a list); what it
+    raises is an `EventError` naming the call."""
+    width = len(E.written_args(node))
+    columns = [[row[at] for row in rows] for at in range(width)]
+    try:
+        return function(*columns)
+    except Exception as error:
+        raise EventError(
+            f"{expr_text(node)} failed on {columns!r}: {type(error).__name__}: {error}"
+        ) from error
 
 
 def _second(pair: Sequence[Any]) -> Any:

@@ -22,7 +22,7 @@ Constant(value=-3)
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 from typing import Literal as Lit
@@ -64,6 +64,7 @@ __all__ = [
     "negative",
     "span_field",
     "walk",
+    "written_args",
 ]
 
 #: What an aggregate computes over a list of events (`values`: the set of values).
@@ -312,28 +313,29 @@ class MatchNumber:
 @dataclass(frozen=True, slots=True)
 class RowAggregate:
     """An aggregate over the rows of a row pattern match mapped to `var` (a variable, a
-    subset, or `UNIVERSAL`), of `arg` read at each (None: `count(*)`, the rows themselves;
-    for the `PAIR_AGGREGATES`, the call `array(x, y)`). `final`: over the whole match
-    rather than up to the current row."""
+    subset, or `UNIVERSAL`), of `arg` read at each (None: `count(*)`, the rows themselves).
+    `func` is one of `ROW_AGGREGATES`, or the name of a user-defined aggregate, whose
+    `function` it holds; the arguments of a `PAIR_AGGREGATES` one or of a user-defined one
+    are one `array(x, …)` call (`written_args`). `final`: over the whole match rather than
+    up to the current row."""
 
-    func: Lit[
-        "count",
-        "sum",
-        "avg",
-        "min",
-        "max",
-        "array_agg",
-        "max_by",
-        "min_by",
-        "count_if",
-        "bool_and",
-        "bool_or",
-        "arbitrary",
-    ]
+    func: str
     arg: Expr | None
     var: str = UNIVERSAL
     final: bool = False
+    #: A user-defined aggregate's function (`kleene.register_aggregate`), called with a
+    #: list of values for each argument.
+    function: Callable[..., Any] | None = field(default=None, compare=False, repr=False)
     span: Span | None = span_field()
+
+
+def written_args(node: RowAggregate) -> tuple[Expr, ...]:
+    """An aggregate's arguments as the query writes them (`max_by(x, y)`: x and y)."""
+    if node.arg is None:
+        return ()
+    if (node.func in PAIR_AGGREGATES or node.function is not None) and isinstance(node.arg, Call):
+        return node.arg.args
+    return (node.arg,)
 
 
 Expr: TypeAlias = (

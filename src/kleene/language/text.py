@@ -528,10 +528,8 @@ class ExprPrinter:
             case E.RowAggregate(func=func, arg=arg, var=var, final=final):
                 if arg is None:
                     inner = "*" if var == E.UNIVERSAL else f"{self.variable(var)}.*"
-                elif func in E.PAIR_AGGREGATES and isinstance(arg, E.Call):
-                    inner = ", ".join(self.text(part) for part in arg.args)  # (its pair)
                 else:
-                    inner = self.text(arg)
+                    inner = ", ".join(self.text(part) for part in E.written_args(expr))
                 return f"{_final(final)}{func}({inner})"
         raise TypeError(f"not an expression node: {expr!r}")
 

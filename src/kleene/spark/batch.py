@@ -32,6 +32,7 @@ from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from kleene import plans
+from kleene.compiler.functions import registered_functions
 from kleene.compiler.query import Field
 from kleene.errors import EventError, KleeneError, PatternError, in_query
 from kleene.plans.base import Plan
@@ -519,8 +520,9 @@ def _shipped_options(plan: Plan[Any]) -> dict[str, Any]:
     }
     if options.timeouts:
         shipped["timeouts"] = True
-    if options.functions:
-        shipped["functions"] = dict(options.functions)
+    functions = {**registered_functions(), **(options.functions or {})}
+    if functions:  # (the workers' processes have none registered)
+        shipped["functions"] = functions
     return shipped
 
 

@@ -14,6 +14,7 @@ Navigation(func='prev', arg=Attr(var='B', attr='price', index=None), offset=1, f
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -24,7 +25,7 @@ from kleene.language import expr as E
 from kleene.language.sql import ast as Q
 from kleene.language.text import ExprReader, end_position, grammar, read_with, span_of
 
-__all__ = ["KEYWORDS", "MAX_REPEAT", "read"]
+__all__ = ["KEYWORDS", "MAX_REPEAT", "read", "register_aggregate", "unregister_aggregate"]
 
 #: The clause's keywords (a misspelling of one is pointed out).
 KEYWORDS = (
@@ -95,8 +96,47 @@ def _variable(token: Token) -> str:
     return _name(token) if token.type == "QUOTED_NAME" else str(token).upper()
 
 
-#: Aggregates' other names: Trino's `any_value`, the standard's `every`.
+#: User-defined aggregates by name (`register_aggregate`), which the reader reads as such.
+_AGGREGATES: dict[str, Callable[..., Any]] = {}
+#: The aggregates' other names (`any_value` is Trino's `arbitrary`, `every` the standard's
+#: `bool_and`).
 _SYNONYMS = {"any_value": "arbitrary", "every": "bool_and"}
+
+
+def register_aggregate(name: str, function: Callable[..., Any] | None = None) -> Any:
+    """Make `function` an aggregate of MATCH_RECOGNIZE by `name` (Flink SQL's
+    user-defined `AggregateFunction`); also usable as a decorator. A call `name(x, …)`
+    in a clause read afterwards calls `function` with, for each argument, the list of
+    the values it reads at the rows mapped to the variable its columns name (every row
+    of the match when they name none), up to the current row (FINAL: the whole match),
+    in row order, nulls included. The clause holds the function: on Spark it goes to the
+    workers with it.
+
+    >>> import kleene
+    >>> @kleene.register_aggregate("count_from")
+    ... def count_from(prices):  # Flink's RichAggFunc: a count that starts at 4
+    ...     return 4 + sum(prices)
+    >>> rows = [{"id": i, "price": 1} for i in range(1, 7)]
+    >>> kleene.match_recognize(rows, "ORDER BY id MEASURES count_from(A.price) AS n "
+    ...     "PATTERN (A+ C) DEFINE A AS count_from(A.price) <= 8").to_dict("records")
+    [{'n': 8}]
+    >>> kleene.unregister_aggregate("count_from")
+    """
+
+    def add(f: Callable[..., Any]) -> Callable[..., Any]:
+        if not name.isidentifier():
+            raise ValueError(f"an aggregate's name must be an identifier, not {name!r}")
+        if name.lower() in E.ROW_AGGREGATES or name.lower() in _SYNONYMS:
+            raise ValueError(f"{name} is a built-in aggregate")
+        _AGGREGATES[name.lower()] = f
+        return f
+
+    return add if function is None else add(function)
+
+
+def unregister_aggregate(name: str) -> None:
+    """Forget an aggregate registered with `register_aggregate`."""
+    _AGGREGATES.pop(name.lower(), None)
 
 
 class ToClause(ExprReader):
@@ -395,7 +435,7 @@ class ToClause(ExprReader):
             if by:
                 arg = E.Call("array", (arg, by[0]), span=span_of(meta))
             var, expr = self._aggregated(func, arg, meta), arg
-        return E.RowAggregate(func, expr, var, final, span=span_of(meta))  # type: ignore[arg-type]
+        return E.RowAggregate(func, expr, var, final, span=span_of(meta))
 
     @v_args(meta=True)
     def aggregate_of_nothing(self, meta: Meta, children: list[Any]) -> E.Expr:
@@ -484,9 +524,25 @@ class ToClause(ExprReader):
     @v_args(meta=True)
     def call(self, meta: Meta, children: list[Any]) -> E.Expr:
         """A function call; SQL's COALESCE and NULLIF, which a null argument does not make
-        null, as the CASE expressions they stand for."""
-        name, *args = children
+        null, as the CASE expressions they stand for; a user-defined aggregate's
+        (`kleene.register_aggregate`), with its arguments as one `array(x, …)`."""
+        final = children[0] if isinstance(children[0], bool) else None
+        name, *args = children[1:] if final is not None else children
         span = span_of(meta)
+        function = _AGGREGATES.get(str(name).lower())
+        if function is not None:
+            if not args:
+                self._fail(f"{name}() needs an argument: {name}(x) or {name}(A.x)", meta)
+            arg = E.Call("array", tuple(args), span=span)
+            var = self._aggregated(str(name), arg, meta)
+            return E.RowAggregate(str(name), arg, var, bool(final), function, span=span)
+        if final is not None:
+            self._fail(
+                f"RUNNING and FINAL go before FIRST, LAST, aggregates and CLASSIFIER, not "
+                f"{name}, which is no aggregate (a user-defined one is registered with "
+                "kleene.register_aggregate before the clause is read)",
+                meta,
+            )
         if str(name).lower() == "coalesce" and args:
             value: E.Expr = args[-1]
             for arg in reversed(args[:-1]):  # the first of them that is not null
