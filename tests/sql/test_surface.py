@@ -183,3 +183,12 @@ def test_a_clause_calls_the_functions_its_options_pass():
     with pytest.raises(kleene.PatternError, match="unknown function tagged") as raised:
         kleene.match(clause, events)
     assert raised.value.column == 39
+
+
+def test_match_recognize_takes_functions_as_compile_does():
+    rows = [{"t": 1, "x": 3}, {"t": 2, "x": 5}]
+    clause = "ORDER BY t MEASURES tagged(LAST(x)) AS m PATTERN (A+)"
+    frame = kleene.match_recognize(rows, clause, functions={"tagged": lambda v: f"#{v}"})
+    assert frame.to_dict("records") == [{"m": "#5"}]
+    with pytest.raises(PatternError, match="unknown function tagged"):
+        kleene.match_recognize(rows, clause)

@@ -46,6 +46,7 @@ def match_recognize(
     clause: str | Q.MatchRecognize,
     *,
     max_steps: int = MAX_STEPS,
+    functions: Mapping[str, Callable[..., Any]] | None = None,
 ) -> Any:
     """The rows of `clause` (the text inside `MATCH_RECOGNIZE ( … )`, or the whole of it)
     over `data`, as a pandas DataFrame: for ONE ROW PER MATCH the PARTITION BY columns and
@@ -55,10 +56,11 @@ def match_recognize(
     Partitions come in the order their first row comes in the input; rows that tie on
     ORDER BY keep their input order. A column of whole numbers with nulls is a nullable
     Int64 column (`kleene.io.frames.rows_frame`). `max_steps` bounds the search from one
-    row (a `LimitError` past it)."""
+    row (a `LimitError` past it). `functions` adds functions the clause may call, as for
+    `kleene.compile`."""
     tree = read(clause) if isinstance(clause, str) else clause
-    functions = known_functions()
-    check_clause(tree, functions)
+    known = known_functions(functions)
+    check_clause(tree, known)
     columns, table, rows = _input(data)
     _check_columns(tree, columns, schema=table is not None)
     out: list[dict[str, Any]] = []
@@ -77,7 +79,7 @@ def match_recognize(
         partitions = list(_partitions(arranged, tree.partition_by))
         for partition in partitions:
             sort_rows(partition, tree.order_by)
-    matcher = Matcher(tree, functions, max_steps)
+    matcher = Matcher(tree, known, max_steps)
     for partition in partitions:
         try:
             out.extend(matcher.advance(Progress(), partition, closed=True))
