@@ -192,3 +192,27 @@ def test_match_recognize_takes_functions_as_compile_does():
     assert frame.to_dict("records") == [{"m": "#5"}]
     with pytest.raises(PatternError, match="unknown function tagged"):
         kleene.match_recognize(rows, clause)
+
+
+def test_arrays_and_the_functions_that_read_them():
+    """ARRAY[...] keeps its nulls and equals an array_agg of the same values; cardinality,
+    element_at (from 1, or -1 at the end; 0 is an error naming the row), contains,
+    array_join and concat_ws (which leave nulls out, or write array_join's null text)."""
+    rows = [{"t": 1, "x": 3, "s": "a"}, {"t": 2, "x": None, "s": None}, {"t": 3, "x": 5, "s": "c"}]
+    clause = (
+        "ORDER BY t MEASURES array_agg(x) = ARRAY[3, null, 5] AS same, ARRAY[x, null] AS pair, "
+        "cardinality(array_agg(x)) AS n, element_at(array_agg(x), -1) AS last, "
+        "element_at(array_agg(x), 4) AS past, contains(array_agg(s), 'c') AS has_c, "
+        "array_join(array_agg(x), '/') AS joined, array_join(array_agg(x), '/', '?') AS shown, "
+        "concat_ws('-', FIRST(s), LAST(s, 1), LAST(s)) AS words PATTERN (A+)"
+    )
+    [found] = kleene.match_recognize(rows, clause).to_dict("records")
+    assert found == {
+        "same": True, "pair": [5, None], "n": 3, "last": 5, "past": None, "has_c": True,
+        "joined": "3/5", "shown": "3/?/5", "words": "a-c",
+    }  # fmt: skip
+    with pytest.raises(EventError, match=r"element_at\(array_agg\(x\), 0\) failed") as raised:
+        kleene.match_recognize(
+            rows, "ORDER BY t MEASURES element_at(array_agg(x), 0) AS m PATTERN (A+)"
+        )
+    assert raised.value.row is not None

@@ -392,8 +392,8 @@ def element_at(values: Any, index: int) -> Any:
     """
     if not isinstance(values, list | tuple):
         raise TypeError(f"element_at reads an array, not {values!r}")
-    if index == 0:
-        raise ValueError("element_at counts from 1 (or from -1 at the end), not 0")
+    if index == 0:  # (an error, as Trino's: not a null, which a ValueError would give)
+        raise IndexError("element_at counts from 1 (or from -1 at the end), not 0")
     at = index - 1 if index > 0 else len(values) + index
     return values[at] if 0 <= at < len(values) else None
 
