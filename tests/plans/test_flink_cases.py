@@ -1,12 +1,15 @@
 """Cases from Flink CEP's own test suite (`NFAITCase`, `TimesRangeITCase`,
 `UntilConditionITCase`, `GreedyITCase`, `TimesOrMoreITCase`, `NotPatternITCase`,
-`AfterMatchSkipITCase`, `IterativeConditionsITCase`), each Java pattern written as the kleene
-query docs/flink.md gives for it, run on every plan that takes the query.
+`AfterMatchSkipITCase`, `IterativeConditionsITCase`, `SameElementITCase`), each Java pattern
+written as the kleene query docs/flink.md gives for it, run on every plan that takes the
+query.
 
 An event is `id:TYPE` or `id:TYPE:price`, one a time unit in the order written (or at the
 time `@t` gives it); a match is the ids it binds in pattern order. Flink's conditions on the
 event's name are kleene's types here.
 """
+
+import itertools
 
 import pytest
 
@@ -1088,6 +1091,50 @@ CASES = [
             "s2 f2 e",
             "s3 f2 e",
         ],
+    ),
+    # SameElementITCase: events equal in Flink (one object sent twice) are two events here,
+    # at one time
+    (
+        "SameElementITCase.testEagerZeroOrMoreSameElement: followedBy(a).oneOrMore().optional()",
+        "PATTERN SEQ(C c, A* a[], B b) WHERE relaxed_contiguity",
+        "c:C@1 a1:A@3 a1b:A@3 a1c:A@3 a2:A@4 d:D@5 a3:A@6 a3b:A@6 b:B@7",
+        [
+            "c a1 a1b a1c a2 a3 a3b b",
+            "c a1 a1b a1c a2 a3 b",
+            "c a1 a1b a1c a2 b",
+            "c a1 a1b a1c b",
+            "c a1 a1b b",
+            "c a1 b",
+            "c b",
+        ],
+    ),
+    (
+        "SameElementITCase.testZeroOrMoreSameElement: followedByAny, allowCombinations",
+        "PATTERN SEQ(C c, A* a[], B b)",
+        "c:C@1 a1:A@3 a1a:A@3 a2:A@4 d:D@5 a3:A@6 a3a:A@6 b:B@7",
+        [
+            " ".join(["c", *chosen, "b"])
+            for k in range(6)
+            for chosen in itertools.combinations(["a1", "a1a", "a2", "a3", "a3a"], k)
+        ],
+    ),
+    (
+        "SameElementITCase.testSimplePatternWSameElement: followedByAny(a).followedBy(b)",
+        "PATTERN SEQ(C c, A a, B b) WHERE relaxed_contiguity skip_till_any_match(c, a)",
+        "c:C@1 a1:A@3 a1b:A@3 b:B@7",
+        ["c a1 b", "c a1b b"],
+    ),
+    (
+        "SameElementITCase.testClearingBuffer: four followedBy at one time",
+        "PATTERN SEQ(A a, B b, C c, D d) WHERE relaxed_contiguity",
+        "a1:A@1 b1:B@2 c1:C@2 d:D@2",
+        ["a1 b1 c1 d"],
+    ),
+    (
+        "SameElementITCase.testClearingBufferWithUntilAtTheEnd: until three d so far",
+        "PATTERN SEQ(A a, D+ d[] UNTIL (count(d[..i-1]) = 3)) WHERE relaxed_contiguity",
+        "a1:A@1 d1:D@2 d2:D@2 d3:D@2 d4:D@4",
+        ["a1 d1", "a1 d1 d2", "a1 d1 d2 d3"],
     ),
 ]
 
