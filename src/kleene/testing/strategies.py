@@ -753,6 +753,10 @@ ROW_CONDITIONS = (
     "FIRST(x) = x",
     "CLASSIFIER(U) IS NULL OR x <> 0",
     "MATCH_NUMBER() % 2 = 1 OR x = 0",
+    "count_if(x > 0) < 2",
+    "max_by(x, i) = x",
+    "bool_or(U.x = 2) OR x = 0",
+    "cardinality(array_agg(x)) < 3 AND element_at(array_agg(x), 1) IS NOT NULL",
 )
 _SKIPS = (
     "",
