@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import kleene
-from benchmarks.harness import Column, Result, rounds
+from benchmarks.harness import Column, Result, bytecodes, per_event, rounds
 from benchmarks.peers import PATTERNS, SYMBOLS, tick_rows
 from kleene.errors import KleeneError
 from kleene.io import write_columns
@@ -68,6 +68,12 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--spark-rules", type=int, help="how many of the rules the Spark side runs (all)"
     )
+    parser.add_argument(
+        "--bytecodes",
+        action="store_true",
+        help="count each side's bytecode instructions an event (one traced run, in-process "
+        "inputs only) instead of timing it",
+    )
 
 
 def run(args: argparse.Namespace) -> tuple[list[Result], list[Column], str]:
@@ -89,6 +95,8 @@ def run(args: argparse.Namespace) -> tuple[list[Result], list[Column], str]:
             else:
                 setting = f"{kind}, {args.events:,} ticks, {args.rules} rules"
                 results += _compare(compiled, sources[kind], setting, args)
+    if getattr(args, "bytecodes", False):  # (the traced runs' times say nothing)
+        return results, [Column("bytecodes/event", per_event("bytecodes"), ",.1f")], None
     return results, [Column("s", lambda r, _: r.seconds, ".2f")], APART
 
 
@@ -124,6 +132,15 @@ def _on_spark(queries: dict[str, str], path: Path, args: argparse.Namespace) -> 
         counts = dict.fromkeys(chosen, 0) | {r["query"]: r["n"] for r in rows.collect()}
         return counts, time.perf_counter() - started
 
+    if getattr(args, "bytecodes", False):
+        traced = {name: bytecodes(side) for name, side in ((APART, separate), (TOGETHER, together))}
+        if traced[APART][0][0] != traced[TOGETHER][0][0]:
+            raise KleeneError("the rules' counts differ between the two sides")
+        return [
+            Result(setting, name, args.events, seconds, sum(counts.values()), {"bytecodes": n})
+            for name, ((counts, seconds), counted) in traced.items()
+            for n in [sum(counted.values())]
+        ]
     best = rounds({APART: separate, TOGETHER: together}, args.repeat)
     for name, (counts, _) in best.items():
         if counts != expected:
@@ -154,6 +171,15 @@ def _compare(
         found = kleene.match(dict(compiled), source())
         return {name: len(each) for name, each in found.items()}, time.process_time() - started
 
+    if getattr(args, "bytecodes", False):
+        traced = {name: bytecodes(side) for name, side in ((APART, separate), (TOGETHER, together))}
+        if traced[APART][0][0] != traced[TOGETHER][0][0]:
+            raise KleeneError("the rules' counts differ between the two sides")
+        return [
+            Result(setting, name, args.events, seconds, sum(counts.values()), {"bytecodes": n})
+            for name, ((counts, seconds), counted) in traced.items()
+            for n in [sum(counted.values())]
+        ]
     best = rounds({APART: separate, TOGETHER: together}, args.repeat)
     if best[APART][0] != best[TOGETHER][0]:
         differ = sorted(n for n in compiled if best[APART][0][n] != best[TOGETHER][0][n])

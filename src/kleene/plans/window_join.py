@@ -295,10 +295,8 @@ class _Joint(Joint):
         self.buffers: dict[Hashable, Buffer] = {}
         self.position = 0
         self.states: list[JoinState] = []
-        #: Per event type: the completers it runs (plan number, loops, the plan's buffers,
-        #: the ending variable's own test), the buffers they read, the buffers it joins
-        #: (each with its own test and signature), found when the type first comes.
-        self.routes: dict[str, tuple[list[Any], list[Buffer], list[Any]]] = {}
+        #: Per event type: its step (`_joint_step`), written when the type first comes.
+        self.routes: dict[str, Callable[..., list[Match]]] = {}
         self.sweep_at = 1024
 
     def attach(self, states: Sequence[Any]) -> None:
@@ -312,8 +310,11 @@ class _Joint(Joint):
             self.position = max(self.position, state.position)
         self.routes.clear()
 
-    def _route(self, event_type: str) -> tuple[list[Any], list[Buffer], list[Any]]:
-        completers: list[Any] = []
+    def _route(self, event_type: str) -> Callable[..., list[Match]]:
+        """The step for events of one type, written out (`_joint_step`): cut the buffers
+        its completers read to the window, run each completer whose ending variable's own
+        test holds, then keep the event in each buffer whose test holds."""
+        completers: list[tuple[int, Any, list[Buffer], Any]] = []
         read: dict[int, Buffer] = {}
         kept: dict[int, tuple[Buffer, Callable[[Event], bool], Hashable]] = {}
         for number, (plan, state) in enumerate(zip(self.plans, self.states, strict=True)):
@@ -325,49 +326,39 @@ class _Joint(Joint):
             for slot in slots:
                 signature = self.signatures[number][slot]
                 kept.setdefault(id(bucket[slot]), (bucket[slot], plan.properties[slot], signature))
-        route = (completers, list(read.values()), list(kept.values()))
-        self.routes[event_type] = route
-        return route
+        numbers = {signature: at for at, signature in enumerate(self.buffers)}
+        step = _joint_step(
+            self.window,
+            self.exclusive,
+            [(number, self.states[number], c, b, h) for number, c, b, h in completers],
+            list(read.values()),
+            [(buffer, holds, numbers[signature]) for buffer, holds, signature in kept.values()],
+        )
+        self.routes[event_type] = step
+        return step
 
     def run(self, events: Sequence[Event]) -> list[list[tuple[Event, list[Any]]]]:
         out: list[list[tuple[Event, list[Any]]]] = [[] for _ in self.plans]
-        routes, window, exclusive = self.routes, self.window, self.exclusive
-        appended = dict.fromkeys(self.buffers, 0)
+        routes = self.routes
+        appended = [0] * len(self.buffers)
         # (a state stepped alone meanwhile numbered its events on: go on after them)
         position = max(self.position, *(state.position for state in self.states))
         found: list[Match] = []  # a completer's matches (a new list once they are handed out)
+        sweep_at = self.sweep_at
         for event in events:
             position += 1
-            route = routes.get(event.type)
-            if route is None:
-                route = self._route(event.type)
-            completers, read, kept = route
-            if completers:
-                low = event.t - window
-                for buffer in read:
-                    if buffer and (buffer[0][1].t <= low if exclusive else buffer[0][1].t < low):
-                        _expire(buffer, low, exclusive)
-                for number, complete, bucket, holds in completers:
-                    if holds is not _always and not holds(event):
-                        continue
-                    try:
-                        complete(bucket, event, position, found)
-                    except _Full:
-                        self.states[number].cut_events += 1
-                    if found:
-                        self.states[number].completions += len(found)
-                        out[number].append((event, found))
-                        found = []
-            for buffer, holds, signature in kept:
-                if holds is _always or holds(event):
-                    buffer.append((position, event))
-                    appended[signature] += 1
-            if position >= self.sweep_at:
-                self._sweep(event.t - window, position)
+            step = routes.get(event.type)
+            if step is None:
+                step = self._route(event.type)
+            found = step(event, position, found, out, appended)
+            if position >= sweep_at:
+                self._sweep(event.t - self.window, position)
+                sweep_at = self.sweep_at
         self.position = position
+        counted = dict(zip(self.buffers, appended, strict=True))
         for state, kept_by in zip(self.states, self.kept, strict=True):
             state.position = position
-            state.buffered += sum(appended[signature] for signature in kept_by)
+            state.buffered += sum(counted[signature] for signature in kept_by)
         return out
 
     def _sweep(self, low: float, position: int) -> None:
@@ -376,6 +367,53 @@ class _Joint(Joint):
         for buffer in self.buffers.values():
             _expire(buffer, low, self.exclusive)
         self.sweep_at = position + 1024
+
+
+def _joint_step(
+    window: float,
+    exclusive: bool,
+    completers: list[tuple[int, Any, Callable[..., None], list[Buffer], Any]],
+    read: list[Buffer],
+    kept: list[tuple[Buffer, Callable[[Event], bool], int]],
+) -> Callable[..., list[Match]]:
+    """`_Joint`'s step for one event type as one generated function, `step(event,
+    position, found, out, appended)`: what the loop over the route's lists did, with
+    every buffer, completer, test and state a name of its own (about 0.45 of the loop's
+    bytecodes on the rules benchmark). It returns the list the next matches go to."""
+    names: dict[str, Any] = {"EXPIRE": _expire, "FULL": _Full, "WINDOW": window}
+    lines = ["def step(event, position, found, out, appended):\n"]
+    if completers:
+        late = "<=" if exclusive else "<"
+        lines.append("    low = event.t - WINDOW\n")
+        for at, buffer in enumerate(read):
+            names[f"R{at}"] = buffer
+            lines.append(
+                f"    if R{at} and R{at}[0][1].t {late} low: EXPIRE(R{at}, low, {exclusive})\n"
+            )
+    for at, (number, state, complete, bucket, holds) in enumerate(completers):
+        names.update({f"C{at}": complete, f"B{at}": bucket, f"S{at}": state, f"H{at}": holds})
+        indent = "    "
+        if holds is not _always:
+            lines.append(f"    if H{at}(event):\n")
+            indent = "        "
+        lines += [
+            f"{indent}try:\n",
+            f"{indent}    C{at}(B{at}, event, position, found)\n",
+            f"{indent}except FULL:\n",
+            f"{indent}    S{at}.cut_events += 1\n",
+            f"{indent}if found:\n",
+            f"{indent}    S{at}.completions += len(found)\n",
+            f"{indent}    out[{number}].append((event, found))\n",
+            f"{indent}    found = []\n",
+        ]
+    for at, (buffer, holds, number) in enumerate(kept):
+        names.update({f"K{at}": buffer, f"KH{at}": holds})
+        test = "" if holds is _always else f"if KH{at}(event): "
+        lines.append(f"    {test}K{at}.append((position, event)); appended[{number}] += 1\n")
+    lines.append("    return found\n")
+    exec(compile("".join(lines), "<kleene joint>", "exec"), names)
+    step: Callable[..., list[Match]] = names["step"]
+    return step
 
 
 def _expire(buffer: Buffer, low: float, strict: bool = False) -> None:

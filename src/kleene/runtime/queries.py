@@ -571,13 +571,17 @@ class _Together:
         first = mine[0].t  # (no later event can be behind advance_to where it is not)
         for lane, takes in zip(lanes, self.takes, strict=True):
             mark = lane._watermark
+            new_kind = kind is not lane._ts_type
             if (
                 mixed
                 or lane._watch is not None
-                or (mark is not None and mark.settles(first))
-                or (kind is not lane._ts_type)
+                or (mark is not None and (new_kind or mark.settles(first)))
             ):
                 lane._checked([i for i in mine if takes is None or i.type in takes])
+            elif new_kind:  # (its first events, of one kind: the first of them tells it)
+                taken = next((i for i in mine if takes is None or i.type in takes), None)
+                if taken is not None:
+                    lane._checked([taken])
         made = self.joint.run(mine)
         reported: Reported = []
         for name, lane, takes, own in zip(self.names, lanes, self.takes, made, strict=True):
