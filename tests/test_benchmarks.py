@@ -103,6 +103,15 @@ def test_bench_window_counts_bytecodes_an_event_in_all_and_in_the_send_loop(caps
         assert 0 < loop < spent, row
 
 
+def test_bench_rules_counts_each_sides_bytecodes_an_event(capsys):
+    args = ["rules", "--events", "300", "--rules", "4", "--inputs", "dicts", "--bytecodes"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "bytecodes/event |" in out and "vs " not in out  # no time ratio
+    apart, together = (float(row[-2].replace(",", "")) for row in rows(out))
+    assert 0 < together < apart
+
+
 def test_bench_window_reads_the_real_hospital_logs(tmp_path, capsys):
     import gzip
 
