@@ -76,10 +76,12 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run(args: argparse.Namespace) -> tuple[list[Result], list[Column], str]:
+def run(args: argparse.Namespace) -> tuple[list[Result], list[Column], str | None]:
     rows = tick_rows(args.events)
     ticks = [{"type": SYMBOLS[s], "ts": ts, "price": p, "volume": v} for s, p, v, ts in rows]
     queries = rules(args.rules)
+    if getattr(args, "bytecodes", False) and "spark" in args.inputs:
+        raise KleeneError("--bytecodes counts the in-process runs: leave spark out of --inputs")
     compiled = {name: kleene.compile(text, name=name) for name, text in queries.items()}
     results: list[Result] = []
     with tempfile.TemporaryDirectory() as work:
@@ -132,15 +134,6 @@ def _on_spark(queries: dict[str, str], path: Path, args: argparse.Namespace) -> 
         counts = dict.fromkeys(chosen, 0) | {r["query"]: r["n"] for r in rows.collect()}
         return counts, time.perf_counter() - started
 
-    if getattr(args, "bytecodes", False):
-        traced = {name: bytecodes(side) for name, side in ((APART, separate), (TOGETHER, together))}
-        if traced[APART][0][0] != traced[TOGETHER][0][0]:
-            raise KleeneError("the rules' counts differ between the two sides")
-        return [
-            Result(setting, name, args.events, seconds, sum(counts.values()), {"bytecodes": n})
-            for name, ((counts, seconds), counted) in traced.items()
-            for n in [sum(counted.values())]
-        ]
     best = rounds({APART: separate, TOGETHER: together}, args.repeat)
     for name, (counts, _) in best.items():
         if counts != expected:
